@@ -1,0 +1,100 @@
+# gpuipc_test: flat, non-recursive build. `make`, `make check`, `make help`.
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+BUILD ?= build
+
+CUDA_H := $(CUDA_HOME)/include/cuda.h
+ifeq ($(wildcard $(CUDA_H)),)
+$(error cuda.h not found at $(CUDA_H): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda)
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 $(WARN) -MMD -MP
+ifeq ($(WERROR),1)
+CFLAGS += -Werror
+endif
+CPPFLAGS += -D_GNU_SOURCE -I$(CUDA_HOME)/include
+
+# Check and subunit are linked statically, so that the binary also runs where
+# libcheck is not installed (the GPU machines). Recursive variables: they are
+# evaluated only when a recipe needs them, after `make deps` has run.
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
+CHECK_LIBS_ALL = $(shell $(PKG_CONFIG) --libs check)
+CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bdynamic \
+	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
+LDLIBS += -ldl
+
+# The library: what needs no GPU, and what does (which only the program links).
+LIB_HOST := err clock units step wire pattern mech mech_memfd log inject account options \
+	proc report producer consumer
+LIB_GPU := cudrv kernels gpu mech_vmm
+HOST_OBJS := $(LIB_HOST:%=$(BUILD)/lib/%.o)
+GPU_OBJS := $(LIB_GPU:%=$(BUILD)/lib/%.o)
+
+TEST_NOGPU := $(BUILD)/tests/check_nogpu
+TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/check_nogpu.c \
+	tests/helpers.c)
+TEST_GPU := $(BUILD)/tests/check_gpu
+TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
+
+.PHONY: all check check-gpu deps clean install help
+all: gpuipc_test $(TEST_NOGPU) $(TEST_GPU)
+
+help:
+	@echo "make deps       install Check and pkg-config with apt-get if missing"
+	@echo "make            build ./gpuipc_test and the test suites"
+	@echo "make check      run the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
+	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
+	@echo "make install    install gpuipc_test into \$$(DESTDIR)\$$(PREFIX)/bin"
+	@echo "variables: CUDA_HOME=$(CUDA_HOME) WERROR=1 (warnings are errors)"
+
+deps:
+	@if $(PKG_CONFIG) --exists check 2>/dev/null; then \
+		echo "deps: Check $$($(PKG_CONFIG) --modversion check) and pkg-config are installed"; \
+	else \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "deps: installing check and pkg-config with apt-get"; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq check pkg-config; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c $< -o $@
+
+gpuipc_test: $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# The no-GPU suites, then the program itself, whose exit 77 (no GPU here) is
+# shown as SKIP and not counted as a pass.
+check: gpuipc_test $(TEST_NOGPU)
+	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
+	@echo "== ./gpuipc_test (the GPU scenarios)"
+	@./gpuipc_test --quiet; rc=$$?; \
+	case $$rc in \
+	0) echo "PASS: ./gpuipc_test";; \
+	77) echo "SKIP: ./gpuipc_test exited 77: no GPU scenario could run here (not a pass)";; \
+	*) echo "FAIL: ./gpuipc_test exited $$rc"; exit 1;; \
+	esac
+
+check-gpu: gpuipc_test $(TEST_GPU)
+	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_GPU)
+
+install: gpuipc_test
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 gpuipc_test $(DESTDIR)$(PREFIX)/bin/gpuipc_test
+
+clean:
+	rm -rf $(BUILD) gpuipc_test
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,646 @@
+/* gpuipc_test.c: the program. It proves that GPU memory sharing between
+ * processes works here by moving real bytes both ways, and says so through
+ * its exit code and Check's reports.
+ *
+ *   main     parse the command line; socketpair(SOCK_SEQPACKET); fork, before
+ *            any CUDA call (a child forked after cuInit cannot use CUDA)
+ *   parent   the producer: HELLO; cuInit and open --device; probe every
+ *            selected mechanism; run each runnable one as a Check test
+ *            (CK_NOFORK: this process holds the CUDA context); BYE; reap the
+ *            consumer within the deadline; print the summary
+ *   child    the consumer: PR_SET_PDEATHSIG; serve scenario after scenario
+ *            until BYE; exit 0 only if its side of every scenario passed */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/clock.h"
+#include "lib/consumer.h"
+#include "lib/cudrv.h"
+#include "lib/env.h"
+#include "lib/gpu.h"
+#include "lib/inject.h"
+#include "lib/log.h"
+#include "lib/mech.h"
+#include "lib/options.h"
+#include "lib/proc.h"
+#include "lib/producer.h"
+#include "lib/report.h"
+#include "lib/step.h"
+#include "lib/units.h"
+#include "lib/wire.h"
+
+#define GPUIPC_VERSION "0.1.0"
+
+/* How long a consumer may take to exit once the session broke. */
+#define END_GRACE_NS (2ull * GPUIPC_NS_PER_S)
+
+static const gpuipc_mech *const registry[] = {
+    &gpuipc_mech_vmm,
+    &gpuipc_mech_memfd,
+};
+#define NMECH (sizeof(registry) / sizeof(registry[0]))
+
+static void usage(FILE *out)
+{
+    size_t i;
+
+    fprintf(out,
+            "Usage: gpuipc_test [OPTIONS]\n"
+            "\n"
+            "Proves that GPU memory sharing between processes works on this machine. A\n"
+            "producer process allocates and exports memory; a consumer process, forked\n"
+            "from it before either touches CUDA, imports and maps it. The consumer checks\n"
+            "the producer's pattern and writes its own, which the producer checks in turn.\n"
+            "Each mechanism runs as a Check test; the exit status says whether all that\n"
+            "ran passed.\n"
+            "\n"
+            "Options:\n"
+            "  --size SIZE     bytes per scenario; suffixes K, M, G, T are powers of 1024\n"
+            "                  (default 64M, larger than any GPU's L2 cache)\n"
+            "  --device N      CUDA device ordinal of the producer (default 0); the\n"
+            "                  consumer finds the same device by UUID\n"
+            "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
+            "                  mechanism)\n"
+            "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
+            "                  500ms (default 30)\n"
+            "  --list          list the mechanisms, say whether each can run here and why\n"
+            "                  not, and exit\n"
+            "  -q, --quiet     print only failures and the summary\n"
+            "  -v, --verbose   also print each driver call and its time\n"
+            "  -h, --help      print this help and exit\n"
+            "  -V, --version   print the version and exit\n"
+            "\n"
+            "Mechanisms:\n");
+    for (i = 0; i < NMECH; i++)
+        fprintf(out, "  %-7s %s %s\n", registry[i]->name,
+                registry[i]->by_default ? "(default)" : "         ", registry[i]->summary);
+    fprintf(out,
+            "\n"
+            "Exit status:\n"
+            "  0   every scenario that ran passed, both ways\n"
+            "  1   a scenario failed, or the consumer did not exit cleanly\n"
+            "  2   usage error: a bad option or an impossible size\n"
+            "  77  nothing could run here (no CUDA driver or no GPU); one line says why\n"
+            "\n"
+            "Check's CK_RUN_SUITE=<mechanism>, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME\n"
+            "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks (README).\n");
+}
+
+/* ---- the consumer ---------------------------------------------------------------------- */
+
+static pid_t g_parent_pid;
+static gpuipc_env *g_consumer_env;
+
+static size_t append(char *buf, size_t used, size_t cap, const char *s)
+{
+    while (*s != '\0' && used + 1 < cap)
+        buf[used++] = *s++;
+    buf[used] = '\0';
+    return used;
+}
+
+static size_t append_uint(char *buf, size_t used, size_t cap, unsigned long v)
+{
+    char digits[24];
+    int i = (int)sizeof(digits) - 1;
+
+    digits[i] = '\0';
+    do {
+        digits[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0 && i > 0);
+    return append(buf, used, cap, digits + i);
+}
+
+/* SIGTERM, which PR_SET_PDEATHSIG sends when the producer dies, arrives even
+ * while this process is inside a driver call; it reports the step it was in
+ * with async-signal-safe calls only. A SIGTERM from anyone else keeps its
+ * usual meaning. */
+static void on_parent_death(int sig)
+{
+    const char *step;
+    char line[256];
+    size_t n = 0;
+
+    if (getppid() == g_parent_pid) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    /* The role has already printed why the connection broke. */
+    if (g_consumer_env != NULL && g_consumer_env->lost_reported)
+        _exit(GPUIPC_FAIL);
+    step = gpuipc_step_name(g_consumer_env ? (unsigned)g_consumer_env->step : 0);
+    /* The step log's columns, without the time: snprintf is not safe here. */
+    n = append(line, n, sizeof(line), "         -     consumer  -       ");
+    n = append(line, n, sizeof(line), step);
+    while (n < 41 && n + 1 < sizeof(line)) /* pad the step column to 8 */
+        line[n++] = ' ';
+    n = append(line, n, sizeof(line), " FAIL peer gone during ");
+    n = append(line, n, sizeof(line), step);
+    n = append(line, n, sizeof(line), ": the producer (pid ");
+    n = append_uint(line, n, sizeof(line), (unsigned long)g_parent_pid);
+    n = append(line, n, sizeof(line), ") died (parent-death signal)\n");
+    (void)!write(1, line, n);
+    _exit(GPUIPC_FAIL);
+}
+
+static void consumer_prepare_cuda(gpuipc_env *env)
+{
+    (void)env;
+    /* The result is kept; a failure is reported by the probe that needs it. */
+    gpuipc_gpu_init(NULL);
+}
+
+/* Carries out a fault injected by GPUIPC_FAULT: the library decides when,
+ * the program decides how a process ends. */
+static void act_fault(gpuipc_env *env, int action, unsigned step)
+{
+    gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME,
+                    "FAULT INJECTED: %s at %s (GPUIPC_FAULT test hook)",
+                    gpuipc_inject_action_name(action), gpuipc_step_name(step));
+    switch (action) {
+    case GPUIPC_FAULT_EXIT:
+        _exit(GPUIPC_FAIL);
+    case GPUIPC_FAULT_KILL:
+        raise(SIGKILL);
+        break;
+    case GPUIPC_FAULT_HANG:
+        for (;;)
+            pause();
+    default:
+        break;
+    }
+}
+
+static void env_init(gpuipc_env *env, int role, const gpuipc_options *o,
+                     const gpuipc_inject *inject, uint64_t t0)
+{
+    memset(env, 0, sizeof(*env));
+    env->role = role;
+    env->log.role = role;
+    env->log.level = o->level;
+    env->log.t0_ns = t0;
+    env->log.fd = 1;
+    env->timeout_ns = o->timeout_ns;
+    env->inject = *inject;
+    env->act = act_fault;
+}
+
+static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                         uint64_t t0)
+{
+    struct sigaction sa;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err err;
+    int verdict;
+
+    env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
+    env.prepare_cuda = consumer_prepare_cuda;
+    env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
+    g_consumer_env = &env;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_parent_death;
+    sigaction(SIGTERM, &sa, NULL);
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+        gpuipc_log_step(&env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
+    /* The producer may have died before the request took effect, and then
+     * no signal will ever come. */
+    if (getppid() != g_parent_pid) {
+        gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL peer gone during hello: the producer (pid %d) exited before "
+                        "the consumer started", (int)g_parent_pid);
+        close(sock);
+        return GPUIPC_FAIL;
+    }
+    if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
+        close(sock);
+        return GPUIPC_FAIL;
+    }
+    verdict = gpuipc_consumer_serve(&env, w, registry, NMECH);
+    gpuipc_gpu_close(env.gpu);
+    env.gpu = NULL;
+    gpuipc_wire_close(w);
+    return verdict;
+}
+
+/* ---- the producer ---------------------------------------------------------------------- */
+
+typedef struct producer_run {
+    gpuipc_env env;
+    gpuipc_wire *w;
+    const gpuipc_options *o;
+    const gpuipc_mech *sel[NMECH];
+    gpuipc_result results[NMECH];
+    size_t nsel;
+    pid_t child;
+    char where[640];
+} producer_run;
+
+static producer_run *g_run;
+
+/* One scenario, driven together with the consumer over the socket. The
+ * scenario releases everything it took before it returns, so the assertion
+ * below (which longjmps in CK_NOFORK mode) can leave nothing behind. */
+START_TEST(test_scenario_both_ways)
+{
+    gpuipc_result *res = &g_run->results[_i];
+
+    gpuipc_producer_scenario(&g_run->env, g_run->w, g_run->sel[_i], g_run->o->size, (unsigned)_i,
+                             res);
+    ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
+}
+END_TEST
+
+static int run_suites(producer_run *run)
+{
+    SRunner *sr = srunner_create(NULL);
+    size_t i;
+    int failed;
+
+    for (i = 0; i < run->nsel; i++) {
+        Suite *s;
+        TCase *tc;
+
+        if (run->results[i].status != -1)
+            continue;
+        s = suite_create(run->sel[i]->name);
+        tc = tcase_create("both_ways");
+        tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
+        suite_add_tcase(s, tc);
+        srunner_add_suite(sr, s);
+    }
+    /* The parent holds a CUDA context, and a child forked from it could not
+     * use CUDA, so the scenarios run in this process; every wait in them has
+     * its own deadline, since Check's timeouts work only in fork mode. */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    g_run = run;
+    srunner_run_all(sr, run->o->level == GPUIPC_LOG_QUIET ? CK_SILENT : CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    g_run = NULL;
+    return failed;
+}
+
+/* Opens the GPU for the CUDA mechanisms. Returns 0 with the GPU open, 1 if
+ * there is no driver or no GPU (why says which), GPUIPC_USAGE for a bad
+ * --device or --size (reported here), or -1 for a driver that failed. */
+static int producer_open_gpu(producer_run *run, gpuipc_err *why)
+{
+    const gpuipc_options *o = run->o;
+    char a[32], b[32], uuid[48];
+    uint64_t free_b, total, t = gpuipc_clock_ns();
+    int rc, n;
+
+    rc = gpuipc_gpu_init(why);
+    if (rc == -ENOENT || rc == -ENODEV)
+        return 1;
+    if (rc < 0 || (rc = gpuipc_gpu_count(&n, why)) < 0)
+        return -1;
+    if (o->device >= n) {
+        fprintf(stderr, "gpuipc_test: --device %d: no such GPU (%d visible: ordinals 0 to %d; "
+                "see --list)\n", o->device, n, n - 1);
+        return GPUIPC_USAGE;
+    }
+    if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
+        return -1;
+    memcpy(run->env.uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
+    run->env.gpu_free = gpuipc_gpu_env_free;
+    if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
+        return -1;
+    snprintf(run->where, sizeof(run->where), "GPU %d: %s (%s), CUDA driver %d.%d", o->device,
+             gpuipc_gpu_name(run->env.gpu),
+             gpuipc_units_format_uuid(run->env.uuid, uuid, sizeof(uuid)),
+             gpuipc_cu.driver_version / 1000, gpuipc_cu.driver_version % 1000 / 10);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_NONE,
+                    gpuipc_clock_ns() - t, "%s; %s free of %s; kernels self-tested",
+                    run->where, gpuipc_units_format_size(free_b, a, sizeof(a)),
+                    gpuipc_units_format_size(total, b, sizeof(b)));
+    if (o->size > free_b) {
+        fprintf(stderr, "gpuipc_test: --size %s: larger than the free memory of GPU %d (%s "
+                "free of %s)\n", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
+                o->device, a, b);
+        return GPUIPC_USAGE;
+    }
+    return 0;
+}
+
+/* Decides, before any scenario runs, which can: a mechanism that needs CUDA
+ * where there is none is skipped with the reason; a failed probe fails. */
+static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
+{
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        const gpuipc_mech *m = run->sel[i];
+        gpuipc_result *r = &run->results[i];
+        gpuipc_err why;
+        int rc;
+
+        r->mech = m->name;
+        r->status = -1;
+        if (m->needs_cuda && cuda != 0) {
+            r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
+            continue;
+        }
+        rc = m->probe(&run->env, &why);
+        if (rc == -ENOTSUP)
+            r->status = GPUIPC_SKIP;
+        else if (rc < 0)
+            r->status = GPUIPC_FAIL;
+        if (rc < 0)
+            snprintf(r->reason, sizeof(r->reason), "probe: %.500s", why.msg);
+    }
+}
+
+/* Says goodbye and reaps the consumer within the deadline. Returns 1 if it
+ * exited 0, and describes how it ended in desc. */
+static int end_session(producer_run *run, char *desc, size_t len)
+{
+    uint64_t wait_ns = run->o->timeout_ns;
+    gpuipc_err err;
+    int status = 0, rc;
+
+    if (run->w != NULL && gpuipc_wire_broken(run->w) == NULL) {
+        gpuipc_producer_bye(&run->env, run->w, &err);
+    } else {
+        /* The session is over without BYE. Closing the socket tells a live
+         * consumer so (EOF); one that is stuck gets a short grace, not a
+         * second full timeout, before SIGKILL. */
+        gpuipc_wire_close(run->w);
+        run->w = NULL;
+        if (wait_ns > END_GRACE_NS)
+            wait_ns = END_GRACE_NS;
+    }
+    rc = gpuipc_proc_wait(run->child, gpuipc_clock_deadline(wait_ns), &status, &err);
+    if (rc < 0) {
+        snprintf(desc, len, "%s", err.msg);
+        return 0;
+    }
+    gpuipc_proc_describe(status, desc, len);
+    if (rc == 1) {
+        size_t used = strlen(desc);
+
+        snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The one-line reason for exit 77: the shared reason if CUDA is missing,
+ * else each mechanism's. */
+static void print_skip_line(const producer_run *run, int cuda, const gpuipc_err *cuda_why)
+{
+    char line[2048] = "gpuipc_test: SKIP: ";
+    size_t i, used = strlen(line);
+
+    if (cuda == 1) {
+        snprintf(line + used, sizeof(line) - used, "%s", cuda_why->msg);
+    } else {
+        for (i = 0; i < run->nsel && used < sizeof(line); i++)
+            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s",
+                                     i ? "; " : "", run->results[i].mech,
+                                     run->results[i].reason);
+    }
+    gpuipc_log_line(1, line);
+}
+
+static int producer_main(int sock, pid_t child, const gpuipc_options *o, const gpuipc_mech **sel,
+                         size_t nsel, const gpuipc_inject *inject, uint64_t t0)
+{
+    static producer_run run;
+    char consumer[GPUIPC_ERR_LEN + 96];
+    gpuipc_err err, cuda_why;
+    unsigned flags = 0;
+    int cuda = 0, peer = 0, code, consumer_ok;
+    size_t i;
+
+    env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    run.o = o;
+    run.child = child;
+    run.nsel = nsel;
+    memcpy(run.sel, sel, nsel * sizeof(*sel));
+    snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
+    gpuipc_err_clear(&cuda_why);
+    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
+        close(sock);
+        gpuipc_log_line(2, err.msg);
+        end_session(&run, consumer, sizeof(consumer));
+        return GPUIPC_FAIL;
+    }
+    for (i = 0; i < nsel; i++)
+        if (sel[i]->needs_cuda)
+            flags |= GPUIPC_HELLO_NEEDS_CUDA;
+    if (gpuipc_producer_hello(&run.env, run.w, flags, &peer, &err) < 0) {
+        gpuipc_log_step(&run.env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+        code = GPUIPC_FAIL;
+        goto out;
+    }
+    gpuipc_log_step(&run.env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                    GPUIPC_LOG_NO_TIME, "producer pid %d, consumer pid %d, protocol %d",
+                    (int)getpid(), peer, GPUIPC_WIRE_VERSION);
+
+    if (flags & GPUIPC_HELLO_NEEDS_CUDA) {
+        cuda = producer_open_gpu(&run, &cuda_why);
+        if (cuda == GPUIPC_USAGE) {
+            code = GPUIPC_USAGE;
+            goto out;
+        }
+        if (cuda == 1)
+            snprintf(run.where, sizeof(run.where), "no GPU: %s", cuda_why.msg);
+    }
+    if (gpuipc_mech_find(sel, nsel, "memfd") != NULL) {
+        uint64_t avail = gpuipc_proc_mem_available();
+        char a[32], b[32];
+
+        if (avail != 0 && o->size > avail) {
+            fprintf(stderr, "gpuipc_test: --size %s: larger than the host's available memory "
+                    "for memfd (MemAvailable %s)\n",
+                    gpuipc_units_format_size(o->size, a, sizeof(a)),
+                    gpuipc_units_format_size(avail, b, sizeof(b)));
+            code = GPUIPC_USAGE;
+            goto out;
+        }
+    }
+    probe_all(&run, cuda, &cuda_why);
+    for (i = 0; i < nsel; i++)
+        if (run.results[i].status == -1)
+            break;
+    if (i < nsel) /* something can run */
+        run_suites(&run);
+    code = GPUIPC_PASS;
+
+out:
+    consumer_ok = end_session(&run, consumer, sizeof(consumer));
+    gpuipc_wire_close(run.w);
+    run.w = NULL;
+    gpuipc_gpu_close(run.env.gpu);
+    run.env.gpu = NULL;
+    if (code != GPUIPC_PASS)
+        return code;
+    code = gpuipc_report_exit_code(run.results, nsel, consumer_ok);
+    if (code == GPUIPC_SKIP) {
+        print_skip_line(&run, cuda, &cuda_why);
+        return code;
+    }
+    gpuipc_report_summary(1, run.where, run.results, nsel, consumer, code,
+                          gpuipc_clock_ns() - t0);
+    return code;
+}
+
+/* ---- --list ------------------------------------------------------------------------------ */
+
+static void list_devices(int device)
+{
+    int n = 0, i;
+
+    if (gpuipc_gpu_count(&n, NULL) < 0)
+        return;
+    printf("CUDA driver: %d.%d (libcuda.so.1); built with CUDA %d.%d headers; %d GPU%s\n",
+           gpuipc_cu.driver_version / 1000, gpuipc_cu.driver_version % 1000 / 10,
+           CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10, n, n == 1 ? "" : "s");
+    for (i = 0; i < n; i++) {
+        char name[128] = "?", uuid[48] = "?";
+        int vmm = -1, posix = -1, major = 0, minor = 0;
+        CUdevice dev;
+        CUuuid u;
+
+        if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+            continue;
+        gpuipc_cu.cuDeviceGetName(name, (int)sizeof(name), dev);
+        if (gpuipc_cu.cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS)
+            gpuipc_units_format_uuid((const uint8_t *)u.bytes, uuid, sizeof(uuid));
+        gpuipc_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        gpuipc_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        gpuipc_cu.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                       dev);
+        gpuipc_cu.cuDeviceGetAttribute(&posix,
+                                       CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                                       dev);
+        printf("GPU %d%s: %s, %s, compute %d.%d\n", i, i == device ? " (--device)" : "", name,
+               uuid, major, minor);
+        printf("  VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED          %d\n", vmm);
+        printf("  HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED  %d\n", posix);
+    }
+}
+
+static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_env env;
+    gpuipc_err cuda_why, why;
+    struct rlimit rl;
+    int cuda = -1;
+    size_t i;
+
+    env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
+    if (gpuipc_gpu_init(&cuda_why) == 0) {
+        list_devices(o->device);
+        cuda = gpuipc_gpu_open(&env.gpu, o->device, &cuda_why);
+        if (cuda == 0)
+            memcpy(env.uuid, gpuipc_gpu_uuid(env.gpu), GPUIPC_UUID_LEN);
+    } else {
+        printf("CUDA: not available: %s\n", cuda_why.msg);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        printf("host: RLIMIT_NOFILE %llu (hard %llu)\n", (unsigned long long)rl.rlim_cur,
+               (unsigned long long)rl.rlim_max);
+    printf("mechanisms (probed on GPU %d where they need one):\n", o->device);
+    for (i = 0; i < NMECH; i++) {
+        const gpuipc_mech *m = registry[i];
+        const char *verdict = "yes";
+        const char *text = "";
+
+        if (m->needs_cuda && cuda != 0) {
+            verdict = "no";
+            text = cuda_why.msg;
+        } else if (m->probe(&env, &why) < 0) {
+            verdict = "no";
+            text = why.msg;
+        }
+        printf("  %-7s %-3s %s %s\n", m->name, verdict, m->by_default ? "(default)" : "         ",
+               m->summary);
+        if (text[0] != '\0')
+            printf("          %s\n", text);
+    }
+    gpuipc_gpu_close(env.gpu);
+    return GPUIPC_PASS;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    const gpuipc_mech *sel[NMECH];
+    uint64_t t0 = gpuipc_clock_ns();
+    gpuipc_options o;
+    gpuipc_inject inject;
+    gpuipc_err err;
+    size_t nsel;
+    int sv[2];
+    pid_t child;
+
+    /* Check prints through stdio, the step log with write(): line buffering
+     * keeps the two in order, and nothing is pending when the process forks. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\nTry 'gpuipc_test --help'.\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    if (o.help) {
+        usage(stdout);
+        return GPUIPC_PASS;
+    }
+    if (o.version) {
+        printf("gpuipc_test %s (protocol %d, CUDA %d.%d headers)\n", GPUIPC_VERSION,
+               GPUIPC_WIRE_VERSION, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+        return GPUIPC_PASS;
+    }
+    if (gpuipc_inject_parse(getenv("GPUIPC_FAULT"), getenv("GPUIPC_SABOTAGE"), &inject,
+                            &err) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    if (gpuipc_mech_select(registry, NMECH, o.only, sel, &nsel, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: --only: %s\nTry 'gpuipc_test --help'.\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    if (o.list)
+        return run_list(&o, &inject, t0);
+
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n", strerror(errno));
+        return GPUIPC_FAIL;
+    }
+    g_parent_pid = getpid();
+    fflush(NULL);
+    child = fork();
+    if (child < 0) {
+        fprintf(stderr, "gpuipc_test: fork: %s\n", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return GPUIPC_FAIL;
+    }
+    if (child == 0) {
+        int verdict;
+
+        close(sv[0]);
+        verdict = consumer_main(sv[1], &o, &inject, t0);
+        fflush(NULL);
+        _exit(verdict);
+    }
+    close(sv[1]);
+    return producer_main(sv[0], child, &o, sel, nsel, &inject, t0);
+}

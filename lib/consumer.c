@@ -1,0 +1,309 @@
+/* consumer.c: the consumer's side of the session: it imports what the
+ * producer offers, verifies the producer's pattern, writes its own, and
+ * releases everything before it answers END. The steps of both sides are
+ * laid out at the top of producer.c. */
+#include "consumer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "clock.h"
+#include "pattern.h"
+#include "step.h"
+
+#define WRONG_SEED_MASK 0xa5a5a5a5a5a5a5a5ull
+
+typedef struct scenario {
+    gpuipc_env *env;
+    gpuipc_wire *w;
+    const char *name;
+    gpuipc_status mine;
+    gpuipc_buf buf;
+    const gpuipc_mech *mech;
+    int have_buf;
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    unsigned nfds;
+    gpuipc_err err;
+} scenario;
+
+static void log_step(scenario *s, unsigned step, uint64_t t0, const char *text)
+{
+    gpuipc_log_step(&s->env->log, GPUIPC_LOG_NORMAL, s->name, step, gpuipc_clock_ns() - t0,
+                    "%s", text);
+}
+
+static void log_fail(scenario *s, unsigned step, const char *text)
+{
+    gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->name, step, GPUIPC_LOG_NO_TIME,
+                    "FAIL %s", text);
+}
+
+/* Sends msg in step; next is the step this side waits in afterwards. It is
+ * marked before the send, since the producer may answer, or die, before
+ * sendmsg() has even returned, and a parent-death report must name it. */
+static int send_msg(scenario *s, gpuipc_msg *msg, unsigned step, unsigned next)
+{
+    s->env->step = (sig_atomic_t)next;
+    return gpuipc_wire_send(s->w, msg, NULL, gpuipc_clock_deadline(s->env->timeout_ns), step,
+                            &s->err);
+}
+
+static int recv_msg(scenario *s, unsigned type, gpuipc_msg *msg, unsigned step)
+{
+    int rc;
+
+    s->env->step = (sig_atomic_t)step; /* what a parent-death report names */
+    rc = gpuipc_wire_recv(s->w, GPUIPC_MSG_BIT(type), msg, s->fds,
+                              gpuipc_clock_deadline(s->env->timeout_ns), step, &s->err);
+
+    s->nfds = rc == 0 ? msg->nfds : 0;
+    return rc;
+}
+
+static void fail(scenario *s, unsigned step, const char *what)
+{
+    gpuipc_wire_status_fail(&s->mine, step, "%s: %s", gpuipc_step_name(step), what);
+    log_fail(s, step, s->mine.reason);
+}
+
+/* C1: find the mechanism and let it open the producer's device. */
+static void probe(scenario *s, const gpuipc_mech *const *mechs, size_t n,
+                  const gpuipc_msg_begin *begin)
+{
+    uint64_t t = gpuipc_clock_ns();
+
+    gpuipc_env_at(s->env, GPUIPC_STEP_PROBE);
+    memcpy(s->env->uuid, begin->uuid, GPUIPC_UUID_LEN);
+    s->mech = gpuipc_mech_find(mechs, n, begin->mech);
+    if (s->mech == NULL) {
+        fail(s, GPUIPC_STEP_PROBE, "this consumer has no such mechanism");
+        return;
+    }
+    /* A mechanism the producer can run but the consumer cannot is a
+     * failure, not a skip: both sides run on the same machine. */
+    if (s->mech->probe(s->env, &s->err) < 0) {
+        fail(s, GPUIPC_STEP_PROBE, s->err.msg);
+        return;
+    }
+    log_step(s, GPUIPC_STEP_PROBE, t, "can run it");
+}
+
+/* C3, C4: import, verify the producer's pattern, write our own. */
+static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
+{
+    gpuipc_env *env = s->env;
+    char text[256];
+    uint64_t t, seed;
+    int rc;
+
+    gpuipc_env_at(env, GPUIPC_STEP_IMPORT);
+    t = gpuipc_clock_ns();
+    rc = s->mech->import(env, offer, s->fds, s->nfds, &s->buf, &s->err);
+    /* The FDs have served their purpose: the import holds its own reference. */
+    gpuipc_wire_close_fds(s->fds, s->nfds);
+    s->nfds = 0;
+    if (rc < 0) {
+        fail(s, GPUIPC_STEP_IMPORT, s->err.msg);
+        return;
+    }
+    s->have_buf = 1;
+    log_step(s, GPUIPC_STEP_IMPORT, t, s->buf.detail);
+
+    gpuipc_env_at(env, GPUIPC_STEP_VERIFY);
+    t = gpuipc_clock_ns();
+    if (s->buf.view.ops->verify(&s->buf.view, offer->seed, &report->check, &s->err) < 0) {
+        fail(s, GPUIPC_STEP_VERIFY, s->err.msg);
+        return;
+    }
+    gpuipc_pattern_describe(&report->check, s->buf.view.first_word, text, sizeof(text));
+    if (report->check.mismatches) {
+        char why[GPUIPC_ERR_LEN];
+
+        snprintf(why, sizeof(why), "the producer's bytes: %s", text);
+        fail(s, GPUIPC_STEP_VERIFY, why);
+    } else {
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the producer, "
+                 "%.1f GB/s", (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
+        log_step(s, GPUIPC_STEP_VERIFY, t, text);
+    }
+
+    /* Write even after a failed verification: the other direction is a
+     * separate question with its own answer. */
+    gpuipc_env_at(env, GPUIPC_STEP_WRITE);
+    seed = gpuipc_pattern_seed(offer->seed);
+    t = gpuipc_clock_ns();
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_SKIP_WRITE)) {
+        log_step(s, GPUIPC_STEP_WRITE, t, "SABOTAGE: pattern not written (test hook)");
+    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->err) < 0) {
+        fail(s, GPUIPC_STEP_WRITE, s->err.msg);
+        return;
+    } else {
+        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written",
+                 (unsigned long long)seed,
+                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
+        log_step(s, GPUIPC_STEP_WRITE, t, text);
+    }
+    report->flags |= GPUIPC_REPORT_WROTE;
+    report->seed = seed;
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
+        report->seed = seed ^ WRONG_SEED_MASK;
+}
+
+static void release_buf(scenario *s)
+{
+    uint64_t t = gpuipc_clock_ns();
+
+    if (!s->have_buf)
+        return;
+    gpuipc_env_at(s->env, GPUIPC_STEP_RELEASE);
+    s->have_buf = 0;
+    if (s->mech->release(s->env, &s->buf, &s->err) < 0)
+        fail(s, GPUIPC_STEP_RELEASE, s->err.msg);
+    else
+        log_step(s, GPUIPC_STEP_RELEASE, t, "unmapped and freed");
+}
+
+/* Runs one scenario. Returns GPUIPC_PASS or GPUIPC_FAIL for this side, or
+ * -EPIPE if the connection broke (which ends the session). */
+static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
+                        size_t n, const gpuipc_msg_begin *begin)
+{
+    static scenario zero;
+    scenario s = zero;
+    gpuipc_fds before, after;
+    int have_before = 0;
+    gpuipc_msg msg;
+    gpuipc_err e;
+
+    s.env = env;
+    s.w = w;
+    s.name = begin->mech;
+    gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+
+    /* C1 probe, C2 READY. The baseline comes after the probe, which may
+     * have opened the driver for the first time. */
+    probe(&s, mechs, n, begin);
+    if (gpuipc_account_snapshot(&before, &e) == 0)
+        have_before = 1;
+    else
+        fail(&s, GPUIPC_STEP_PROBE, e.msg);
+    gpuipc_env_at(env, GPUIPC_STEP_READY);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_READY;
+    msg.u.ready = s.mine;
+    if (send_msg(&s, &msg, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER) < 0)
+        goto lost;
+
+    /* P4 OFFER; C3, C4; C5 REPORT */
+    if (recv_msg(&s, GPUIPC_MSG_OFFER, &msg, GPUIPC_STEP_OFFER) < 0)
+        goto lost;
+    {
+        gpuipc_msg_offer offer = msg.u.offer;
+
+        memset(&msg, 0, sizeof(msg));
+        if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS)
+            take_offer(&s, &offer, &msg.u.report);
+        gpuipc_wire_close_fds(s.fds, s.nfds);
+        s.nfds = 0;
+    }
+    gpuipc_env_at(env, GPUIPC_STEP_REPORT);
+    msg.type = GPUIPC_MSG_REPORT;
+    msg.u.report.st = s.mine;
+    if (send_msg(&s, &msg, GPUIPC_STEP_REPORT, GPUIPC_STEP_END) < 0)
+        goto lost;
+
+    /* P7 END; C6 release and count; C7 END_ACK */
+    if (recv_msg(&s, GPUIPC_MSG_END, &msg, GPUIPC_STEP_END) < 0)
+        goto lost;
+    if (msg.u.end.st.code == GPUIPC_FAIL)
+        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, s.name, GPUIPC_STEP_END,
+                        GPUIPC_LOG_NO_TIME, "the producer reports a failure: %s",
+                        msg.u.end.st.reason);
+    release_buf(&s);
+    if (have_before && gpuipc_account_snapshot(&after, &e) == 0) {
+        if (gpuipc_account_leaks(&before, &after, &e) > 0)
+            fail(&s, GPUIPC_STEP_RELEASE, e.msg);
+        gpuipc_account_free(&after);
+    }
+    gpuipc_env_at(env, GPUIPC_STEP_END_ACK);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_END_ACK;
+    msg.u.end_ack = s.mine;
+    if (send_msg(&s, &msg, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
+        goto lost;
+    if (have_before)
+        gpuipc_account_free(&before);
+    return s.mine.code == GPUIPC_PASS ? GPUIPC_PASS : GPUIPC_FAIL;
+
+lost:
+    log_fail(&s, (unsigned)env->step, s.err.msg);
+    env->lost_reported = 1;
+    gpuipc_wire_close_fds(s.fds, s.nfds);
+    release_buf(&s);
+    if (have_before)
+        gpuipc_account_free(&before);
+    return -EPIPE;
+}
+
+int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
+                          size_t n)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    int verdict = GPUIPC_PASS;
+    gpuipc_msg msg;
+    gpuipc_err err;
+    int rc;
+
+    gpuipc_env_at(env, GPUIPC_STEP_HELLO);
+    rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &msg, fds,
+                          gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, &err);
+    if (rc == 0 && msg.u.hello.role != GPUIPC_ROLE_PRODUCER)
+        rc = gpuipc_err_set(&err, -EPROTO, "hello: the peer (pid %u) is not a producer",
+                            msg.u.hello.pid);
+    if (rc == 0) {
+        unsigned flags = msg.u.hello.flags;
+
+        memset(&msg, 0, sizeof(msg));
+        msg.type = GPUIPC_MSG_HELLO;
+        msg.u.hello.pid = (uint32_t)getpid();
+        msg.u.hello.role = GPUIPC_ROLE_CONSUMER;
+        env->step = GPUIPC_STEP_BEGIN; /* as in send_msg() */
+        rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                              GPUIPC_STEP_HELLO, &err);
+        if (rc == 0 && (flags & GPUIPC_HELLO_NEEDS_CUDA) && env->prepare_cuda != NULL)
+            env->prepare_cuda(env);
+    }
+    if (rc < 0) {
+        gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+        env->lost_reported = 1;
+        return GPUIPC_FAIL;
+    }
+
+    for (;;) {
+        /* Between scenarios the consumer waits for BEGIN or BYE. The step
+         * it names if the producer vanishes here is BEGIN. */
+        env->step = GPUIPC_STEP_BEGIN;
+        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN) | GPUIPC_MSG_BIT(GPUIPC_MSG_BYE),
+                              &msg, fds, gpuipc_clock_deadline(env->timeout_ns),
+                              GPUIPC_STEP_BEGIN, &err);
+        if (rc < 0) {
+            gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
+                            GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+            env->lost_reported = 1;
+            return GPUIPC_FAIL;
+        }
+        if (msg.type == GPUIPC_MSG_BYE) {
+            env->step = GPUIPC_STEP_BYE;
+            return verdict;
+        }
+        rc = run_scenario(env, w, mechs, n, &msg.u.begin);
+        if (rc < 0)
+            return GPUIPC_FAIL;
+        if (rc != GPUIPC_PASS)
+            verdict = GPUIPC_FAIL;
+    }
+}

@@ -1,0 +1,62 @@
+/* env.h: what a role works with: its log, its deadline, the test hooks and,
+ * once opened, its GPU. The program builds one per process. */
+#ifndef GPUIPC_ENV_H
+#define GPUIPC_ENV_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "inject.h"
+#include "log.h"
+#include "wire.h"
+
+struct gpuipc_gpu;
+
+typedef struct gpuipc_env {
+    int role;            /* enum gpuipc_role */
+    gpuipc_log log;
+    uint64_t timeout_ns; /* every wait's deadline is this far from its start */
+    gpuipc_inject inject;
+
+    /* Carries out an injected fault at step (exit, kill or hang). Set by the
+     * program, since the library never ends the process itself. */
+    void (*act)(struct gpuipc_env *env, int action, unsigned step);
+
+    /* The device this process works on, or NULL. The producer opens it by
+     * ordinal before any scenario; the consumer's GPU mechanisms open the
+     * one named by uuid when they probe. The program closes it. */
+    struct gpuipc_gpu *gpu;
+
+    /* The device of the scenario under way: the producer's own, and for the
+     * consumer the one named in BEGIN. All zero: no device. */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+
+    /* Reads the device's free memory, for the producer's leak check; NULL
+     * where there is no GPU. Returns 0 or a negative errno. */
+    int (*gpu_free)(struct gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
+
+    /* Consumer: starts the CUDA driver early, while the producer starts its
+     * own, when HELLO says CUDA will be needed. NULL where the program has no
+     * CUDA support. */
+    void (*prepare_cuda)(struct gpuipc_env *env);
+
+    /* The step under way, for a signal handler that must name it. */
+    volatile sig_atomic_t step;
+
+    /* Set once the role has printed why its connection broke, so that a
+     * signal handler does not print it again. */
+    volatile sig_atomic_t lost_reported;
+} gpuipc_env;
+
+/* Marks step as under way and carries out a fault injected there, if any. */
+static inline void gpuipc_env_at(gpuipc_env *env, unsigned step)
+{
+    int action = gpuipc_inject_fault(&env->inject, env->role, step);
+
+    env->step = (sig_atomic_t)step;
+    if (action != GPUIPC_FAULT_NONE && env->act != NULL)
+        env->act(env, action, step);
+}
+
+#endif

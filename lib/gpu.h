@@ -1,0 +1,69 @@
+/* gpu.h: one CUDA device as a role uses it: its retained primary context, its
+ * identity, the pattern kernels, and views of device memory for the roles. */
+#ifndef GPUIPC_GPU_H
+#define GPUIPC_GPU_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "env.h"
+#include "err.h"
+#include "mech.h"
+
+typedef struct gpuipc_gpu gpuipc_gpu;
+
+/* Loads the driver and calls cuInit(0), once per process; later calls return
+ * the first result. Returns 0; -ENOENT (no driver) or -ENODEV (no device),
+ * which mean nothing can run here; or another negative errno for a driver
+ * that is present but failed. err says which, with the fix. */
+int gpuipc_gpu_init(gpuipc_err *err);
+
+/* Stores the number of visible devices in *count. Returns 0 or negative errno. */
+int gpuipc_gpu_count(int *count, gpuipc_err *err);
+
+/* Opens device ordinal: retains its primary context and makes it current,
+ * loads the kernels and checks them against the CPU pattern. On success the
+ * caller owns *out and closes it with gpuipc_gpu_close(). Returns 0 or a
+ * negative errno with the reason. */
+int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err);
+
+/* Opens the visible device whose UUID is uuid, as gpuipc_gpu_open() does.
+ * Returns -ENODEV if no visible device has it. */
+int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
+                         gpuipc_err *err);
+
+/* Waits for the device, frees what the handle allocated and releases the
+ * primary context. NULL is allowed. */
+void gpuipc_gpu_close(gpuipc_gpu *gpu);
+
+/* Makes sure env->gpu is the device named by env->uuid, opening it (and
+ * closing another) if needed. For the consumer, whose device is named by the
+ * producer. Returns 0 or a negative errno. */
+int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err);
+
+/* env->gpu_free for a process with a GPU: the free memory of env->gpu. */
+int gpuipc_gpu_env_free(gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
+
+CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu);
+int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu);
+const char *gpuipc_gpu_name(const gpuipc_gpu *gpu);
+const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
+
+/* Reads a device attribute into *value. Returns the CUresult, recorded in err. */
+CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,
+                         gpuipc_err *err);
+
+/* Reads the free and total memory of the device. Returns CUresult. */
+CUresult gpuipc_gpu_mem_info(const gpuipc_gpu *gpu, uint64_t *free_bytes, uint64_t *total,
+                             gpuipc_err *err);
+
+/* Waits for all work in the context. Returns the CUresult, recorded in err. */
+CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err);
+
+/* Describes size bytes of device memory at dptr, whose first word has
+ * pattern index first_word, as a view the roles fill and verify with the
+ * GPU kernels. */
+void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,
+                     gpuipc_view *view);
+
+#endif

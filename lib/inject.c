@@ -1,0 +1,107 @@
+/* inject.c: parsing of the test-only fault and sabotage hooks. */
+#include "inject.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "step.h"
+
+static const char *const actions[] = {"none", "exit", "kill", "hang"};
+static const char *const sabotages[] = {"none", "wrong-seed", "skip-write"};
+
+const char *gpuipc_inject_action_name(int action)
+{
+    return (action > 0 && action <= GPUIPC_FAULT_HANG) ? actions[action] : "none";
+}
+
+static int parse_role(const char *text, size_t len, int *role)
+{
+    if (len == 8 && strncmp(text, "producer", 8) == 0)
+        *role = GPUIPC_ROLE_PRODUCER;
+    else if (len == 8 && strncmp(text, "consumer", 8) == 0)
+        *role = GPUIPC_ROLE_CONSUMER;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+static int index_of(const char *const *names, int count, const char *text)
+{
+    int i;
+
+    for (i = 1; i < count; i++)
+        if (strcmp(names[i], text) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_fault(const char *spec, gpuipc_inject *in, gpuipc_err *err)
+{
+    char step[32];
+    const char *a = strchr(spec, ':');
+    const char *b = a ? strchr(a + 1, ':') : NULL;
+    int action;
+
+    if (a == NULL || b == NULL || (size_t)(b - a - 1) >= sizeof(step))
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': expected "
+                              "<producer|consumer>:<step>:<exit|kill|hang>", spec);
+    if (parse_role(spec, (size_t)(a - spec), &in->fault_role) < 0)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': role must be producer or "
+                              "consumer", spec);
+    memcpy(step, a + 1, (size_t)(b - a - 1));
+    step[b - a - 1] = '\0';
+    in->fault_step = gpuipc_step_parse(step);
+    if (in->fault_step < 0 || !(gpuipc_step_roles((unsigned)in->fault_step) & in->fault_role))
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': '%s' is not a step of the "
+                              "%s", spec, step, gpuipc_role_name(in->fault_role));
+    action = index_of(actions, 4, b + 1);
+    if (action < 0)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': action must be exit, kill "
+                              "or hang", spec);
+    in->fault_action = action;
+    return 0;
+}
+
+static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
+{
+    const char *a = strchr(spec, ':');
+    int what;
+
+    if (a == NULL || parse_role(spec, (size_t)(a - spec), &in->sabotage_role) < 0)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected "
+                              "<producer|consumer>:<wrong-seed|skip-write>", spec);
+    what = index_of(sabotages, 3, a + 1);
+    if (what < 0)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed or "
+                              "skip-write after the role", spec);
+    in->sabotage = what;
+    return 0;
+}
+
+int gpuipc_inject_parse(const char *fault, const char *sabotage, gpuipc_inject *in,
+                        gpuipc_err *err)
+{
+    int rc;
+
+    memset(in, 0, sizeof(*in));
+    if (fault != NULL && fault[0] != '\0' && (rc = parse_fault(fault, in, err)) < 0)
+        return rc;
+    if (sabotage != NULL && sabotage[0] != '\0' &&
+        (rc = parse_sabotage(sabotage, in, err)) < 0)
+        return rc;
+    return 0;
+}
+
+int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step)
+{
+    if (in->fault_action != GPUIPC_FAULT_NONE && in->fault_role == role &&
+        in->fault_step == (int)step)
+        return in->fault_action;
+    return GPUIPC_FAULT_NONE;
+}
+
+int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what)
+{
+    return in->sabotage == what && in->sabotage_role == role;
+}

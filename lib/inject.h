@@ -1,0 +1,47 @@
+/* inject.h: test-only hooks that make a role misbehave on purpose, read from
+ * the environment and inert unless set:
+ *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill or hang
+ *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed or skip-write
+ * They exist so that tests can prove the survivor reports a dead or stuck
+ * peer, and that verification fails when the bytes are wrong. */
+#ifndef GPUIPC_INJECT_H
+#define GPUIPC_INJECT_H
+
+#include "err.h"
+
+enum gpuipc_fault_action {
+    GPUIPC_FAULT_NONE = 0,
+    GPUIPC_FAULT_EXIT, /* _exit(1) without cleanup */
+    GPUIPC_FAULT_KILL, /* SIGKILL itself */
+    GPUIPC_FAULT_HANG, /* sleep until killed */
+};
+
+enum gpuipc_sabotage {
+    GPUIPC_SABOTAGE_NONE = 0,
+    GPUIPC_SABOTAGE_WRONG_SEED, /* announce a seed other than the one written */
+    GPUIPC_SABOTAGE_SKIP_WRITE, /* announce a pattern but never write it */
+};
+
+typedef struct gpuipc_inject {
+    int fault_role;
+    int fault_step;
+    int fault_action;
+    int sabotage_role;
+    int sabotage;
+} gpuipc_inject;
+
+/* Parses the two specifications (either may be NULL or empty: inert) into
+ * in. Returns 0, or -EINVAL naming the bad part and the accepted values. */
+int gpuipc_inject_parse(const char *fault, const char *sabotage, gpuipc_inject *in,
+                        gpuipc_err *err);
+
+/* Returns the fault action armed for role at step, or GPUIPC_FAULT_NONE. */
+int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step);
+
+/* Returns 1 if sabotage what is armed for role, else 0. */
+int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what);
+
+/* Returns "exit", "kill" or "hang". */
+const char *gpuipc_inject_action_name(int action);
+
+#endif

@@ -1,0 +1,182 @@
+/* kernels.c: the pattern kernels in PTX, and their launches.
+ *
+ * PTX ISA 6.5 is CUDA 10.2's, the release that introduced the VMM API, and
+ * target sm_50 is below every GPU that supports VMM, so every driver that can
+ * run a VMM scenario can JIT this. Each thread moves 16 bytes per iteration
+ * (st/ld.global.v2.u64) in a grid-stride loop, with enough resident threads
+ * to keep HBM busy; verify keeps its counts in registers and touches the
+ * result words with atomics only if it found a mismatch. */
+#include "kernels.h"
+
+#include "cudrv.h"
+#include "pattern.h"
+
+#define THREADS 256
+#define BLOCKS_PER_SM 8 /* 2048 resident threads per SM on sm_80 and later */
+
+/* pattern(w) = x ^ (x >> SHIFT) with x = (w ^ seed) * MUL, for w in %rd7,
+ * seed in %rd4, result in the named register; %rd9 is scratch. */
+#define PATTERN(out, w)                                                                   \
+    "\txor.b64 " out ", " w ", %rd4;\n"                                                   \
+    "\tmul.lo.u64 " out ", " out ", " GPUIPC_PATTERN_MUL_TEXT ";\n"                       \
+    "\tshr.u64 %rd9, " out ", " GPUIPC_PATTERN_SHIFT_TEXT ";\n"                           \
+    "\txor.b64 " out ", " out ", %rd9;\n"
+
+/* Loads the parameters and the first pair index; %rd1 = base address,
+ * %rd2 = pairs, %rd3 = first word, %rd4 = seed, %rd5 = this thread's pair,
+ * %rd6 = stride in pairs. */
+#define PROLOGUE                                                                          \
+    "\tld.param.u64 %rd1, [ptr];\n"                                                       \
+    "\tld.param.u64 %rd2, [npairs];\n"                                                    \
+    "\tld.param.u64 %rd3, [first];\n"                                                     \
+    "\tld.param.u64 %rd4, [seed];\n"                                                      \
+    "\tcvta.to.global.u64 %rd1, %rd1;\n"                                                  \
+    "\tmov.u32 %r1, %ctaid.x;\n"                                                          \
+    "\tmov.u32 %r2, %ntid.x;\n"                                                           \
+    "\tmov.u32 %r3, %tid.x;\n"                                                            \
+    "\tmov.u32 %r4, %nctaid.x;\n"                                                         \
+    "\tmul.wide.u32 %rd5, %r1, %r2;\n"                                                    \
+    "\tcvt.u64.u32 %rd6, %r3;\n"                                                          \
+    "\tadd.u64 %rd5, %rd5, %rd6;\n"                                                       \
+    "\tmul.wide.u32 %rd6, %r4, %r2;\n"
+
+static const char ptx[] =
+    ".version 6.5\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    "\n"
+    ".visible .entry gpuipc_fill(.param .u64 ptr, .param .u64 npairs, .param .u64 first,\n"
+    "                            .param .u64 seed)\n"
+    "{\n"
+    "\t.reg .pred %p<2>;\n"
+    "\t.reg .b32 %r<5>;\n"
+    "\t.reg .b64 %rd<16>;\n"
+    PROLOGUE
+    "\tsetp.ge.u64 %p1, %rd5, %rd2;\n"
+    "\t@%p1 bra FILL_DONE;\n"
+    "FILL_LOOP:\n"
+    "\tshl.b64 %rd7, %rd5, 1;\n"
+    "\tadd.u64 %rd7, %rd7, %rd3;\n"
+    PATTERN("%rd8", "%rd7")
+    "\tadd.u64 %rd11, %rd7, 1;\n"
+    PATTERN("%rd10", "%rd11")
+    "\tshl.b64 %rd12, %rd5, 4;\n"
+    "\tadd.u64 %rd12, %rd1, %rd12;\n"
+    "\tst.global.v2.u64 [%rd12], {%rd8, %rd10};\n"
+    "\tadd.u64 %rd5, %rd5, %rd6;\n"
+    "\tsetp.lt.u64 %p1, %rd5, %rd2;\n"
+    "\t@%p1 bra FILL_LOOP;\n"
+    "FILL_DONE:\n"
+    "\tret;\n"
+    "}\n"
+    "\n"
+    ".visible .entry gpuipc_verify(.param .u64 ptr, .param .u64 npairs, .param .u64 first,\n"
+    "                              .param .u64 seed, .param .u64 result)\n"
+    "{\n"
+    "\t.reg .pred %p<4>;\n"
+    "\t.reg .b32 %r<5>;\n"
+    "\t.reg .b64 %rd<24>;\n"
+    PROLOGUE
+    "\tmov.u64 %rd20, 0;\n"
+    "\tmov.u64 %rd21, -1;\n"
+    "\tsetp.ge.u64 %p1, %rd5, %rd2;\n"
+    "\t@%p1 bra VERIFY_FLUSH;\n"
+    "VERIFY_LOOP:\n"
+    "\tshl.b64 %rd12, %rd5, 4;\n"
+    "\tadd.u64 %rd12, %rd1, %rd12;\n"
+    "\tld.global.v2.u64 {%rd13, %rd14}, [%rd12];\n"
+    "\tshl.b64 %rd7, %rd5, 1;\n"
+    "\tadd.u64 %rd7, %rd7, %rd3;\n"
+    PATTERN("%rd8", "%rd7")
+    "\tadd.u64 %rd11, %rd7, 1;\n"
+    PATTERN("%rd10", "%rd11")
+    "\tsetp.ne.u64 %p2, %rd13, %rd8;\n"
+    "\t@%p2 add.u64 %rd20, %rd20, 1;\n"
+    "\t@%p2 min.u64 %rd21, %rd21, %rd7;\n"
+    "\tsetp.ne.u64 %p3, %rd14, %rd10;\n"
+    "\t@%p3 add.u64 %rd20, %rd20, 1;\n"
+    "\t@%p3 min.u64 %rd21, %rd21, %rd11;\n"
+    "\tadd.u64 %rd5, %rd5, %rd6;\n"
+    "\tsetp.lt.u64 %p1, %rd5, %rd2;\n"
+    "\t@%p1 bra VERIFY_LOOP;\n"
+    "VERIFY_FLUSH:\n"
+    "\tsetp.eq.u64 %p1, %rd20, 0;\n"
+    "\t@%p1 bra VERIFY_DONE;\n"
+    "\tld.param.u64 %rd16, [result];\n"
+    "\tcvta.to.global.u64 %rd16, %rd16;\n"
+    "\tatom.global.add.u64 %rd17, [%rd16], %rd20;\n"
+    "\tatom.global.min.u64 %rd17, [%rd16+8], %rd21;\n"
+    "VERIFY_DONE:\n"
+    "\tret;\n"
+    "}\n";
+
+const char *gpuipc_kernels_ptx(void)
+{
+    return ptx;
+}
+
+CUresult gpuipc_kernels_load(gpuipc_kernels *k, int sm_count, gpuipc_err *err)
+{
+    CUresult rc;
+
+    k->module = NULL;
+    k->max_blocks = (unsigned)(sm_count > 0 ? sm_count : 1) * BLOCKS_PER_SM;
+    GPUIPC_CU_GOTO(rc, err, out, cuModuleLoadData, &k->module, ptx);
+    GPUIPC_CU_GOTO(rc, err, out_unload, cuModuleGetFunction, &k->fill, k->module,
+                   "gpuipc_fill");
+    GPUIPC_CU_GOTO(rc, err, out_unload, cuModuleGetFunction, &k->verify, k->module,
+                   "gpuipc_verify");
+    return CUDA_SUCCESS;
+
+out_unload:
+    gpuipc_cu.cuModuleUnload(k->module);
+    k->module = NULL;
+out:
+    return rc;
+}
+
+CUresult gpuipc_kernels_unload(gpuipc_kernels *k)
+{
+    CUresult rc = CUDA_SUCCESS;
+
+    if (k->module != NULL)
+        rc = gpuipc_cu.cuModuleUnload(k->module);
+    k->module = NULL;
+    return rc;
+}
+
+static unsigned grid_for(const gpuipc_kernels *k, uint64_t npairs)
+{
+    uint64_t blocks = (npairs + THREADS - 1) / THREADS;
+
+    if (blocks > k->max_blocks)
+        blocks = k->max_blocks;
+    return blocks ? (unsigned)blocks : 1;
+}
+
+CUresult gpuipc_kernels_fill(const gpuipc_kernels *k, CUdeviceptr dptr, uint64_t nwords,
+                             uint64_t first, uint64_t seed, gpuipc_err *err)
+{
+    uint64_t npairs = nwords / 2;
+    void *args[] = {&dptr, &npairs, &first, &seed};
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuLaunchKernel, k->fill, grid_for(k, npairs), 1, 1, THREADS,
+                   1, 1, 0, NULL, args, NULL);
+out:
+    return rc;
+}
+
+CUresult gpuipc_kernels_verify(const gpuipc_kernels *k, CUdeviceptr dptr, uint64_t nwords,
+                               uint64_t first, uint64_t seed, CUdeviceptr result,
+                               gpuipc_err *err)
+{
+    uint64_t npairs = nwords / 2;
+    void *args[] = {&dptr, &npairs, &first, &seed, &result};
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuLaunchKernel, k->verify, grid_for(k, npairs), 1, 1,
+                   THREADS, 1, 1, 0, NULL, args, NULL);
+out:
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* mech.h: the table of operations that every sharing mechanism implements.
+ * The roles, the protocol and the report drive mechanisms only through it:
+ * adding a mechanism is adding a file that defines one gpuipc_mech. */
+#ifndef GPUIPC_MECH_H
+#define GPUIPC_MECH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "wire.h"
+
+struct gpuipc_env;
+struct gpuipc_view;
+
+/* How the roles write and check the pattern in a piece of memory, whatever
+ * kind it is: GPU kernels for device memory, a CPU loop for host memory. */
+typedef struct gpuipc_view_ops {
+    /* Writes pattern(first_word + k, seed) into every word k of the view, and
+     * returns once the writes are complete. Returns 0 or a negative errno. */
+    int (*fill)(const struct gpuipc_view *v, uint64_t seed, gpuipc_err *err);
+    /* Reads every word once into check. Returns 0 whatever the mismatch
+     * count, or a negative errno if the check itself could not run. */
+    int (*verify)(const struct gpuipc_view *v, uint64_t seed, gpuipc_check *check,
+                  gpuipc_err *err);
+} gpuipc_view_ops;
+
+typedef struct gpuipc_view {
+    const gpuipc_view_ops *ops;
+    void *host;          /* CPU address of the memory, or NULL */
+    uint64_t dev;        /* device address (CUdeviceptr), or 0 */
+    uint64_t size;       /* bytes, a multiple of 16 */
+    uint64_t first_word; /* pattern index of the view's first word */
+    void *ctx;           /* the ops' own state */
+} gpuipc_view;
+
+/* A piece of memory one role holds: what to fill and verify, its rounded
+ * size and granularity, a line for the step log, and the mechanism's state. */
+typedef struct gpuipc_buf {
+    gpuipc_view view;
+    uint64_t size;
+    uint64_t granularity;
+    char detail[160];
+    void *priv;
+} gpuipc_buf;
+
+typedef struct gpuipc_mech {
+    const char *name;    /* as given to --only: [a-z0-9-], under 16 bytes */
+    const char *summary; /* one line for --list and --help */
+    int needs_cuda;      /* cannot run without the CUDA driver */
+    int by_default;      /* part of the set run with no --only */
+
+    /* Says whether the mechanism can run on env's device (the consumer
+     * opens the device named by env->uuid first). Returns 0 if it can,
+     * -ENOTSUP with the reason and a hint in why if it cannot, or another
+     * negative errno if probing failed. */
+    int (*probe)(struct gpuipc_env *env, gpuipc_err *why);
+
+    /* Producer: allocates at least size bytes and makes them accessible to
+     * this process. On failure nothing is held. Returns 0 or negative errno. */
+    int (*alloc)(struct gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+
+    /* Producer: fills the offer's size, granularity, uuid and blob and
+     * returns in fds (room for GPUIPC_WIRE_MAX_FDS) *nfds new FDs that the
+     * caller sends and closes. On failure no FD is left open. */
+    int (*export)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+                  unsigned *nfds, gpuipc_err *err);
+
+    /* Consumer: imports and maps what offer and its nfds FDs describe. The FDs
+     * stay the caller's, who closes them as soon as this returns. On failure
+     * nothing is held. Returns 0 or a negative errno. */
+    int (*import)(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                  unsigned nfds, gpuipc_buf *buf, gpuipc_err *err);
+
+    /* Both: waits for outstanding work, then unmaps and frees everything buf
+     * holds, continuing past a failed step so that nothing is left behind.
+     * Returns 0 or the first failure. */
+    int (*release)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+} gpuipc_mech;
+
+/* Returns the mechanism of all[0..n) called name, or NULL. */
+const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, const char *name);
+
+/* Chooses the mechanisms to run: those named in the comma-separated list
+ * only, in the order given, or with only NULL every mechanism marked
+ * by_default. sel has room for n entries. Returns 0, or -EINVAL naming the
+ * unknown or repeated entry and listing the known names. */
+int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only,
+                       const gpuipc_mech **sel, size_t *nsel, gpuipc_err *err);
+
+/* The mechanisms, one file each. Only the program links the GPU ones. */
+extern const gpuipc_mech gpuipc_mech_vmm;   /* mech_vmm.c */
+extern const gpuipc_mech gpuipc_mech_memfd; /* mech_memfd.c, no GPU */
+
+#endif

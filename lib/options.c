@@ -1,0 +1,111 @@
+/* options.c: parsing the command line, with an error that names the option. */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "units.h"
+
+enum {
+    OPT_SIZE = 256,
+    OPT_DEVICE,
+    OPT_ONLY,
+    OPT_TIMEOUT,
+    OPT_LIST,
+};
+
+static const struct option longopts[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_device(const char *text, int *device, gpuipc_err *err)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v > 1023)
+        return gpuipc_err_set(err, -EINVAL, "--device: '%s' is not a device ordinal (0, 1, "
+                              "...; see --list)", text);
+    *device = (int)v;
+    return 0;
+}
+
+int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
+{
+    int quiet = 0, verbose = 0, c, rc;
+
+    memset(o, 0, sizeof(*o));
+    o->size = GPUIPC_DEFAULT_SIZE;
+    o->timeout_ns = GPUIPC_DEFAULT_TIMEOUT_NS;
+    o->level = GPUIPC_LOG_NORMAL;
+    opterr = 0; /* this function words every error itself */
+    optind = 0; /* start afresh, so that tests may parse many times */
+    while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SIZE:
+            if ((rc = gpuipc_units_parse_size(optarg, &o->size, err)) < 0) {
+                gpuipc_err_prefix(err, "--size");
+                return -EINVAL;
+            }
+            break;
+        case OPT_DEVICE:
+            if ((rc = parse_device(optarg, &o->device, err)) < 0)
+                return rc;
+            break;
+        case OPT_ONLY:
+            o->only = optarg;
+            break;
+        case OPT_TIMEOUT:
+            if ((rc = gpuipc_units_parse_duration(optarg, &o->timeout_ns, err)) < 0) {
+                gpuipc_err_prefix(err, "--timeout");
+                return -EINVAL;
+            }
+            break;
+        case OPT_LIST:
+            o->list = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            o->help = 1;
+            break;
+        case 'V':
+            o->version = 1;
+            break;
+        case ':':
+            return gpuipc_err_set(err, -EINVAL, "%s: missing value", argv[optind - 1]);
+        default:
+            if (optopt != 0)
+                return gpuipc_err_set(err, -EINVAL, "unknown option '-%c'", optopt);
+            return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (quiet && verbose)
+        return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
+    if (quiet)
+        o->level = GPUIPC_LOG_QUIET;
+    if (verbose)
+        o->level = GPUIPC_LOG_VERBOSE;
+    return 0;
+}

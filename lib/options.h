@@ -1,0 +1,28 @@
+/* options.h: the command line. */
+#ifndef GPUIPC_OPTIONS_H
+#define GPUIPC_OPTIONS_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+#define GPUIPC_DEFAULT_SIZE (64ull << 20)              /* larger than any GPU's L2 */
+#define GPUIPC_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
+
+typedef struct gpuipc_options {
+    uint64_t size;       /* --size: bytes per scenario */
+    int device;          /* --device: the producer's CUDA ordinal */
+    const char *only;    /* --only: comma-separated mechanisms, or NULL */
+    uint64_t timeout_ns; /* --timeout: the deadline of every wait */
+    int level;           /* enum gpuipc_log_level: --quiet, --verbose */
+    int list;            /* --list */
+    int help;            /* --help */
+    int version;         /* --version */
+} gpuipc_options;
+
+/* Fills o with the defaults, then parses argv. Returns 0, or -EINVAL with a
+ * reason that names the option ("--size: 'banana' is not a size ..."); the
+ * program then exits 2. o->only points into argv. */
+int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
+
+#endif

@@ -1,0 +1,68 @@
+/* proc.c: bounded waits for child processes, and host memory. */
+#include "proc.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock.h"
+
+static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
+{
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+
+        if (r == pid)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -errno;
+        if (gpuipc_clock_ns() >= deadline_ns)
+            return -ETIMEDOUT;
+        gpuipc_clock_sleep(2 * GPUIPC_NS_PER_MS);
+    }
+}
+
+int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err)
+{
+    int rc = wait_until(pid, deadline_ns, status);
+
+    if (rc == 0)
+        return 0;
+    if (rc != -ETIMEDOUT)
+        return gpuipc_err_set(err, rc, "waitpid %d: %s", (int)pid, strerror(-rc));
+    kill(pid, SIGKILL);
+    rc = wait_until(pid, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), status);
+    if (rc == 0)
+        return 1;
+    return gpuipc_err_set(err, rc, "process %d did not exit even after SIGKILL (stuck in "
+                          "the kernel or the driver?)", (int)pid);
+}
+
+char *gpuipc_proc_describe(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exited %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "killed by signal %d (SIG%s)", WTERMSIG(status),
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+    else
+        snprintf(buf, len, "wait status 0x%x", (unsigned)status);
+    return buf;
+}
+
+uint64_t gpuipc_proc_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    unsigned long long kib = 0;
+    char line[128];
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kib * 1024;
+}

@@ -1,0 +1,24 @@
+/* proc.h: waiting for a child under a deadline, describing how it ended,
+ * and the host facts a role checks before it allocates. */
+#ifndef GPUIPC_PROC_H
+#define GPUIPC_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Waits for child pid until deadline_ns; then sends it SIGKILL and waits up
+ * to 5 s more. Stores the wait status in *status. Returns 0 if it exited in
+ * time, 1 if it had to be killed, or a negative errno (err says why). */
+int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err);
+
+/* Writes "exited 0", "exited 1" or "killed by signal 9 (SIGKILL)" for a wait
+ * status into buf and returns buf. */
+char *gpuipc_proc_describe(int status, char *buf, size_t len);
+
+/* Returns MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
+uint64_t gpuipc_proc_mem_available(void);
+
+#endif

@@ -1,0 +1,392 @@
+/* producer.c: the producer's side of a scenario.
+ *
+ * One scenario (P producer, C consumer):
+ *   P1 BEGIN (mechanism, size, device UUID) ->
+ *                                   C1 probe the mechanism on that device
+ *                                <- C2 READY
+ *   P2 baseline: open FDs, free GPU memory
+ *   P3 alloc, fill with a fresh seed, export
+ *   P4 OFFER (size, granularity, seed, UUID) + FDs -> ; close the FDs
+ *                                   C3 import, close the FDs, map
+ *                                   C4 verify P's pattern; write C's own
+ *                                <- C5 REPORT (C's check, C's seed)
+ *   P5 check C's pattern
+ *   P6 release
+ *   P7 END (P's verdict) ->         C6 release, count FDs
+ *                                <- C7 END_ACK (C's verdict)
+ *   P8 compare FDs and free GPU memory with the baseline
+ * Each message goes out even when an earlier step failed, carrying that
+ * failure, so both sides always take the same steps, agree on the outcome,
+ * and meet again at the next BEGIN. Only a broken connection ends the
+ * session early. */
+#include "producer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "account.h"
+#include "clock.h"
+#include "pattern.h"
+#include "step.h"
+#include "units.h"
+
+/* A seed the consumer cannot match by accident: what a wrong seed looks like. */
+#define WRONG_SEED_MASK 0x5a5a5a5a5a5a5a5aull
+
+int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
+                          gpuipc_err *err)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg msg;
+    int rc;
+
+    gpuipc_env_at(env, GPUIPC_STEP_HELLO);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_HELLO;
+    msg.u.hello.pid = (uint32_t)getpid();
+    msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
+    msg.u.hello.flags = flags;
+    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                          GPUIPC_STEP_HELLO, err);
+    if (rc == 0)
+        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &msg, fds,
+                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, err);
+    if (rc < 0)
+        return rc;
+    if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
+        return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
+                              msg.u.hello.pid);
+    *peer_pid = (int)msg.u.hello.pid;
+    return 0;
+}
+
+int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *err)
+{
+    gpuipc_msg msg;
+
+    gpuipc_env_at(env, GPUIPC_STEP_BYE);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_BYE;
+    return gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                            GPUIPC_STEP_BYE, err);
+}
+
+static double gbps(uint64_t bytes, uint64_t ns)
+{
+    return ns ? (double)bytes / (double)ns : 0.0;
+}
+
+/* Everything one scenario holds, so that every exit path can release it. */
+typedef struct scenario {
+    gpuipc_env *env;
+    gpuipc_wire *w;
+    const gpuipc_mech *mech;
+    gpuipc_result *res;
+    gpuipc_status mine;       /* this side's verdict, first failure kept */
+    gpuipc_status theirs;     /* the consumer's, first failure kept */
+    gpuipc_buf buf;
+    int have_buf;
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    unsigned nfds;
+    gpuipc_fds fds_before;
+    int have_fds_before;
+    uint64_t free_before;
+    int have_free_before;
+    gpuipc_err err;
+} scenario;
+
+static void log_step(scenario *s, unsigned step, uint64_t t0, const char *fmt, const char *text)
+{
+    gpuipc_log_step(&s->env->log, GPUIPC_LOG_NORMAL, s->mech->name, step,
+                    gpuipc_clock_ns() - t0, fmt, text);
+}
+
+static void note_consumer(scenario *s, const gpuipc_status *st)
+{
+    if (st->code == GPUIPC_FAIL)
+        gpuipc_wire_status_fail(&s->theirs, st->step, "consumer %s: %s",
+                                gpuipc_step_name(st->step), st->reason);
+}
+
+static int send_msg(scenario *s, gpuipc_msg *msg, unsigned step)
+{
+    return gpuipc_wire_send(s->w, msg, s->fds, gpuipc_clock_deadline(s->env->timeout_ns), step,
+                            &s->err);
+}
+
+static int recv_msg(scenario *s, unsigned type, gpuipc_msg *msg, unsigned step)
+{
+    int rc;
+
+    s->env->step = (sig_atomic_t)step;
+    rc = gpuipc_wire_recv(s->w, GPUIPC_MSG_BIT(type), msg, s->fds,
+                              gpuipc_clock_deadline(s->env->timeout_ns), step, &s->err);
+
+    /* No message the producer receives carries FDs (the type table allows
+     * none), so none can be left open here. */
+    s->nfds = 0;
+    return rc;
+}
+
+static void take_baseline(scenario *s)
+{
+    gpuipc_err e;
+
+    if (gpuipc_account_snapshot(&s->fds_before, &e) == 0)
+        s->have_fds_before = 1;
+    else
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_NONE, "FD accounting: %s", e.msg);
+    if (s->env->gpu_free != NULL) {
+        if (s->env->gpu_free(s->env, &s->free_before, &e) == 0)
+            s->have_free_before = 1;
+        else
+            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_NONE, "GPU memory accounting: %s",
+                                    e.msg);
+    }
+}
+
+/* P8: anything still open or allocated now that was not before is a leak. */
+static void compare_baseline(scenario *s)
+{
+    gpuipc_fds now;
+    gpuipc_err e;
+    uint64_t free_now;
+
+    if (s->have_fds_before && gpuipc_account_snapshot(&now, &e) == 0) {
+        if (gpuipc_account_leaks(&s->fds_before, &now, &e) > 0)
+            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "producer: %s", e.msg);
+        gpuipc_account_free(&now);
+    }
+    if (s->have_free_before && s->env->gpu_free(s->env, &free_now, &e) == 0 &&
+        free_now < s->free_before) {
+        char a[32], b[32], d[32];
+
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE,
+                                "GPU memory leaked: %s free before, %s after (%s missing)",
+                                gpuipc_units_format_size(s->free_before, a, sizeof(a)),
+                                gpuipc_units_format_size(free_now, b, sizeof(b)),
+                                gpuipc_units_format_size(s->free_before - free_now, d,
+                                                         sizeof(d)));
+    }
+}
+
+static void release_buf(scenario *s)
+{
+    gpuipc_err e;
+    uint64_t t = gpuipc_clock_ns();
+
+    if (!s->have_buf)
+        return;
+    gpuipc_env_at(s->env, GPUIPC_STEP_RELEASE);
+    s->have_buf = 0;
+    if (s->mech->release(s->env, &s->buf, &e) < 0)
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "release: %s", e.msg);
+    else
+        log_step(s, GPUIPC_STEP_RELEASE, t, "%s", "unmapped and freed");
+}
+
+/* P3: allocate, fill, export. On failure s->mine says why and no FD is open. */
+static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
+{
+    gpuipc_env *env = s->env;
+    char text[160];
+    uint64_t seed, t;
+
+    gpuipc_env_at(env, GPUIPC_STEP_ALLOC);
+    t = gpuipc_clock_ns();
+    if (s->mech->alloc(env, size, &s->buf, &s->err) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_ALLOC, "alloc: %s", s->err.msg);
+        return;
+    }
+    s->have_buf = 1;
+    s->res->size = s->buf.size;
+    log_step(s, GPUIPC_STEP_ALLOC, t, "%s", s->buf.detail);
+
+    gpuipc_env_at(env, GPUIPC_STEP_FILL);
+    seed = gpuipc_pattern_seed(0);
+    t = gpuipc_clock_ns();
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_SKIP_WRITE)) {
+        log_step(s, GPUIPC_STEP_FILL, t, "%s", "SABOTAGE: pattern not written (test hook)");
+    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->err) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_FILL, "fill: %s", s->err.msg);
+        return;
+    } else {
+        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written",
+                 (unsigned long long)seed, gbps(s->buf.size, gpuipc_clock_ns() - t));
+        log_step(s, GPUIPC_STEP_FILL, t, "%s", text);
+    }
+    offer->seed = seed;
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
+        offer->seed = seed ^ WRONG_SEED_MASK;
+
+    gpuipc_env_at(env, GPUIPC_STEP_EXPORT);
+    t = gpuipc_clock_ns();
+    if (s->mech->export(env, &s->buf, offer, s->fds, &s->nfds, &s->err) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_EXPORT, "export: %s", s->err.msg);
+        s->nfds = 0;
+        return;
+    }
+    snprintf(text, sizeof(text), "%u FD%s", s->nfds, s->nfds == 1 ? "" : "s");
+    log_step(s, GPUIPC_STEP_EXPORT, t, "%s", text);
+}
+
+/* P5: the consumer wrote its own pattern over ours; read it back. */
+static void check_back(scenario *s, const gpuipc_msg_report *report, uint64_t our_seed)
+{
+    char text[GPUIPC_ERR_LEN];
+    gpuipc_check *k = &s->res->backward;
+    uint64_t t;
+
+    gpuipc_env_at(s->env, GPUIPC_STEP_CHECK);
+    if (report->seed == our_seed) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: the consumer's seed "
+                                "equals the producer's, so its write cannot be told apart");
+        return;
+    }
+    t = gpuipc_clock_ns();
+    if (s->buf.view.ops->verify(&s->buf.view, report->seed, k, &s->err) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: %s", s->err.msg);
+        return;
+    }
+    gpuipc_pattern_describe(k, s->buf.view.first_word, text, sizeof(text));
+    if (k->mismatches) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check of the consumer's bytes: %s",
+                                text);
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_CHECK,
+                        GPUIPC_LOG_NO_TIME, "FAIL consumer's bytes: %s", text);
+        return;
+    }
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the consumer, %.1f GB/s",
+             gbps(s->buf.size, gpuipc_clock_ns() - t));
+    log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
+}
+
+/* Settles the result: the reason is lost (a broken connection, which
+ * outranks everything else) or else the first failure on either side. */
+static void finish(scenario *s, uint64_t t0, const char *lost)
+{
+    gpuipc_result *res = s->res;
+    const gpuipc_status *first = s->mine.code == GPUIPC_FAIL ? &s->mine : &s->theirs;
+
+    if (s->have_fds_before)
+        gpuipc_account_free(&s->fds_before);
+    res->ns = gpuipc_clock_ns() - t0;
+    if (lost != NULL) {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "%s", lost);
+    } else if (s->mine.code == GPUIPC_PASS && s->theirs.code == GPUIPC_PASS) {
+        res->status = GPUIPC_PASS;
+        res->reason[0] = '\0';
+    } else {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "%s", first->reason);
+    }
+}
+
+void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
+                              uint64_t size, unsigned index, gpuipc_result *res)
+{
+    static scenario zero;
+    scenario s = zero;
+    uint64_t t0 = gpuipc_clock_ns(), t, our_seed;
+    gpuipc_msg msg;
+
+    memset(res, 0, sizeof(*res));
+    res->mech = mech->name;
+    res->status = GPUIPC_FAIL;
+    res->size = size;
+    s.env = env;
+    s.w = w;
+    s.mech = mech;
+    s.res = res;
+    gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+    gpuipc_wire_status(&s.theirs, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+
+    /* P1 BEGIN, C2 READY */
+    gpuipc_env_at(env, GPUIPC_STEP_BEGIN);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_BEGIN;
+    snprintf(msg.u.begin.mech, sizeof(msg.u.begin.mech), "%s", mech->name);
+    msg.u.begin.index = index;
+    msg.u.begin.size = size;
+    memcpy(msg.u.begin.uuid, env->uuid, GPUIPC_UUID_LEN);
+    t = gpuipc_clock_ns();
+    if (send_msg(&s, &msg, GPUIPC_STEP_BEGIN) < 0 ||
+        recv_msg(&s, GPUIPC_MSG_READY, &msg, GPUIPC_STEP_READY) < 0)
+        goto lost;
+    note_consumer(&s, &msg.u.ready);
+    log_step(&s, GPUIPC_STEP_READY, t, "%s",
+             msg.u.ready.code == GPUIPC_PASS ? "consumer is ready" : "consumer cannot take part");
+
+    /* P2 baseline, P3 alloc/fill/export, P4 OFFER */
+    take_baseline(&s);
+    memset(&msg, 0, sizeof(msg));
+    if (s.mine.code == GPUIPC_PASS && s.theirs.code == GPUIPC_PASS)
+        prepare_offer(&s, size, &msg.u.offer);
+    our_seed = msg.u.offer.seed;
+    gpuipc_env_at(env, GPUIPC_STEP_OFFER);
+    msg.type = GPUIPC_MSG_OFFER;
+    msg.u.offer.st = s.mine;
+    if (s.mine.code != GPUIPC_PASS || s.theirs.code != GPUIPC_PASS) {
+        gpuipc_wire_close_fds(s.fds, s.nfds);
+        s.nfds = 0;
+        if (s.mine.code == GPUIPC_PASS)
+            gpuipc_wire_status(&msg.u.offer.st, GPUIPC_SKIP, GPUIPC_STEP_READY,
+                               "the consumer is not ready");
+    }
+    msg.nfds = (uint16_t)s.nfds;
+    t = gpuipc_clock_ns();
+    if (send_msg(&s, &msg, GPUIPC_STEP_OFFER) < 0)
+        goto lost;
+    gpuipc_wire_close_fds(s.fds, s.nfds);
+    s.nfds = 0;
+
+    /* C5 REPORT */
+    if (recv_msg(&s, GPUIPC_MSG_REPORT, &msg, GPUIPC_STEP_REPORT) < 0)
+        goto lost;
+    note_consumer(&s, &msg.u.report.st);
+    res->forward = msg.u.report.check;
+    if (msg.u.report.check.words > 0) {
+        char text[GPUIPC_ERR_LEN];
+
+        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, mech->name, GPUIPC_STEP_REPORT,
+                        gpuipc_clock_ns() - t, "consumer found %s",
+                        gpuipc_pattern_describe(&res->forward, 0, text, sizeof(text)));
+    }
+
+    /* P5 check the consumer's pattern, P6 release */
+    if (s.mine.code == GPUIPC_PASS && (msg.u.report.flags & GPUIPC_REPORT_WROTE))
+        check_back(&s, &msg.u.report, our_seed);
+    else if (s.mine.code == GPUIPC_PASS && s.theirs.code == GPUIPC_PASS)
+        gpuipc_wire_status_fail(&s.mine, GPUIPC_STEP_CHECK,
+                                "check: the consumer did not write its pattern");
+    release_buf(&s);
+
+    /* P7 END, C7 END_ACK */
+    gpuipc_env_at(env, GPUIPC_STEP_END);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_END;
+    msg.u.end.st = s.mine;
+    msg.u.end.check = res->backward;
+    if (send_msg(&s, &msg, GPUIPC_STEP_END) < 0 ||
+        recv_msg(&s, GPUIPC_MSG_END_ACK, &msg, GPUIPC_STEP_END_ACK) < 0)
+        goto lost;
+    note_consumer(&s, &msg.u.end_ack);
+
+    /* P8 */
+    compare_baseline(&s);
+    finish(&s, t0, NULL);
+    return;
+
+lost:
+    /* The consumer is gone or broken: free what this side holds and report
+     * the wire's reason, which names the step. */
+    gpuipc_wire_close_fds(s.fds, s.nfds);
+    s.nfds = 0;
+    gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, mech->name, (unsigned)env->step,
+                    GPUIPC_LOG_NO_TIME, "FAIL %s", s.err.msg);
+    release_buf(&s);
+    finish(&s, t0, s.err.msg);
+}

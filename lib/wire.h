@@ -1,0 +1,176 @@
+/* wire.h: the framed, versioned messages that producer and consumer exchange
+ * over a SOCK_SEQPACKET socket, with FDs as SCM_RIGHTS, under deadlines.
+ *
+ * Frame (little-endian, 20 bytes, then the type's fixed-width payload):
+ *   u32 magic "GIPC" | u16 version | u16 type | u32 sequence | u32 payload length
+ *   | u16 FD count | u16 reserved (0)
+ * Each direction numbers its messages from 1. The FD count is the number of
+ * FDs sent with the message as SCM_RIGHTS on the same sendmsg(). */
+#ifndef GPUIPC_WIRE_H
+#define GPUIPC_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
+#define GPUIPC_WIRE_VERSION 1
+#define GPUIPC_WIRE_HEADER_LEN 20
+#define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD */
+#define GPUIPC_WIRE_MAX_MSG 4096 /* receive buffer; larger datagrams are refused */
+#define GPUIPC_WIRE_REASON_LEN 384
+#define GPUIPC_WIRE_NAME_LEN 16
+#define GPUIPC_WIRE_BLOB_LEN 128
+#define GPUIPC_UUID_LEN 16
+
+enum gpuipc_msg_type {
+    GPUIPC_MSG_HELLO = 1,   /* both ways, first: pid, role, flags */
+    GPUIPC_MSG_BEGIN = 2,   /* producer: a scenario starts */
+    GPUIPC_MSG_READY = 3,   /* consumer: whether it can take part */
+    GPUIPC_MSG_OFFER = 4,   /* producer: the memory, with its FDs */
+    GPUIPC_MSG_REPORT = 5,  /* consumer: its check of the producer's bytes */
+    GPUIPC_MSG_END = 6,     /* producer: its check of the consumer's bytes */
+    GPUIPC_MSG_END_ACK = 7, /* consumer: its verdict after teardown */
+    GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios */
+    GPUIPC_MSG_TYPE_MAX = 8
+};
+
+#define GPUIPC_MSG_BIT(type) (1u << (type))
+
+/* HELLO flags. */
+#define GPUIPC_HELLO_NEEDS_CUDA 0x1u /* the consumer may start cuInit now */
+
+/* REPORT flags. */
+#define GPUIPC_REPORT_WROTE 0x1u /* the consumer wrote its pattern */
+
+/* One side's outcome of a step: GPUIPC_PASS, GPUIPC_FAIL or GPUIPC_SKIP, the
+ * step it refers to, and a printable reason. */
+typedef struct gpuipc_status {
+    int32_t code;
+    uint32_t step;
+    char reason[GPUIPC_WIRE_REASON_LEN];
+} gpuipc_status;
+
+/* A verification: words read, mismatches, and the first bad word's pattern
+ * index with what was expected there and what was found. */
+typedef struct gpuipc_check {
+    uint64_t words;
+    uint64_t mismatches;
+    uint64_t first_bad;
+    uint64_t expected;
+    uint64_t got;
+} gpuipc_check;
+
+typedef struct gpuipc_msg_hello {
+    uint32_t pid;
+    uint32_t role; /* enum gpuipc_role */
+    uint32_t flags;
+} gpuipc_msg_hello;
+
+typedef struct gpuipc_msg_begin {
+    char mech[GPUIPC_WIRE_NAME_LEN]; /* [a-z0-9-], NUL-terminated */
+    uint32_t index;                  /* scenario number in this session */
+    uint32_t flags;                  /* none defined: 0 */
+    uint64_t size;                   /* bytes requested */
+    uint8_t uuid[GPUIPC_UUID_LEN];   /* producer's device, zero if none */
+} gpuipc_msg_begin;
+
+typedef struct gpuipc_msg_offer {
+    gpuipc_status st; /* not PASS: nothing offered, no FDs */
+    uint64_t size;    /* bytes to map, a multiple of granularity */
+    uint64_t granularity;
+    uint64_t seed;    /* the producer's pattern seed */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    uint32_t blob_len; /* mechanism-specific in-band data */
+    uint8_t blob[GPUIPC_WIRE_BLOB_LEN];
+} gpuipc_msg_offer;
+
+typedef struct gpuipc_msg_report {
+    gpuipc_status st;
+    gpuipc_check check; /* the consumer's verification of the producer's bytes */
+    uint64_t seed;      /* the seed of the pattern the consumer wrote */
+    uint32_t flags;     /* GPUIPC_REPORT_WROTE */
+} gpuipc_msg_report;
+
+typedef struct gpuipc_msg_end {
+    gpuipc_status st;
+    gpuipc_check check; /* the producer's verification of the consumer's bytes */
+} gpuipc_msg_end;
+
+typedef struct gpuipc_msg {
+    uint16_t type;
+    uint16_t nfds; /* FDs travelling with it */
+    uint32_t seq;  /* set by the wire */
+    union {
+        gpuipc_msg_hello hello;
+        gpuipc_msg_begin begin;
+        gpuipc_status ready;
+        gpuipc_msg_offer offer;
+        gpuipc_msg_report report;
+        gpuipc_msg_end end;
+        gpuipc_status end_ack;
+    } u;
+} gpuipc_msg;
+
+/* Returns "HELLO", "OFFER", ... or "unknown". */
+const char *gpuipc_wire_type_name(unsigned type);
+
+/* Fills st with code, step and a printable copy of reason (NULL: empty). */
+void gpuipc_wire_status(gpuipc_status *st, int code, unsigned step, const char *reason);
+
+/* Records a failure at step in st, unless st already holds one: the first
+ * failure is the one worth reporting. */
+void gpuipc_wire_status_fail(gpuipc_status *st, unsigned step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Encodes msg with sequence number seq into buf. Returns the frame length,
+ * or 0 if the type is unknown or cap is too small. */
+size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap);
+
+/* Decodes and validates one frame of len bytes that arrived with nfds FDs:
+ * magic, version, type (one of the bits in accept, or any known type if
+ * accept is 0), reserved bits, sequence (must be expect_seq), payload length,
+ * FD count (header against arrival, and against the type's limit) and every
+ * payload field. Returns 0, or -EPROTO with what was wrong. Owns no FDs. */
+int gpuipc_wire_decode(const uint8_t *buf, size_t len, unsigned nfds, uint32_t expect_seq,
+                       unsigned accept, gpuipc_msg *msg, gpuipc_err *err);
+
+/* One end of a connection: the socket, both sequence counters, and the
+ * reason it became unusable, if it did. */
+typedef struct gpuipc_wire gpuipc_wire;
+
+/* Wraps the connected socket fd, whose peer is called peer ("consumer",
+ * "producer") in messages. On success the wire owns fd. Returns 0 or -ENOMEM. */
+int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err);
+
+/* Closes the socket and frees w. NULL is allowed. */
+void gpuipc_wire_close(gpuipc_wire *w);
+
+/* Returns the socket. The wire still owns it. */
+int gpuipc_wire_fd(const gpuipc_wire *w);
+
+/* Returns why the wire became unusable, or NULL while it is healthy. After a
+ * timeout, a lost peer or a malformed message every later call fails at once
+ * with this reason. */
+const char *gpuipc_wire_broken(const gpuipc_wire *w);
+
+/* Sends msg with the msg->nfds FDs in fds, waiting for buffer space until
+ * deadline_ns. Writes use MSG_NOSIGNAL. The FDs stay the caller's. Returns 0;
+ * -EPIPE if the peer is gone ("peer gone during <step>"), -ETIMEDOUT, or
+ * another negative errno. */
+int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
+                     unsigned step, gpuipc_err *err);
+
+/* Receives one message of a type in accept, waiting until deadline_ns. On
+ * success the msg->nfds FDs in fds (room for GPUIPC_WIRE_MAX_FDS) belong to
+ * the caller; on failure every FD that arrived has been closed. Returns 0;
+ * -EPIPE (peer gone), -ETIMEDOUT, -EPROTO (malformed, rejected with the
+ * reason) or another negative errno. */
+int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
+                     uint64_t deadline_ns, unsigned step, gpuipc_err *err);
+
+/* Closes n FDs of fds, ignoring -1 entries. */
+void gpuipc_wire_close_fds(int *fds, unsigned n);
+
+#endif

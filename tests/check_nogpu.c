@@ -1,0 +1,26 @@
+/* check_nogpu.c: runs every suite that needs no GPU, each test in its own
+ * forked process with Check's timeouts. Exits 0 only if all passed.
+ * CK_RUN_SUITE, CK_RUN_CASE, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME
+ * select tests and add reports as Check documents. */
+#include <stdlib.h>
+
+#include "suites.h"
+
+int main(void)
+{
+    SRunner *sr = srunner_create(wire_suite());
+    int failed;
+
+    srunner_add_suite(sr, units_suite());
+    srunner_add_suite(sr, options_suite());
+    srunner_add_suite(sr, pattern_suite());
+    srunner_add_suite(sr, account_suite());
+    srunner_add_suite(sr, inject_suite());
+    srunner_add_suite(sr, report_suite());
+    srunner_add_suite(sr, roles_suite());
+    srunner_add_suite(sr, program_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

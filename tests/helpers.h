@@ -1,0 +1,47 @@
+/* helpers.h: what the suites share: FD counting, running the program as a
+ * real process group under a deadline, and sending raw frames. */
+#ifndef GPUIPC_TESTS_HELPERS_H
+#define GPUIPC_TESTS_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Returns the number of FDs open in this process. */
+int th_fd_count(void);
+
+/* The outcome of running the program. */
+typedef struct th_run {
+    int status;          /* wait status of the program (the producer) */
+    int finished;        /* it exited before the deadline */
+    double seconds;      /* from start to its exit */
+    int leftover;        /* processes of its group that outlived the grace period */
+    char out[1 << 16];   /* stdout and stderr together, NUL-terminated */
+    size_t len;
+} th_run;
+
+/* Called for every complete output line; pgid is the run's process group. */
+typedef void (*th_line_fn)(const char *line, pid_t pgid, void *arg);
+
+/* Returns the program under test: $GPUIPC_TEST_BIN, or ./gpuipc_test. */
+const char *th_program(void);
+
+/* Runs the program with args (NULL-terminated, without argv[0]) and the
+ * extra environment entries in env ("NAME=value", NULL-terminated, may be
+ * NULL) in a new process group, collecting its output, until it exits or
+ * timeout_s passes (then the group is killed). Afterwards it allows
+ * grace_s for the rest of the group to exit, then kills and counts what is
+ * left. Returns 0, or -1 if the run could not be started. */
+int th_spawn(th_run *r, const char *const *args, const char *const *env, double timeout_s,
+             double grace_s, th_line_fn on_line, void *arg);
+
+/* Returns 1 if the program exited with code. */
+int th_exited(const th_run *r, int code);
+
+/* Sends len raw bytes and nfds FDs in one sendmsg(). Returns its result. */
+ssize_t th_send_raw(int sock, const void *buf, size_t len, const int *fds, int nfds);
+
+/* Returns 1 if one line of text contains both a and b. */
+int th_line_has(const char *text, const char *a, const char *b);
+
+#endif

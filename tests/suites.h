@@ -1,0 +1,17 @@
+/* suites.h: the no-GPU Check suites, one per area, run by check_nogpu.c. */
+#ifndef GPUIPC_TESTS_SUITES_H
+#define GPUIPC_TESTS_SUITES_H
+
+#include <check.h>
+
+Suite *wire_suite(void);
+Suite *units_suite(void);
+Suite *options_suite(void);
+Suite *pattern_suite(void);
+Suite *account_suite(void);
+Suite *inject_suite(void);
+Suite *report_suite(void);
+Suite *roles_suite(void);
+Suite *program_suite(void);
+
+#endif

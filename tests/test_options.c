@@ -1,0 +1,160 @@
+/* test_options.c: the command line and the choice of mechanisms. */
+#include <errno.h>
+#include <string.h>
+
+#include "../lib/log.h"
+#include "../lib/mech.h"
+#include "../lib/options.h"
+#include "suites.h"
+
+static int parse(gpuipc_options *o, gpuipc_err *e, const char *a1, const char *a2)
+{
+    char *argv[4] = {(char *)"gpuipc_test", (char *)a1, (char *)a2, NULL};
+    int argc = 1 + (a1 != NULL) + (a2 != NULL);
+
+    return gpuipc_options_parse(o, argc, argv, e);
+}
+
+START_TEST(test_options_defaults)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(parse(&o, &e, NULL, NULL), 0);
+    ck_assert_uint_eq(o.size, 64ull << 20);
+    ck_assert_uint_eq(o.timeout_ns, 30ull * 1000000000ull);
+    ck_assert_int_eq(o.device, 0);
+    ck_assert_ptr_null(o.only);
+    ck_assert_int_eq(o.level, GPUIPC_LOG_NORMAL);
+    ck_assert_int_eq(o.list + o.help + o.version, 0);
+}
+END_TEST
+
+START_TEST(test_options_parses_every_option)
+{
+    char *argv[] = {"gpuipc_test", "--size", "4G", "--device=1", "--only", "memfd,vmm",
+                    "--timeout", "500ms", "--verbose", "--list", NULL};
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_options_parse(&o, 10, argv, &e), 0);
+    ck_assert_uint_eq(o.size, 4ull << 30);
+    ck_assert_int_eq(o.device, 1);
+    ck_assert_str_eq(o.only, "memfd,vmm");
+    ck_assert_uint_eq(o.timeout_ns, 500000000ull);
+    ck_assert_int_eq(o.level, GPUIPC_LOG_VERBOSE);
+    ck_assert_int_eq(o.list, 1);
+}
+END_TEST
+
+START_TEST(test_options_short_flags)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(parse(&o, &e, "-q", NULL), 0);
+    ck_assert_int_eq(o.level, GPUIPC_LOG_QUIET);
+    ck_assert_int_eq(parse(&o, &e, "-h", NULL), 0);
+    ck_assert_int_eq(o.help, 1);
+    ck_assert_int_eq(parse(&o, &e, "-V", NULL), 0);
+    ck_assert_int_eq(o.version, 1);
+}
+END_TEST
+
+static const struct {
+    const char *a1, *a2, *reason;
+} bad[] = {
+    {"--size", "banana", "--size: 'banana' is not a size"},
+    {"--size", "0", "--size: '0' is zero bytes"},
+    {"--size", "20T", "--size: '20T' is larger than the 16 TiB limit"},
+    {"--device", "-1", "--device: '-1' is not a device ordinal"},
+    {"--device", "gpu0", "--device: 'gpu0' is not a device ordinal"},
+    {"--timeout", "never", "--timeout: 'never' is not a duration"},
+    {"--timeout", "0", "--timeout: '0' is shorter than 1 ms"},
+    {"--frobnicate", NULL, "unknown option '--frobnicate'"},
+    {"-x", NULL, "unknown option '-x'"},
+    {"--size", NULL, "--size: missing value"},
+    {"extra", NULL, "unexpected argument 'extra'"},
+    {"--quiet", "--verbose", "--quiet and --verbose contradict each other"},
+};
+
+START_TEST(test_options_rejects_bad_input)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(parse(&o, &e, bad[_i].a1, bad[_i].a2), -EINVAL);
+    /* The reason starts with the option and what is wrong; a hint may follow. */
+    ck_assert_msg(strncmp(e.msg, bad[_i].reason, strlen(bad[_i].reason)) == 0,
+                  "reason '%s' does not start with '%s'", e.msg, bad[_i].reason);
+}
+END_TEST
+
+static int no_probe(struct gpuipc_env *env, gpuipc_err *why)
+{
+    (void)env;
+    (void)why;
+    return 0;
+}
+
+static const gpuipc_mech fake_a = {.name = "alpha", .by_default = 1, .probe = no_probe};
+static const gpuipc_mech fake_b = {.name = "beta", .by_default = 0, .probe = no_probe};
+static const gpuipc_mech fake_c = {.name = "gamma", .by_default = 1, .probe = no_probe};
+static const gpuipc_mech *const fakes[] = {&fake_a, &fake_b, &fake_c};
+
+START_TEST(test_options_selects_the_default_set)
+{
+    const gpuipc_mech *sel[3];
+    size_t n = 99;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, NULL, sel, &n, &e), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_eq(sel[0], &fake_a);
+    ck_assert_ptr_eq(sel[1], &fake_c);
+}
+END_TEST
+
+START_TEST(test_options_selects_named_mechanisms_in_order)
+{
+    const gpuipc_mech *sel[3];
+    size_t n = 0;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "gamma,beta", sel, &n, &e), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_eq(sel[0], &fake_c);
+    ck_assert_ptr_eq(sel[1], &fake_b);
+}
+END_TEST
+
+START_TEST(test_options_rejects_bad_mechanism_lists)
+{
+    const gpuipc_mech *sel[3];
+    size_t n;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,delta", sel, &n, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "unknown mechanism 'delta' (known: alpha, beta, gamma)");
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,,beta", sel, &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "empty mechanism name") != NULL, "reason: %s", e.msg);
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "beta,beta", sel, &n, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "mechanism 'beta' is named twice");
+}
+END_TEST
+
+Suite *options_suite(void)
+{
+    Suite *s = suite_create("options");
+    TCase *tc = tcase_create("options");
+
+    tcase_add_test(tc, test_options_defaults);
+    tcase_add_test(tc, test_options_parses_every_option);
+    tcase_add_test(tc, test_options_short_flags);
+    tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+    tcase_add_test(tc, test_options_selects_the_default_set);
+    tcase_add_test(tc, test_options_selects_named_mechanisms_in_order);
+    tcase_add_test(tc, test_options_rejects_bad_mechanism_lists);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,140 @@
+/* test_pattern.c: the pattern and its CPU fill and verify. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/pattern.h"
+#include "suites.h"
+
+#define WORDS 4096
+
+START_TEST(test_pattern_verifies_its_own_fill)
+{
+    uint64_t *p = malloc(WORDS * 8);
+    gpuipc_check k;
+
+    gpuipc_pattern_fill(p, WORDS, 0, 42);
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, WORDS, 0, 42, &k), 0);
+    ck_assert_uint_eq(k.words, WORDS);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_pattern_wrong_seed_fails_every_word)
+{
+    uint64_t *p = malloc(WORDS * 8);
+    gpuipc_check k;
+
+    gpuipc_pattern_fill(p, WORDS, 100, 42);
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, WORDS, 100, 43, &k), WORDS);
+    ck_assert_uint_eq(k.first_bad, 100);
+    ck_assert_uint_eq(k.expected, gpuipc_pattern_word(100, 43));
+    ck_assert_uint_eq(k.got, gpuipc_pattern_word(100, 42));
+    free(p);
+}
+END_TEST
+
+START_TEST(test_pattern_finds_one_flipped_bit)
+{
+    uint64_t *p = malloc(WORDS * 8);
+    gpuipc_check k;
+    char text[256];
+
+    gpuipc_pattern_fill(p, WORDS, 0, 7);
+    p[1234] ^= 1ull << 40;
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, WORDS, 0, 7, &k), 1);
+    ck_assert_uint_eq(k.first_bad, 1234);
+    gpuipc_pattern_describe(&k, 0, text, sizeof(text));
+    ck_assert_msg(strstr(text, "1 mismatches in 4096 words; first bad word 1234 (byte offset "
+                               "0x2690)") != NULL, "%s", text);
+    free(p);
+}
+END_TEST
+
+/* Two halves mapped in the wrong order: each half is a correct pattern for
+ * some index, but not for where it sits. */
+START_TEST(test_pattern_catches_pieces_out_of_order)
+{
+    uint64_t *p = malloc(WORDS * 8);
+    gpuipc_check k;
+
+    gpuipc_pattern_fill(p, WORDS / 2, WORDS / 2, 9);
+    gpuipc_pattern_fill(p + WORDS / 2, WORDS / 2, 0, 9);
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, WORDS, 0, 9, &k), WORDS);
+    ck_assert_uint_eq(k.first_bad, 0);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_pattern_has_no_repeats_in_a_window)
+{
+    enum { N = 1 << 16 };
+    uint64_t *v = malloc(N * 8);
+    size_t i;
+
+    for (i = 0; i < N; i++)
+        v[i] = gpuipc_pattern_word(i, 0x1234);
+    for (i = 1; i < N; i++)
+        ck_assert_uint_ne(v[i], v[i - 1]);
+    free(v);
+}
+END_TEST
+
+/* Memory nobody wrote (zeros here) must not pass. */
+START_TEST(test_pattern_unwritten_memory_fails)
+{
+    uint64_t *p = calloc(WORDS, 8);
+    gpuipc_check k;
+
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, WORDS, 0, 0x8badf00d5eedull, &k), WORDS);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_pattern_seed_differs_from_the_one_to_avoid)
+{
+    int i;
+
+    for (i = 0; i < 100; i++) {
+        uint64_t a = gpuipc_pattern_seed(0);
+
+        ck_assert_uint_ne(gpuipc_pattern_seed(a), a);
+    }
+}
+END_TEST
+
+START_TEST(test_pattern_cpu_view_ops)
+{
+    uint64_t *p = calloc(WORDS, 8);
+    gpuipc_view v = {.ops = &gpuipc_pattern_cpu_ops, .host = p, .size = WORDS * 8,
+                     .first_word = 77};
+    gpuipc_check k;
+    gpuipc_err e;
+
+    ck_assert_int_eq(v.ops->fill(&v, 5, &e), 0);
+    ck_assert_uint_eq(p[0], gpuipc_pattern_word(77, 5));
+    ck_assert_int_eq(v.ops->verify(&v, 5, &k, &e), 0);
+    ck_assert_uint_eq(k.mismatches, 0);
+    p[WORDS - 1] = 0;
+    ck_assert_int_eq(v.ops->verify(&v, 5, &k, &e), 0);
+    ck_assert_uint_eq(k.mismatches, 1);
+    ck_assert_uint_eq(k.first_bad, 77 + WORDS - 1);
+    free(p);
+}
+END_TEST
+
+Suite *pattern_suite(void)
+{
+    Suite *s = suite_create("pattern");
+    TCase *tc = tcase_create("pattern");
+
+    tcase_add_test(tc, test_pattern_verifies_its_own_fill);
+    tcase_add_test(tc, test_pattern_wrong_seed_fails_every_word);
+    tcase_add_test(tc, test_pattern_finds_one_flipped_bit);
+    tcase_add_test(tc, test_pattern_catches_pieces_out_of_order);
+    tcase_add_test(tc, test_pattern_has_no_repeats_in_a_window);
+    tcase_add_test(tc, test_pattern_unwritten_memory_fails);
+    tcase_add_test(tc, test_pattern_seed_differs_from_the_one_to_avoid);
+    tcase_add_test(tc, test_pattern_cpu_view_ops);
+    suite_add_tcase(s, tc);
+    return s;
+}

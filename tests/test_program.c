@@ -1,0 +1,267 @@
+/* test_program.c: ./gpuipc_test as a user runs it: exit codes, usage
+ * errors, the memfd round trip, sabotage, and a peer that dies or hangs at
+ * every step, checking that the survivor reports it within the deadline and
+ * that no process is left behind. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "helpers.h"
+#include "suites.h"
+
+static th_run run;
+
+static void spawn(const char *const *args, const char *const *env, double timeout_s)
+{
+    ck_assert_int_eq(th_spawn(&run, args, env, timeout_s, 3.0, NULL, NULL), 0);
+}
+
+#define OUT_HAS(text) ck_assert_msg(strstr(run.out, (text)) != NULL, "output lacks '%s':\n%s", \
+                                    (text), run.out)
+
+START_TEST(test_program_memfd_round_trip_passes)
+{
+    const char *args[] = {"--only", "memfd", "--size", "8M", NULL};
+
+    spawn(args, NULL, 20);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("Checks: 1, Failures: 0, Errors: 0");
+    OUT_HAS("memfd    PASS   8 MiB      0/1048576 bad          0/1048576 bad");
+    OUT_HAS("consumer: exited 0");
+    OUT_HAS("result: PASS: 1 passed, 0 failed, 0 skipped");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+START_TEST(test_program_logs_each_step_with_role_and_time)
+{
+    const char *args[] = {"--only", "memfd", "--size", "1M", NULL};
+
+    spawn(args, NULL, 20);
+    ck_assert(th_exited(&run, 0));
+    OUT_HAS("producer  memfd   alloc    1 MiB of host memory");
+    OUT_HAS("consumer  memfd   import   mapped 1048576 bytes");
+    OUT_HAS("consumer  memfd   verify   0 mismatches in 131072 words from the producer");
+    OUT_HAS("producer  memfd   check    0 mismatches in 131072 words from the consumer");
+    OUT_HAS(" ms]");
+}
+END_TEST
+
+START_TEST(test_program_without_a_gpu_exits_77_with_one_line)
+{
+    /* No device visible: the same answer with or without a driver. */
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {NULL};
+
+    spawn(args, env, 30);
+    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strncmp(run.out, "gpuipc_test: SKIP: ", 19) == 0, "output:\n%s", run.out);
+    ck_assert_msg(strchr(run.out, '\n') == run.out + run.len - 1, "more than one line:\n%s",
+                  run.out);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+static const struct {
+    const char *a1, *a2, *reason;
+} usage_errors[] = {
+    {"--size", "banana", "gpuipc_test: --size: 'banana' is not a size"},
+    {"--size", "0", "--size: '0' is zero bytes"},
+    {"--timeout", "-3", "--timeout: '-3' is not a duration"},
+    {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, memfd)"},
+    {"--bogus", NULL, "unknown option '--bogus'"},
+    {"--device", "x", "--device: 'x' is not a device ordinal"},
+};
+
+START_TEST(test_program_usage_errors_exit_2)
+{
+    const char *args[] = {usage_errors[_i].a1, usage_errors[_i].a2, NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS(usage_errors[_i].reason);
+    OUT_HAS("Try 'gpuipc_test --help'");
+}
+END_TEST
+
+START_TEST(test_program_rejects_a_bad_fault_hook)
+{
+    const char *env[] = {"GPUIPC_FAULT=consumer:nowhere:exit", NULL};
+    const char *args[] = {"--only", "memfd", NULL};
+
+    spawn(args, env, 10);
+    ck_assert(th_exited(&run, 2));
+    OUT_HAS("GPUIPC_FAULT='consumer:nowhere:exit': 'nowhere' is not a step of the consumer");
+}
+END_TEST
+
+START_TEST(test_program_memfd_size_beyond_host_memory_exits_2)
+{
+    const char *args[] = {"--only", "memfd", "--size", "16T", NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("--size 16 TiB: larger than the host's available memory for memfd");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+START_TEST(test_program_help_describes_every_option)
+{
+    static const char *const words[] = {"--size", "--device", "--only", "--timeout", "--list",
+                                        "--quiet", "--verbose", "--help", "--version", "vmm",
+                                        "memfd", "77"};
+    const char *args[] = {"--help", NULL};
+    size_t i;
+
+    spawn(args, NULL, 10);
+    ck_assert(th_exited(&run, 0));
+    for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        OUT_HAS(words[i]);
+}
+END_TEST
+
+START_TEST(test_program_version)
+{
+    const char *args[] = {"--version", NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert(th_exited(&run, 0));
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 1");
+}
+END_TEST
+
+START_TEST(test_program_list_names_every_mechanism)
+{
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {"--list", NULL};
+
+    spawn(args, env, 30);
+    ck_assert(th_exited(&run, 0));
+    OUT_HAS("  vmm     no ");
+    OUT_HAS("  memfd   yes");
+}
+END_TEST
+
+static const struct {
+    const char *sabotage, *reason;
+} sabotages[] = {
+    {"GPUIPC_SABOTAGE=producer:skip-write", "the producer's bytes: 131072 mismatches"},
+    {"GPUIPC_SABOTAGE=producer:wrong-seed", "the producer's bytes: 131072 mismatches"},
+    {"GPUIPC_SABOTAGE=consumer:skip-write", "check of the consumer's bytes: 131072 mismatches"},
+    {"GPUIPC_SABOTAGE=consumer:wrong-seed", "check of the consumer's bytes: 131072 mismatches"},
+};
+
+START_TEST(test_program_sabotage_exits_1_naming_the_first_bad_word)
+{
+    const char *env[] = {sabotages[_i].sabotage, NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", NULL};
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS(sabotages[_i].reason);
+    OUT_HAS("first bad word 0 (byte offset 0x0)");
+    OUT_HAS("memfd    FAIL");
+    OUT_HAS("result: FAIL");
+}
+END_TEST
+
+/* Every step of both roles, with the step the survivor is waiting in. */
+static const struct {
+    const char *role, *step, *waiting;
+} steps[] = {
+    {"consumer", "hello", "hello"},     {"consumer", "probe", "ready"},
+    {"consumer", "ready", "ready"},     {"consumer", "import", "report"},
+    {"consumer", "verify", "report"},   {"consumer", "write", "report"},
+    {"consumer", "report", "report"},   {"consumer", "release", "end-ack"},
+    {"consumer", "end-ack", "end-ack"}, {"producer", "hello", "hello"},
+    {"producer", "begin", "begin"},     {"producer", "alloc", "offer"},
+    {"producer", "fill", "offer"},      {"producer", "export", "offer"},
+    {"producer", "offer", "offer"},     {"producer", "check", "end"},
+    {"producer", "release", "end"},     {"producer", "end", "end"},
+    {"producer", "bye", "begin"},
+};
+#define N_STEPS (int)(sizeof(steps) / sizeof(steps[0]))
+
+START_TEST(test_program_survivor_reports_a_dead_peer)
+{
+    const char *action = _i % 2 ? "kill" : "exit";
+    const char *role = steps[_i / 2].role;
+    int consumer_dies = strcmp(role, "consumer") == 0;
+    char fault[96], want[96];
+    const char *env[] = {fault, NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "3", NULL};
+
+    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", role, steps[_i / 2].step, action);
+    snprintf(want, sizeof(want), "FAIL peer gone during %s", steps[_i / 2].waiting);
+    spawn(args, env, 10);
+    ck_assert_msg(run.finished, "%s: still running after 10 s:\n%s", fault, run.out);
+    ck_assert_msg(th_line_has(run.out, consumer_dies ? "  producer  " : "  consumer  ", want),
+                  "%s: no %s line says '%s':\n%s", fault,
+                  consumer_dies ? "producer" : "consumer", want, run.out);
+    ck_assert_msg(run.seconds < 3.0 + 2.0, "%s: took %.2f s", fault, run.seconds);
+    ck_assert_msg(run.leftover == 0, "%s: a process was left behind", fault);
+    if (consumer_dies) {
+        ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x", fault, run.status);
+    } else if (_i % 2) {
+        ck_assert(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGKILL);
+    } else {
+        ck_assert(th_exited(&run, 1));
+    }
+}
+END_TEST
+
+START_TEST(test_program_producer_times_out_on_a_hung_consumer)
+{
+    const char *env[] = {"GPUIPC_FAULT=consumer:report:hang", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "1", NULL};
+
+    spawn(args, env, 10);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("timed out during report: no REPORT from the consumer");
+    OUT_HAS("consumer: killed by signal 9 (SIGKILL) (by the producer");
+    /* the deadline, then at most the 2 s grace before SIGKILL */
+    ck_assert_msg(run.seconds < 1.0 + 2.0 + 1.0, "took %.2f s", run.seconds);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+START_TEST(test_program_consumer_times_out_on_a_hung_producer)
+{
+    const char *env[] = {"GPUIPC_FAULT=producer:offer:hang", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "1", NULL};
+
+    /* The producer hangs for good; the harness kills it after 4 s. */
+    ck_assert_int_eq(th_spawn(&run, args, env, 4, 1, NULL, NULL), 0);
+    OUT_HAS("consumer  memfd   offer    FAIL timed out during offer: no OFFER from the producer");
+}
+END_TEST
+
+Suite *program_suite(void)
+{
+    Suite *s = suite_create("program");
+    TCase *basics = tcase_create("basics");
+    TCase *faults = tcase_create("faults");
+
+    tcase_set_timeout(basics, 60);
+    tcase_set_timeout(faults, 60);
+    tcase_add_test(basics, test_program_memfd_round_trip_passes);
+    tcase_add_test(basics, test_program_logs_each_step_with_role_and_time);
+    tcase_add_test(basics, test_program_without_a_gpu_exits_77_with_one_line);
+    tcase_add_loop_test(basics, test_program_usage_errors_exit_2, 0,
+                        (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));
+    tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
+    tcase_add_test(basics, test_program_memfd_size_beyond_host_memory_exits_2);
+    tcase_add_test(basics, test_program_help_describes_every_option);
+    tcase_add_test(basics, test_program_version);
+    tcase_add_test(basics, test_program_list_names_every_mechanism);
+    tcase_add_loop_test(basics, test_program_sabotage_exits_1_naming_the_first_bad_word, 0,
+                        (int)(sizeof(sabotages) / sizeof(sabotages[0])));
+    tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, 2 * N_STEPS);
+    tcase_add_test(faults, test_program_producer_times_out_on_a_hung_consumer);
+    tcase_add_test(faults, test_program_consumer_times_out_on_a_hung_producer);
+    suite_add_tcase(s, basics);
+    suite_add_tcase(s, faults);
+    return s;
+}

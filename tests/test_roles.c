@@ -1,0 +1,452 @@
+/* test_roles.c: the producer and consumer roles, each in its own process
+ * over a real socketpair, on memfd: a whole session, independent scenarios,
+ * a peer that dies or hangs at each step, and sabotaged bytes. The role under
+ * test runs in the test process, so that its FDs can be counted. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/clock.h"
+#include "../lib/consumer.h"
+#include "../lib/producer.h"
+#include "../lib/step.h"
+#include "helpers.h"
+#include "suites.h"
+
+#define SIZE (1u << 20)
+#define TIMEOUT_NS (5 * GPUIPC_NS_PER_S)
+
+static void act(gpuipc_env *env, int action, unsigned step)
+{
+    (void)env;
+    (void)step;
+    if (action == GPUIPC_FAULT_EXIT)
+        _exit(GPUIPC_FAIL);
+    if (action == GPUIPC_FAULT_KILL)
+        raise(SIGKILL);
+    for (;;)
+        pause();
+}
+
+/* An env whose log goes to a memfd the test can read back. */
+static void env_for(gpuipc_env *env, int role, const char *fault, const char *sabotage,
+                    uint64_t timeout_ns)
+{
+    gpuipc_err e;
+
+    memset(env, 0, sizeof(*env));
+    env->role = role;
+    env->log.role = role;
+    env->log.level = GPUIPC_LOG_QUIET;
+    env->log.t0_ns = gpuipc_clock_ns();
+    env->log.fd = memfd_create("log", MFD_CLOEXEC);
+    env->timeout_ns = timeout_ns;
+    env->act = act;
+    ck_assert_int_eq(gpuipc_inject_parse(fault, sabotage, &env->inject, &e), 0);
+}
+
+static void read_log(const gpuipc_env *env, char *buf, size_t len)
+{
+    ssize_t n = pread(env->log.fd, buf, len - 1, 0);
+
+    buf[n > 0 ? n : 0] = '\0';
+}
+
+static int fail_alloc(struct gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+{
+    (void)env;
+    (void)size;
+    (void)buf;
+    return gpuipc_err_set(err, -ENOMEM, "simulated allocation failure");
+}
+
+static gpuipc_mech broken_mech(void)
+{
+    gpuipc_mech m = gpuipc_mech_memfd;
+
+    m.name = "broken";
+    m.alloc = fail_alloc;
+    return m;
+}
+
+static gpuipc_mech ghost_mech(void)
+{
+    gpuipc_mech m = gpuipc_mech_memfd;
+
+    m.name = "ghost";
+    return m;
+}
+
+/* Forks a consumer serving mechs over sv[1]; returns its pid. */
+static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n,
+                            const char *fault, const char *sabotage)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuipc_env env;
+        gpuipc_wire *w;
+        gpuipc_err e;
+
+        close(sv[0]);
+        env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage, TIMEOUT_NS);
+        if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
+            _exit(3);
+        _exit(gpuipc_consumer_serve(&env, w, mechs, n));
+    }
+    close(sv[1]);
+    return pid;
+}
+
+static void pair(int sv[2])
+{
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+static int wait_exit(pid_t pid)
+{
+    int status;
+
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+START_TEST(test_roles_memfd_round_trip)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    int sv[2], peer = 0, before, status;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    before = th_fd_count();
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    ck_assert_int_eq(peer, pid);
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    ck_assert_msg(res.status == GPUIPC_PASS, "memfd: %s", res.reason);
+    ck_assert_uint_eq(res.size, SIZE);
+    ck_assert_uint_eq(res.forward.words, SIZE / 8);
+    ck_assert_uint_eq(res.forward.mismatches, 0);
+    ck_assert_uint_eq(res.backward.words, SIZE / 8);
+    ck_assert_uint_eq(res.backward.mismatches, 0);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(th_fd_count(), before);
+}
+END_TEST
+
+/* A scenario that fails on the producer's side (its allocation) ends with the
+ * same message exchange as one that passes, so the next scenario runs. */
+START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
+{
+    gpuipc_mech broken = broken_mech();
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd, &broken};
+    int sv[2], peer, status;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 2, NULL, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    gpuipc_producer_scenario(&env, w, &broken, SIZE, 0, &res);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_str_eq(res.reason, "alloc: simulated allocation failure");
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
+    ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+/* A scenario the consumer cannot take part in fails, the next one passes,
+ * and the consumer's exit code carries its own failure. */
+START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
+{
+    gpuipc_mech ghost = ghost_mech();
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    int sv[2], peer, status;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    gpuipc_producer_scenario(&env, w, &ghost, SIZE, 0, &res);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_str_eq(res.reason, "consumer probe: probe: this consumer has no such mechanism");
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
+    ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+/* The consumer's steps, and the step the producer is waiting in while each
+ * happens, which its report must name. */
+static const struct {
+    const char *step;
+    const char *waiting;
+} consumer_steps[] = {
+    {"hello", "hello"},   {"probe", "ready"},   {"ready", "ready"},
+    {"import", "report"}, {"verify", "report"}, {"write", "report"},
+    {"report", "report"}, {"release", "end-ack"}, {"end-ack", "end-ack"},
+};
+#define N_CONSUMER_STEPS (int)(sizeof(consumer_steps) / sizeof(consumer_steps[0]))
+
+START_TEST(test_roles_producer_reports_a_consumer_that_dies)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    const char *step = consumer_steps[_i / 2].step;
+    const char *action = _i % 2 ? "kill" : "exit";
+    char fault[64], want[64];
+    int sv[2], peer, before, status, rc;
+    uint64_t t0;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    snprintf(fault, sizeof(fault), "consumer:%s:%s", step, action);
+    snprintf(want, sizeof(want), "peer gone during %s", consumer_steps[_i / 2].waiting);
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    before = th_fd_count();
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, fault, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    t0 = gpuipc_clock_ns();
+    rc = gpuipc_producer_hello(&env, w, 0, &peer, &e);
+    if (rc == 0) {
+        gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+        ck_assert_int_eq(res.status, GPUIPC_FAIL);
+        snprintf(e.msg, sizeof(e.msg), "%s", res.reason);
+    }
+    ck_assert_msg(strstr(e.msg, want) != NULL, "%s: reason '%s' lacks '%s'", fault, e.msg, want);
+    ck_assert_msg(gpuipc_clock_ns() - t0 < GPUIPC_NS_PER_S, "%s: noticed after %.2f s", fault,
+                  (double)(gpuipc_clock_ns() - t0) / 1e9);
+    status = wait_exit(pid);
+    if (_i % 2)
+        ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    else
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(th_fd_count(), before);
+}
+END_TEST
+
+static const struct {
+    const char *step;
+    const char *waiting;
+} producer_steps[] = {
+    {"hello", "hello"},  {"begin", "begin"},  {"alloc", "offer"},   {"fill", "offer"},
+    {"export", "offer"}, {"offer", "offer"},  {"check", "end"},     {"release", "end"},
+    {"end", "end"},      {"bye", "begin"},
+};
+#define N_PRODUCER_STEPS (int)(sizeof(producer_steps) / sizeof(producer_steps[0]))
+
+/* The producer, forked, runs one scenario and says BYE. */
+static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuipc_result res;
+        gpuipc_env env;
+        gpuipc_wire *w;
+        gpuipc_err e;
+        int peer;
+
+        close(sv[1]);
+        env_for(&env, GPUIPC_ROLE_PRODUCER, fault, sabotage, TIMEOUT_NS);
+        if (gpuipc_wire_open(&w, sv[0], "consumer", &e) < 0 ||
+            gpuipc_producer_hello(&env, w, 0, &peer, &e) < 0)
+            _exit(3);
+        gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+        gpuipc_producer_bye(&env, w, &e);
+        _exit(res.status);
+    }
+    close(sv[0]);
+    return pid;
+}
+
+START_TEST(test_roles_consumer_reports_a_producer_that_dies)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    const char *step = producer_steps[_i / 2].step;
+    const char *action = _i % 2 ? "kill" : "exit";
+    char fault[64], want[64], log[4096];
+    int sv[2], before, verdict;
+    uint64_t t0;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    snprintf(fault, sizeof(fault), "producer:%s:%s", step, action);
+    snprintf(want, sizeof(want), "peer gone during %s", producer_steps[_i / 2].waiting);
+    env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, TIMEOUT_NS);
+    before = th_fd_count();
+    pair(sv);
+    pid = spawn_producer(sv, fault, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
+    t0 = gpuipc_clock_ns();
+    verdict = gpuipc_consumer_serve(&env, w, mechs, 1);
+    ck_assert_msg(gpuipc_clock_ns() - t0 < GPUIPC_NS_PER_S, "%s: noticed after %.2f s", fault,
+                  (double)(gpuipc_clock_ns() - t0) / 1e9);
+    ck_assert_int_eq(verdict, GPUIPC_FAIL);
+    read_log(&env, log, sizeof(log));
+    ck_assert_msg(strstr(log, want) != NULL, "%s: log '%s' lacks '%s'", fault, log, want);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(th_fd_count(), before);
+}
+END_TEST
+
+START_TEST(test_roles_producer_times_out_on_a_hung_consumer)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    int sv[2], peer;
+    uint64_t t0;
+    double took;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, 300 * GPUIPC_NS_PER_MS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, "consumer:report:hang", NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    t0 = gpuipc_clock_ns();
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    took = (double)(gpuipc_clock_ns() - t0) / 1e9;
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "timed out during report: no REPORT from the consumer"),
+                  "reason: %s", res.reason);
+    ck_assert_msg(took >= 0.3 && took < 1.3, "deadline 0.3 s, took %.2f s", took);
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+START_TEST(test_roles_consumer_times_out_on_a_hung_producer)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    char log[4096];
+    int sv[2];
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, 300 * GPUIPC_NS_PER_MS);
+    pair(sv);
+    pid = spawn_producer(sv, "producer:fill:hang", NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
+    ck_assert_int_eq(gpuipc_consumer_serve(&env, w, mechs, 1), GPUIPC_FAIL);
+    read_log(&env, log, sizeof(log));
+    ck_assert_msg(strstr(log, "timed out during offer: no OFFER from the producer") != NULL,
+                  "log: %s", log);
+    kill(pid, SIGKILL);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+static const struct {
+    const char *sabotage;
+    const char *reason;
+} sabotages[] = {
+    {"producer:skip-write", "consumer verify: verify: the producer's bytes: 131072 mismatches "
+                            "in 131072 words; first bad word 0"},
+    {"producer:wrong-seed", "consumer verify: verify: the producer's bytes: 131072 mismatches "
+                            "in 131072 words; first bad word 0"},
+    {"consumer:skip-write", "check of the consumer's bytes: 131072 mismatches in 131072 words; "
+                            "first bad word 0"},
+    {"consumer:wrong-seed", "check of the consumer's bytes: 131072 mismatches in 131072 words; "
+                            "first bad word 0"},
+};
+
+START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    const char *sab = sabotages[_i].sabotage;
+    int producer_side = strncmp(sab, "producer", 8) == 0;
+    int sv[2], peer;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, producer_side ? sab : NULL, TIMEOUT_NS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, NULL, producer_side ? NULL : sab);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, sabotages[_i].reason) != NULL, "%s: reason '%s'", sab,
+                  res.reason);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+Suite *roles_suite(void)
+{
+    Suite *s = suite_create("roles");
+    TCase *session = tcase_create("session");
+    TCase *death = tcase_create("peer_death");
+    TCase *sab = tcase_create("sabotage");
+
+    tcase_add_test(session, test_roles_memfd_round_trip);
+    tcase_add_test(session, test_roles_failed_alloc_does_not_desync_the_next_scenario);
+    tcase_add_test(session, test_roles_consumer_refusal_does_not_desync_the_next_scenario);
+    tcase_add_loop_test(death, test_roles_producer_reports_a_consumer_that_dies, 0,
+                        2 * N_CONSUMER_STEPS);
+    tcase_add_loop_test(death, test_roles_consumer_reports_a_producer_that_dies, 0,
+                        2 * N_PRODUCER_STEPS);
+    tcase_add_test(death, test_roles_producer_times_out_on_a_hung_consumer);
+    tcase_add_test(death, test_roles_consumer_times_out_on_a_hung_producer);
+    tcase_add_loop_test(sab, test_roles_sabotaged_bytes_fail_the_scenario, 0,
+                        (int)(sizeof(sabotages) / sizeof(sabotages[0])));
+    suite_add_tcase(s, session);
+    suite_add_tcase(s, death);
+    suite_add_tcase(s, sab);
+    return s;
+}
