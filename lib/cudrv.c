@@ -10,9 +10,10 @@ gpuipc_cudrv gpuipc_cu;
 
 static const struct {
     const char *name;
+    int version;
     void **slot;
 } entries[] = {
-#define GPUIPC_CU_ENTRY(fn) {#fn, (void **)&gpuipc_cu.fn},
+#define GPUIPC_CU_ENTRY(fn, v) {#fn, v, (void **)&gpuipc_cu.fn},
     GPUIPC_CU_FUNCS(GPUIPC_CU_ENTRY)
 #undef GPUIPC_CU_ENTRY
 };
@@ -43,26 +44,24 @@ static int load_once(gpuipc_err *err)
                               "CUDA 12.0 or later driver is needed)");
     if (get_version(&gpuipc_cu.driver_version) != CUDA_SUCCESS)
         return gpuipc_err_set(err, -EIO, "cuDriverGetVersion failed: the driver is broken");
-    /* cuGetProcAddress refuses a version newer than the driver, and asking for
-     * an older one would hand out other ABIs than cuda.h describes. */
-    if (gpuipc_cu.driver_version < CUDA_VERSION)
+    /* cuGetProcAddress refuses a version newer than the driver. */
+    if (gpuipc_cu.driver_version < GPUIPC_CU_MIN_DRIVER)
         return gpuipc_err_set(err, -ENOTSUP,
-                              "the driver supports CUDA %d.%d, but gpuipc_test was built with "
-                              "CUDA %d.%d headers: update the driver, or rebuild with CUDA_HOME "
-                              "set to a toolkit no newer than the driver",
+                              "the driver supports CUDA %d.%d; gpuipc_test needs %d.%d or later: "
+                              "update the NVIDIA driver",
                               gpuipc_cu.driver_version / 1000,
-                              gpuipc_cu.driver_version % 1000 / 10, CUDA_VERSION / 1000,
-                              CUDA_VERSION % 1000 / 10);
+                              gpuipc_cu.driver_version % 1000 / 10, GPUIPC_CU_MIN_DRIVER / 1000,
+                              GPUIPC_CU_MIN_DRIVER % 1000 / 10);
     for (i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
         CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        CUresult rc = get_proc(entries[i].name, entries[i].slot, CUDA_VERSION,
+        CUresult rc = get_proc(entries[i].name, entries[i].slot, entries[i].version,
                                CU_GET_PROC_ADDRESS_DEFAULT, &status);
 
         if (rc != CUDA_SUCCESS || *entries[i].slot == NULL)
             return gpuipc_err_set(err, -ENOSYS,
                                   "cuGetProcAddress(%s, %d): CUresult %d, status %d: the "
                                   "driver lacks an entry point this build needs",
-                                  entries[i].name, CUDA_VERSION, (int)rc, (int)status);
+                                  entries[i].name, entries[i].version, (int)rc, (int)status);
     }
     return 0;
 }

@@ -5,27 +5,38 @@
 #define GPUIPC_CUDRV_H
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include "err.h"
 
-/* Every driver entry point the project calls. The table member takes the
- * versioned name that cuda.h maps each one to (cuMemGetInfo_v2, ...), and
- * cuGetProcAddress is asked for the base name at CUDA_VERSION, so the ABI is
- * the one these headers describe. */
+/* Every driver entry point the project calls, with the CUDA version of the
+ * ABI it is called with. cuGetProcAddress() is asked for exactly that
+ * version, and the member has cudaTypedefs.h's type for it, so the pointer
+ * always matches the call. Asking for the toolkit's own version instead is a
+ * trap: for cuCtxSynchronize, CUDA 13.0 returns cuCtxSynchronize_v2(CUcontext)
+ * while cuda.h still declares cuCtxSynchronize(void), and the call then fails
+ * with CUDA_ERROR_CONTEXT_IS_DESTROYED (seen on an H100, driver 580). */
 #define GPUIPC_CU_FUNCS(X)                                                                \
-    X(cuGetErrorName) X(cuDriverGetVersion) X(cuInit) X(cuDeviceGet)                      \
-    X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetUuid) X(cuDeviceGetAttribute)     \
-    X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)          \
-    X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree)     \
-    X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuModuleLoadData) X(cuModuleUnload)                 \
-    X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemCreate) X(cuMemRelease)               \
-    X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) X(cuMemUnmap)                  \
-    X(cuMemSetAccess) X(cuMemGetAllocationGranularity) X(cuMemExportToShareableHandle)    \
-    X(cuMemImportFromShareableHandle) X(cuMemGetAllocationPropertiesFromHandle)           \
-    X(cuMemGetAddressRange)
+    X(cuGetErrorName, 6000) X(cuDriverGetVersion, 2020) X(cuInit, 2000)                   \
+    X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000) X(cuDeviceGetName, 2000)               \
+    X(cuDeviceGetUuid, 11040) X(cuDeviceGetAttribute, 2000)                               \
+    X(cuDevicePrimaryCtxRetain, 7000) X(cuDevicePrimaryCtxRelease, 11000)                 \
+    X(cuCtxSetCurrent, 4000) X(cuCtxSynchronize, 2000) X(cuMemGetInfo, 3020)              \
+    X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020)    \
+    X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)        \
+    X(cuLaunchKernel, 4000) X(cuMemCreate, 10020) X(cuMemRelease, 10020)                  \
+    X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020)           \
+    X(cuMemUnmap, 10020) X(cuMemSetAccess, 10020) X(cuMemGetAllocationGranularity, 10020) \
+    X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020)       \
+    X(cuMemGetAllocationPropertiesFromHandle, 10020) X(cuMemGetAddressRange, 3020)
 
+/* The newest ABI version in the table: the driver must support at least it. */
+#define GPUIPC_CU_MIN_DRIVER 11040
+
+/* The member is named as cuda.h maps the function (cuMemGetInfo becomes
+ * cuMemGetInfo_v2), so that gpuipc_cu.cuMemGetInfo(...) reads as the call. */
 typedef struct gpuipc_cudrv {
-#define GPUIPC_CU_MEMBER(fn) __typeof__(&fn) fn;
+#define GPUIPC_CU_MEMBER(fn, version) PFN_##fn##_v##version fn;
     GPUIPC_CU_FUNCS(GPUIPC_CU_MEMBER)
 #undef GPUIPC_CU_MEMBER
     int driver_version; /* from cuDriverGetVersion, e.g. 13000 */
@@ -37,8 +48,8 @@ extern gpuipc_cudrv gpuipc_cu;
 /* Loads libcuda.so.1 and resolves every entry point; later calls return the
  * first call's result. It calls no CUDA function that needs cuInit. Returns
  * 0; -ENOENT if there is no driver library (nothing can run here); -ENOTSUP
- * if the driver is older than the headers this was built with; -ENOSYS if an
- * entry point is missing. err says which, with the fix. The library stays
+ * if the driver is older than GPUIPC_CU_MIN_DRIVER; -ENOSYS if an entry
+ * point is missing. err says which, with the fix. The library stays
  * loaded until the process exits: unloading the driver is never safe. */
 int gpuipc_cudrv_load(gpuipc_err *err);
 

@@ -252,12 +252,22 @@ static int vmm_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int 
     rc = map_handle(env, GPUIPC_STEP_IMPORT, priv, gran, err);
     if (rc != CUDA_SUCCESS)
         goto out_release;
-    GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemGetAddressRange, &base, &mapped, priv->ptr);
-    if (mapped < offer->size) {
+    /* A second opinion on the size; the driver need not answer it for VMM
+     * ranges, so only an answer that contradicts the offer fails. */
+    rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, priv->ptr);
+    if (rc != CUDA_SUCCESS) {
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm", GPUIPC_STEP_IMPORT,
+                        GPUIPC_LOG_NO_TIME, "cuMemGetAddressRange: %s (size not cross-checked)",
+                        gpuipc_cudrv_error_name(rc));
+    } else if (mapped < offer->size) {
         gpuipc_err_set(err, -EPROTO, "cuMemGetAddressRange: %zu bytes mapped, %llu offered",
                        mapped, (unsigned long long)offer->size);
         rc = CUDA_ERROR_INVALID_VALUE;
         goto out_unmap;
+    } else {
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm", GPUIPC_STEP_IMPORT,
+                        GPUIPC_LOG_NO_TIME, "cuMemGetAddressRange: %zu bytes at 0x%llx",
+                        mapped, (unsigned long long)base);
     }
     gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
     buf->size = priv->size;
