@@ -124,14 +124,19 @@ static size_t append_uint(char *buf, size_t used, size_t cap, unsigned long v)
 /* SIGTERM, which PR_SET_PDEATHSIG sends when the producer dies, arrives even
  * while this process is inside a driver call; it reports the step it was in
  * with async-signal-safe calls only. A SIGTERM from anyone else keeps its
- * usual meaning. */
-static void on_parent_death(int sig)
+ * usual meaning. The sender is told apart by si_pid, which the kernel sets to
+ * the dying parent, and not by getppid(): every thread has its own parent
+ * pointer, the kernel updates them one thread at a time while it sends the
+ * signal, and a CUDA driver thread that handles it may still see the dead
+ * parent (seen on an H100: the consumer died silently of SIGTERM). */
+static void on_parent_death(int sig, siginfo_t *info, void *context)
 {
     const char *step;
     char line[256];
     size_t n = 0;
 
-    if (getppid() == g_parent_pid) {
+    (void)context;
+    if (info == NULL || info->si_pid != g_parent_pid) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
@@ -210,7 +215,8 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
     g_consumer_env = &env;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_parent_death;
+    sa.sa_sigaction = on_parent_death;
+    sa.sa_flags = SA_SIGINFO;
     sigaction(SIGTERM, &sa, NULL);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
         gpuipc_log_step(&env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
@@ -458,8 +464,9 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
             code = GPUIPC_USAGE;
             goto out;
         }
-        if (cuda == 1)
-            snprintf(run.where, sizeof(run.where), "no GPU: %s", cuda_why.msg);
+        if (cuda != 0)
+            snprintf(run.where, sizeof(run.where), "GPU %d not opened (%s)", o->device,
+                     cuda == 1 ? "no driver or no device" : "the driver failed");
     }
     if (gpuipc_mech_find(sel, nsel, "memfd") != NULL) {
         uint64_t avail = gpuipc_proc_mem_available();

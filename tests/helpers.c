@@ -229,3 +229,31 @@ int th_line_has(const char *text, const char *a, const char *b)
     }
     return 0;
 }
+
+pid_t th_child_of(pid_t parent)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    pid_t found = -1;
+
+    while (d != NULL && (de = readdir(d)) != NULL && found < 0) {
+        char path[300], buf[512], *p;
+        FILE *f;
+        int ppid;
+
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        /* The command name may hold spaces and parentheses: parse after the last ')'. */
+        if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL &&
+            sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent)
+            found = atoi(de->d_name);
+        fclose(f);
+    }
+    if (d != NULL)
+        closedir(d);
+    return found;
+}

@@ -41,6 +41,9 @@ int th_exited(const th_run *r, int code);
 /* Sends len raw bytes and nfds FDs in one sendmsg(). Returns its result. */
 ssize_t th_send_raw(int sock, const void *buf, size_t len, const int *fds, int nfds);
 
+/* Returns the pid of a child of parent (from /proc), or -1. */
+pid_t th_child_of(pid_t parent);
+
 /* Returns 1 if one line of text contains both a and b. */
 int th_line_has(const char *text, const char *a, const char *b);
 

@@ -238,6 +238,36 @@ START_TEST(test_program_consumer_times_out_on_a_hung_producer)
 }
 END_TEST
 
+static pid_t signalled;
+
+static void term_consumer_when_hung(const char *line, pid_t pgid, void *arg)
+{
+    (void)arg;
+    if (signalled == 0 && strstr(line, "FAULT INJECTED: hang at report") != NULL) {
+        signalled = th_child_of(pgid);
+        if (signalled > 0)
+            kill(signalled, SIGTERM);
+    }
+}
+
+/* The consumer catches SIGTERM to report its parent's death; a SIGTERM from
+ * anyone else must still end it, and not be reported as that death. */
+START_TEST(test_program_foreign_sigterm_still_ends_the_consumer)
+{
+    const char *env[] = {"GPUIPC_FAULT=consumer:report:hang", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "10", NULL};
+
+    ck_assert_int_eq(th_spawn(&run, args, env, 20, 3, term_consumer_when_hung, NULL), 0);
+    ck_assert_msg(signalled > 0, "the consumer was never found:\n%s", run.out);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("FAIL peer gone during report: the consumer closed the connection");
+    OUT_HAS("consumer: killed by signal 15 (SIGTERM)");
+    ck_assert_msg(strstr(run.out, "parent-death") == NULL, "mistaken for the producer's death:\n%s",
+                  run.out);
+    ck_assert_msg(run.seconds < 10.0, "took %.2f s", run.seconds);
+}
+END_TEST
+
 Suite *program_suite(void)
 {
     Suite *s = suite_create("program");
@@ -261,6 +291,7 @@ Suite *program_suite(void)
     tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, 2 * N_STEPS);
     tcase_add_test(faults, test_program_producer_times_out_on_a_hung_consumer);
     tcase_add_test(faults, test_program_consumer_times_out_on_a_hung_producer);
+    tcase_add_test(faults, test_program_foreign_sigterm_still_ends_the_consumer);
     suite_add_tcase(s, basics);
     suite_add_tcase(s, faults);
     return s;
