@@ -160,6 +160,10 @@ static void release_buf(scenario *s)
         return;
     gpuipc_env_at(s->env, GPUIPC_STEP_RELEASE);
     s->have_buf = 0;
+    if (gpuipc_inject_sabotage(&s->env->inject, s->env->role, GPUIPC_SABOTAGE_LEAK)) {
+        log_step(s, GPUIPC_STEP_RELEASE, t, "SABOTAGE: release skipped, memory kept (test hook)");
+        return;
+    }
     if (s->mech->release(s->env, &s->buf, &s->err) < 0)
         fail(s, GPUIPC_STEP_RELEASE, s->err.msg);
     else

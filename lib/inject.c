@@ -8,7 +8,7 @@
 #include "step.h"
 
 static const char *const actions[] = {"none", "exit", "kill", "hang"};
-static const char *const sabotages[] = {"none", "wrong-seed", "skip-write"};
+static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak"};
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -70,11 +70,11 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || parse_role(spec, (size_t)(a - spec), &in->sabotage_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected "
-                              "<producer|consumer>:<wrong-seed|skip-write>", spec);
-    what = index_of(sabotages, 3, a + 1);
+                              "<producer|consumer>:<wrong-seed|skip-write|leak>", spec);
+    what = index_of(sabotages, 4, a + 1);
     if (what < 0)
-        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed or "
-                              "skip-write after the role", spec);
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed, "
+                              "skip-write or leak after the role", spec);
     in->sabotage = what;
     return 0;
 }

@@ -1,9 +1,10 @@
 /* inject.h: test-only hooks that make a role misbehave on purpose, read from
  * the environment and inert unless set:
  *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill or hang
- *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed or skip-write
+ *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write or leak
  * They exist so that tests can prove the survivor reports a dead or stuck
- * peer, and that verification fails when the bytes are wrong. */
+ * peer, that verification fails when the bytes are wrong, and that the
+ * accounting fails a scenario that leaks. */
 #ifndef GPUIPC_INJECT_H
 #define GPUIPC_INJECT_H
 
@@ -20,6 +21,7 @@ enum gpuipc_sabotage {
     GPUIPC_SABOTAGE_NONE = 0,
     GPUIPC_SABOTAGE_WRONG_SEED, /* announce a seed other than the one written */
     GPUIPC_SABOTAGE_SKIP_WRITE, /* announce a pattern but never write it */
+    GPUIPC_SABOTAGE_LEAK,       /* skip the release step, keeping the memory */
 };
 
 typedef struct gpuipc_inject {

@@ -107,6 +107,26 @@ START_TEST(test_gpu_consumer_killed_mid_scenario_is_reported)
 }
 END_TEST
 
+/* The accounting must be able to fail: a side that skips its release keeps
+ * the allocation alive, and the producer's free-memory check names it. */
+static const char *const leaks[] = {
+    "GPUIPC_SABOTAGE=producer:leak",
+    "GPUIPC_SABOTAGE=consumer:leak",
+};
+
+START_TEST(test_gpu_leaked_memory_fails_the_scenario)
+{
+    const char *env[] = {leaks[_i], NULL};
+    const char *args[] = {NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", leaks[_i], run.status, run.out);
+    OUT_HAS("GPU memory leaked: ");
+    OUT_HAS("(64 MiB missing)");
+    OUT_HAS("0/8388608 bad          0/8388608 bad"); /* the bytes were fine */
+}
+END_TEST
+
 /* The steps at which one side holds GPU memory, and the step the survivor is
  * waiting in. With CUDA, the consumer has driver threads, which changes how
  * the parent-death signal reaches it, so these run here and not only on memfd. */
@@ -158,6 +178,8 @@ int main(void)
     tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0,
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
     tcase_add_test(tc, test_gpu_consumer_killed_mid_scenario_is_reported);
+    tcase_add_loop_test(tc, test_gpu_leaked_memory_fails_the_scenario, 0,
+                        (int)(sizeof(leaks) / sizeof(leaks[0])));
     tcase_add_loop_test(tc, test_gpu_survivor_reports_a_dead_peer, 0,
                         (int)(sizeof(deaths) / sizeof(deaths[0])));
     suite_add_tcase(s, tc);

@@ -19,6 +19,10 @@ int main(void)
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, roles_suite());
     srunner_add_suite(sr, program_suite());
+    /* Each test runs in its own process: tests change per-process state (an
+     * RLIMIT_NOFILE, a subreaper) and count FDs, which must not leak from one
+     * test into the next, so CK_FORK=no is not honoured. */
+    srunner_set_fork_status(sr, CK_FORK);
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -3,6 +3,7 @@
  * a peer that dies or hangs at each step, and sabotaged bytes. The role under
  * test runs in the test process, so that its FDs can be counted. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,6 +428,75 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
 }
 END_TEST
 
+/* The accounting must be able to fail: a producer that skips its release
+ * keeps the memfd open, and the scenario fails naming it. */
+START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    int sv[2], peer;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, "producer:leak", TIMEOUT_NS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "producer: 1 FD leaked: fd ") != NULL &&
+                  strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
+                  "reason: %s", res.reason);
+    ck_assert_uint_eq(res.forward.mismatches, 0); /* the bytes themselves were fine */
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+/* A consumer that leaks an FD fails its side, and the producer's result says so. */
+static int leaky_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+
+    if (rc == 0 && fcntl(fds[0], F_DUPFD_CLOEXEC, 0) < 0) /* kept, never closed */
+        rc = -errno;
+    return rc;
+}
+
+START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
+{
+    gpuipc_mech leaky = gpuipc_mech_memfd;
+    const gpuipc_mech *mechs[] = {&leaky};
+    int sv[2], peer, status;
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    leaky.import = leaky_import;
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pair(sv);
+    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "consumer release: release: 1 FD leaked: fd ") != NULL &&
+                  strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
+                  "reason: %s", res.reason);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
 Suite *roles_suite(void)
 {
     Suite *s = suite_create("roles");
@@ -445,6 +515,8 @@ Suite *roles_suite(void)
     tcase_add_test(death, test_roles_consumer_times_out_on_a_hung_producer);
     tcase_add_loop_test(sab, test_roles_sabotaged_bytes_fail_the_scenario, 0,
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
+    tcase_add_test(sab, test_roles_producer_leak_fails_the_scenario_and_names_the_fd);
+    tcase_add_test(sab, test_roles_consumer_leak_fails_the_scenario_and_names_the_fd);
     suite_add_tcase(s, session);
     suite_add_tcase(s, death);
     suite_add_tcase(s, sab);
