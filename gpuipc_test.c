@@ -281,8 +281,10 @@ static int run_suites(producer_run *run)
 
         if (run->results[i].status != -1)
             continue;
+        /* Suite and case are both named after the mechanism: Check's TAP
+         * and XML name a test by its case, and CK_RUN_CASE selects by it. */
         s = suite_create(run->sel[i]->name);
-        tc = tcase_create("both_ways");
+        tc = tcase_create(run->sel[i]->name);
         tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
         suite_add_tcase(s, tc);
         srunner_add_suite(sr, s);
@@ -417,7 +419,9 @@ static void print_skip_line(const producer_run *run, int cuda, const gpuipc_err 
         for (i = 0; i < run->nsel && used < sizeof(line); i++)
             used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s",
                                      i ? "; " : "", run->results[i].mech,
-                                     run->results[i].reason);
+                                     run->results[i].status < 0
+                                         ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
+                                         : run->results[i].reason);
     }
     gpuipc_log_line(1, line);
 }
@@ -436,7 +440,7 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     run.o = o;
     run.child = child;
     run.nsel = nsel;
-    memcpy(run.sel, sel, nsel * sizeof(*sel));
+    memcpy(run.sel, sel, nsel * sizeof(run.sel[0]));
     snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
     gpuipc_err_clear(&cuda_why);
     if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {

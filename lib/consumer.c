@@ -63,6 +63,21 @@ static int recv_msg(scenario *s, unsigned type, gpuipc_msg *msg, unsigned step)
     return rc;
 }
 
+/* READY and END_ACK carry nothing but this side's status so far. */
+static int send_status(scenario *s, unsigned type, unsigned step, unsigned next)
+{
+    gpuipc_msg msg;
+
+    gpuipc_env_at(s->env, step);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = (uint16_t)type;
+    if (type == GPUIPC_MSG_READY)
+        msg.u.ready = s->mine;
+    else
+        msg.u.end_ack = s->mine;
+    return send_msg(s, &msg, step, next);
+}
+
 static void fail(scenario *s, unsigned step, const char *what)
 {
     gpuipc_wire_status_fail(&s->mine, step, "%s: %s", gpuipc_step_name(step), what);
@@ -194,11 +209,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
         have_before = 1;
     else
         fail(&s, GPUIPC_STEP_PROBE, e.msg);
-    gpuipc_env_at(env, GPUIPC_STEP_READY);
-    memset(&msg, 0, sizeof(msg));
-    msg.type = GPUIPC_MSG_READY;
-    msg.u.ready = s.mine;
-    if (send_msg(&s, &msg, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER) < 0)
+    if (send_status(&s, GPUIPC_MSG_READY, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER) < 0)
         goto lost;
 
     /* P4 OFFER; C3, C4; C5 REPORT */
@@ -232,11 +243,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
             fail(&s, GPUIPC_STEP_RELEASE, e.msg);
         gpuipc_account_free(&after);
     }
-    gpuipc_env_at(env, GPUIPC_STEP_END_ACK);
-    memset(&msg, 0, sizeof(msg));
-    msg.type = GPUIPC_MSG_END_ACK;
-    msg.u.end_ack = s.mine;
-    if (send_msg(&s, &msg, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
+    if (send_status(&s, GPUIPC_MSG_END_ACK, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
         goto lost;
     if (have_before)
         gpuipc_account_free(&before);

@@ -120,6 +120,15 @@ out:
     return rc;
 }
 
+/* Describes the mapped range to the roles: a device view for the kernels. */
+static void set_buf(gpuipc_env *env, vmm_priv *priv, uint64_t gran, gpuipc_buf *buf)
+{
+    gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
+    buf->size = priv->size;
+    buf->granularity = gran;
+    buf->priv = priv;
+}
+
 static int vmm_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
@@ -155,10 +164,7 @@ static int vmm_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err
     rc = map_handle(env, GPUIPC_STEP_ALLOC, priv, gran, err);
     if (rc != CUDA_SUCCESS)
         goto out_release;
-    gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
-    buf->size = priv->size;
-    buf->granularity = gran;
-    buf->priv = priv;
+    set_buf(env, priv, gran, buf);
     snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d, granularity %s",
              gpuipc_units_format_size(priv->size, human, sizeof(human)),
              gpuipc_gpu_ordinal(env->gpu), gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
@@ -269,10 +275,7 @@ static int vmm_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int 
                         GPUIPC_LOG_NO_TIME, "cuMemGetAddressRange: %zu bytes at 0x%llx",
                         mapped, (unsigned long long)base);
     }
-    gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
-    buf->size = priv->size;
-    buf->granularity = gran;
-    buf->priv = priv;
+    set_buf(env, priv, gran, buf);
     snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
              gpuipc_units_format_size(priv->size, human, sizeof(human)),
              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));

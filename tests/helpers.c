@@ -103,7 +103,7 @@ int th_spawn(th_run *r, const char *const *args, const char *const *env, double 
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         return -1;
     argv[0] = th_program();
-    for (i = 0; args[i] != NULL && i < 30; i++)
+    for (i = 0; i < 30 && args[i] != NULL; i++)
         argv[i + 1] = args[i];
     argv[i + 1] = NULL;
     start = now_s();

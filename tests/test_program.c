@@ -3,9 +3,11 @@
  * every step, checking that the survivor reports it within the deadline and
  * that no process is left behind. */
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "suites.h"
@@ -31,6 +33,39 @@ START_TEST(test_program_memfd_round_trip_passes)
     OUT_HAS("consumer: exited 0");
     OUT_HAS("result: PASS: 1 passed, 0 failed, 0 skipped");
     ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* Check's TAP output names each scenario by its mechanism. */
+START_TEST(test_program_writes_tap_naming_the_mechanism)
+{
+    char tap[] = "/tmp/gpuipc-tap-XXXXXX", text[512] = "", env_tap[64];
+    const char *env[] = {env_tap, NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--quiet", NULL};
+    int fd = mkstemp(tap);
+    ssize_t n;
+
+    ck_assert_int_ge(fd, 0);
+    snprintf(env_tap, sizeof(env_tap), "CK_TAP_LOG_FILE_NAME=%s", tap);
+    spawn(args, env, 20);
+    ck_assert(th_exited(&run, 0));
+    n = pread(fd, text, sizeof(text) - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(tap);
+    ck_assert_msg(strstr(text, "ok 1 - gpuipc_test.c:memfd:test_scenario_both_ways: Passed") &&
+                  strstr(text, "1..1"), "TAP:\n%s", text);
+}
+END_TEST
+
+START_TEST(test_program_a_selection_that_matches_nothing_is_not_a_pass)
+{
+    const char *env[] = {"CK_RUN_SUITE=nosuch", NULL};
+    const char *args[] = {"--only", "memfd", NULL};
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("gpuipc_test: SKIP: memfd: not selected by CK_RUN_SUITE/CK_RUN_CASE");
 }
 END_TEST
 
@@ -278,6 +313,8 @@ Suite *program_suite(void)
     tcase_set_timeout(faults, 60);
     tcase_add_test(basics, test_program_memfd_round_trip_passes);
     tcase_add_test(basics, test_program_logs_each_step_with_role_and_time);
+    tcase_add_test(basics, test_program_writes_tap_naming_the_mechanism);
+    tcase_add_test(basics, test_program_a_selection_that_matches_nothing_is_not_a_pass);
     tcase_add_test(basics, test_program_without_a_gpu_exits_77_with_one_line);
     tcase_add_loop_test(basics, test_program_usage_errors_exit_2, 0,
                         (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));

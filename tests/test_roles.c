@@ -111,6 +111,23 @@ static void pair(int sv[2])
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
 }
 
+/* Starts a session: a consumer serving mechs (with its own test hooks) in a
+ * child, the producer's wire in this process, HELLO exchanged. */
+static pid_t open_session(gpuipc_env *env, gpuipc_wire **w, const gpuipc_mech *const *mechs,
+                          size_t n, const char *fault, const char *sabotage)
+{
+    int sv[2], peer = 0;
+    gpuipc_err e;
+    pid_t pid;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    pid = spawn_consumer(sv, mechs, n, fault, sabotage);
+    ck_assert_int_eq(gpuipc_wire_open(w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_producer_hello(env, *w, 0, &peer, &e), 0);
+    ck_assert_int_eq(peer, pid);
+    return pid;
+}
+
 static int wait_exit(pid_t pid)
 {
     int status;
@@ -122,7 +139,7 @@ static int wait_exit(pid_t pid)
 START_TEST(test_roles_memfd_round_trip)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    int sv[2], peer = 0, before, status;
+    int before, status;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -131,11 +148,7 @@ START_TEST(test_roles_memfd_round_trip)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
-    ck_assert_int_eq(peer, pid);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "memfd: %s", res.reason);
     ck_assert_uint_eq(res.size, SIZE);
@@ -157,7 +170,7 @@ START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
 {
     gpuipc_mech broken = broken_mech();
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd, &broken};
-    int sv[2], peer, status;
+    int status;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -165,10 +178,7 @@ START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 2, NULL, NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 2, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &broken, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_str_eq(res.reason, "alloc: simulated allocation failure");
@@ -187,7 +197,7 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
 {
     gpuipc_mech ghost = ghost_mech();
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    int sv[2], peer, status;
+    int status;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -195,10 +205,7 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &ghost, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_str_eq(res.reason, "consumer probe: probe: this consumer has no such mechanism");
@@ -336,20 +343,15 @@ END_TEST
 START_TEST(test_roles_producer_times_out_on_a_hung_consumer)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    int sv[2], peer;
     uint64_t t0;
     double took;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, 300 * GPUIPC_NS_PER_MS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, "consumer:report:hang", NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 1, "consumer:report:hang", NULL);
     t0 = gpuipc_clock_ns();
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     took = (double)(gpuipc_clock_ns() - t0) / 1e9;
@@ -406,7 +408,6 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
     const char *sab = sabotages[_i].sabotage;
     int producer_side = strncmp(sab, "producer", 8) == 0;
-    int sv[2], peer;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -414,10 +415,7 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, producer_side ? sab : NULL, TIMEOUT_NS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, NULL, producer_side ? NULL : sab);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 1, NULL, producer_side ? NULL : sab);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, sabotages[_i].reason) != NULL, "%s: reason '%s'", sab,
@@ -433,7 +431,6 @@ END_TEST
 START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    int sv[2], peer;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -441,10 +438,7 @@ START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, "producer:leak", TIMEOUT_NS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, "producer: 1 FD leaked: fd ") != NULL &&
@@ -472,7 +466,7 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
 {
     gpuipc_mech leaky = gpuipc_mech_memfd;
     const gpuipc_mech *mechs[] = {&leaky};
-    int sv[2], peer, status;
+    int status;
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -481,10 +475,7 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
 
     leaky.import = leaky_import;
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
-    pair(sv);
-    pid = spawn_consumer(sv, mechs, 1, NULL, NULL);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
-    ck_assert_int_eq(gpuipc_producer_hello(&env, w, 0, &peer, &e), 0);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, "consumer release: release: 1 FD leaked: fd ") != NULL &&
