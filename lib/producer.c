@@ -11,14 +11,17 @@
  *                                   C4 verify P's pattern; write C's own
  *                                <- C5 REPORT (C's check, C's seed)
  *   P5 check C's pattern
- *   P6 release
- *   P7 END (P's verdict) ->         C6 release, count FDs
+ *   P6 END (P's verdict on C's bytes) ->
+ *                                   C6 release, count FDs
  *                                <- C7 END_ACK (C's verdict)
+ *   P7 release
  *   P8 compare FDs and free GPU memory with the baseline
  * Each message goes out even when an earlier step failed, carrying that
  * failure, so both sides always take the same steps, agree on the outcome,
  * and meet again at the next BEGIN. Only a broken connection ends the
- * session early. */
+ * session early. The importer releases first: some mechanisms (memory
+ * pools, legacy IPC) require that the exporter frees only after every
+ * importer has let go. */
 #include "producer.h"
 
 #include <errno.h>
@@ -360,15 +363,14 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
                         gpuipc_pattern_describe(&res->forward, 0, text, sizeof(text)));
     }
 
-    /* P5 check the consumer's pattern, P6 release */
+    /* P5 check the consumer's pattern */
     if (s.mine.code == GPUIPC_PASS && (msg.u.report.flags & GPUIPC_REPORT_WROTE))
         check_back(&s, &msg.u.report, our_seed);
     else if (s.mine.code == GPUIPC_PASS && s.theirs.code == GPUIPC_PASS)
         gpuipc_wire_status_fail(&s.mine, GPUIPC_STEP_CHECK,
                                 "check: the consumer did not write its pattern");
-    release_buf(&s);
 
-    /* P7 END, C7 END_ACK */
+    /* P6 END, C7 END_ACK */
     gpuipc_env_at(env, GPUIPC_STEP_END);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_END;
@@ -379,7 +381,8 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         goto lost;
     note_consumer(&s, &msg.u.end_ack);
 
-    /* P8 */
+    /* P7 release, now that the consumer has let go; P8 accounting */
+    release_buf(&s);
     compare_baseline(&s);
     finish(&s, t0, NULL);
     return;

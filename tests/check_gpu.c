@@ -139,7 +139,7 @@ static const struct {
     {"GPUIPC_FAULT=producer:export:kill", "  consumer  ", "peer gone during offer"},
     {"GPUIPC_FAULT=producer:check:kill", "  consumer  ", "peer gone during end"},
     {"GPUIPC_FAULT=producer:check:exit", "  consumer  ", "peer gone during end"},
-    {"GPUIPC_FAULT=producer:release:kill", "  consumer  ", "peer gone during end"},
+    {"GPUIPC_FAULT=producer:release:kill", "  consumer  ", "peer gone during begin"},
     {"GPUIPC_FAULT=producer:end:kill", "  consumer  ", "peer gone during end"},
 };
 

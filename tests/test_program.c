@@ -214,7 +214,7 @@ static const struct {
     {"producer", "begin", "begin"},     {"producer", "alloc", "offer"},
     {"producer", "fill", "offer"},      {"producer", "export", "offer"},
     {"producer", "offer", "offer"},     {"producer", "check", "end"},
-    {"producer", "release", "end"},     {"producer", "end", "end"},
+    {"producer", "release", "begin"},     {"producer", "end", "end"},
     {"producer", "bye", "begin"},
 };
 #define N_STEPS (int)(sizeof(steps) / sizeof(steps[0]))

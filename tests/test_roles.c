@@ -276,7 +276,7 @@ static const struct {
     const char *waiting;
 } producer_steps[] = {
     {"hello", "hello"},  {"begin", "begin"},  {"alloc", "offer"},   {"fill", "offer"},
-    {"export", "offer"}, {"offer", "offer"},  {"check", "end"},     {"release", "end"},
+    {"export", "offer"}, {"offer", "offer"},  {"check", "end"},     {"release", "begin"},
     {"end", "end"},      {"bye", "begin"},
 };
 #define N_PRODUCER_STEPS (int)(sizeof(producer_steps) / sizeof(producer_steps[0]))
