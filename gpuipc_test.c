@@ -70,6 +70,8 @@ static void usage(FILE *out)
             "                  consumer finds the same device by UUID\n"
             "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
             "                  mechanism)\n"
+            "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
+            "                  failure (exit 1), for pipelines that insist on them\n"
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
             "                  500ms (default 30)\n"
             "  --list          list the mechanisms, say whether each can run here and why\n"
@@ -81,7 +83,7 @@ static void usage(FILE *out)
             "\n"
             "Mechanisms:\n");
     for (i = 0; i < NMECH; i++)
-        fprintf(out, "  %-7s %s %s\n", registry[i]->name,
+        fprintf(out, "  %-16s %s %s\n", registry[i]->name,
                 registry[i]->by_default ? "(default)" : "         ", registry[i]->summary);
     fprintf(out,
             "\n"
@@ -146,9 +148,9 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
         _exit(GPUIPC_FAIL);
     step = gpuipc_step_name(g_consumer_env ? (unsigned)g_consumer_env->step : 0);
     /* The step log's columns, without the time: snprintf is not safe here. */
-    n = append(line, n, sizeof(line), "         -     consumer  -       ");
+    n = append(line, n, sizeof(line), "         -     consumer  -                ");
     n = append(line, n, sizeof(line), step);
-    while (n < 41 && n + 1 < sizeof(line)) /* pad the step column to 8 */
+    while (n < 50 && n + 1 < sizeof(line)) /* pad the step column to 8 */
         line[n++] = ' ';
     n = append(line, n, sizeof(line), " FAIL peer gone during ");
     n = append(line, n, sizeof(line), step);
@@ -250,6 +252,8 @@ typedef struct producer_run {
     const gpuipc_mech *sel[NMECH];
     gpuipc_result results[NMECH];
     size_t nsel;
+    const gpuipc_mech *req[NMECH]; /* --require */
+    size_t nreq;
     pid_t child;
     char where[640];
 } producer_run;
@@ -344,8 +348,29 @@ static int producer_open_gpu(producer_run *run, gpuipc_err *why)
     return 0;
 }
 
-/* Decides, before any scenario runs, which can: a mechanism that needs CUDA
- * where there is none is skipped with the reason; a failed probe fails. */
+/* Asks the consumer about a mechanism this side can run; records its skip
+ * or failure in r. */
+static void probe_consumer(producer_run *run, const gpuipc_mech *m, gpuipc_result *r)
+{
+    gpuipc_status st;
+    gpuipc_err err;
+
+    if (gpuipc_producer_probe(&run->env, run->w, m, &st, &err) < 0) {
+        r->status = GPUIPC_FAIL;
+        snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+    } else if (st.code != GPUIPC_PASS) {
+        r->status = st.code;
+        snprintf(r->reason, sizeof(r->reason), "consumer %s", st.reason);
+    }
+}
+
+/* Decides, before any scenario runs, which can: both sides probe each
+ * mechanism. One that needs CUDA where there is none, or that either side
+ * cannot run here, is skipped with the reason (a failure if --require names
+ * it); a probe that itself fails is a failure. Only the rest become Check
+ * tests, so that no skip is ever counted as a passed test. */
 static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
 {
     size_t i;
@@ -361,15 +386,20 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
         if (m->needs_cuda && cuda != 0) {
             r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
             snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
-            continue;
-        }
-        rc = m->probe(&run->env, &why);
-        if (rc == -ENOTSUP)
-            r->status = GPUIPC_SKIP;
-        else if (rc < 0)
-            r->status = GPUIPC_FAIL;
-        if (rc < 0)
+        } else if ((rc = m->probe(&run->env, &why)) < 0) {
+            r->status = rc == -ENOTSUP ? GPUIPC_SKIP : GPUIPC_FAIL;
             snprintf(r->reason, sizeof(r->reason), "probe: %.500s", why.msg);
+        } else {
+            probe_consumer(run, m, r);
+        }
+        if (r->status == GPUIPC_SKIP && gpuipc_mech_find(run->req, run->nreq, m->name) != NULL) {
+            char reason[GPUIPC_ERR_LEN];
+
+            snprintf(reason, sizeof(reason), "%s", r->reason);
+            r->status = GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "required by --require, but skipped: %.440s",
+                     reason);
+        }
     }
 }
 
@@ -427,7 +457,8 @@ static void print_skip_line(const producer_run *run, int cuda, const gpuipc_err 
 }
 
 static int producer_main(int sock, pid_t child, const gpuipc_options *o, const gpuipc_mech **sel,
-                         size_t nsel, const gpuipc_inject *inject, uint64_t t0)
+                         size_t nsel, const gpuipc_mech **req, size_t nreq,
+                         const gpuipc_inject *inject, uint64_t t0)
 {
     static producer_run run;
     char consumer[GPUIPC_ERR_LEN + 96];
@@ -441,6 +472,8 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     run.child = child;
     run.nsel = nsel;
     memcpy(run.sel, sel, nsel * sizeof(run.sel[0]));
+    run.nreq = nreq;
+    memcpy(run.req, req, nreq * sizeof(run.req[0]));
     snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
     gpuipc_err_clear(&cuda_why);
     if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
@@ -581,10 +614,10 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
             verdict = "no";
             text = why.msg;
         }
-        printf("  %-7s %-3s %s %s\n", m->name, verdict, m->by_default ? "(default)" : "         ",
+        printf("  %-16s %-3s %s %s\n", m->name, verdict, m->by_default ? "(default)" : "         ",
                m->summary);
         if (text[0] != '\0')
-            printf("          %s\n", text);
+            printf("                   %s\n", text);
     }
     gpuipc_gpu_close(env.gpu);
     return GPUIPC_PASS;
@@ -594,12 +627,12 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
 
 int main(int argc, char **argv)
 {
-    const gpuipc_mech *sel[NMECH];
+    const gpuipc_mech *sel[NMECH], *req[NMECH];
     uint64_t t0 = gpuipc_clock_ns();
     gpuipc_options o;
     gpuipc_inject inject;
     gpuipc_err err;
-    size_t nsel;
+    size_t nsel, nreq, i;
     int sv[2];
     pid_t child;
 
@@ -628,6 +661,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuipc_test: --only: %s\nTry 'gpuipc_test --help'.\n", err.msg);
         return GPUIPC_USAGE;
     }
+    nreq = 0;
+    if (o.require != NULL &&
+        gpuipc_mech_select(registry, NMECH, o.require, req, &nreq, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: --require: %s\nTry 'gpuipc_test --help'.\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    for (i = 0; i < nreq; i++) {
+        if (gpuipc_mech_find(sel, nsel, req[i]->name) == NULL) {
+            fprintf(stderr, "gpuipc_test: --require %s: that mechanism is not selected to run "
+                    "(add it to --only)\n", req[i]->name);
+            return GPUIPC_USAGE;
+        }
+    }
     if (o.list)
         return run_list(&o, &inject, t0);
 
@@ -653,5 +699,5 @@ int main(int argc, char **argv)
         _exit(verdict);
     }
     close(sv[1]);
-    return producer_main(sv[0], child, &o, sel, nsel, &inject, t0);
+    return producer_main(sv[0], child, &o, sel, nsel, req, nreq, &inject, t0);
 }

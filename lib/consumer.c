@@ -84,26 +84,47 @@ static void fail(scenario *s, unsigned step, const char *what)
     log_fail(s, step, s->mine.reason);
 }
 
-/* C1: find the mechanism and let it open the producer's device. */
+/* Finds mechanism name and lets it probe the device named by uuid (opening
+ * it if need be). Fills st: PASS, SKIP (the mechanism cannot run here, and
+ * why) or FAIL. Returns the mechanism, or NULL if there is none by that name. */
+static const gpuipc_mech *probe_mech(gpuipc_env *env, const gpuipc_mech *const *mechs, size_t n,
+                                     const char *name, const uint8_t *uuid, gpuipc_status *st)
+{
+    const gpuipc_mech *m;
+    uint64_t t = gpuipc_clock_ns();
+    gpuipc_err err;
+    int rc;
+
+    gpuipc_env_at(env, GPUIPC_STEP_PROBE);
+    memcpy(env->uuid, uuid, GPUIPC_UUID_LEN);
+    m = gpuipc_mech_find(mechs, n, name);
+    if (m == NULL) {
+        gpuipc_wire_status(st, GPUIPC_FAIL, GPUIPC_STEP_PROBE,
+                           "probe: this consumer has no such mechanism");
+    } else if ((rc = m->probe(env, &err)) == 0) {
+        gpuipc_wire_status(st, GPUIPC_PASS, GPUIPC_STEP_PROBE, NULL);
+    } else {
+        gpuipc_wire_status(st, rc == -ENOTSUP ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_STEP_PROBE,
+                           NULL);
+        snprintf(st->reason, sizeof(st->reason), "probe: %.370s", err.msg);
+    }
+    gpuipc_log_step(&env->log, st->code == GPUIPC_FAIL ? GPUIPC_LOG_QUIET : GPUIPC_LOG_NORMAL,
+                    name, GPUIPC_STEP_PROBE, gpuipc_clock_ns() - t, "%s%s",
+                    st->code == GPUIPC_PASS ? "can run it" :
+                    st->code == GPUIPC_SKIP ? "SKIP " : "FAIL ", st->reason);
+    return m;
+}
+
+/* C1: a scenario probes again, as the state may have changed since PROBE. A
+ * mechanism the consumer cannot run at this point fails the scenario. */
 static void probe(scenario *s, const gpuipc_mech *const *mechs, size_t n,
                   const gpuipc_msg_begin *begin)
 {
-    uint64_t t = gpuipc_clock_ns();
+    gpuipc_status st;
 
-    gpuipc_env_at(s->env, GPUIPC_STEP_PROBE);
-    memcpy(s->env->uuid, begin->uuid, GPUIPC_UUID_LEN);
-    s->mech = gpuipc_mech_find(mechs, n, begin->mech);
-    if (s->mech == NULL) {
-        fail(s, GPUIPC_STEP_PROBE, "this consumer has no such mechanism");
-        return;
-    }
-    /* A mechanism the producer can run but the consumer cannot is a
-     * failure, not a skip: both sides run on the same machine. */
-    if (s->mech->probe(s->env, &s->err) < 0) {
-        fail(s, GPUIPC_STEP_PROBE, s->err.msg);
-        return;
-    }
-    log_step(s, GPUIPC_STEP_PROBE, t, "can run it");
+    s->mech = probe_mech(s->env, mechs, n, begin->mech, begin->uuid, &st);
+    if (st.code != GPUIPC_PASS)
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_PROBE, "%s", st.reason);
 }
 
 /* C3, C4: import, verify the producer's pattern, write our own. */
@@ -259,6 +280,21 @@ lost:
     return -EPIPE;
 }
 
+/* Answers PROBE with PROBE_ACK. Returns 0, or a negative errno if the
+ * connection broke (err says why). */
+static int answer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
+                        size_t n, const gpuipc_msg_probe *probe, gpuipc_err *err)
+{
+    gpuipc_msg msg;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_PROBE_ACK;
+    probe_mech(env, mechs, n, probe->mech, probe->uuid, &msg.u.probe_ack);
+    env->step = GPUIPC_STEP_BEGIN; /* as in send_msg() */
+    return gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                            GPUIPC_STEP_PROBE, err);
+}
+
 int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
                           size_t n)
 {
@@ -277,6 +313,7 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
     if (rc == 0) {
         unsigned flags = msg.u.hello.flags;
 
+        env->peer_pid = (int)msg.u.hello.pid;
         memset(&msg, 0, sizeof(msg));
         msg.type = GPUIPC_MSG_HELLO;
         msg.u.hello.pid = (uint32_t)getpid();
@@ -295,12 +332,18 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
     }
 
     for (;;) {
-        /* Between scenarios the consumer waits for BEGIN or BYE. The step
-         * it names if the producer vanishes here is BEGIN. */
+        /* Between scenarios the consumer waits for PROBE, BEGIN or BYE. The
+         * step it names if the producer vanishes here is BEGIN. */
         env->step = GPUIPC_STEP_BEGIN;
-        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN) | GPUIPC_MSG_BIT(GPUIPC_MSG_BYE),
+        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN) | GPUIPC_MSG_BIT(GPUIPC_MSG_BYE) |
+                                     GPUIPC_MSG_BIT(GPUIPC_MSG_PROBE),
                               &msg, fds, gpuipc_clock_deadline(env->timeout_ns),
                               GPUIPC_STEP_BEGIN, &err);
+        if (rc == 0 && msg.type == GPUIPC_MSG_PROBE) {
+            rc = answer_probe(env, w, mechs, n, &msg.u.probe, &err);
+            if (rc == 0)
+                continue;
+        }
         if (rc < 0) {
             gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
                             GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);

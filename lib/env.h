@@ -29,8 +29,11 @@ typedef struct gpuipc_env {
     struct gpuipc_gpu *gpu;
 
     /* The device of the scenario under way: the producer's own, and for the
-     * consumer the one named in BEGIN. All zero: no device. */
+     * consumer the one named in PROBE or BEGIN. All zero: no device. */
     uint8_t uuid[GPUIPC_UUID_LEN];
+
+    /* The other process's pid, from its HELLO (pidfd mechanisms need it). */
+    int peer_pid;
 
     /* Reads the device's free memory, for the producer's leak check; NULL
      * where there is no GPU. Returns 0 or a negative errno. */

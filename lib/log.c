@@ -45,11 +45,11 @@ void gpuipc_log_step(const gpuipc_log *log, int level, const char *scenario, uns
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     if (dur_ns == GPUIPC_LOG_NO_TIME)
-        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-7s %-8s %s", since,
+        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-16s %-8s %s", since,
                  gpuipc_role_name(log->role), scenario ? scenario : "-",
                  step ? gpuipc_step_name(step) : "-", text);
     else
-        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-7s %-8s %s  [%.3f ms]", since,
+        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-16s %-8s %s  [%.3f ms]", since,
                  gpuipc_role_name(log->role), scenario ? scenario : "-",
                  step ? gpuipc_step_name(step) : "-", text, (double)dur_ns / 1e6);
     gpuipc_log_line(log->fd, line);

@@ -45,7 +45,7 @@ typedef struct gpuipc_buf {
 } gpuipc_buf;
 
 typedef struct gpuipc_mech {
-    const char *name;    /* as given to --only: [a-z0-9-], under 16 bytes */
+    const char *name;    /* as given to --only: [a-z0-9-], at most 16 bytes */
     const char *summary; /* one line for --list and --help */
     int needs_cuda;      /* cannot run without the CUDA driver */
     int by_default;      /* part of the set run with no --only */

@@ -14,6 +14,7 @@ enum {
     OPT_SIZE = 256,
     OPT_DEVICE,
     OPT_ONLY,
+    OPT_REQUIRE,
     OPT_TIMEOUT,
     OPT_LIST,
 };
@@ -22,6 +23,7 @@ static const struct option longopts[] = {
     {"size", required_argument, NULL, OPT_SIZE},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"only", required_argument, NULL, OPT_ONLY},
+    {"require", required_argument, NULL, OPT_REQUIRE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
     {"quiet", no_argument, NULL, 'q'},
@@ -69,6 +71,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_ONLY:
             o->only = optarg;
+            break;
+        case OPT_REQUIRE:
+            o->require = optarg;
             break;
         case OPT_TIMEOUT:
             if ((rc = gpuipc_units_parse_duration(optarg, &o->timeout_ns, err)) < 0) {

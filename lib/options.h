@@ -13,6 +13,7 @@ typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
     int device;          /* --device: the producer's CUDA ordinal */
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
+    const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */

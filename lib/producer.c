@@ -62,6 +62,30 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
                               msg.u.hello.pid);
     *peer_pid = (int)msg.u.hello.pid;
+    env->peer_pid = *peer_pid;
+    return 0;
+}
+
+int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
+                          gpuipc_status *st, gpuipc_err *err)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg msg;
+    int rc;
+
+    gpuipc_env_at(env, GPUIPC_STEP_PROBE);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_PROBE;
+    snprintf(msg.u.probe.mech, sizeof(msg.u.probe.mech), "%s", mech->name);
+    memcpy(msg.u.probe.uuid, env->uuid, GPUIPC_UUID_LEN);
+    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                          GPUIPC_STEP_PROBE, err);
+    if (rc == 0)
+        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_PROBE_ACK), &msg, fds,
+                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_PROBE, err);
+    if (rc < 0)
+        return rc;
+    *st = msg.u.probe_ack;
     return 0;
 }
 

@@ -27,6 +27,13 @@ typedef struct gpuipc_result {
 int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
                           gpuipc_err *err);
 
+/* Asks the consumer whether it can run mech on env->uuid, and stores its
+ * answer in st: GPUIPC_PASS, GPUIPC_SKIP with the consumer's reason (it
+ * cannot run here), or GPUIPC_FAIL. Returns 0, or a negative errno if the
+ * connection broke (err says why). */
+int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
+                          gpuipc_status *st, gpuipc_err *err);
+
 /* Runs scenario index with mech over size bytes together with the consumer
  * and fills res. Every resource it takes is released on every path. If the
  * connection breaks, res says so and later calls fail at once. */

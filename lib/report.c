@@ -51,7 +51,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
 
     snprintf(line, sizeof(line), "summary: %s", where);
     gpuipc_log_line(fd, line);
-    snprintf(line, sizeof(line), "  %-8s %-6s %-10s %-22s %-22s %s", "scenario", "result", "size",
+    snprintf(line, sizeof(line), "  %-16s %-6s %-10s %-22s %-22s %s", "scenario", "result", "size",
              "producer->consumer", "consumer->producer", "time");
     gpuipc_log_line(fd, line);
     for (i = 0; i < n; i++) {
@@ -62,18 +62,20 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         counts[2] += r->status == GPUIPC_SKIP;
         direction(&r->forward, fwd, sizeof(fwd));
         direction(&r->backward, back, sizeof(back));
-        if (r->status == GPUIPC_SKIP || r->status < 0)
-            snprintf(line, sizeof(line), "  %-8s %-6s", r->mech, status_name(r->status));
+        /* A scenario that never ran (skipped, refused before it started) has
+         * no size, checks or time to show. */
+        if (r->status == GPUIPC_SKIP || r->status < 0 || r->ns == 0)
+            snprintf(line, sizeof(line), "  %-16s %-6s", r->mech, status_name(r->status));
         else
-            snprintf(line, sizeof(line), "  %-8s %-6s %-10s %-22s %-22s %.1f ms", r->mech,
+            snprintf(line, sizeof(line), "  %-16s %-6s %-10s %-22s %-22s %.1f ms", r->mech,
                      status_name(r->status), gpuipc_units_format_size(r->size, size, sizeof(size)),
                      fwd, back, (double)r->ns / 1e6);
         gpuipc_log_line(fd, line);
         if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) {
-            snprintf(line, sizeof(line), "           %s", r->reason);
+            snprintf(line, sizeof(line), "                   %s", r->reason);
             gpuipc_log_line(fd, line);
         } else if (r->status < 0) {
-            gpuipc_log_line(fd, "           not run (not selected by CK_RUN_SUITE/CK_RUN_CASE)");
+            gpuipc_log_line(fd, "                   not run (not selected by CK_RUN_SUITE/CK_RUN_CASE)");
         }
     }
     snprintf(line, sizeof(line), "consumer: %s", consumer);

@@ -13,7 +13,7 @@ static const struct {
     [GPUIPC_STEP_NONE] = {"none", 0},
     [GPUIPC_STEP_HELLO] = {"hello", P | C},
     [GPUIPC_STEP_BEGIN] = {"begin", P},
-    [GPUIPC_STEP_PROBE] = {"probe", C},
+    [GPUIPC_STEP_PROBE] = {"probe", P | C},
     [GPUIPC_STEP_READY] = {"ready", C},
     [GPUIPC_STEP_ALLOC] = {"alloc", P},
     [GPUIPC_STEP_FILL] = {"fill", P},

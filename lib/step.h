@@ -9,13 +9,13 @@ enum gpuipc_role {
 };
 
 /* In protocol order. A step belongs to the role that acts in it; the other
- * role waits during the message steps (BEGIN, READY, OFFER, REPORT, END,
- * END_ACK, BYE). The values travel in status messages: append only. */
+ * role waits during the message steps (PROBE, BEGIN, READY, OFFER, REPORT,
+ * END, END_ACK, BYE). The values travel in status messages: append only. */
 enum gpuipc_step {
     GPUIPC_STEP_NONE = 0,
     GPUIPC_STEP_HELLO,   /* both: exchange pids and the protocol version */
     GPUIPC_STEP_BEGIN,   /* producer: announce the scenario */
-    GPUIPC_STEP_PROBE,   /* consumer: check it can run the mechanism */
+    GPUIPC_STEP_PROBE,   /* both: ask and check whether the consumer can run it */
     GPUIPC_STEP_READY,   /* consumer: say so */
     GPUIPC_STEP_ALLOC,   /* producer: create and map the memory */
     GPUIPC_STEP_FILL,    /* producer: write its pattern */

@@ -37,6 +37,8 @@ static const struct {
     [GPUIPC_MSG_END] = {"END", STATUS_LEN + CHECK_LEN, 0},
     [GPUIPC_MSG_END_ACK] = {"END_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_BYE] = {"BYE", 0, 0},
+    [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + GPUIPC_UUID_LEN, 0},
+    [GPUIPC_MSG_PROBE_ACK] = {"PROBE_ACK", STATUS_LEN, 0},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)
@@ -169,6 +171,13 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_status(&c, &msg->u.end_ack);
         break;
     case GPUIPC_MSG_BYE:
+        break;
+    case GPUIPC_MSG_PROBE:
+        put_bytes(&c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
+        put_bytes(&c, msg->u.probe.uuid, GPUIPC_UUID_LEN);
+        break;
+    case GPUIPC_MSG_PROBE_ACK:
+        put_status(&c, &msg->u.probe_ack);
         break;
     }
     return (size_t)(c.p - buf);
@@ -357,6 +366,12 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         return get_check(c, &msg->u.end.check, err);
     case GPUIPC_MSG_END_ACK:
         return get_status(c, &msg->u.end_ack, err);
+    case GPUIPC_MSG_PROBE:
+        get_bytes(c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
+        get_bytes(c, msg->u.probe.uuid, GPUIPC_UUID_LEN);
+        return check_name(msg->u.probe.mech, err);
+    case GPUIPC_MSG_PROBE_ACK:
+        return get_status(c, &msg->u.probe_ack, err);
     default:
         return 0;
     }

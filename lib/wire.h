@@ -20,7 +20,7 @@
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD */
 #define GPUIPC_WIRE_MAX_MSG 4096 /* receive buffer; larger datagrams are refused */
 #define GPUIPC_WIRE_REASON_LEN 384
-#define GPUIPC_WIRE_NAME_LEN 16
+#define GPUIPC_WIRE_NAME_LEN 32
 #define GPUIPC_WIRE_BLOB_LEN 128
 #define GPUIPC_UUID_LEN 16
 
@@ -33,7 +33,9 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_END = 6,     /* producer: its check of the consumer's bytes */
     GPUIPC_MSG_END_ACK = 7, /* consumer: its verdict after teardown */
     GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios */
-    GPUIPC_MSG_TYPE_MAX = 8
+    GPUIPC_MSG_PROBE = 9,   /* producer: can you run this mechanism? */
+    GPUIPC_MSG_PROBE_ACK = 10, /* consumer: yes, or why not */
+    GPUIPC_MSG_TYPE_MAX = 10
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
@@ -76,6 +78,12 @@ typedef struct gpuipc_msg_begin {
     uint8_t uuid[GPUIPC_UUID_LEN];   /* producer's device, zero if none */
 } gpuipc_msg_begin;
 
+/* PROBE names a mechanism and the device, like BEGIN without a size. */
+typedef struct gpuipc_msg_probe {
+    char mech[GPUIPC_WIRE_NAME_LEN];
+    uint8_t uuid[GPUIPC_UUID_LEN];
+} gpuipc_msg_probe;
+
 typedef struct gpuipc_msg_offer {
     gpuipc_status st; /* not PASS: nothing offered, no FDs */
     uint64_t size;    /* bytes to map, a multiple of granularity */
@@ -110,6 +118,8 @@ typedef struct gpuipc_msg {
         gpuipc_msg_report report;
         gpuipc_msg_end end;
         gpuipc_status end_ack;
+        gpuipc_msg_probe probe;
+        gpuipc_status probe_ack;
     } u;
 } gpuipc_msg;
 

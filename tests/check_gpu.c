@@ -30,7 +30,7 @@ START_TEST(test_gpu_default_run_passes_both_ways)
 
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("vmm      PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    OUT_HAS("vmm              PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     OUT_HAS("kernels self-tested");
     OUT_HAS("consumer: exited 0");
     ck_assert_int_eq(run.leftover, 0);
@@ -43,7 +43,7 @@ START_TEST(test_gpu_4g_passes_both_ways)
 
     spawn(args, NULL, 120, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("vmm      PASS   4 GiB      0/536870912 bad        0/536870912 bad");
+    OUT_HAS("vmm              PASS   4 GiB      0/536870912 bad        0/536870912 bad");
 }
 END_TEST
 
@@ -53,8 +53,8 @@ START_TEST(test_gpu_vmm_and_memfd_in_one_session)
 
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("vmm      PASS");
-    OUT_HAS("memfd    PASS");
+    OUT_HAS("vmm              PASS");
+    OUT_HAS("memfd            PASS");
 }
 END_TEST
 
@@ -73,7 +73,7 @@ START_TEST(test_gpu_sabotage_is_caught)
     spawn(args, env, 60, NULL);
     ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", sabotages[_i], run.status, run.out);
     OUT_HAS("8388608 mismatches in 8388608 words; first bad word 0 (byte offset 0x0)");
-    OUT_HAS("vmm      FAIL");
+    OUT_HAS("vmm              FAIL");
 }
 END_TEST
 
@@ -99,7 +99,7 @@ START_TEST(test_gpu_consumer_killed_mid_scenario_is_reported)
     spawn(args, env, 60, kill_consumer_mid_scenario);
     ck_assert_msg(killed > 0, "the consumer was never found to kill:\n%s", run.out);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("producer  vmm     report   FAIL peer gone during report: the consumer closed the "
+    OUT_HAS("producer  vmm              report   FAIL peer gone during report: the consumer closed the "
             "connection");
     OUT_HAS("consumer: killed by signal 9 (SIGKILL)");
     ck_assert_msg(run.seconds < 20.0, "took %.2f s, the deadline is 20 s", run.seconds);
@@ -167,7 +167,7 @@ int main(void)
 
     /* Skip, visibly, where there is nothing to test. */
     if (th_spawn(&run, args, NULL, 60, 1, NULL, NULL) != 0 ||
-        strstr(run.out, "  vmm     yes") == NULL) {
+        strstr(run.out, "  vmm              yes") == NULL) {
         printf("SKIP: check_gpu: vmm cannot run here (see ./gpuipc_test --list)\n");
         return 77;
     }

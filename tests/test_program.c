@@ -29,7 +29,7 @@ START_TEST(test_program_memfd_round_trip_passes)
     spawn(args, NULL, 20);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("Checks: 1, Failures: 0, Errors: 0");
-    OUT_HAS("memfd    PASS   8 MiB      0/1048576 bad          0/1048576 bad");
+    OUT_HAS("memfd            PASS   8 MiB      0/1048576 bad          0/1048576 bad");
     OUT_HAS("consumer: exited 0");
     OUT_HAS("result: PASS: 1 passed, 0 failed, 0 skipped");
     ck_assert_int_eq(run.leftover, 0);
@@ -75,10 +75,10 @@ START_TEST(test_program_logs_each_step_with_role_and_time)
 
     spawn(args, NULL, 20);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("producer  memfd   alloc    1 MiB of host memory");
-    OUT_HAS("consumer  memfd   import   mapped 1048576 bytes");
-    OUT_HAS("consumer  memfd   verify   0 mismatches in 131072 words from the producer");
-    OUT_HAS("producer  memfd   check    0 mismatches in 131072 words from the consumer");
+    OUT_HAS("producer  memfd            alloc    1 MiB of host memory");
+    OUT_HAS("consumer  memfd            import   mapped 1048576 bytes");
+    OUT_HAS("consumer  memfd            verify   0 mismatches in 131072 words from the producer");
+    OUT_HAS("producer  memfd            check    0 mismatches in 131072 words from the consumer");
     OUT_HAS(" ms]");
 }
 END_TEST
@@ -174,8 +174,8 @@ START_TEST(test_program_list_names_every_mechanism)
 
     spawn(args, env, 30);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("  vmm     no ");
-    OUT_HAS("  memfd   yes");
+    OUT_HAS("  vmm              no ");
+    OUT_HAS("  memfd            yes");
 }
 END_TEST
 
@@ -197,7 +197,7 @@ START_TEST(test_program_sabotage_exits_1_naming_the_first_bad_word)
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS(sabotages[_i].reason);
     OUT_HAS("first bad word 0 (byte offset 0x0)");
-    OUT_HAS("memfd    FAIL");
+    OUT_HAS("memfd            FAIL");
     OUT_HAS("result: FAIL");
 }
 END_TEST
@@ -206,12 +206,13 @@ END_TEST
 static const struct {
     const char *role, *step, *waiting;
 } steps[] = {
-    {"consumer", "hello", "hello"},     {"consumer", "probe", "ready"},
+    {"consumer", "hello", "hello"},     {"consumer", "probe", "probe"},
     {"consumer", "ready", "ready"},     {"consumer", "import", "report"},
     {"consumer", "verify", "report"},   {"consumer", "write", "report"},
     {"consumer", "report", "report"},   {"consumer", "release", "end-ack"},
     {"consumer", "end-ack", "end-ack"}, {"producer", "hello", "hello"},
-    {"producer", "begin", "begin"},     {"producer", "alloc", "offer"},
+    {"producer", "probe", "begin"},     {"producer", "begin", "begin"},
+    {"producer", "alloc", "offer"},
     {"producer", "fill", "offer"},      {"producer", "export", "offer"},
     {"producer", "offer", "offer"},     {"producer", "check", "end"},
     {"producer", "release", "begin"},     {"producer", "end", "end"},
@@ -269,7 +270,7 @@ START_TEST(test_program_consumer_times_out_on_a_hung_producer)
 
     /* The producer hangs for good; the harness kills it after 4 s. */
     ck_assert_int_eq(th_spawn(&run, args, env, 4, 1, NULL, NULL), 0);
-    OUT_HAS("consumer  memfd   offer    FAIL timed out during offer: no OFFER from the producer");
+    OUT_HAS("consumer  memfd            offer    FAIL timed out during offer: no OFFER from the producer");
 }
 END_TEST
 

@@ -81,6 +81,14 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_END_ACK:
         gpuipc_wire_status(&m->u.end_ack, GPUIPC_SKIP, GPUIPC_STEP_RELEASE, "skipped");
         break;
+    case GPUIPC_MSG_PROBE:
+        strcpy(m->u.probe.mech, "vmm-compressible");
+        memset(m->u.probe.uuid, 0x5c, sizeof(m->u.probe.uuid));
+        break;
+    case GPUIPC_MSG_PROBE_ACK:
+        gpuipc_wire_status(&m->u.probe_ack, GPUIPC_SKIP, GPUIPC_STEP_PROBE,
+                           "pidfd_getfd: EPERM");
+        break;
     default:
         break;
     }
