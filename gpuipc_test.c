@@ -45,6 +45,11 @@
 
 static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_vmm,
+    &gpuipc_mech_vmm_pidfd,
+    &gpuipc_mech_vmm_compressible,
+    &gpuipc_mech_legacy_ipc,
+    &gpuipc_mech_mempool_ipc,
+    &gpuipc_mech_fabric,
     &gpuipc_mech_memfd,
 };
 #define NMECH (sizeof(registry) / sizeof(registry[0]))
@@ -546,9 +551,30 @@ out:
 
 /* ---- --list ------------------------------------------------------------------------------ */
 
+/* The attributes that decide the mechanisms. MULTICAST_SUPPORTED is only
+ * reported: cuMulticastCreate is never called, because on shared NVSwitch
+ * hosts multicast can take GPUs out of service for everyone. */
+static const struct {
+    CUdevice_attribute attr;
+    const char *name;
+} list_attrs[] = {
+    {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+     "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, "HANDLE_TYPE_FABRIC_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, "GENERIC_COMPRESSION_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "MEMORY_POOLS_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, "MEMPOOL_SUPPORTED_HANDLE_TYPES"},
+    {CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "UNIFIED_ADDRESSING"},
+    {CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+     "HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED"},
+    {CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, "MULTICAST_SUPPORTED (reported only)"},
+};
+
 static void list_devices(int device)
 {
     int n = 0, i;
+    size_t a;
 
     if (gpuipc_gpu_count(&n, NULL) < 0)
         return;
@@ -557,7 +583,7 @@ static void list_devices(int device)
            CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10, n, n == 1 ? "" : "s");
     for (i = 0; i < n; i++) {
         char name[128] = "?", uuid[48] = "?";
-        int vmm = -1, posix = -1, major = 0, minor = 0;
+        int major = 0, minor = 0;
         CUdevice dev;
         CUuuid u;
 
@@ -568,15 +594,16 @@ static void list_devices(int device)
             gpuipc_units_format_uuid((const uint8_t *)u.bytes, uuid, sizeof(uuid));
         gpuipc_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
         gpuipc_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-        gpuipc_cu.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                                       dev);
-        gpuipc_cu.cuDeviceGetAttribute(&posix,
-                                       CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                                       dev);
         printf("GPU %d%s: %s, %s, compute %d.%d\n", i, i == device ? " (--device)" : "", name,
                uuid, major, minor);
-        printf("  VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED          %d\n", vmm);
-        printf("  HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED  %d\n", posix);
+        for (a = 0; a < sizeof(list_attrs) / sizeof(list_attrs[0]); a++) {
+            int v = -1;
+
+            if (gpuipc_cu.cuDeviceGetAttribute(&v, list_attrs[a].attr, dev) == CUDA_SUCCESS)
+                printf("  %-46s %d\n", list_attrs[a].name, v);
+            else
+                printf("  %-46s unknown to this driver\n", list_attrs[a].name);
+        }
     }
 }
 

@@ -154,9 +154,19 @@ CUresult gpuipc_cudrv_fail(gpuipc_err *err, const char *call, CUresult rc, const
     return rc;
 }
 
+CUresult gpuipc_cudrv_note(CUresult *first, gpuipc_err *err, const char *call, CUresult rc,
+                           const char *file, int line)
+{
+    if (rc != CUDA_SUCCESS && *first == CUDA_SUCCESS)
+        *first = gpuipc_cudrv_fail(err, call, rc, file, line);
+    return rc;
+}
+
 int gpuipc_cudrv_errno(CUresult rc)
 {
     switch (rc) {
+    case CUDA_SUCCESS:
+        return 0;
     case CUDA_ERROR_OUT_OF_MEMORY:
         return -ENOMEM;
     case CUDA_ERROR_NOT_SUPPORTED:

@@ -28,7 +28,13 @@
     X(cuMemAddressReserve, 10020) X(cuMemAddressFree, 10020) X(cuMemMap, 10020)           \
     X(cuMemUnmap, 10020) X(cuMemSetAccess, 10020) X(cuMemGetAllocationGranularity, 10020) \
     X(cuMemExportToShareableHandle, 10020) X(cuMemImportFromShareableHandle, 10020)       \
-    X(cuMemGetAllocationPropertiesFromHandle, 10020) X(cuMemGetAddressRange, 3020)
+    X(cuMemGetAllocationPropertiesFromHandle, 10020) X(cuMemGetAddressRange, 3020)          \
+    X(cuStreamSynchronize, 2000) X(cuIpcGetMemHandle, 4010) X(cuIpcOpenMemHandle, 11000)  \
+    X(cuIpcCloseMemHandle, 4010) X(cuMemPoolCreate, 11020) X(cuMemPoolDestroy, 11020)     \
+    X(cuMemPoolSetAccess, 11020) X(cuMemPoolExportToShareableHandle, 11020)               \
+    X(cuMemPoolImportFromShareableHandle, 11020) X(cuMemPoolExportPointer, 11020)         \
+    X(cuMemPoolImportPointer, 11020) X(cuMemAllocFromPoolAsync, 11020)                    \
+    X(cuMemFreeAsync, 11020)
 
 /* The newest ABI version in the table: the driver must support at least it. */
 #define GPUIPC_CU_MIN_DRIVER 11040
@@ -61,9 +67,20 @@ const char *gpuipc_cudrv_error_name(CUresult rc);
 CUresult gpuipc_cudrv_fail(gpuipc_err *err, const char *call, CUresult rc, const char *file,
                            int line);
 
-/* Maps rc to the negative errno that library functions return for it:
- * -ENOMEM, -ENOTSUP, -EACCES, -ENODEV, or -EIO. */
+/* Maps rc to the negative errno that library functions return for it: 0
+ * for CUDA_SUCCESS, -ENOMEM, -ENOTSUP, -EACCES, -ENODEV, or -EIO. */
 int gpuipc_cudrv_errno(CUresult rc);
+
+/* For a sequence of calls that must all be tried (a teardown): if rc failed
+ * and *first is still CUDA_SUCCESS, records the call in err as
+ * gpuipc_cudrv_fail does and stores rc in *first. Returns rc. */
+CUresult gpuipc_cudrv_note(CUresult *first, gpuipc_err *err, const char *call, CUresult rc,
+                           const char *file, int line);
+
+/* Calls gpuipc_cu.fn(...) and notes its failure in first and err, if it is
+ * the first one. Evaluates to the call's CUresult. */
+#define GPUIPC_CU_NOTE(first, err, fn, ...)                                               \
+    gpuipc_cudrv_note(&(first), (err), #fn, gpuipc_cu.fn(__VA_ARGS__), __FILE__, __LINE__)
 
 /* Calls gpuipc_cu.fn(...) into the CUresult variable rc; on failure records
  * the call in err (as gpuipc_cudrv_fail does) and jumps to label. */

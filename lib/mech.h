@@ -89,7 +89,12 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
                        const gpuipc_mech **sel, size_t *nsel, gpuipc_err *err);
 
 /* The mechanisms, one file each. Only the program links the GPU ones. */
-extern const gpuipc_mech gpuipc_mech_vmm;   /* mech_vmm.c */
-extern const gpuipc_mech gpuipc_mech_memfd; /* mech_memfd.c, no GPU */
+extern const gpuipc_mech gpuipc_mech_vmm;              /* mech_vmm.c */
+extern const gpuipc_mech gpuipc_mech_vmm_pidfd;        /* mech_vmm_pidfd.c */
+extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.c */
+extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
+extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
+extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */
+extern const gpuipc_mech gpuipc_mech_memfd;            /* mech_memfd.c, no GPU */
 
 #endif

@@ -24,26 +24,96 @@ static void spawn(const char *const *args, const char *const *env, double timeou
     ck_assert_int_eq(th_spawn(&run, args, env, timeout_s, 5.0, on_line, NULL), 0);
 }
 
+/* The mechanisms that run on a single GPU with a POSIX-FD driver (the
+ * H100 machine): each must pass both ways in the default run. */
+static const char *const runnable[] = {"vmm", "vmm-pidfd", "vmm-compressible", "legacy-ipc",
+                                       "mempool-ipc"};
+#define N_RUNNABLE (int)(sizeof(runnable) / sizeof(runnable[0]))
+
+static void out_has_row(const char *mech, const char *rest)
+{
+    char want[128];
+
+    snprintf(want, sizeof(want), "  %-16s %s", mech, rest);
+    OUT_HAS(want);
+}
+
 START_TEST(test_gpu_default_run_passes_both_ways)
 {
     const char *args[] = {NULL};
+    int i;
 
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("vmm              PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    for (i = 0; i < N_RUNNABLE; i++)
+        out_has_row(runnable[i], "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     OUT_HAS("kernels self-tested");
     OUT_HAS("consumer: exited 0");
     ck_assert_int_eq(run.leftover, 0);
 }
 END_TEST
 
+/* Where IMEX is absent, fabric is a skip that says which piece is missing,
+ * never a pass; --require makes that skip a failure. */
+START_TEST(test_gpu_fabric_skip_names_the_reason)
+{
+    const char *args[] = {"--only", "fabric", "--quiet", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    if (th_exited(&run, 0)) {
+        OUT_HAS("fabric           PASS"); /* a machine with IMEX */
+        return;
+    }
+    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("gpuipc_test: SKIP: fabric: probe: ");
+    OUT_HAS("CUDA_ERROR_NOT_PERMITTED");
+}
+END_TEST
+
+START_TEST(test_gpu_require_turns_a_skip_into_a_failure)
+{
+    const char *args[] = {"--only", "vmm,fabric", "--require", "fabric", "--quiet", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    if (strstr(run.out, "fabric           PASS") != NULL)
+        return; /* nothing to turn into a failure on a machine with IMEX */
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("required by --require, but skipped: ");
+    OUT_HAS("vmm              PASS");
+}
+END_TEST
+
+START_TEST(test_gpu_legacy_ipc_shows_the_vmm_refusal)
+{
+    const char *args[] = {"--only", "legacy-ipc", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("expected refusal: cuIpcGetMemHandle on a VMM (cuMemCreate) allocation returns "
+            "CUDA_ERROR_INVALID_VALUE");
+}
+END_TEST
+
+START_TEST(test_gpu_compressible_reports_what_was_granted)
+{
+    const char *args[] = {"--only", "vmm-compressible", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("compression to the producer: ");
+    OUT_HAS("compression as the importer sees it: ");
+}
+END_TEST
+
 START_TEST(test_gpu_4g_passes_both_ways)
 {
     const char *args[] = {"--size", "4G", NULL};
+    int i;
 
     spawn(args, NULL, 120, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("vmm              PASS   4 GiB      0/536870912 bad        0/536870912 bad");
+    for (i = 0; i < N_RUNNABLE; i++)
+        out_has_row(runnable[i], "PASS   4 GiB      0/536870912 bad        0/536870912 bad");
 }
 END_TEST
 
@@ -64,16 +134,21 @@ static const char *const sabotages[] = {
     "GPUIPC_SABOTAGE=consumer:skip-write",
     "GPUIPC_SABOTAGE=consumer:wrong-seed",
 };
+#define N_SABOTAGES (int)(sizeof(sabotages) / sizeof(sabotages[0]))
 
+/* Every mechanism's verification must be able to fail, on the GPU, in both
+ * directions. */
 START_TEST(test_gpu_sabotage_is_caught)
 {
-    const char *env[] = {sabotages[_i], NULL};
-    const char *args[] = {NULL};
+    const char *mech = runnable[_i / N_SABOTAGES];
+    const char *env[] = {sabotages[_i % N_SABOTAGES], NULL};
+    const char *args[] = {"--only", mech, NULL};
 
     spawn(args, env, 60, NULL);
-    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", sabotages[_i], run.status, run.out);
+    ck_assert_msg(th_exited(&run, 1), "%s %s: status 0x%x:\n%s", mech, env[0], run.status,
+                  run.out);
     OUT_HAS("8388608 mismatches in 8388608 words; first bad word 0 (byte offset 0x0)");
-    OUT_HAS("vmm              FAIL");
+    out_has_row(mech, "FAIL");
 }
 END_TEST
 
@@ -94,7 +169,7 @@ static void kill_consumer_mid_scenario(const char *line, pid_t pgid, void *arg)
 START_TEST(test_gpu_consumer_killed_mid_scenario_is_reported)
 {
     const char *env[] = {"GPUIPC_FAULT=consumer:write:hang", NULL};
-    const char *args[] = {"--size", "1G", "--timeout", "20", NULL};
+    const char *args[] = {"--only", "vmm", "--size", "1G", "--timeout", "20", NULL};
 
     spawn(args, env, 60, kill_consumer_mid_scenario);
     ck_assert_msg(killed > 0, "the consumer was never found to kill:\n%s", run.out);
@@ -117,7 +192,7 @@ static const char *const leaks[] = {
 START_TEST(test_gpu_leaked_memory_fails_the_scenario)
 {
     const char *env[] = {leaks[_i], NULL};
-    const char *args[] = {NULL};
+    const char *args[] = {"--only", "vmm", NULL};
 
     spawn(args, env, 60, NULL);
     ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", leaks[_i], run.status, run.out);
@@ -146,7 +221,7 @@ static const struct {
 START_TEST(test_gpu_survivor_reports_a_dead_peer)
 {
     const char *env[] = {deaths[_i].fault, NULL};
-    const char *args[] = {"--timeout", "20", NULL};
+    const char *args[] = {"--only", "vmm", "--timeout", "20", NULL};
 
     spawn(args, env, 60, NULL);
     ck_assert_msg(th_line_has(run.out, deaths[_i].survivor, deaths[_i].waiting),
@@ -175,8 +250,11 @@ int main(void)
     tcase_add_test(tc, test_gpu_default_run_passes_both_ways);
     tcase_add_test(tc, test_gpu_4g_passes_both_ways);
     tcase_add_test(tc, test_gpu_vmm_and_memfd_in_one_session);
-    tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0,
-                        (int)(sizeof(sabotages) / sizeof(sabotages[0])));
+    tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_RUNNABLE * N_SABOTAGES);
+    tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);
+    tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
+    tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);
+    tcase_add_test(tc, test_gpu_compressible_reports_what_was_granted);
     tcase_add_test(tc, test_gpu_consumer_killed_mid_scenario_is_reported);
     tcase_add_loop_test(tc, test_gpu_leaked_memory_fails_the_scenario, 0,
                         (int)(sizeof(leaks) / sizeof(leaks[0])));

@@ -13,5 +13,7 @@ Suite *inject_suite(void);
 Suite *report_suite(void);
 Suite *roles_suite(void);
 Suite *program_suite(void);
+Suite *pidfd_suite(void);
+Suite *imex_suite(void);
 
 #endif

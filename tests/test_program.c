@@ -104,7 +104,8 @@ static const struct {
     {"--size", "banana", "gpuipc_test: --size: 'banana' is not a size"},
     {"--size", "0", "--size: '0' is zero bytes"},
     {"--timeout", "-3", "--timeout: '-3' is not a duration"},
-    {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, memfd)"},
+    {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
+                             "vmm-compressible, legacy-ipc, mempool-ipc, fabric, memfd)"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
 };

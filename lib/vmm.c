@@ -1,0 +1,314 @@
+/* vmm.c: the VMM steps shared by the VMM-based mechanisms.
+ *
+ *   create: granularity for these exact properties; cuMemCreate,
+ *           cuMemAddressReserve, cuMemMap, cuMemSetAccess (read-write, this device)
+ *   export: cuMemExportToShareableHandle -> an FD, marked close-on-exec
+ *   import: cuMemImportFromShareableHandle, cuMemGetAllocationPropertiesFromHandle
+ *           (the device must be the one offered), cuMemAddressReserve, cuMemMap
+ *           (fails if the handle is smaller than the offer), cuMemSetAccess,
+ *           cuMemGetAddressRange (a second opinion on the size)
+ *   release: cuCtxSynchronize, cuMemUnmap, cuMemAddressFree, cuMemRelease.
+ *           The memory returns to the device once every mapping is gone and
+ *           every handle, imported ones and FDs included, is released or closed. */
+#include "vmm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cudrv.h"
+#include "gpu.h"
+#include "step.h"
+#include "units.h"
+
+/* Logs a driver call and its duration at verbose level. */
+static void trace(const gpuipc_env *env, const char *mech, unsigned step, uint64_t t0,
+                  const char *what)
+{
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, step, gpuipc_clock_ns() - t0, "%s",
+                    what);
+}
+
+void gpuipc_vmm_prop(const gpuipc_gpu *gpu, CUmemAllocationHandleType type,
+                     unsigned char compression, CUmemAllocationProp *prop)
+{
+    memset(prop, 0, sizeof(*prop));
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop->location.id = gpuipc_gpu_ordinal(gpu);
+    prop->requestedHandleTypes = type;
+    prop->allocFlags.compressionType = compression;
+}
+
+int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *type_name,
+                     gpuipc_err *why)
+{
+    int vmm = 0, handle = 0, rc;
+
+    if (env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(env, why)) < 0)
+        return rc;
+    if (env->gpu == NULL)
+        return gpuipc_err_set(why, -ENODEV, "no GPU is open");
+    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &vmm,
+                        why) != CUDA_SUCCESS ||
+        gpuipc_gpu_attr(env->gpu, type_attr, &handle, why) != CUDA_SUCCESS)
+        return -EIO;
+    if (!vmm)
+        return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_"
+                              "SUPPORTED is 0 on GPU %d (%s): this device or driver has no "
+                              "VMM API (it needs Pascal or later and a CUDA 10.2+ driver)",
+                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+    if (!handle)
+        return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_%s_SUPPORTED is 0 on GPU %d "
+                              "(%s): VMM memory cannot be exported as this handle type here",
+                              type_name, gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+    return 0;
+}
+
+static uint64_t granularity_of(const CUmemAllocationProp *prop, gpuipc_err *err)
+{
+    size_t gran = 0;
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationGranularity, &gran, prop,
+                   CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+out:
+    return gran;
+}
+
+/* Reserves an address range for the whole of v's handle, maps it, and gives
+ * this process's device read-write access. On failure nothing is left. */
+static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpuipc_vmm *v,
+                           uint64_t gran, gpuipc_err *err)
+{
+    CUmemAccessDesc access;
+    CUresult rc;
+    uint64_t t;
+
+    t = gpuipc_clock_ns();
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, &v->ptr, v->size, gran, 0, 0);
+    trace(env, mech, step, t, "cuMemAddressReserve");
+    t = gpuipc_clock_ns();
+    GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, v->ptr, v->size, 0, v->handle, 0);
+    trace(env, mech, step, t, "cuMemMap");
+    memset(&access, 0, sizeof(access));
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = gpuipc_gpu_ordinal(v->gpu);
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    t = gpuipc_clock_ns();
+    GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, v->ptr, v->size, &access, 1);
+    trace(env, mech, step, t, "cuMemSetAccess");
+    return CUDA_SUCCESS;
+
+out_unmap:
+    gpuipc_cu.cuMemUnmap(v->ptr, v->size);
+out_free:
+    gpuipc_cu.cuMemAddressFree(v->ptr, v->size);
+out:
+    v->ptr = 0;
+    return rc;
+}
+
+/* Describes the mapped range to the roles: a device view for the kernels. */
+static void set_buf(gpuipc_env *env, gpuipc_vmm *v, uint64_t gran, gpuipc_buf *buf)
+{
+    gpuipc_gpu_view(env->gpu, v->ptr, v->size, 0, &buf->view);
+    buf->size = v->size;
+    buf->granularity = gran;
+    buf->priv = v;
+}
+
+int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationProp *prop,
+                      uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+{
+    char human[32], ghuman[32];
+    gpuipc_vmm *v;
+    uint64_t gran, t;
+    CUresult rc;
+
+    memset(buf, 0, sizeof(*buf));
+    gran = granularity_of(prop, err);
+    if (gran == 0)
+        return -EIO;
+    v = calloc(1, sizeof(*v));
+    if (v == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
+    v->gpu = env->gpu;
+    v->kept_fd = -1;
+    v->size = (size + gran - 1) / gran * gran;
+    t = gpuipc_clock_ns();
+    rc = gpuipc_cu.cuMemCreate(&v->handle, v->size, prop, 0);
+    if (rc != CUDA_SUCCESS) {
+        uint64_t free_b = 0, total = 0;
+
+        gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
+        if (rc == CUDA_ERROR_OUT_OF_MEMORY &&
+            gpuipc_gpu_mem_info(env->gpu, &free_b, &total, NULL) == CUDA_SUCCESS)
+            gpuipc_err_prefix(err, "%s requested, %s free",
+                              gpuipc_units_format_size(v->size, human, sizeof(human)),
+                              gpuipc_units_format_size(free_b, ghuman, sizeof(ghuman)));
+        goto out_free;
+    }
+    trace(env, mech, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
+    rc = map_handle(env, mech, GPUIPC_STEP_ALLOC, v, gran, err);
+    if (rc != CUDA_SUCCESS)
+        goto out_release;
+    set_buf(env, v, gran, buf);
+    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d, granularity %s",
+             gpuipc_units_format_size(v->size, human, sizeof(human)),
+             gpuipc_gpu_ordinal(env->gpu), gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
+    return 0;
+
+out_release:
+    gpuipc_cu.cuMemRelease(v->handle);
+out_free:
+    free(v);
+    return gpuipc_cudrv_errno(rc);
+}
+
+void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *offer)
+{
+    offer->size = buf->size;
+    offer->granularity = buf->granularity;
+    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+}
+
+int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+{
+    gpuipc_vmm *v = buf->priv;
+    uint64_t t = gpuipc_clock_ns();
+    int fd = -1;
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &fd, v->handle,
+                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    trace(env, mech, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
+    /* The driver's FD is not close-on-exec; it must not leak into children. */
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        int e = errno;
+
+        close(fd);
+        return gpuipc_err_set(err, -e, "fcntl FD_CLOEXEC on the exported FD: %s", strerror(e));
+    }
+    return fd;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
+                      CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
+                      gpuipc_buf *buf, gpuipc_err *err)
+{
+    CUmemAllocationProp prop, mine;
+    char want[48], human[32];
+    CUdeviceptr base = 0;
+    size_t mapped = 0;
+    gpuipc_vmm *v;
+    uint64_t gran, t;
+    CUresult rc = CUDA_SUCCESS;
+    int ret = -EIO;
+
+    memset(buf, 0, sizeof(*buf));
+    if (memcmp(offer->uuid, env->uuid, GPUIPC_UUID_LEN) != 0)
+        return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
+                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
+    v = calloc(1, sizeof(*v));
+    if (v == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
+    v->gpu = env->gpu;
+    v->kept_fd = -1;
+    v->size = offer->size;
+    t = gpuipc_clock_ns();
+    GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
+                   type);
+    trace(env, mech, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
+    GPUIPC_CU_GOTO(rc, err, out_release, cuMemGetAllocationPropertiesFromHandle, &prop,
+                   v->handle);
+    /* The properties carry no size: cuMemMap below refuses a range larger
+     * than the allocation, and cuMemGetAddressRange confirms what it mapped. */
+    if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        prop.location.id != gpuipc_gpu_ordinal(env->gpu)) {
+        ret = gpuipc_err_set(err, -EPROTO, "the imported handle lives at location type %d id "
+                             "%d, not on GPU %d (%s) as offered", (int)prop.location.type,
+                             prop.location.id, gpuipc_gpu_ordinal(env->gpu),
+                             gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
+        goto out_release;
+    }
+    gpuipc_vmm_prop(env->gpu, type, prop.allocFlags.compressionType, &mine);
+    gran = granularity_of(&mine, err);
+    if (gran == 0)
+        goto out_release;
+    if (offer->size % gran != 0) {
+        ret = gpuipc_err_set(err, -EPROTO, "offered size %llu is not a multiple of this "
+                             "side's granularity %llu", (unsigned long long)offer->size,
+                             (unsigned long long)gran);
+        goto out_release;
+    }
+    rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, gran, err);
+    if (rc != CUDA_SUCCESS) {
+        ret = gpuipc_cudrv_errno(rc);
+        goto out_release;
+    }
+    /* A second opinion on the size; only an answer that contradicts the
+     * offer fails (the driver need not answer for VMM ranges). */
+    rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, v->ptr);
+    if (rc == CUDA_SUCCESS && mapped < offer->size) {
+        ret = gpuipc_err_set(err, -EPROTO, "cuMemGetAddressRange: %zu bytes mapped, %llu "
+                             "offered", mapped, (unsigned long long)offer->size);
+        goto out_unmap;
+    }
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, GPUIPC_STEP_IMPORT, GPUIPC_LOG_NO_TIME,
+                    "cuMemGetAddressRange: %s", rc == CUDA_SUCCESS ? "matches the offer"
+                                                                   : gpuipc_cudrv_error_name(rc));
+    set_buf(env, v, gran, buf);
+    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
+             gpuipc_units_format_size(v->size, human, sizeof(human)),
+             gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+    return 0;
+
+out_unmap:
+    gpuipc_cu.cuMemUnmap(v->ptr, v->size);
+    gpuipc_cu.cuMemAddressFree(v->ptr, v->size);
+out_release:
+    gpuipc_cu.cuMemRelease(v->handle);
+out_free:
+    free(v);
+    return ret == -EIO && rc != CUDA_SUCCESS ? gpuipc_cudrv_errno(rc) : ret;
+}
+
+CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpuipc_err *err)
+{
+    const gpuipc_vmm *v = buf->priv;
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationPropertiesFromHandle, prop, v->handle);
+out:
+    return rc;
+}
+
+int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+{
+    gpuipc_vmm *v = buf->priv;
+    CUresult first = CUDA_SUCCESS;
+    uint64_t t = gpuipc_clock_ns();
+
+    if (v == NULL)
+        return 0;
+    /* A kernel or copy may still be in flight; unmapping under it poisons
+     * the context (every later call fails with CUDA_ERROR_LAUNCH_FAILED). */
+    GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);
+    GPUIPC_CU_NOTE(first, err, cuMemUnmap, v->ptr, v->size);
+    GPUIPC_CU_NOTE(first, err, cuMemAddressFree, v->ptr, v->size);
+    GPUIPC_CU_NOTE(first, err, cuMemRelease, v->handle);
+    if (v->kept_fd >= 0)
+        close(v->kept_fd);
+    trace(env, mech, GPUIPC_STEP_RELEASE, t,
+          "cuCtxSynchronize, cuMemUnmap, cuMemAddressFree, cuMemRelease");
+    free(v);
+    memset(buf, 0, sizeof(*buf));
+    return gpuipc_cudrv_errno(first);
+}

@@ -1,0 +1,69 @@
+/* vmm.h: the CUDA VMM steps that the VMM-based mechanisms share: allocation
+ * properties, the probe, create and map, export to an FD, import and map,
+ * and release. Each mechanism file adds only what is its own. */
+#ifndef GPUIPC_VMM_H
+#define GPUIPC_VMM_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "env.h"
+#include "err.h"
+#include "mech.h"
+
+struct gpuipc_gpu;
+
+/* What one side holds of a VMM allocation (a gpuipc_buf's priv). */
+typedef struct gpuipc_vmm {
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr ptr;
+    size_t size;
+    struct gpuipc_gpu *gpu;
+    int kept_fd; /* an exported FD kept open for the peer to fetch, or -1 */
+} gpuipc_vmm;
+
+/* Fills prop for pinned memory on gpu's device, exportable as type, with
+ * compression CU_MEM_ALLOCATION_COMP_NONE or _GENERIC. */
+void gpuipc_vmm_prop(const struct gpuipc_gpu *gpu, CUmemAllocationHandleType type,
+                     unsigned char compression, CUmemAllocationProp *prop);
+
+/* The probe every VMM mechanism starts with: the consumer first opens the
+ * device named by env->uuid; then VMM support and type_attr (the attribute
+ * that says the handle type is supported, named type_name in the reason)
+ * must be set. Returns 0, -ENOTSUP with the reason, or a negative errno. */
+int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *type_name,
+                     gpuipc_err *why);
+
+/* Producer: creates at least size bytes with prop (rounded up to the
+ * granularity of exactly these properties), maps them read-write for this
+ * device and describes them in buf, whose priv is then a gpuipc_vmm. Driver
+ * calls are logged at verbose level under mech. On failure nothing is held.
+ * Returns 0 or a negative errno; an out-of-memory reason gives both sizes. */
+int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationProp *prop,
+                      uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+
+/* Producer: fills the offer's size, granularity and device UUID for buf. */
+void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *offer);
+
+/* Producer: exports buf's allocation as a POSIX FD, close-on-exec. Returns
+ * the FD, which the caller owns, or a negative errno. */
+int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
+
+/* Consumer: imports os_handle of type (for a POSIX FD, the FD as a
+ * pointer-sized integer; for FABRIC, a pointer to the handle), checks that
+ * the allocation lives on this side's device and that the offer names it,
+ * maps offer->size bytes read-write and describes them in buf. The caller
+ * keeps and closes any FD. On failure nothing is held. */
+int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
+                      CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
+                      gpuipc_buf *buf, gpuipc_err *err);
+
+/* Reads the properties of buf's allocation into prop. Returns the CUresult. */
+CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpuipc_err *err);
+
+/* Both: synchronizes, unmaps, frees the address range, releases the handle
+ * and closes a kept FD, continuing past a failed step. Returns 0 or the
+ * first failure. */
+int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
+
+#endif
