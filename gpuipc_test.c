@@ -616,6 +616,8 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     size_t i;
 
     env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    /* The listing is the output; probes keep their step-log lines to themselves. */
+    env.log.level = GPUIPC_LOG_QUIET;
     printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
     if (gpuipc_gpu_init(&cuda_why) == 0) {
         list_devices(o->device);

@@ -65,7 +65,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         /* A scenario that never ran (skipped, refused before it started) has
          * no size, checks or time to show. */
         if (r->status == GPUIPC_SKIP || r->status < 0 || r->ns == 0)
-            snprintf(line, sizeof(line), "  %-16s %-6s", r->mech, status_name(r->status));
+            snprintf(line, sizeof(line), "  %-16s %s", r->mech, status_name(r->status));
         else
             snprintf(line, sizeof(line), "  %-16s %-6s %-10s %-22s %-22s %.1f ms", r->mech,
                      status_name(r->status), gpuipc_units_format_size(r->size, size, sizeof(size)),
