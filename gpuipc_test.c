@@ -47,6 +47,8 @@ static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_vmm,
     &gpuipc_mech_vmm_pidfd,
     &gpuipc_mech_vmm_compressible,
+    &gpuipc_mech_vmm_host_numa,
+    &gpuipc_mech_vmm_alias,
     &gpuipc_mech_legacy_ipc,
     &gpuipc_mech_mempool_ipc,
     &gpuipc_mech_fabric,

@@ -127,6 +127,31 @@ static void probe(scenario *s, const gpuipc_mech *const *mechs, size_t n,
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_PROBE, "%s", st.reason);
 }
 
+/* Verifies the second view of the memory, if the mechanism gave one, for
+ * the pattern with seed (whose it is: what). */
+static void check_alt(scenario *s, unsigned step, uint64_t seed, const char *what)
+{
+    gpuipc_check k;
+    char text[256], why[GPUIPC_ERR_LEN];
+    uint64_t t = gpuipc_clock_ns();
+
+    if (s->buf.alt.ops == NULL)
+        return;
+    if (s->buf.alt.ops->verify(&s->buf.alt, seed, &k, &s->err) < 0) {
+        snprintf(why, sizeof(why), "reading %s: %.400s", s->buf.alt_name, s->err.msg);
+        fail(s, step, why);
+        return;
+    }
+    gpuipc_pattern_describe(&k, s->buf.alt.first_word, text, sizeof(text));
+    if (k.mismatches) {
+        snprintf(why, sizeof(why), "%s read through %s: %s", what, s->buf.alt_name, text);
+        fail(s, step, why);
+        return;
+    }
+    snprintf(why, sizeof(why), "%s read through %s: %s", what, s->buf.alt_name, text);
+    log_step(s, step, t, why);
+}
+
 /* C3, C4: import, verify the producer's pattern, write our own. */
 static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
 {
@@ -165,6 +190,7 @@ static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_re
                  "%.1f GB/s", (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
         log_step(s, GPUIPC_STEP_VERIFY, t, text);
     }
+    check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, "the producer's bytes");
 
     /* Write even after a failed verification: the other direction is a
      * separate question with its own answer. */
@@ -184,6 +210,7 @@ static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_re
     }
     report->flags |= GPUIPC_REPORT_WROTE;
     report->seed = seed;
+    check_alt(s, GPUIPC_STEP_WRITE, seed, "this side's own write");
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
         report->seed = seed ^ WRONG_SEED_MASK;
 }

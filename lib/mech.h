@@ -35,9 +35,16 @@ typedef struct gpuipc_view {
 } gpuipc_view;
 
 /* A piece of memory one role holds: what to fill and verify, its rounded
- * size and granularity, a line for the step log, and the mechanism's state. */
+ * size and granularity, a line for the step log, and the mechanism's state.
+ * A mechanism may give the consumer a second view of the same memory (alt:
+ * the CPU's mapping of host memory, or a second mapping of one handle). The
+ * consumer then verifies alt too, after reading the producer's pattern
+ * through view and again after writing its own through view, so that
+ * whatever one view writes, the other is proven to read. */
 typedef struct gpuipc_buf {
     gpuipc_view view;
+    gpuipc_view alt;       /* alt.ops NULL: no second view */
+    char alt_name[48];     /* what alt is, for messages: "the CPU mapping" */
     uint64_t size;
     uint64_t granularity;
     char detail[160];
@@ -92,6 +99,8 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
 extern const gpuipc_mech gpuipc_mech_vmm;              /* mech_vmm.c */
 extern const gpuipc_mech gpuipc_mech_vmm_pidfd;        /* mech_vmm_pidfd.c */
 extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.c */
+extern const gpuipc_mech gpuipc_mech_vmm_host_numa;    /* mech_vmm_host_numa.c */
+extern const gpuipc_mech gpuipc_mech_vmm_alias;        /* mech_vmm_alias.c */
 extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
 extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
 extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */

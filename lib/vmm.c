@@ -44,6 +44,16 @@ void gpuipc_vmm_prop(const gpuipc_gpu *gpu, CUmemAllocationHandleType type,
     prop->allocFlags.compressionType = compression;
 }
 
+void gpuipc_vmm_prop_host_numa(int numa_id, CUmemAllocationHandleType type,
+                               CUmemAllocationProp *prop)
+{
+    memset(prop, 0, sizeof(*prop));
+    prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop->location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    prop->location.id = numa_id;
+    prop->requestedHandleTypes = type;
+}
+
 int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *type_name,
                      gpuipc_err *why)
 {
@@ -81,35 +91,44 @@ out:
 }
 
 /* Reserves an address range for the whole of v's handle, maps it, and gives
- * this process's device read-write access. On failure nothing is left. */
+ * this process's device read-write access, and for host memory its NUMA node
+ * too (the CPU may touch host memory only with that grant). Stores the
+ * address in *ptr. On failure nothing is left. */
 static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpuipc_vmm *v,
-                           uint64_t gran, gpuipc_err *err)
+                           uint64_t gran, CUdeviceptr *ptr, gpuipc_err *err)
 {
-    CUmemAccessDesc access;
+    CUmemAccessDesc access[2];
+    size_t n = 1;
     CUresult rc;
     uint64_t t;
 
     t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, &v->ptr, v->size, gran, 0, 0);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, ptr, v->size, gran, 0, 0);
     trace(env, mech, step, t, "cuMemAddressReserve");
     t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, v->ptr, v->size, 0, v->handle, 0);
+    GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, 0, v->handle, 0);
     trace(env, mech, step, t, "cuMemMap");
-    memset(&access, 0, sizeof(access));
-    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = gpuipc_gpu_ordinal(v->gpu);
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    memset(access, 0, sizeof(access));
+    access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[0].location.id = gpuipc_gpu_ordinal(v->gpu);
+    access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (v->host_numa >= 0) {
+        access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+        access[1].location.id = v->host_numa;
+        access[1].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        n = 2;
+    }
     t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, v->ptr, v->size, &access, 1);
-    trace(env, mech, step, t, "cuMemSetAccess");
+    GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, *ptr, v->size, access, n);
+    trace(env, mech, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
     return CUDA_SUCCESS;
 
 out_unmap:
-    gpuipc_cu.cuMemUnmap(v->ptr, v->size);
+    gpuipc_cu.cuMemUnmap(*ptr, v->size);
 out_free:
-    gpuipc_cu.cuMemAddressFree(v->ptr, v->size);
+    gpuipc_cu.cuMemAddressFree(*ptr, v->size);
 out:
-    v->ptr = 0;
+    *ptr = 0;
     return rc;
 }
 
@@ -139,6 +158,7 @@ int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationPr
         return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
     v->gpu = env->gpu;
     v->kept_fd = -1;
+    v->host_numa = prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? prop->location.id : -1;
     v->size = (size + gran - 1) / gran * gran;
     t = gpuipc_clock_ns();
     rc = gpuipc_cu.cuMemCreate(&v->handle, v->size, prop, 0);
@@ -154,13 +174,19 @@ int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationPr
         goto out_free;
     }
     trace(env, mech, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
-    rc = map_handle(env, mech, GPUIPC_STEP_ALLOC, v, gran, err);
+    rc = map_handle(env, mech, GPUIPC_STEP_ALLOC, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS)
         goto out_release;
     set_buf(env, v, gran, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d, granularity %s",
-             gpuipc_units_format_size(v->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu), gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
+    if (v->host_numa >= 0)
+        snprintf(buf->detail, sizeof(buf->detail), "%s on host NUMA node %d, granularity %s",
+                 gpuipc_units_format_size(v->size, human, sizeof(human)), v->host_numa,
+                 gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
+    else
+        snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d, granularity %s",
+                 gpuipc_units_format_size(v->size, human, sizeof(human)),
+                 gpuipc_gpu_ordinal(env->gpu),
+                 gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
     return 0;
 
 out_release:
@@ -203,7 +229,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                       CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
                       gpuipc_buf *buf, gpuipc_err *err)
 {
-    CUmemAllocationProp prop, mine;
+    CUmemAllocationProp prop;
     char want[48], human[32];
     CUdeviceptr base = 0;
     size_t mapped = 0;
@@ -221,6 +247,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
         return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
     v->gpu = env->gpu;
     v->kept_fd = -1;
+    v->host_numa = -1;
     v->size = offer->size;
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
@@ -230,16 +257,18 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                    v->handle);
     /* The properties carry no size: cuMemMap below refuses a range larger
      * than the allocation, and cuMemGetAddressRange confirms what it mapped. */
-    if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        prop.location.id != gpuipc_gpu_ordinal(env->gpu)) {
+    if (prop.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+        v->host_numa = prop.location.id;
+    } else if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+               prop.location.id != gpuipc_gpu_ordinal(env->gpu)) {
         ret = gpuipc_err_set(err, -EPROTO, "the imported handle lives at location type %d id "
                              "%d, not on GPU %d (%s) as offered", (int)prop.location.type,
                              prop.location.id, gpuipc_gpu_ordinal(env->gpu),
                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
         goto out_release;
     }
-    gpuipc_vmm_prop(env->gpu, type, prop.allocFlags.compressionType, &mine);
-    gran = granularity_of(&mine, err);
+    /* The granularity of exactly these properties, as the creator used. */
+    gran = granularity_of(&prop, err);
     if (gran == 0)
         goto out_release;
     if (offer->size % gran != 0) {
@@ -248,7 +277,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                              (unsigned long long)gran);
         goto out_release;
     }
-    rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, gran, err);
+    rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS) {
         ret = gpuipc_cudrv_errno(rc);
         goto out_release;
@@ -265,9 +294,14 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                     "cuMemGetAddressRange: %s", rc == CUDA_SUCCESS ? "matches the offer"
                                                                    : gpuipc_cudrv_error_name(rc));
     set_buf(env, v, gran, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
-             gpuipc_units_format_size(v->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+    if (v->host_numa >= 0)
+        snprintf(buf->detail, sizeof(buf->detail), "%s on host NUMA node %d, for GPU %d",
+                 gpuipc_units_format_size(v->size, human, sizeof(human)), v->host_numa,
+                 gpuipc_gpu_ordinal(env->gpu));
+    else
+        snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
+                 gpuipc_units_format_size(v->size, human, sizeof(human)),
+                 gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
     return 0;
 
 out_unmap:
@@ -278,6 +312,19 @@ out_release:
 out_free:
     free(v);
     return ret == -EIO && rc != CUDA_SUCCESS ? gpuipc_cudrv_errno(rc) : ret;
+}
+
+int gpuipc_vmm_map_alias(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+{
+    gpuipc_vmm *v = buf->priv;
+    CUresult rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, buf->granularity, &v->alias, err);
+
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(rc);
+    gpuipc_gpu_view(env->gpu, v->alias, v->size, 0, &buf->alt);
+    snprintf(buf->alt_name, sizeof(buf->alt_name), "the alias at 0x%llx",
+             (unsigned long long)v->alias);
+    return 0;
 }
 
 CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpuipc_err *err)
@@ -301,6 +348,10 @@ int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuip
     /* A kernel or copy may still be in flight; unmapping under it poisons
      * the context (every later call fails with CUDA_ERROR_LAUNCH_FAILED). */
     GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);
+    if (v->alias != 0) {
+        GPUIPC_CU_NOTE(first, err, cuMemUnmap, v->alias, v->size);
+        GPUIPC_CU_NOTE(first, err, cuMemAddressFree, v->alias, v->size);
+    }
     GPUIPC_CU_NOTE(first, err, cuMemUnmap, v->ptr, v->size);
     GPUIPC_CU_NOTE(first, err, cuMemAddressFree, v->ptr, v->size);
     GPUIPC_CU_NOTE(first, err, cuMemRelease, v->handle);

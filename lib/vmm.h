@@ -19,13 +19,21 @@ typedef struct gpuipc_vmm {
     CUdeviceptr ptr;
     size_t size;
     struct gpuipc_gpu *gpu;
-    int kept_fd; /* an exported FD kept open for the peer to fetch, or -1 */
+    int kept_fd;         /* an exported FD kept open for the peer to fetch, or -1 */
+    int host_numa;       /* the host NUMA node the memory lives on, or -1 for the GPU */
+    CUdeviceptr alias;   /* a second mapping of the same handle, or 0 */
 } gpuipc_vmm;
 
 /* Fills prop for pinned memory on gpu's device, exportable as type, with
  * compression CU_MEM_ALLOCATION_COMP_NONE or _GENERIC. */
 void gpuipc_vmm_prop(const struct gpuipc_gpu *gpu, CUmemAllocationHandleType type,
                      unsigned char compression, CUmemAllocationProp *prop);
+
+/* Memory on host NUMA node numa_id instead: create and import then grant
+ * access to the GPU and to that node, so that both this process's CPU and
+ * its GPU use the one mapping. */
+void gpuipc_vmm_prop_host_numa(int numa_id, CUmemAllocationHandleType type,
+                               CUmemAllocationProp *prop);
 
 /* The probe every VMM mechanism starts with: the consumer first opens the
  * device named by env->uuid; then VMM support and type_attr (the attribute
@@ -51,12 +59,17 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpu
 
 /* Consumer: imports os_handle of type (for a POSIX FD, the FD as a
  * pointer-sized integer; for FABRIC, a pointer to the handle), checks that
- * the allocation lives on this side's device and that the offer names it,
+ * the allocation lives on this side's device (or in host memory) and that
+ * the offer names that device,
  * maps offer->size bytes read-write and describes them in buf. The caller
  * keeps and closes any FD. On failure nothing is held. */
 int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                       CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
                       gpuipc_buf *buf, gpuipc_err *err);
+
+/* Consumer: maps buf's handle a second time, at another address, with the
+ * same access, and describes it as buf->alt (a GPU view). Released with buf. */
+int gpuipc_vmm_map_alias(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
 
 /* Reads the properties of buf's allocation into prop. Returns the CUresult. */
 CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpuipc_err *err);

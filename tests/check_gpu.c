@@ -26,7 +26,8 @@ static void spawn(const char *const *args, const char *const *env, double timeou
 
 /* The mechanisms that run on a single GPU with a POSIX-FD driver (the
  * H100 machine): each must pass both ways in the default run. */
-static const char *const runnable[] = {"vmm", "vmm-pidfd", "vmm-compressible", "legacy-ipc",
+static const char *const runnable[] = {"vmm",       "vmm-pidfd",  "vmm-compressible",
+                                       "vmm-host-numa", "vmm-alias", "legacy-ipc",
                                        "mempool-ipc"};
 #define N_RUNNABLE (int)(sizeof(runnable) / sizeof(runnable[0]))
 
@@ -91,6 +92,31 @@ START_TEST(test_gpu_legacy_ipc_shows_the_vmm_refusal)
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("expected refusal: cuIpcGetMemHandle on a VMM (cuMemCreate) allocation returns "
             "CUDA_ERROR_INVALID_VALUE");
+}
+END_TEST
+
+/* HOST_NUMA memory: the producer's CPU writes, the consumer's GPU and CPU
+ * read it; the consumer's GPU writes, its CPU and the producer's CPU read. */
+START_TEST(test_gpu_host_numa_is_shared_by_cpus_and_gpu)
+{
+    const char *args[] = {"--only", "vmm-host-numa", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("on host NUMA node 0, granularity 2 MiB; the CPU fills and checks it");
+    OUT_HAS("the producer's bytes read through this process's CPU: 0 mismatches in 8388608 words");
+    OUT_HAS("this side's own write read through this process's CPU: 0 mismatches in 8388608 "
+            "words");
+}
+END_TEST
+
+START_TEST(test_gpu_alias_reads_what_the_other_mapping_wrote)
+{
+    const char *args[] = {"--only", "vmm-alias", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("this side's own write read through the alias at 0x");
 }
 END_TEST
 
@@ -255,6 +281,8 @@ int main(void)
     tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
     tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);
     tcase_add_test(tc, test_gpu_compressible_reports_what_was_granted);
+    tcase_add_test(tc, test_gpu_host_numa_is_shared_by_cpus_and_gpu);
+    tcase_add_test(tc, test_gpu_alias_reads_what_the_other_mapping_wrote);
     tcase_add_test(tc, test_gpu_consumer_killed_mid_scenario_is_reported);
     tcase_add_loop_test(tc, test_gpu_leaked_memory_fails_the_scenario, 0,
                         (int)(sizeof(leaks) / sizeof(leaks[0])));

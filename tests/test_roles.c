@@ -488,6 +488,77 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
 }
 END_TEST
 
+/* A test-only mechanism that gives the consumer a second view: the memfd
+ * mapped twice, or (broken) a private zero mapping that shares nothing. */
+static int second_view_broken;
+
+static int twice_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+    void *m;
+
+    if (rc < 0)
+        return rc;
+    m = second_view_broken
+            ? mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            : mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    if (m == MAP_FAILED)
+        return -errno;
+    buf->alt = buf->view;
+    buf->alt.host = m;
+    snprintf(buf->alt_name, sizeof(buf->alt_name), "a second mapping");
+    return 0;
+}
+
+static int twice_release(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+{
+    if (buf->alt.host != NULL)
+        munmap(buf->alt.host, buf->size);
+    return gpuipc_mech_memfd.release(env, buf, err);
+}
+
+static gpuipc_result run_twice(int broken)
+{
+    gpuipc_mech twice = gpuipc_mech_memfd;
+    const gpuipc_mech *mechs[] = {&twice};
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    twice.import = twice_import;
+    twice.release = twice_release;
+    second_view_broken = broken;
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
+    gpuipc_producer_scenario(&env, w, &twice, SIZE, 0, &res);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+    return res;
+}
+
+START_TEST(test_roles_consumer_verifies_the_second_view)
+{
+    gpuipc_result res = run_twice(0);
+
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+}
+END_TEST
+
+START_TEST(test_roles_a_second_view_that_shares_nothing_fails)
+{
+    gpuipc_result res = run_twice(1);
+
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "the producer's bytes read through a second mapping: 131072 "
+                                     "mismatches in 131072 words; first bad word 0") != NULL,
+                  "reason: %s", res.reason);
+}
+END_TEST
+
 Suite *roles_suite(void)
 {
     Suite *s = suite_create("roles");
@@ -498,6 +569,8 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_memfd_round_trip);
     tcase_add_test(session, test_roles_failed_alloc_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_refusal_does_not_desync_the_next_scenario);
+    tcase_add_test(session, test_roles_consumer_verifies_the_second_view);
+    tcase_add_test(session, test_roles_a_second_view_that_shares_nothing_fails);
     tcase_add_loop_test(death, test_roles_producer_reports_a_consumer_that_dies, 0,
                         2 * N_CONSUMER_STEPS);
     tcase_add_loop_test(death, test_roles_consumer_reports_a_producer_that_dies, 0,
