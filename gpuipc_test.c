@@ -49,6 +49,7 @@ static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_vmm_compressible,
     &gpuipc_mech_vmm_host_numa,
     &gpuipc_mech_vmm_alias,
+    &gpuipc_mech_vmm_readonly,
     &gpuipc_mech_legacy_ipc,
     &gpuipc_mech_mempool_ipc,
     &gpuipc_mech_fabric,

@@ -192,6 +192,20 @@ static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_re
     }
     check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, "the producer's bytes");
 
+    /* A read-only mapping must refuse writes; this side proves that instead
+     * of writing, and the producer checks that its bytes did not change. */
+    if (s->mech->prove_read_only != NULL) {
+        gpuipc_env_at(env, GPUIPC_STEP_WRITE);
+        t = gpuipc_clock_ns();
+        if (s->mech->prove_read_only(env, &s->buf, &s->err) < 0) {
+            fail(s, GPUIPC_STEP_WRITE, s->err.msg);
+        } else {
+            snprintf(text, sizeof(text), "refused, as it must be: %.200s", s->err.msg);
+            log_step(s, GPUIPC_STEP_WRITE, t, text);
+        }
+        return;
+    }
+
     /* Write even after a failed verification: the other direction is a
      * separate question with its own answer. */
     gpuipc_env_at(env, GPUIPC_STEP_WRITE);

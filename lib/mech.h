@@ -83,6 +83,14 @@ typedef struct gpuipc_mech {
      * holds, continuing past a failed step so that nothing is left behind.
      * Returns 0 or the first failure. */
     int (*release)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+
+    /* Optional, for a mechanism whose consumer maps read-only. The consumer
+     * then writes nothing; it calls this instead, to prove that writes are
+     * refused, and the producer checks that its own pattern is unchanged.
+     * Returns 0 if every write tried was refused (err then says what was
+     * tried and what the driver answered), or a negative errno naming the
+     * write that got through or the check that failed. */
+    int (*prove_read_only)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 } gpuipc_mech;
 
 /* Returns the mechanism of all[0..n) called name, or NULL. */
@@ -101,6 +109,7 @@ extern const gpuipc_mech gpuipc_mech_vmm_pidfd;        /* mech_vmm_pidfd.c */
 extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.c */
 extern const gpuipc_mech gpuipc_mech_vmm_host_numa;    /* mech_vmm_host_numa.c */
 extern const gpuipc_mech gpuipc_mech_vmm_alias;        /* mech_vmm_alias.c */
+extern const gpuipc_mech gpuipc_mech_vmm_readonly;     /* mech_vmm_readonly.c */
 extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
 extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
 extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */

@@ -105,7 +105,8 @@ static int fabric_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
                               "expected none and %zu", nfds, offer->blob_len,
                               sizeof(handle.data));
     memcpy(handle.data, offer->blob, sizeof(handle.data));
-    return gpuipc_vmm_import(env, NAME, &handle, CU_MEM_HANDLE_TYPE_FABRIC, offer, buf, err);
+    return gpuipc_vmm_import(env, NAME, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf,
+                             err);
 }
 
 static int fabric_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)

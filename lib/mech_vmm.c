@@ -48,7 +48,7 @@ static int vmm_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int 
     if (nfds != 1)
         return gpuipc_err_set(err, -EPROTO, "vmm offer carries %u FDs, expected 1", nfds);
     return gpuipc_vmm_import(env, "vmm", (void *)(uintptr_t)fds[0],
-                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, offer, buf, err);
+                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
 }
 
 static int vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)

@@ -50,7 +50,7 @@ static int alias_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
     if (nfds != 1)
         return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs, expected 1", nfds);
     rc = gpuipc_vmm_import(env, NAME, (void *)(uintptr_t)fds[0],
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, offer, buf, err);
+                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
     if (rc < 0)
         return rc;
     rc = gpuipc_vmm_map_alias(env, NAME, buf, err);

@@ -100,7 +100,7 @@ static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, con
                     GPUIPC_LOG_NO_TIME, "pidfd_getfd: producer pid %d FD %d is FD %d here", pid,
                     fd, got);
     rc = gpuipc_vmm_import(env, "vmm-pidfd", (void *)(uintptr_t)got,
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, offer, buf, err);
+                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
     close(got);
     return rc;
 }

@@ -263,6 +263,31 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
     log_step(s, GPUIPC_STEP_EXPORT, t, "%s", text);
 }
 
+/* P5 for a read-only consumer: nothing may have changed our pattern. */
+static void check_unchanged(scenario *s, uint64_t our_seed)
+{
+    char text[GPUIPC_ERR_LEN];
+    gpuipc_check *k = &s->res->backward;
+    uint64_t t;
+
+    gpuipc_env_at(s->env, GPUIPC_STEP_CHECK);
+    t = gpuipc_clock_ns();
+    if (s->buf.view.ops->verify(&s->buf.view, our_seed, k, &s->err) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: %s", s->err.msg);
+        return;
+    }
+    gpuipc_pattern_describe(k, s->buf.view.first_word, text, sizeof(text));
+    if (k->mismatches) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "the producer's bytes changed "
+                                "under a read-only mapping: %s", text);
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_CHECK,
+                        GPUIPC_LOG_NO_TIME, "FAIL own bytes changed: %s", text);
+        return;
+    }
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), ": own pattern unchanged");
+    log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
+}
+
 /* P5: the consumer wrote its own pattern over ours; read it back. */
 static void check_back(scenario *s, const gpuipc_msg_report *report, uint64_t our_seed)
 {
@@ -387,8 +412,11 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
                         gpuipc_pattern_describe(&res->forward, 0, text, sizeof(text)));
     }
 
-    /* P5 check the consumer's pattern */
-    if (s.mine.code == GPUIPC_PASS && (msg.u.report.flags & GPUIPC_REPORT_WROTE))
+    /* P5 check the consumer's pattern, or that ours is unchanged */
+    if (s.mine.code == GPUIPC_PASS && mech->prove_read_only != NULL &&
+        s.theirs.code == GPUIPC_PASS)
+        check_unchanged(&s, our_seed);
+    else if (s.mine.code == GPUIPC_PASS && (msg.u.report.flags & GPUIPC_REPORT_WROTE))
         check_back(&s, &msg.u.report, our_seed);
     else if (s.mine.code == GPUIPC_PASS && s.theirs.code == GPUIPC_PASS)
         gpuipc_wire_status_fail(&s.mine, GPUIPC_STEP_CHECK,

@@ -111,7 +111,8 @@ static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpu
     memset(access, 0, sizeof(access));
     access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     access[0].location.id = gpuipc_gpu_ordinal(v->gpu);
-    access[0].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access[0].flags = v->read_only ? CU_MEM_ACCESS_FLAGS_PROT_READ
+                                   : CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     if (v->host_numa >= 0) {
         access[1].location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
         access[1].location.id = v->host_numa;
@@ -226,8 +227,8 @@ out:
 }
 
 int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
-                      CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
-                      gpuipc_buf *buf, gpuipc_err *err)
+                      CUmemAllocationHandleType type, unsigned flags,
+                      const gpuipc_msg_offer *offer, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     char want[48], human[32];
@@ -248,6 +249,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
     v->gpu = env->gpu;
     v->kept_fd = -1;
     v->host_numa = -1;
+    v->read_only = (flags & GPUIPC_VMM_READ_ONLY) != 0;
     v->size = offer->size;
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,

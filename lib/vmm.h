@@ -22,7 +22,11 @@ typedef struct gpuipc_vmm {
     int kept_fd;         /* an exported FD kept open for the peer to fetch, or -1 */
     int host_numa;       /* the host NUMA node the memory lives on, or -1 for the GPU */
     CUdeviceptr alias;   /* a second mapping of the same handle, or 0 */
+    int read_only;       /* this side's GPU maps it CU_MEM_ACCESS_FLAGS_PROT_READ */
 } gpuipc_vmm;
+
+/* gpuipc_vmm_import() flags. */
+#define GPUIPC_VMM_READ_ONLY 0x1u /* map for reading only */
 
 /* Fills prop for pinned memory on gpu's device, exportable as type, with
  * compression CU_MEM_ALLOCATION_COMP_NONE or _GENERIC. */
@@ -61,11 +65,12 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpu
  * pointer-sized integer; for FABRIC, a pointer to the handle), checks that
  * the allocation lives on this side's device (or in host memory) and that
  * the offer names that device,
- * maps offer->size bytes read-write and describes them in buf. The caller
+ * maps offer->size bytes read-write (read-only with GPUIPC_VMM_READ_ONLY)
+ * and describes them in buf. The caller
  * keeps and closes any FD. On failure nothing is held. */
 int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
-                      CUmemAllocationHandleType type, const gpuipc_msg_offer *offer,
-                      gpuipc_buf *buf, gpuipc_err *err);
+                      CUmemAllocationHandleType type, unsigned flags,
+                      const gpuipc_msg_offer *offer, gpuipc_buf *buf, gpuipc_err *err);
 
 /* Consumer: maps buf's handle a second time, at another address, with the
  * same access, and describes it as buf->alt (a GPU view). Released with buf. */

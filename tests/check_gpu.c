@@ -26,10 +26,26 @@ static void spawn(const char *const *args, const char *const *env, double timeou
 
 /* The mechanisms that run on a single GPU with a POSIX-FD driver (the
  * H100 machine): each must pass both ways in the default run. */
-static const char *const runnable[] = {"vmm",       "vmm-pidfd",  "vmm-compressible",
-                                       "vmm-host-numa", "vmm-alias", "legacy-ipc",
-                                       "mempool-ipc"};
+static const char *const runnable[] = {"vmm",       "vmm-pidfd",    "vmm-compressible",
+                                       "vmm-host-numa", "vmm-alias", "vmm-readonly",
+                                       "legacy-ipc",    "mempool-ipc"};
 #define N_RUNNABLE (int)(sizeof(runnable) / sizeof(runnable[0]))
+
+/* Those whose consumer writes (all but vmm-readonly), for the sabotages that
+ * need a consumer write to spoil. */
+static const char *const writers[] = {"vmm",       "vmm-pidfd",  "vmm-compressible",
+                                      "vmm-host-numa", "vmm-alias", "legacy-ipc",
+                                      "mempool-ipc"};
+#define N_WRITERS (int)(sizeof(writers) / sizeof(writers[0]))
+
+/* The first two spoil the producer's bytes, the last two the consumer's. */
+static const char *const sabotages[] = {
+    "GPUIPC_SABOTAGE=producer:skip-write",
+    "GPUIPC_SABOTAGE=producer:wrong-seed",
+    "GPUIPC_SABOTAGE=consumer:skip-write",
+    "GPUIPC_SABOTAGE=consumer:wrong-seed",
+};
+#define N_SABOTAGES (int)(sizeof(sabotages) / sizeof(sabotages[0]))
 
 static void out_has_row(const char *mech, const char *rest)
 {
@@ -95,6 +111,34 @@ START_TEST(test_gpu_legacy_ipc_shows_the_vmm_refusal)
 }
 END_TEST
 
+/* A read-only mapping: reads pass, copy-engine writes are refused with the
+ * context intact, and the producer's bytes are unchanged. */
+START_TEST(test_gpu_readonly_refuses_writes)
+{
+    const char *args[] = {"--only", "vmm-readonly", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("mapped read-only");
+    OUT_HAS("refused, as it must be: cuMemGetAccess PROT_READ; cuMemcpyHtoD "
+            "CUDA_ERROR_INVALID_VALUE; cuMemsetD32 CUDA_ERROR_INVALID_VALUE");
+    OUT_HAS("0 mismatches in 8388608 words: own pattern unchanged");
+}
+END_TEST
+
+/* The read-only consumer writes nothing to spoil; its verification must
+ * still fail when the producer's bytes are wrong. */
+START_TEST(test_gpu_readonly_sabotage_is_caught)
+{
+    const char *env[] = {sabotages[_i], NULL};
+    const char *args[] = {"--only", "vmm-readonly", NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
+    OUT_HAS("the producer's bytes: 8388608 mismatches in 8388608 words; first bad word 0");
+}
+END_TEST
+
 /* HOST_NUMA memory: the producer's CPU writes, the consumer's GPU and CPU
  * read it; the consumer's GPU writes, its CPU and the producer's CPU read. */
 START_TEST(test_gpu_host_numa_is_shared_by_cpus_and_gpu)
@@ -154,19 +198,12 @@ START_TEST(test_gpu_vmm_and_memfd_in_one_session)
 }
 END_TEST
 
-static const char *const sabotages[] = {
-    "GPUIPC_SABOTAGE=producer:skip-write",
-    "GPUIPC_SABOTAGE=producer:wrong-seed",
-    "GPUIPC_SABOTAGE=consumer:skip-write",
-    "GPUIPC_SABOTAGE=consumer:wrong-seed",
-};
-#define N_SABOTAGES (int)(sizeof(sabotages) / sizeof(sabotages[0]))
 
 /* Every mechanism's verification must be able to fail, on the GPU, in both
  * directions. */
 START_TEST(test_gpu_sabotage_is_caught)
 {
-    const char *mech = runnable[_i / N_SABOTAGES];
+    const char *mech = writers[_i / N_SABOTAGES];
     const char *env[] = {sabotages[_i % N_SABOTAGES], NULL};
     const char *args[] = {"--only", mech, NULL};
 
@@ -276,7 +313,9 @@ int main(void)
     tcase_add_test(tc, test_gpu_default_run_passes_both_ways);
     tcase_add_test(tc, test_gpu_4g_passes_both_ways);
     tcase_add_test(tc, test_gpu_vmm_and_memfd_in_one_session);
-    tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_RUNNABLE * N_SABOTAGES);
+    tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_WRITERS * N_SABOTAGES);
+    tcase_add_test(tc, test_gpu_readonly_refuses_writes);
+    tcase_add_loop_test(tc, test_gpu_readonly_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);
     tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
     tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);

@@ -105,8 +105,8 @@ static const struct {
     {"--size", "0", "--size: '0' is zero bytes"},
     {"--timeout", "-3", "--timeout: '-3' is not a duration"},
     {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
-                         "vmm-compressible, vmm-host-numa, vmm-alias, legacy-ipc, mempool-ipc, "
-                         "fabric, memfd)"},
+                         "vmm-compressible, vmm-host-numa, vmm-alias, vmm-readonly, legacy-ipc, "
+                         "mempool-ipc, fabric, memfd)"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
 };

@@ -559,6 +559,76 @@ START_TEST(test_roles_a_second_view_that_shares_nothing_fails)
 }
 END_TEST
 
+/* A test-only read-only mechanism: memfd mapped PROT_READ in the consumer.
+ * Broken, its "refused" write lands anyway, which the producer must see. */
+static int read_only_broken;
+
+static int ro_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                     unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+
+    if (rc == 0 && mprotect(buf->view.host, buf->size, PROT_READ) < 0)
+        rc = -errno;
+    return rc;
+}
+
+static int ro_prove(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+{
+    (void)env;
+    if (read_only_broken) {
+        if (mprotect(buf->view.host, buf->size, PROT_READ | PROT_WRITE) < 0)
+            return -errno;
+        ((uint64_t *)buf->view.host)[0] ^= 1;
+    }
+    return gpuipc_err_set(err, 0, "mapped PROT_READ");
+}
+
+static gpuipc_result run_read_only(int broken)
+{
+    gpuipc_mech ro = gpuipc_mech_memfd;
+    const gpuipc_mech *mechs[] = {&ro};
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    ro.import = ro_import;
+    ro.prove_read_only = ro_prove;
+    read_only_broken = broken;
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
+    gpuipc_producer_scenario(&env, w, &ro, SIZE, 0, &res);
+    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+    return res;
+}
+
+START_TEST(test_roles_read_only_consumer_leaves_the_bytes_unchanged)
+{
+    gpuipc_result res = run_read_only(0);
+
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_uint_eq(res.forward.mismatches, 0);
+    /* The producer read its own pattern back: every word, none changed. */
+    ck_assert_uint_eq(res.backward.words, SIZE / 8);
+    ck_assert_uint_eq(res.backward.mismatches, 0);
+}
+END_TEST
+
+START_TEST(test_roles_a_write_through_a_read_only_mapping_is_caught)
+{
+    gpuipc_result res = run_read_only(1);
+
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "the producer's bytes changed under a read-only mapping: 1 "
+                                     "mismatches in 131072 words; first bad word 0") != NULL,
+                  "reason: %s", res.reason);
+}
+END_TEST
+
 Suite *roles_suite(void)
 {
     Suite *s = suite_create("roles");
@@ -571,6 +641,8 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_consumer_refusal_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_verifies_the_second_view);
     tcase_add_test(session, test_roles_a_second_view_that_shares_nothing_fails);
+    tcase_add_test(session, test_roles_read_only_consumer_leaves_the_bytes_unchanged);
+    tcase_add_test(session, test_roles_a_write_through_a_read_only_mapping_is_caught);
     tcase_add_loop_test(death, test_roles_producer_reports_a_consumer_that_dies, 0,
                         2 * N_CONSUMER_STEPS);
     tcase_add_loop_test(death, test_roles_consumer_reports_a_producer_that_dies, 0,
