@@ -391,6 +391,7 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
 
         r->mech = m->name;
         r->status = -1;
+        run->env.mech = m;
         if (m->needs_cuda && cuda != 0) {
             r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
             snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
@@ -639,6 +640,7 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
         const char *verdict = "yes";
         const char *text = "";
 
+        env.mech = m;
         if (m->needs_cuda && cuda != 0) {
             verdict = "no";
             text = cuda_why.msg;

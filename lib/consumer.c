@@ -98,6 +98,7 @@ static const gpuipc_mech *probe_mech(gpuipc_env *env, const gpuipc_mech *const *
     gpuipc_env_at(env, GPUIPC_STEP_PROBE);
     memcpy(env->uuid, uuid, GPUIPC_UUID_LEN);
     m = gpuipc_mech_find(mechs, n, name);
+    env->mech = m;
     if (m == NULL) {
         gpuipc_wire_status(st, GPUIPC_FAIL, GPUIPC_STEP_PROBE,
                            "probe: this consumer has no such mechanism");

@@ -12,6 +12,7 @@
 #include "wire.h"
 
 struct gpuipc_gpu;
+struct gpuipc_mech;
 
 typedef struct gpuipc_env {
     int role;            /* enum gpuipc_role */
@@ -34,6 +35,10 @@ typedef struct gpuipc_env {
 
     /* The other process's pid, from its HELLO (pidfd mechanisms need it). */
     int peer_pid;
+
+    /* The mechanism being probed or run, set by the roles, so that code
+     * shared by several mechanisms can name the one it serves. */
+    const struct gpuipc_mech *mech;
 
     /* Reads the device's free memory, for the producer's leak check; NULL
      * where there is no GPU. Returns 0 or a negative errno. */

@@ -72,7 +72,7 @@ static int fabric_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
     CUmemAllocationProp prop;
 
     gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    return gpuipc_vmm_create(env, NAME, &prop, size, buf, err);
+    return gpuipc_vmm_create(env, &prop, size, buf, err);
 }
 
 static int fabric_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
@@ -105,13 +105,7 @@ static int fabric_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
                               "expected none and %zu", nfds, offer->blob_len,
                               sizeof(handle.data));
     memcpy(handle.data, offer->blob, sizeof(handle.data));
-    return gpuipc_vmm_import(env, NAME, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf,
-                             err);
-}
-
-static int fabric_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    return gpuipc_vmm_release(env, NAME, buf, err);
+    return gpuipc_vmm_import(env, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_fabric = {
@@ -123,5 +117,5 @@ const gpuipc_mech gpuipc_mech_fabric = {
     .alloc = fabric_alloc,
     .export = fabric_export,
     .import = fabric_import,
-    .release = fabric_release,
+    .release = gpuipc_vmm_release,
 };

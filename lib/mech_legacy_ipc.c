@@ -49,7 +49,7 @@ static void show_vmm_refusal(gpuipc_env *env)
         return;
     gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    if (gpuipc_vmm_create(env, NAME, &prop, 1, &vmm, &e) < 0)
+    if (gpuipc_vmm_create(env, &prop, 1, &vmm, &e) < 0)
         return;
     rc = gpuipc_cu.cuIpcGetMemHandle(&h, vmm.view.dev);
     gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, NAME, GPUIPC_STEP_PROBE, GPUIPC_LOG_NO_TIME,
@@ -59,7 +59,7 @@ static void show_vmm_refusal(gpuipc_env *env)
                         : "note: cuIpcGetMemHandle accepted a VMM allocation (%s), which older "
                           "drivers refuse",
                     gpuipc_cudrv_error_name(rc));
-    gpuipc_vmm_release(env, NAME, &vmm, NULL);
+    gpuipc_vmm_release(env, &vmm, NULL);
 }
 
 static int legacy_probe(gpuipc_env *env, gpuipc_err *why)

@@ -22,8 +22,7 @@
 
 static int comp_probe(gpuipc_env *env, gpuipc_err *why)
 {
-    int rc = gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                              "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
+    int rc = gpuipc_vmm_fd_probe(env, why);
     int comp = 0;
 
     if (rc < 0)
@@ -61,42 +60,20 @@ static int comp_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
 
     gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_GENERIC, &prop);
-    rc = gpuipc_vmm_create(env, NAME, &prop, size, buf, err);
+    rc = gpuipc_vmm_create(env, &prop, size, buf, err);
     if (rc == 0)
         note_compression(buf, "to the producer:");
     return rc;
 }
 
-static int comp_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
-                       unsigned *nfds, gpuipc_err *err)
-{
-    int fd = gpuipc_vmm_export_fd(env, NAME, buf, err);
-
-    if (fd < 0)
-        return fd;
-    fds[0] = fd;
-    *nfds = 1;
-    gpuipc_vmm_offer(env, buf, offer);
-    return 0;
-}
-
 static int comp_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc;
+    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
 
-    if (nfds != 1)
-        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs, expected 1", nfds);
-    rc = gpuipc_vmm_import(env, NAME, (void *)(uintptr_t)fds[0],
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
     if (rc == 0)
         note_compression(buf, "as the importer sees it:");
     return rc;
-}
-
-static int comp_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    return gpuipc_vmm_release(env, NAME, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_vmm_compressible = {
@@ -106,7 +83,7 @@ const gpuipc_mech gpuipc_mech_vmm_compressible = {
     .by_default = 1,
     .probe = comp_probe,
     .alloc = comp_alloc,
-    .export = comp_export,
+    .export = gpuipc_vmm_fd_export,
     .import = comp_import,
-    .release = comp_release,
+    .release = gpuipc_vmm_release,
 };

@@ -40,8 +40,7 @@ static int numa_probe(gpuipc_env *env, gpuipc_err *why)
     size_t gran = 0;
     CUresult cr;
 
-    rc = gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                          "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
+    rc = gpuipc_vmm_fd_probe(env, why);
     if (rc < 0)
         return rc;
     if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
@@ -84,7 +83,7 @@ static int numa_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
     if ((rc = node_of(env, &node, err)) < 0)
         return rc;
     gpuipc_vmm_prop_host_numa(node, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &prop);
-    rc = gpuipc_vmm_create(env, NAME, &prop, size, buf, err);
+    rc = gpuipc_vmm_create(env, &prop, size, buf, err);
     if (rc == 0) {
         size_t used = strlen(buf->detail);
 
@@ -95,34 +94,18 @@ static int numa_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
     return rc;
 }
 
-static int numa_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
-                       unsigned *nfds, gpuipc_err *err)
-{
-    int fd = gpuipc_vmm_export_fd(env, NAME, buf, err);
-
-    if (fd < 0)
-        return fd;
-    fds[0] = fd;
-    *nfds = 1;
-    gpuipc_vmm_offer(env, buf, offer);
-    return 0;
-}
-
 static int numa_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     const gpuipc_vmm *v;
     int rc;
 
-    if (nfds != 1)
-        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs, expected 1", nfds);
-    rc = gpuipc_vmm_import(env, NAME, (void *)(uintptr_t)fds[0],
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
+    rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
     if (rc < 0)
         return rc;
     v = buf->priv;
     if (v->host_numa < 0) {
-        gpuipc_vmm_release(env, NAME, buf, NULL);
+        gpuipc_vmm_release(env, buf, NULL);
         return gpuipc_err_set(err, -EPROTO, "the imported handle is device memory, not host "
                               "NUMA memory as " NAME " offers");
     }
@@ -132,11 +115,6 @@ static int numa_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     return 0;
 }
 
-static int numa_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    return gpuipc_vmm_release(env, NAME, buf, err);
-}
-
 const gpuipc_mech gpuipc_mech_vmm_host_numa = {
     .name = NAME,
     .summary = "VMM memory on a host NUMA node, by FD: both CPUs and the GPU use one mapping",
@@ -144,7 +122,7 @@ const gpuipc_mech gpuipc_mech_vmm_host_numa = {
     .by_default = 1,
     .probe = numa_probe,
     .alloc = numa_alloc,
-    .export = numa_export,
+    .export = gpuipc_vmm_fd_export,
     .import = numa_import,
-    .release = numa_release,
+    .release = gpuipc_vmm_release,
 };

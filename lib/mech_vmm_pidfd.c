@@ -25,24 +25,13 @@
 
 static int pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
 {
-    int rc = gpuipc_vmm_probe(env,
-                              CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                              "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
+    int rc = gpuipc_vmm_fd_probe(env, why);
 
     if (rc < 0)
         return rc;
     /* The producer only needs the system calls; the consumer needs the
      * right to take the producer's FDs. */
     return gpuipc_pidfd_probe(env->role == GPUIPC_ROLE_CONSUMER ? env->peer_pid : getpid(), why);
-}
-
-static int pidfd_mech_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
-{
-    CUmemAllocationProp prop;
-
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    return gpuipc_vmm_create(env, "vmm-pidfd", &prop, size, buf, err);
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -62,7 +51,7 @@ static int pidfd_mech_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer 
                              unsigned *nfds, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
-    int fd = gpuipc_vmm_export_fd(env, "vmm-pidfd", buf, err);
+    int fd = gpuipc_vmm_export_fd(env, buf, err);
 
     (void)fds;
     if (fd < 0)
@@ -99,15 +88,10 @@ static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, con
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-pidfd", GPUIPC_STEP_IMPORT,
                     GPUIPC_LOG_NO_TIME, "pidfd_getfd: producer pid %d FD %d is FD %d here", pid,
                     fd, got);
-    rc = gpuipc_vmm_import(env, "vmm-pidfd", (void *)(uintptr_t)got,
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, offer, buf, err);
+    rc = gpuipc_vmm_import(env, (void *)(uintptr_t)got, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                           0, offer, buf, err);
     close(got);
     return rc;
-}
-
-static int pidfd_mech_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    return gpuipc_vmm_release(env, "vmm-pidfd", buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_vmm_pidfd = {
@@ -116,8 +100,8 @@ const gpuipc_mech gpuipc_mech_vmm_pidfd = {
     .needs_cuda = 1,
     .by_default = 1,
     .probe = pidfd_mech_probe,
-    .alloc = pidfd_mech_alloc,
+    .alloc = gpuipc_vmm_fd_alloc,
     .export = pidfd_mech_export,
     .import = pidfd_mech_import,
-    .release = pidfd_mech_release,
+    .release = gpuipc_vmm_release,
 };

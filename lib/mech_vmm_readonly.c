@@ -16,46 +16,11 @@
 #include "mech.h"
 #include "vmm.h"
 
-#define NAME "vmm-readonly"
-
-static int ro_probe(gpuipc_env *env, gpuipc_err *why)
-{
-    return gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-                            "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
-}
-
-static int ro_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
-{
-    CUmemAllocationProp prop;
-
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    return gpuipc_vmm_create(env, NAME, &prop, size, buf, err);
-}
-
-static int ro_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
-                     unsigned *nfds, gpuipc_err *err)
-{
-    int fd = gpuipc_vmm_export_fd(env, NAME, buf, err);
-
-    if (fd < 0)
-        return fd;
-    fds[0] = fd;
-    *nfds = 1;
-    gpuipc_vmm_offer(env, buf, offer);
-    return 0;
-}
-
 static int ro_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                      unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc;
+    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
 
-    if (nfds != 1)
-        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs, expected 1", nfds);
-    rc = gpuipc_vmm_import(env, NAME, (void *)(uintptr_t)fds[0],
-                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, GPUIPC_VMM_READ_ONLY, offer,
-                           buf, err);
     if (rc == 0) {
         size_t used = strlen(buf->detail);
 
@@ -97,20 +62,15 @@ static int ro_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
                           gpuipc_cudrv_error_name(copy), gpuipc_cudrv_error_name(set));
 }
 
-static int ro_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    return gpuipc_vmm_release(env, NAME, buf, err);
-}
-
 const gpuipc_mech gpuipc_mech_vmm_readonly = {
-    .name = NAME,
+    .name = "vmm-readonly",
     .summary = "imported VMM memory mapped read-only: reads pass, writes must be refused",
     .needs_cuda = 1,
     .by_default = 1,
-    .probe = ro_probe,
-    .alloc = ro_alloc,
-    .export = ro_export,
+    .probe = gpuipc_vmm_fd_probe,
+    .alloc = gpuipc_vmm_fd_alloc,
+    .export = gpuipc_vmm_fd_export,
     .import = ro_import,
-    .release = ro_release,
+    .release = gpuipc_vmm_release,
     .prove_read_only = ro_prove,
 };

@@ -357,6 +357,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     s.w = w;
     s.mech = mech;
     s.res = res;
+    env->mech = mech;
     gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
     gpuipc_wire_status(&s.theirs, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 

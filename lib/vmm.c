@@ -25,12 +25,16 @@
 #include "step.h"
 #include "units.h"
 
-/* Logs a driver call and its duration at verbose level. */
-static void trace(const gpuipc_env *env, const char *mech, unsigned step, uint64_t t0,
-                  const char *what)
+static const char *mech_name(const gpuipc_env *env)
 {
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, step, gpuipc_clock_ns() - t0, "%s",
-                    what);
+    return env->mech != NULL ? env->mech->name : "vmm";
+}
+
+/* Logs a driver call and its duration at verbose level. */
+static void trace(const gpuipc_env *env, unsigned step, uint64_t t0, const char *what)
+{
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech_name(env), step, gpuipc_clock_ns() - t0,
+                    "%s", what);
 }
 
 void gpuipc_vmm_prop(const gpuipc_gpu *gpu, CUmemAllocationHandleType type,
@@ -94,8 +98,8 @@ out:
  * this process's device read-write access, and for host memory its NUMA node
  * too (the CPU may touch host memory only with that grant). Stores the
  * address in *ptr. On failure nothing is left. */
-static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpuipc_vmm *v,
-                           uint64_t gran, CUdeviceptr *ptr, gpuipc_err *err)
+static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64_t gran,
+                           CUdeviceptr *ptr, gpuipc_err *err)
 {
     CUmemAccessDesc access[2];
     size_t n = 1;
@@ -104,10 +108,10 @@ static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpu
 
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, ptr, v->size, gran, 0, 0);
-    trace(env, mech, step, t, "cuMemAddressReserve");
+    trace(env, step, t, "cuMemAddressReserve");
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, 0, v->handle, 0);
-    trace(env, mech, step, t, "cuMemMap");
+    trace(env, step, t, "cuMemMap");
     memset(access, 0, sizeof(access));
     access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     access[0].location.id = gpuipc_gpu_ordinal(v->gpu);
@@ -121,7 +125,7 @@ static CUresult map_handle(gpuipc_env *env, const char *mech, unsigned step, gpu
     }
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, *ptr, v->size, access, n);
-    trace(env, mech, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
+    trace(env, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
     return CUDA_SUCCESS;
 
 out_unmap:
@@ -142,8 +146,8 @@ static void set_buf(gpuipc_env *env, gpuipc_vmm *v, uint64_t gran, gpuipc_buf *b
     buf->priv = v;
 }
 
-int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationProp *prop,
-                      uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t size,
+                      gpuipc_buf *buf, gpuipc_err *err)
 {
     char human[32], ghuman[32];
     gpuipc_vmm *v;
@@ -156,7 +160,7 @@ int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationPr
         return -EIO;
     v = calloc(1, sizeof(*v));
     if (v == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
     v->gpu = env->gpu;
     v->kept_fd = -1;
     v->host_numa = prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? prop->location.id : -1;
@@ -174,8 +178,8 @@ int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationPr
                               gpuipc_units_format_size(free_b, ghuman, sizeof(ghuman)));
         goto out_free;
     }
-    trace(env, mech, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
-    rc = map_handle(env, mech, GPUIPC_STEP_ALLOC, v, gran, &v->ptr, err);
+    trace(env, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
+    rc = map_handle(env, GPUIPC_STEP_ALLOC, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS)
         goto out_release;
     set_buf(env, v, gran, buf);
@@ -204,7 +208,7 @@ void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *
     memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
 }
 
-int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
     uint64_t t = gpuipc_clock_ns();
@@ -213,7 +217,7 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpu
 
     GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &fd, v->handle,
                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    trace(env, mech, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
+    trace(env, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
     /* The driver's FD is not close-on-exec; it must not leak into children. */
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
         int e = errno;
@@ -226,9 +230,9 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
-                      CUmemAllocationHandleType type, unsigned flags,
-                      const gpuipc_msg_offer *offer, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+                      unsigned flags, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
+                      gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     char want[48], human[32];
@@ -245,7 +249,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                               gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
     v = calloc(1, sizeof(*v));
     if (v == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech);
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
     v->gpu = env->gpu;
     v->kept_fd = -1;
     v->host_numa = -1;
@@ -254,7 +258,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
                    type);
-    trace(env, mech, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
+    trace(env, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
     GPUIPC_CU_GOTO(rc, err, out_release, cuMemGetAllocationPropertiesFromHandle, &prop,
                    v->handle);
     /* The properties carry no size: cuMemMap below refuses a range larger
@@ -279,7 +283,7 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                              (unsigned long long)gran);
         goto out_release;
     }
-    rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, gran, &v->ptr, err);
+    rc = map_handle(env, GPUIPC_STEP_IMPORT, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS) {
         ret = gpuipc_cudrv_errno(rc);
         goto out_release;
@@ -292,7 +296,8 @@ int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
                              "offered", mapped, (unsigned long long)offer->size);
         goto out_unmap;
     }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, GPUIPC_STEP_IMPORT, GPUIPC_LOG_NO_TIME,
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech_name(env), GPUIPC_STEP_IMPORT,
+                    GPUIPC_LOG_NO_TIME,
                     "cuMemGetAddressRange: %s", rc == CUDA_SUCCESS ? "matches the offer"
                                                                    : gpuipc_cudrv_error_name(rc));
     set_buf(env, v, gran, buf);
@@ -316,10 +321,10 @@ out_free:
     return ret == -EIO && rc != CUDA_SUCCESS ? gpuipc_cudrv_errno(rc) : ret;
 }
 
-int gpuipc_vmm_map_alias(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_map_alias(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
-    CUresult rc = map_handle(env, mech, GPUIPC_STEP_IMPORT, v, buf->granularity, &v->alias, err);
+    CUresult rc = map_handle(env, GPUIPC_STEP_IMPORT, v, buf->granularity, &v->alias, err);
 
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(rc);
@@ -339,7 +344,7 @@ out:
     return rc;
 }
 
-int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
     CUresult first = CUDA_SUCCESS;
@@ -359,9 +364,47 @@ int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuip
     GPUIPC_CU_NOTE(first, err, cuMemRelease, v->handle);
     if (v->kept_fd >= 0)
         close(v->kept_fd);
-    trace(env, mech, GPUIPC_STEP_RELEASE, t,
+    trace(env, GPUIPC_STEP_RELEASE, t,
           "cuCtxSynchronize, cuMemUnmap, cuMemAddressFree, cuMemRelease");
     free(v);
     memset(buf, 0, sizeof(*buf));
     return gpuipc_cudrv_errno(first);
+}
+
+int gpuipc_vmm_fd_probe(gpuipc_env *env, gpuipc_err *why)
+{
+    return gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                            "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
+}
+
+int gpuipc_vmm_fd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+{
+    CUmemAllocationProp prop;
+
+    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
+    return gpuipc_vmm_create(env, &prop, size, buf, err);
+}
+
+int gpuipc_vmm_fd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+                         unsigned *nfds, gpuipc_err *err)
+{
+    int fd = gpuipc_vmm_export_fd(env, buf, err);
+
+    if (fd < 0)
+        return fd;
+    fds[0] = fd;
+    *nfds = 1;
+    gpuipc_vmm_offer(env, buf, offer);
+    return 0;
+}
+
+int gpuipc_vmm_fd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                         unsigned nfds, unsigned flags, gpuipc_buf *buf, gpuipc_err *err)
+{
+    if (nfds != 1)
+        return gpuipc_err_set(err, -EPROTO, "%s offer carries %u FDs, expected 1",
+                              mech_name(env), nfds);
+    return gpuipc_vmm_import(env, (void *)(uintptr_t)fds[0],
+                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, flags, offer, buf, err);
 }

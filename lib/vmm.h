@@ -49,17 +49,17 @@ int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *
 /* Producer: creates at least size bytes with prop (rounded up to the
  * granularity of exactly these properties), maps them read-write for this
  * device and describes them in buf, whose priv is then a gpuipc_vmm. Driver
- * calls are logged at verbose level under mech. On failure nothing is held.
+ * calls are logged at verbose level under env->mech. On failure nothing is held.
  * Returns 0 or a negative errno; an out-of-memory reason gives both sizes. */
-int gpuipc_vmm_create(gpuipc_env *env, const char *mech, const CUmemAllocationProp *prop,
-                      uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t size,
+                      gpuipc_buf *buf, gpuipc_err *err);
 
 /* Producer: fills the offer's size, granularity and device UUID for buf. */
 void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *offer);
 
 /* Producer: exports buf's allocation as a POSIX FD, close-on-exec. Returns
  * the FD, which the caller owns, or a negative errno. */
-int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 
 /* Consumer: imports os_handle of type (for a POSIX FD, the FD as a
  * pointer-sized integer; for FABRIC, a pointer to the handle), checks that
@@ -68,13 +68,13 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpu
  * maps offer->size bytes read-write (read-only with GPUIPC_VMM_READ_ONLY)
  * and describes them in buf. The caller
  * keeps and closes any FD. On failure nothing is held. */
-int gpuipc_vmm_import(gpuipc_env *env, const char *mech, void *os_handle,
-                      CUmemAllocationHandleType type, unsigned flags,
-                      const gpuipc_msg_offer *offer, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+                      unsigned flags, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
+                      gpuipc_err *err);
 
 /* Consumer: maps buf's handle a second time, at another address, with the
  * same access, and describes it as buf->alt (a GPU view). Released with buf. */
-int gpuipc_vmm_map_alias(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_map_alias(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 
 /* Reads the properties of buf's allocation into prop. Returns the CUresult. */
 CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpuipc_err *err);
@@ -82,6 +82,17 @@ CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpui
 /* Both: synchronizes, unmaps, frees the address range, releases the handle
  * and closes a kept FD, continuing past a failed step. Returns 0 or the
  * first failure. */
-int gpuipc_vmm_release(gpuipc_env *env, const char *mech, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+
+/* The operations of plain VMM memory shared by one POSIX FD, for the
+ * mechanism table; a mechanism uses those it does not need to change. */
+int gpuipc_vmm_fd_probe(gpuipc_env *env, gpuipc_err *why);
+int gpuipc_vmm_fd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_vmm_fd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+                         unsigned *nfds, gpuipc_err *err);
+
+/* Imports the offer's one FD with flags (0 or GPUIPC_VMM_READ_ONLY). */
+int gpuipc_vmm_fd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                         unsigned nfds, unsigned flags, gpuipc_buf *buf, gpuipc_err *err);
 
 #endif

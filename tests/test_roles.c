@@ -518,26 +518,33 @@ static int twice_release(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *er
     return gpuipc_mech_memfd.release(env, buf, err);
 }
 
-static gpuipc_result run_twice(int broken)
+/* Runs one scenario of mech with a consumer that serves only it. */
+static gpuipc_result run_one(const gpuipc_mech *mech)
 {
-    gpuipc_mech twice = gpuipc_mech_memfd;
-    const gpuipc_mech *mechs[] = {&twice};
+    const gpuipc_mech *mechs[] = {mech};
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
     gpuipc_err e;
     pid_t pid;
 
-    twice.import = twice_import;
-    twice.release = twice_release;
-    second_view_broken = broken;
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &twice, SIZE, 0, &res);
+    gpuipc_producer_scenario(&env, w, mech, SIZE, 0, &res);
     ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
     wait_exit(pid);
     gpuipc_wire_close(w);
     return res;
+}
+
+static gpuipc_result run_twice(int broken)
+{
+    gpuipc_mech twice = gpuipc_mech_memfd;
+
+    twice.import = twice_import;
+    twice.release = twice_release;
+    second_view_broken = broken;
+    return run_one(&twice);
 }
 
 START_TEST(test_roles_consumer_verifies_the_second_view)
@@ -587,23 +594,11 @@ static int ro_prove(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 static gpuipc_result run_read_only(int broken)
 {
     gpuipc_mech ro = gpuipc_mech_memfd;
-    const gpuipc_mech *mechs[] = {&ro};
-    gpuipc_result res;
-    gpuipc_env env;
-    gpuipc_wire *w;
-    gpuipc_err e;
-    pid_t pid;
 
     ro.import = ro_import;
     ro.prove_read_only = ro_prove;
     read_only_broken = broken;
-    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
-    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &ro, SIZE, 0, &res);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
-    wait_exit(pid);
-    gpuipc_wire_close(w);
-    return res;
+    return run_one(&ro);
 }
 
 START_TEST(test_roles_read_only_consumer_leaves_the_bytes_unchanged)
