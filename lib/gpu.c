@@ -360,3 +360,16 @@ void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t 
     view->first_word = first_word;
     view->ctx = gpu;
 }
+
+void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
+                    void *priv, const char *how, gpuipc_buf *buf)
+{
+    char human[32];
+
+    gpuipc_gpu_view(gpu, dptr, size, 0, &buf->view);
+    buf->size = size;
+    buf->granularity = granularity;
+    buf->priv = priv;
+    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d %s",
+             gpuipc_units_format_size(size, human, sizeof(human)), gpu->ordinal, how);
+}

@@ -66,4 +66,10 @@ CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err);
 void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,
                      gpuipc_view *view);
 
+/* Describes size bytes at dptr on gpu as buf: a device view (pattern index
+ * 0 at dptr), the size and granularity, the mechanism's state priv, and the
+ * detail line "<size> on GPU <n> <how>". */
+void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
+                    void *priv, const char *how, gpuipc_buf *buf);
+
 #endif

@@ -22,7 +22,6 @@
 #include "gpu.h"
 #include "mech.h"
 #include "step.h"
-#include "units.h"
 #include "vmm.h"
 
 #define NAME "legacy-ipc"
@@ -82,18 +81,9 @@ static int legacy_probe(gpuipc_env *env, gpuipc_err *why)
     return 0;
 }
 
-static void set_buf(gpuipc_env *env, legacy_priv *priv, gpuipc_buf *buf)
-{
-    gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
-    buf->size = priv->size;
-    buf->granularity = ROUND;
-    buf->priv = priv;
-}
-
 static int legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     legacy_priv *priv = calloc(1, sizeof(*priv));
-    char human[32];
     CUresult rc;
 
     memset(buf, 0, sizeof(*buf));
@@ -101,10 +91,7 @@ static int legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
     priv->size = (size + ROUND - 1) / ROUND * ROUND;
     GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &priv->ptr, priv->size);
-    set_buf(env, priv, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d with cuMemAlloc",
-             gpuipc_units_format_size(priv->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu));
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuMemAlloc", buf);
     return 0;
 out:
     free(priv);
@@ -138,7 +125,6 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     CUipcMemHandle h;
     CUdeviceptr base = 0;
     size_t mapped = 0;
-    char human[32];
     uint64_t t;
     CUresult rc;
 
@@ -170,10 +156,7 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
         return -EPROTO;
     }
     priv->size = offer->size;
-    set_buf(env, priv, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d with cuIpcOpenMemHandle",
-             gpuipc_units_format_size(priv->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu));
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuIpcOpenMemHandle", buf);
     return 0;
 
 out_close:

@@ -26,7 +26,6 @@
 #include "gpu.h"
 #include "mech.h"
 #include "step.h"
-#include "units.h"
 
 #define NAME "mempool-ipc"
 #define ROUND (2ull << 20) /* pools hand out 2 MiB pages on current GPUs */
@@ -62,14 +61,6 @@ static int pool_probe(gpuipc_env *env, gpuipc_err *why)
     return 0;
 }
 
-static void set_buf(gpuipc_env *env, pool_priv *priv, gpuipc_buf *buf)
-{
-    gpuipc_gpu_view(env->gpu, priv->ptr, priv->size, 0, &buf->view);
-    buf->size = priv->size;
-    buf->granularity = ROUND;
-    buf->priv = priv;
-}
-
 static void access_desc(const gpuipc_env *env, CUmemAccessDesc *d)
 {
     memset(d, 0, sizeof(*d));
@@ -82,7 +73,6 @@ static int pool_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
 {
     pool_priv *priv = calloc(1, sizeof(*priv));
     CUmemPoolProps props;
-    char human[32];
     CUresult rc;
 
     memset(buf, 0, sizeof(*buf));
@@ -99,10 +89,7 @@ static int pool_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
                    priv->pool, NULL);
     /* The consumer may use the pointer only once the allocation is complete. */
     GPUIPC_CU_GOTO(rc, err, out_free, cuStreamSynchronize, NULL);
-    set_buf(env, priv, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d from a POSIX-FD pool",
-             gpuipc_units_format_size(priv->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu));
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "from a POSIX-FD pool", buf);
     return 0;
 
 out_free:
@@ -153,7 +140,6 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     CUmemPoolPtrExportData data;
     CUmemAccessDesc access;
     pool_priv *priv;
-    char human[32];
     CUresult rc;
 
     memset(buf, 0, sizeof(*buf));
@@ -173,10 +159,7 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     GPUIPC_CU_GOTO(rc, err, out_destroy, cuMemPoolImportPointer, &priv->ptr, priv->pool, &data);
     priv->imported = 1;
     priv->size = offer->size;
-    set_buf(env, priv, buf);
-    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d from the imported pool",
-             gpuipc_units_format_size(priv->size, human, sizeof(human)),
-             gpuipc_gpu_ordinal(env->gpu));
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "from the imported pool", buf);
     return 0;
 
 out_destroy:
