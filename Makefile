@@ -30,10 +30,10 @@ CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bd
 LDLIBS += -ldl
 
 # The library: what needs no GPU, and what does (which only the program links).
-LIB_HOST := err clock units step wire pattern mech mech_memfd log inject account options \
-	proc report producer consumer pidfd imex
-LIB_GPU := cudrv kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_compressible \
-	mech_vmm_host_numa mech_vmm_alias mech_vmm_readonly mech_legacy_ipc mech_mempool_ipc \
+LIB_HOST := err clock units step wire pattern mech mech_memfd mech_memfd_chunks chunks log \
+	inject account options proc report producer consumer pidfd imex
+LIB_GPU := cudrv kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_chunks mech_vmm_offset \
+	mech_vmm_compressible mech_vmm_host_numa mech_vmm_alias mech_vmm_readonly mech_legacy_ipc mech_mempool_ipc \
 	mech_fabric
 HOST_OBJS := $(LIB_HOST:%=$(BUILD)/lib/%.o)
 GPU_OBJS := $(LIB_GPU:%=$(BUILD)/lib/%.o)

@@ -46,6 +46,8 @@
 static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_vmm,
     &gpuipc_mech_vmm_pidfd,
+    &gpuipc_mech_vmm_chunks,
+    &gpuipc_mech_vmm_offset,
     &gpuipc_mech_vmm_compressible,
     &gpuipc_mech_vmm_host_numa,
     &gpuipc_mech_vmm_alias,
@@ -54,6 +56,7 @@ static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_mempool_ipc,
     &gpuipc_mech_fabric,
     &gpuipc_mech_memfd,
+    &gpuipc_mech_memfd_chunks,
 };
 #define NMECH (sizeof(registry) / sizeof(registry[0]))
 
@@ -76,6 +79,9 @@ static void usage(FILE *out)
             "                  (default 64M, larger than any GPU's L2 cache)\n"
             "  --device N      CUDA device ordinal of the producer (default 0); the\n"
             "                  consumer finds the same device by UUID\n"
+            "  --chunks K      allocations of the chunked mechanisms, 1 to 65536\n"
+            "                  (default 8): --size is split among them, each rounded up\n"
+            "                  to the allocation granularity (at least one granule)\n"
             "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
             "                  mechanism)\n"
             "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
@@ -207,6 +213,7 @@ static void env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->log.t0_ns = t0;
     env->log.fd = 1;
     env->timeout_ns = o->timeout_ns;
+    env->chunks = o->chunks;
     env->inject = *inject;
     env->act = act_fault;
 }
@@ -514,7 +521,8 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
             snprintf(run.where, sizeof(run.where), "GPU %d not opened (%s)", o->device,
                      cuda == 1 ? "no driver or no device" : "the driver failed");
     }
-    if (gpuipc_mech_find(sel, nsel, "memfd") != NULL) {
+    if (gpuipc_mech_find(sel, nsel, "memfd") != NULL ||
+        gpuipc_mech_find(sel, nsel, "memfd-chunks") != NULL) {
         uint64_t avail = gpuipc_proc_mem_available();
         char a[32], b[32];
 

@@ -153,17 +153,14 @@ static void check_alt(scenario *s, unsigned step, uint64_t seed, const char *wha
     log_step(s, step, t, why);
 }
 
-/* C3, C4: import, verify the producer's pattern, write our own. */
-static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
+/* C3: imports what OFFER brought (its first batch of FDs, if more follow). */
+static void import_offer(scenario *s, const gpuipc_msg_offer *offer)
 {
-    gpuipc_env *env = s->env;
-    char text[256];
-    uint64_t t, seed;
+    uint64_t t = gpuipc_clock_ns();
     int rc;
 
-    gpuipc_env_at(env, GPUIPC_STEP_IMPORT);
-    t = gpuipc_clock_ns();
-    rc = s->mech->import(env, offer, s->fds, s->nfds, &s->buf, &s->err);
+    gpuipc_env_at(s->env, GPUIPC_STEP_IMPORT);
+    rc = s->mech->import(s->env, offer, s->fds, s->nfds, &s->buf, &s->err);
     /* The FDs have served their purpose: the import holds its own reference. */
     gpuipc_wire_close_fds(s->fds, s->nfds);
     s->nfds = 0;
@@ -173,6 +170,71 @@ static void take_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_re
     }
     s->have_buf = 1;
     log_step(s, GPUIPC_STEP_IMPORT, t, s->buf.detail);
+}
+
+/* C3b: the offer's further FDs, one FDS message per batch, numbered on from
+ * got. Every batch is received, and its FDs closed, even after a failure,
+ * so that both sides stay in step. Sets *whole to 0 if the producer could
+ * not send them all. Returns 0, or a negative errno if the connection broke. */
+static int import_more(scenario *s, const gpuipc_msg_offer *offer, unsigned got, int *whole)
+{
+    unsigned batches = 0, first = got;
+    uint64_t t = gpuipc_clock_ns();
+    char text[GPUIPC_ERR_LEN];
+    gpuipc_msg msg;
+    int rc;
+
+    *whole = 1;
+    while (offer->st.code == GPUIPC_PASS && got < offer->fds_total) {
+        rc = recv_msg(s, GPUIPC_MSG_FDS, &msg, GPUIPC_STEP_OFFER);
+        if (rc < 0 && rc != -EMFILE)
+            return rc;
+        if (rc == -EMFILE && s->mine.code == GPUIPC_PASS) /* said once is enough */
+            fail(s, GPUIPC_STEP_IMPORT, s->err.msg);
+        if (msg.u.fds.st.code != GPUIPC_PASS) {
+            *whole = 0;
+            snprintf(text, sizeof(text), "the producer sent %u of %u FDs: %.300s", got,
+                     offer->fds_total, msg.u.fds.st.reason);
+            log_step(s, GPUIPC_STEP_IMPORT, t, text);
+            return 0;
+        }
+        if (msg.u.fds.first != got || msg.nfds > offer->fds_total - got) {
+            snprintf(text, sizeof(text), "an FDS batch holds FDs %u to %u, but %u was due next "
+                     "and %u were announced", msg.u.fds.first,
+                     msg.u.fds.first + msg.nfds - 1, got, offer->fds_total);
+            fail(s, GPUIPC_STEP_IMPORT, text);
+            gpuipc_wire_close_fds(s->fds, s->nfds);
+            s->nfds = 0;
+            *whole = 0;
+            return 0;
+        }
+        gpuipc_env_at(s->env, GPUIPC_STEP_IMPORT);
+        if (rc == 0 && s->have_buf && s->mine.code == GPUIPC_PASS) {
+            if (s->mech->import_more == NULL)
+                fail(s, GPUIPC_STEP_IMPORT, "the offer has more FDs than this mechanism takes");
+            else if (s->mech->import_more(s->env, &s->buf, got, s->fds, s->nfds, &s->err) < 0)
+                fail(s, GPUIPC_STEP_IMPORT, s->err.msg);
+        }
+        gpuipc_wire_close_fds(s->fds, s->nfds);
+        s->nfds = 0;
+        got += msg.nfds;
+        batches++;
+    }
+    if (batches > 0 && s->mine.code == GPUIPC_PASS) {
+        snprintf(text, sizeof(text), "FDs %u to %u received in %u more message%s and "
+                 "imported, %.1f us per FD", first, got - 1, batches, batches == 1 ? "" : "s",
+                 (double)(gpuipc_clock_ns() - t) / 1e3 / (got - first));
+        log_step(s, GPUIPC_STEP_IMPORT, t, text);
+    }
+    return 0;
+}
+
+/* C4: verify the producer's pattern, write our own. */
+static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
+{
+    gpuipc_env *env = s->env;
+    char text[256];
+    uint64_t t, seed;
 
     gpuipc_env_at(env, GPUIPC_STEP_VERIFY);
     t = gpuipc_clock_ns();
@@ -259,6 +321,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     int have_before = 0;
     gpuipc_msg msg;
     gpuipc_err e;
+    int rc;
 
     s.env = env;
     s.w = w;
@@ -275,17 +338,26 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     if (send_status(&s, GPUIPC_MSG_READY, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER) < 0)
         goto lost;
 
-    /* P4 OFFER; C3, C4; C5 REPORT */
-    if (recv_msg(&s, GPUIPC_MSG_OFFER, &msg, GPUIPC_STEP_OFFER) < 0)
+    /* P4 OFFER (and FDS); C3, C4; C5 REPORT */
+    rc = recv_msg(&s, GPUIPC_MSG_OFFER, &msg, GPUIPC_STEP_OFFER);
+    if (rc == -EMFILE) /* the offer is sound, its FDs did not all fit */
+        fail(&s, GPUIPC_STEP_IMPORT, s.err.msg);
+    else if (rc < 0)
         goto lost;
     {
         gpuipc_msg_offer offer = msg.u.offer;
+        unsigned got = msg.nfds;
+        int whole;
 
-        memset(&msg, 0, sizeof(msg));
         if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS)
-            take_offer(&s, &offer, &msg.u.report);
+            import_offer(&s, &offer);
         gpuipc_wire_close_fds(s.fds, s.nfds);
         s.nfds = 0;
+        if (import_more(&s, &offer, got, &whole) < 0)
+            goto lost;
+        memset(&msg, 0, sizeof(msg));
+        if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS && whole)
+            use_offer(&s, &offer, &msg.u.report);
     }
     gpuipc_env_at(env, GPUIPC_STEP_REPORT);
     msg.type = GPUIPC_MSG_REPORT;

@@ -33,6 +33,9 @@ typedef struct gpuipc_env {
      * consumer the one named in PROBE or BEGIN. All zero: no device. */
     uint8_t uuid[GPUIPC_UUID_LEN];
 
+    /* --chunks: how many allocations a chunked mechanism makes (producer). */
+    unsigned chunks;
+
     /* The other process's pid, from its HELLO (pidfd mechanisms need it). */
     int peer_pid;
 

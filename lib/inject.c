@@ -8,7 +8,9 @@
 #include "step.h"
 
 static const char *const actions[] = {"none", "exit", "kill", "hang"};
-static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak"};
+static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak",
+                                        "chunk-order"};
+#define NSABOTAGES ((int)(sizeof(sabotages) / sizeof(sabotages[0])))
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -70,11 +72,11 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || parse_role(spec, (size_t)(a - spec), &in->sabotage_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected "
-                              "<producer|consumer>:<wrong-seed|skip-write|leak>", spec);
-    what = index_of(sabotages, 4, a + 1);
+                              "<producer|consumer>:<wrong-seed|skip-write|leak|chunk-order>", spec);
+    what = index_of(sabotages, NSABOTAGES, a + 1);
     if (what < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed, "
-                              "skip-write or leak after the role", spec);
+                              "skip-write, leak or chunk-order after the role", spec);
     in->sabotage = what;
     return 0;
 }

@@ -1,7 +1,8 @@
 /* inject.h: test-only hooks that make a role misbehave on purpose, read from
  * the environment and inert unless set:
  *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill or hang
- *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write or leak
+ *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write, leak or
+ *                                          chunk-order
  * They exist so that tests can prove the survivor reports a dead or stuck
  * peer, that verification fails when the bytes are wrong, and that the
  * accounting fails a scenario that leaks. */
@@ -22,6 +23,9 @@ enum gpuipc_sabotage {
     GPUIPC_SABOTAGE_WRONG_SEED, /* announce a seed other than the one written */
     GPUIPC_SABOTAGE_SKIP_WRITE, /* announce a pattern but never write it */
     GPUIPC_SABOTAGE_LEAK,       /* skip the release step, keeping the memory */
+    GPUIPC_SABOTAGE_CHUNK_ORDER, /* chunked memory: swap the first two chunks (the
+                                  * producer sends their FDs swapped, the consumer
+                                  * maps them swapped) */
 };
 
 typedef struct gpuipc_inject {

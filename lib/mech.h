@@ -79,6 +79,21 @@ typedef struct gpuipc_mech {
     int (*import)(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                   unsigned nfds, gpuipc_buf *buf, gpuipc_err *err);
 
+    /* Optional, for memory that travels as more FDs than one message holds
+     * (GPUIPC_WIRE_MAX_FDS): export then sets offer->fds_total to the count
+     * of all and returns the first GPUIPC_WIRE_MAX_FDS; the producer asks
+     * for each further batch with export_more: at most max new FDs, numbered
+     * from first, in fds. On failure no FD of the batch is left open. */
+    int (*export_more)(struct gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
+                       unsigned max, unsigned *nfds, gpuipc_err *err);
+
+    /* Consumer, with export_more: after import took the offer's first batch,
+     * imports and maps the nfds FDs numbered from first. The FDs stay the
+     * caller's. On failure buf still holds what was imported before, for
+     * release to free. Returns 0 or a negative errno. */
+    int (*import_more)(struct gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
+                       unsigned nfds, gpuipc_err *err);
+
     /* Both: waits for outstanding work, then unmaps and frees everything buf
      * holds, continuing past a failed step so that nothing is left behind.
      * Returns 0 or the first failure. */
@@ -106,6 +121,8 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
 /* The mechanisms, one file each. Only the program links the GPU ones. */
 extern const gpuipc_mech gpuipc_mech_vmm;              /* mech_vmm.c */
 extern const gpuipc_mech gpuipc_mech_vmm_pidfd;        /* mech_vmm_pidfd.c */
+extern const gpuipc_mech gpuipc_mech_vmm_chunks;       /* mech_vmm_chunks.c */
+extern const gpuipc_mech gpuipc_mech_vmm_offset;       /* mech_vmm_offset.c */
 extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.c */
 extern const gpuipc_mech gpuipc_mech_vmm_host_numa;    /* mech_vmm_host_numa.c */
 extern const gpuipc_mech gpuipc_mech_vmm_alias;        /* mech_vmm_alias.c */
@@ -114,5 +131,6 @@ extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
 extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
 extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */
 extern const gpuipc_mech gpuipc_mech_memfd;            /* mech_memfd.c, no GPU */
+extern const gpuipc_mech gpuipc_mech_memfd_chunks;     /* mech_memfd_chunks.c, no GPU */
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "env.h"
 #include "mech.h"
+#include "memfd.h"
 #include "pattern.h"
 #include "units.h"
 
@@ -27,7 +28,7 @@ typedef struct memfd_priv {
     size_t len;
 } memfd_priv;
 
-static int memfd_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_memfd_probe(gpuipc_env *env, gpuipc_err *why)
 {
     int fd = memfd_create("gpuipc_test-probe", MFD_CLOEXEC);
 
@@ -58,39 +59,70 @@ static void set_view(gpuipc_buf *buf, memfd_priv *priv)
     buf->priv = priv;
 }
 
+int gpuipc_memfd_create(uint64_t len, gpuipc_err *err)
+{
+    char human[32];
+    int fd, e;
+
+    fd = memfd_create("gpuipc_test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return gpuipc_err_set(err, -errno, "memfd_create: %s", strerror(errno));
+    /* Allocate every page now, so that too large a size fails here with
+     * ENOSPC or ENOMEM rather than as a SIGBUS at the first write. */
+    if (ftruncate(fd, (off_t)len) < 0)
+        e = errno;
+    else
+        e = posix_fallocate(fd, 0, (off_t)len);
+    if (e != 0) {
+        close(fd);
+        return gpuipc_err_set(err, -e, "memfd: allocating %s: %s",
+                              gpuipc_units_format_size(len, human, sizeof(human)), strerror(e));
+    }
+    /* Sealed, the size can never change, so the consumer's mapping can
+     * never lose pages under it (which would be a SIGBUS). */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        e = errno;
+        close(fd);
+        return gpuipc_err_set(err, -e, "fcntl F_ADD_SEALS: %s", strerror(e));
+    }
+    return fd;
+}
+
+int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err)
+{
+    struct stat st;
+    int seals;
+
+    if (fstat(fd, &st) < 0)
+        return gpuipc_err_set(err, -errno, "fstat memfd: %s", strerror(errno));
+    if ((uint64_t)st.st_size < len)
+        return gpuipc_err_set(err, -EPROTO, "memfd holds %lld bytes, the offer claims %llu",
+                              (long long)st.st_size, (unsigned long long)len);
+    seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0)
+        return gpuipc_err_set(err, -EPROTO, "fcntl F_GET_SEALS: %s (the FD is not a memfd)",
+                              strerror(errno));
+    if (!(seals & F_SEAL_SHRINK))
+        return gpuipc_err_set(err, -EPROTO, "memfd is not sealed against shrinking, so the "
+                              "producer could truncate it under this mapping (SIGBUS)");
+    return 0;
+}
+
 static int memfd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv = calloc(1, sizeof(*priv));
     char human[32];
-    int rc, e;
+    int rc;
 
     (void)env;
     memset(buf, 0, sizeof(*buf));
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, "memfd: out of memory");
     priv->len = page_round(size);
-    priv->fd = memfd_create("gpuipc_test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    priv->fd = gpuipc_memfd_create(priv->len, err);
     if (priv->fd < 0) {
-        rc = gpuipc_err_set(err, -errno, "memfd_create: %s", strerror(errno));
+        rc = priv->fd;
         goto out_free;
-    }
-    /* Allocate every page now, so that too large a size fails here with
-     * ENOSPC or ENOMEM rather than as a SIGBUS at the first write. */
-    if (ftruncate(priv->fd, (off_t)priv->len) < 0)
-        e = errno;
-    else
-        e = posix_fallocate(priv->fd, 0, (off_t)priv->len);
-    if (e != 0) {
-        rc = gpuipc_err_set(err, -e, "memfd: allocating %s: %s",
-                            gpuipc_units_format_size(priv->len, human, sizeof(human)),
-                            strerror(e));
-        goto out_close;
-    }
-    /* Sealed, the size can never change, so the consumer's mapping can
-     * never lose pages under it (which would be a SIGBUS). */
-    if (fcntl(priv->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
-        rc = gpuipc_err_set(err, -errno, "fcntl F_ADD_SEALS: %s", strerror(errno));
-        goto out_close;
     }
     /* MAP_POPULATE maps every page now, so that fill measures filling. */
     priv->map = mmap(NULL, priv->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
@@ -132,25 +164,14 @@ static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv;
-    struct stat st;
-    int seals;
+    int rc;
 
     (void)env;
     memset(buf, 0, sizeof(*buf));
     if (nfds != 1)
         return gpuipc_err_set(err, -EPROTO, "memfd offer carries %u FDs, expected 1", nfds);
-    if (fstat(fds[0], &st) < 0)
-        return gpuipc_err_set(err, -errno, "fstat memfd: %s", strerror(errno));
-    if ((uint64_t)st.st_size < offer->size)
-        return gpuipc_err_set(err, -EPROTO, "memfd holds %lld bytes, the offer claims %llu",
-                              (long long)st.st_size, (unsigned long long)offer->size);
-    seals = fcntl(fds[0], F_GET_SEALS);
-    if (seals < 0)
-        return gpuipc_err_set(err, -EPROTO, "fcntl F_GET_SEALS: %s (the FD is not a memfd)",
-                              strerror(errno));
-    if (!(seals & F_SEAL_SHRINK))
-        return gpuipc_err_set(err, -EPROTO, "memfd is not sealed against shrinking, so the "
-                              "producer could truncate it under this mapping (SIGBUS)");
+    if ((rc = gpuipc_memfd_check(fds[0], offer->size, err)) < 0)
+        return rc;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, "memfd: out of memory");
@@ -192,7 +213,7 @@ const gpuipc_mech gpuipc_mech_memfd = {
     .summary = "host shared memory: memfd_create, FD over SCM_RIGHTS, mmap (no GPU; baseline)",
     .needs_cuda = 0,
     .by_default = 0,
-    .probe = memfd_probe,
+    .probe = gpuipc_memfd_probe,
     .alloc = memfd_alloc,
     .export = memfd_export,
     .import = memfd_import,

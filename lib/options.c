@@ -17,11 +17,13 @@ enum {
     OPT_REQUIRE,
     OPT_TIMEOUT,
     OPT_LIST,
+    OPT_CHUNKS,
 };
 
 static const struct option longopts[] = {
     {"size", required_argument, NULL, OPT_SIZE},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"chunks", required_argument, NULL, OPT_CHUNKS},
     {"only", required_argument, NULL, OPT_ONLY},
     {"require", required_argument, NULL, OPT_REQUIRE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -47,12 +49,28 @@ static int parse_device(const char *text, int *device, gpuipc_err *err)
     return 0;
 }
 
+static int parse_chunks(const char *text, unsigned *chunks, gpuipc_err *err)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+        v > GPUIPC_CHUNKS_MAX)
+        return gpuipc_err_set(err, -EINVAL, "--chunks: '%s' is not a chunk count from 1 to %d",
+                              text, GPUIPC_CHUNKS_MAX);
+    *chunks = (unsigned)v;
+    return 0;
+}
+
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
     int quiet = 0, verbose = 0, c, rc;
 
     memset(o, 0, sizeof(*o));
     o->size = GPUIPC_DEFAULT_SIZE;
+    o->chunks = GPUIPC_DEFAULT_CHUNKS;
     o->timeout_ns = GPUIPC_DEFAULT_TIMEOUT_NS;
     o->level = GPUIPC_LOG_NORMAL;
     opterr = 0; /* this function words every error itself */
@@ -67,6 +85,10 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_DEVICE:
             if ((rc = parse_device(optarg, &o->device, err)) < 0)
+                return rc;
+            break;
+        case OPT_CHUNKS:
+            if ((rc = parse_chunks(optarg, &o->chunks, err)) < 0)
                 return rc;
             break;
         case OPT_ONLY:

@@ -8,10 +8,13 @@
 
 #define GPUIPC_DEFAULT_SIZE (64ull << 20)              /* larger than any GPU's L2 */
 #define GPUIPC_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
+#define GPUIPC_DEFAULT_CHUNKS 8
+#define GPUIPC_CHUNKS_MAX 65536 /* GPUIPC_WIRE_MAX_OFFER_FDS */
 
 typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
     int device;          /* --device: the producer's CUDA ordinal */
+    unsigned chunks;     /* --chunks: allocations of a chunked mechanism */
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */

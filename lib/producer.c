@@ -7,6 +7,8 @@
  *   P2 baseline: open FDs, free GPU memory
  *   P3 alloc, fill with a fresh seed, export
  *   P4 OFFER (size, granularity, seed, UUID) + FDs -> ; close the FDs
+ *      [FDS + the next batch of FDs ->, for memory made of more FDs than
+ *       one message carries (253); each batch exported just before it goes]
  *                                   C3 import, close the FDs, map
  *                                   C4 verify P's pattern; write C's own
  *                                <- C5 REPORT (C's check, C's seed)
@@ -259,8 +261,72 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
         s->nfds = 0;
         return;
     }
-    snprintf(text, sizeof(text), "%u FD%s", s->nfds, s->nfds == 1 ? "" : "s");
+    if (offer->fds_total == 0)
+        offer->fds_total = s->nfds;
+    if (offer->fds_total > s->nfds && s->mech->export_more == NULL) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_EXPORT, "export: %u FDs announced, %u "
+                                "returned, and the mechanism has no further batches",
+                                offer->fds_total, s->nfds);
+        gpuipc_wire_close_fds(s->fds, s->nfds);
+        s->nfds = 0;
+        return;
+    }
+    if (offer->fds_total > s->nfds)
+        snprintf(text, sizeof(text), "%u FDs, the first %u of them now", offer->fds_total,
+                 s->nfds);
+    else
+        snprintf(text, sizeof(text), "%u FD%s", s->nfds, s->nfds == 1 ? "" : "s");
     log_step(s, GPUIPC_STEP_EXPORT, t, "%s", text);
+}
+
+/* P4b: the rest of the offer's FDs, sent FDS message by FDS message as
+ * export_more opens them, so that this side holds one batch at a time. A
+ * batch that cannot be exported ends the series with a failed FDS, which
+ * tells the consumer to stop waiting. Returns 0, or a negative errno if the
+ * connection broke. */
+static int send_more_fds(scenario *s, uint32_t total, unsigned sent)
+{
+    unsigned batches = 0, first = sent;
+    uint64_t t = gpuipc_clock_ns();
+    char text[96];
+    gpuipc_msg msg;
+
+    while (sent < total) {
+        unsigned max = total - sent < GPUIPC_WIRE_MAX_FDS ? total - sent : GPUIPC_WIRE_MAX_FDS;
+        unsigned n = 0;
+
+        gpuipc_env_at(s->env, GPUIPC_STEP_EXPORT);
+        memset(&msg, 0, sizeof(msg));
+        msg.type = GPUIPC_MSG_FDS;
+        msg.u.fds.first = sent;
+        if (s->mech->export_more(s->env, &s->buf, sent, s->fds, max, &n, &s->err) < 0 ||
+            n == 0 || n > max) {
+            if (n > max)
+                gpuipc_wire_close_fds(s->fds, n);
+            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_EXPORT, "export of FDs %u to %u: %s",
+                                    sent, sent + max - 1,
+                                    n == 0 || n > max ? "no batch returned" : s->err.msg);
+            msg.u.fds.st = s->mine;
+            gpuipc_env_at(s->env, GPUIPC_STEP_OFFER);
+            return send_msg(s, &msg, GPUIPC_STEP_OFFER);
+        }
+        s->nfds = n;
+        msg.nfds = (uint16_t)n;
+        gpuipc_wire_status(&msg.u.fds.st, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+        gpuipc_env_at(s->env, GPUIPC_STEP_OFFER);
+        if (send_msg(s, &msg, GPUIPC_STEP_OFFER) < 0)
+            return -EPIPE;
+        gpuipc_wire_close_fds(s->fds, s->nfds);
+        s->nfds = 0;
+        sent += n;
+        batches++;
+    }
+    if (batches > 0) {
+        snprintf(text, sizeof(text), "FDs %u to %u sent in %u more message%s", first, total - 1,
+                 batches, batches == 1 ? "" : "s");
+        log_step(s, GPUIPC_STEP_OFFER, t, "%s", text);
+    }
+    return 0;
 }
 
 /* P5 for a read-only consumer: nothing may have changed our pattern. */
@@ -347,6 +413,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     static scenario zero;
     scenario s = zero;
     uint64_t t0 = gpuipc_clock_ns(), t, our_seed;
+    unsigned fds_total, fds_sent;
     gpuipc_msg msg;
 
     memset(res, 0, sizeof(*res));
@@ -393,12 +460,18 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
             gpuipc_wire_status(&msg.u.offer.st, GPUIPC_SKIP, GPUIPC_STEP_READY,
                                "the consumer is not ready");
     }
+    if (msg.u.offer.st.code != GPUIPC_PASS)
+        msg.u.offer.fds_total = 0;
+    fds_total = msg.u.offer.fds_total;
     msg.nfds = (uint16_t)s.nfds;
     t = gpuipc_clock_ns();
     if (send_msg(&s, &msg, GPUIPC_STEP_OFFER) < 0)
         goto lost;
+    fds_sent = s.nfds;
     gpuipc_wire_close_fds(s.fds, s.nfds);
     s.nfds = 0;
+    if (send_more_fds(&s, fds_total, fds_sent) < 0)
+        goto lost;
 
     /* C5 REPORT */
     if (recv_msg(&s, GPUIPC_MSG_REPORT, &msg, GPUIPC_STEP_REPORT) < 0)

@@ -83,7 +83,7 @@ int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *
     return 0;
 }
 
-static uint64_t granularity_of(const CUmemAllocationProp *prop, gpuipc_err *err)
+uint64_t gpuipc_vmm_granularity(const CUmemAllocationProp *prop, gpuipc_err *err)
 {
     size_t gran = 0;
     CUresult rc;
@@ -110,7 +110,7 @@ static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, ptr, v->size, gran, 0, 0);
     trace(env, step, t, "cuMemAddressReserve");
     t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, 0, v->handle, 0);
+    GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, v->offset, v->handle, 0);
     trace(env, step, t, "cuMemMap");
     memset(access, 0, sizeof(access));
     access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -140,7 +140,7 @@ out:
 /* Describes the mapped range to the roles: a device view for the kernels. */
 static void set_buf(gpuipc_env *env, gpuipc_vmm *v, uint64_t gran, gpuipc_buf *buf)
 {
-    gpuipc_gpu_view(env->gpu, v->ptr, v->size, 0, &buf->view);
+    gpuipc_gpu_view(env->gpu, v->ptr, v->size, v->offset / 8, &buf->view);
     buf->size = v->size;
     buf->granularity = gran;
     buf->priv = v;
@@ -155,7 +155,7 @@ int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t
     CUresult rc;
 
     memset(buf, 0, sizeof(*buf));
-    gran = granularity_of(prop, err);
+    gran = gpuipc_vmm_granularity(prop, err);
     if (gran == 0)
         return -EIO;
     v = calloc(1, sizeof(*v));
@@ -210,12 +210,19 @@ void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *
 
 int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
-    gpuipc_vmm *v = buf->priv;
+    const gpuipc_vmm *v = buf->priv;
+
+    return gpuipc_vmm_export_handle(env, v->handle, err);
+}
+
+int gpuipc_vmm_export_handle(gpuipc_env *env, CUmemGenericAllocationHandle handle,
+                             gpuipc_err *err)
+{
     uint64_t t = gpuipc_clock_ns();
     int fd = -1;
     CUresult rc;
 
-    GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &fd, v->handle,
+    GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &fd, handle,
                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
     trace(env, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
     /* The driver's FD is not close-on-exec; it must not leak into children. */
@@ -233,6 +240,13 @@ out:
 int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
                       unsigned flags, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
                       gpuipc_err *err)
+{
+    return gpuipc_vmm_import_at(env, os_handle, type, flags, 0, offer, buf, err);
+}
+
+int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+                         unsigned flags, uint64_t offset, const gpuipc_msg_offer *offer,
+                         gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     char want[48], human[32];
@@ -254,7 +268,14 @@ int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleTyp
     v->kept_fd = -1;
     v->host_numa = -1;
     v->read_only = (flags & GPUIPC_VMM_READ_ONLY) != 0;
-    v->size = offer->size;
+    if (offset >= offer->size) {
+        free(v);
+        return gpuipc_err_set(err, -EPROTO, "map offset %llu is not inside the %llu bytes "
+                              "offered", (unsigned long long)offset,
+                              (unsigned long long)offer->size);
+    }
+    v->offset = offset;
+    v->size = offer->size - offset;
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
                    type);
@@ -274,12 +295,13 @@ int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleTyp
         goto out_release;
     }
     /* The granularity of exactly these properties, as the creator used. */
-    gran = granularity_of(&prop, err);
+    gran = gpuipc_vmm_granularity(&prop, err);
     if (gran == 0)
         goto out_release;
-    if (offer->size % gran != 0) {
-        ret = gpuipc_err_set(err, -EPROTO, "offered size %llu is not a multiple of this "
-                             "side's granularity %llu", (unsigned long long)offer->size,
+    if (offer->size % gran != 0 || offset % gran != 0) {
+        ret = gpuipc_err_set(err, -EPROTO, "offered size %llu or map offset %llu is not a "
+                             "multiple of this side's granularity %llu",
+                             (unsigned long long)offer->size, (unsigned long long)offset,
                              (unsigned long long)gran);
         goto out_release;
     }
@@ -291,9 +313,9 @@ int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleTyp
     /* A second opinion on the size; only an answer that contradicts the
      * offer fails (the driver need not answer for VMM ranges). */
     rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, v->ptr);
-    if (rc == CUDA_SUCCESS && mapped < offer->size) {
-        ret = gpuipc_err_set(err, -EPROTO, "cuMemGetAddressRange: %zu bytes mapped, %llu "
-                             "offered", mapped, (unsigned long long)offer->size);
+    if (rc == CUDA_SUCCESS && mapped < v->size) {
+        ret = gpuipc_err_set(err, -EPROTO, "cuMemGetAddressRange: %zu bytes mapped, %zu "
+                             "expected", mapped, v->size);
         goto out_unmap;
     }
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech_name(env), GPUIPC_STEP_IMPORT,
@@ -309,6 +331,10 @@ int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleTyp
         snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
                  gpuipc_units_format_size(v->size, human, sizeof(human)),
                  gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+    if (v->offset != 0)
+        snprintf(buf->detail + strlen(buf->detail), sizeof(buf->detail) - strlen(buf->detail),
+                 ", mapped from offset %s of the allocation",
+                 gpuipc_units_format_size(v->offset, human, sizeof(human)));
     return 0;
 
 out_unmap:

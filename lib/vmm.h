@@ -17,7 +17,8 @@ struct gpuipc_gpu;
 typedef struct gpuipc_vmm {
     CUmemGenericAllocationHandle handle;
     CUdeviceptr ptr;
-    size_t size;
+    size_t size;         /* bytes mapped at ptr */
+    size_t offset;       /* where in the allocation the mapping starts (cuMemMap offset) */
     struct gpuipc_gpu *gpu;
     int kept_fd;         /* an exported FD kept open for the peer to fetch, or -1 */
     int host_numa;       /* the host NUMA node the memory lives on, or -1 for the GPU */
@@ -61,6 +62,14 @@ void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *
  * the FD, which the caller owns, or a negative errno. */
 int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 
+/* The same for any allocation handle. */
+int gpuipc_vmm_export_handle(gpuipc_env *env, CUmemGenericAllocationHandle handle,
+                             gpuipc_err *err);
+
+/* Returns the minimum granularity of exactly these properties, or 0 with
+ * err set if the driver does not say. */
+uint64_t gpuipc_vmm_granularity(const CUmemAllocationProp *prop, gpuipc_err *err);
+
 /* Consumer: imports os_handle of type (for a POSIX FD, the FD as a
  * pointer-sized integer; for FABRIC, a pointer to the handle), checks that
  * the allocation lives on this side's device (or in host memory) and that
@@ -71,6 +80,14 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
                       unsigned flags, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
                       gpuipc_err *err);
+
+/* The same, but maps only the part of the allocation from offset (a
+ * multiple of the granularity, below offer->size) to its end, with a
+ * non-zero cuMemMap offset; the view's first word is then pattern word
+ * offset / 8, as in the producer's whole allocation. */
+int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+                         unsigned flags, uint64_t offset, const gpuipc_msg_offer *offer,
+                         gpuipc_buf *buf, gpuipc_err *err);
 
 /* Consumer: maps buf's handle a second time, at another address, with the
  * same access, and describes it as buf->alt (a GPU view). Released with buf. */

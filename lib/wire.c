@@ -2,6 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,9 +20,10 @@
 #define STATUS_LEN (4 + 4 + GPUIPC_WIRE_REASON_LEN)
 #define CHECK_LEN (5 * 8)
 
-/* Each type's payload length and the most FDs it may carry. Only OFFER
- * carries FDs; how many is the mechanism's business (a VMM allocation needs
- * one, a batch of chunks up to 253, a legacy IPC handle none). */
+/* Each type's payload length and the most FDs it may carry. Only OFFER and
+ * FDS carry FDs; how many is the mechanism's business (a VMM allocation needs
+ * one, chunked memory one per chunk in batches of up to 253, a legacy IPC
+ * handle none). */
 static const struct {
     const char *name;
     size_t len;
@@ -31,7 +33,7 @@ static const struct {
     [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 8 + GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
     [GPUIPC_MSG_OFFER] = {"OFFER",
-                          STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN,
+                          STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN + 4,
                           GPUIPC_WIRE_MAX_FDS},
     [GPUIPC_MSG_REPORT] = {"REPORT", STATUS_LEN + CHECK_LEN + 8 + 4, 0},
     [GPUIPC_MSG_END] = {"END", STATUS_LEN + CHECK_LEN, 0},
@@ -39,6 +41,7 @@ static const struct {
     [GPUIPC_MSG_BYE] = {"BYE", 0, 0},
     [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_PROBE_ACK] = {"PROBE_ACK", STATUS_LEN, 0},
+    [GPUIPC_MSG_FDS] = {"FDS", STATUS_LEN + 4, GPUIPC_WIRE_MAX_FDS},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)
@@ -156,6 +159,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_bytes(&c, msg->u.offer.uuid, GPUIPC_UUID_LEN);
         put_u32(&c, msg->u.offer.blob_len);
         put_bytes(&c, msg->u.offer.blob, GPUIPC_WIRE_BLOB_LEN);
+        put_u32(&c, msg->u.offer.fds_total);
         break;
     case GPUIPC_MSG_REPORT:
         put_status(&c, &msg->u.report.st);
@@ -178,6 +182,10 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         break;
     case GPUIPC_MSG_PROBE_ACK:
         put_status(&c, &msg->u.probe_ack);
+        break;
+    case GPUIPC_MSG_FDS:
+        put_status(&c, &msg->u.fds.st);
+        put_u32(&c, msg->u.fds.first);
         break;
     }
     return (size_t)(c.p - buf);
@@ -297,14 +305,23 @@ static int decode_offer(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
     get_bytes(c, o->uuid, GPUIPC_UUID_LEN);
     o->blob_len = get_u32(c);
     get_bytes(c, o->blob, GPUIPC_WIRE_BLOB_LEN);
+    o->fds_total = get_u32(c);
     if (o->blob_len > GPUIPC_WIRE_BLOB_LEN)
         return gpuipc_err_set(err, -EPROTO, "blob length %u exceeds %d", o->blob_len,
                               GPUIPC_WIRE_BLOB_LEN);
     if (o->st.code != GPUIPC_PASS) {
-        if (msg->nfds != 0)
-            return gpuipc_err_set(err, -EPROTO, "a failed offer carries %u FDs", msg->nfds);
+        if (msg->nfds != 0 || o->fds_total != 0)
+            return gpuipc_err_set(err, -EPROTO, "a failed offer carries %u FDs and announces "
+                                  "%u", msg->nfds, o->fds_total);
         return 0;
     }
+    if (o->fds_total > GPUIPC_WIRE_MAX_OFFER_FDS)
+        return gpuipc_err_set(err, -EPROTO, "offer announces %u FDs, at most %d allowed",
+                              o->fds_total, GPUIPC_WIRE_MAX_OFFER_FDS);
+    if (msg->nfds > o->fds_total)
+        return gpuipc_err_set(err, -EPROTO, "offer carries %u FDs but announces only %u in all",
+                              msg->nfds, o->fds_total);
+
     if ((rc = check_size("size", o->size, err)) < 0)
         return rc;
     if (o->granularity == 0 || (o->granularity & (o->granularity - 1)) != 0)
@@ -372,6 +389,18 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         return check_name(msg->u.probe.mech, err);
     case GPUIPC_MSG_PROBE_ACK:
         return get_status(c, &msg->u.probe_ack, err);
+    case GPUIPC_MSG_FDS:
+        if ((rc = get_status(c, &msg->u.fds.st, err)) < 0)
+            return rc;
+        msg->u.fds.first = get_u32(c);
+        if (msg->u.fds.first == 0 || msg->u.fds.first >= GPUIPC_WIRE_MAX_OFFER_FDS)
+            return gpuipc_err_set(err, -EPROTO, "first FD number %u is outside 1 to %d",
+                                  msg->u.fds.first, GPUIPC_WIRE_MAX_OFFER_FDS - 1);
+        if (msg->u.fds.st.code == GPUIPC_PASS && msg->nfds == 0)
+            return gpuipc_err_set(err, -EPROTO, "a batch that reports success carries no FDs");
+        if (msg->u.fds.st.code != GPUIPC_PASS && msg->nfds != 0)
+            return gpuipc_err_set(err, -EPROTO, "a failed batch carries %u FDs", msg->nfds);
+        return 0;
     default:
         return 0;
     }
@@ -647,22 +676,45 @@ static unsigned collect_fds(struct msghdr *mh, int *fds, char *foreign, size_t f
     return n;
 }
 
-static int describe_ctrunc(unsigned step, unsigned arrived, const uint8_t *buf, size_t len,
+/* Counts the FD numbers below limit that are free in this process. */
+static unsigned free_fd_slots(rlim_t limit)
+{
+    unsigned n = 0;
+    rlim_t fd;
+
+    for (fd = 0; fd < limit && fd < 1u << 20; fd++)
+        n += fcntl((int)fd, F_GETFD) < 0 && errno == EBADF;
+    return n;
+}
+
+/* MSG_CTRUNC: the kernel installed only arrived of the FDs the header
+ * announces, and dropped the rest. The FDs that arrived are still open. */
+static int describe_ctrunc(unsigned step, unsigned arrived, unsigned announced,
                            gpuipc_err *err)
 {
     struct rlimit rl;
-    unsigned announced = 0;
+    unsigned free_slots;
 
-    if (len >= GPUIPC_WIRE_HEADER_LEN)
-        announced = (unsigned)(buf[16] | (buf[17] << 8));
-    getrlimit(RLIMIT_NOFILE, &rl);
-    return gpuipc_err_set(err, -EPROTO,
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        rl.rlim_cur = RLIM_INFINITY;
+    if (rl.rlim_cur == RLIM_INFINITY)
+        return gpuipc_err_set(err, -EMFILE,
+                              "recvmsg during %s: control data truncated (MSG_CTRUNC): %u FDs "
+                              "sent, %u arrived; the kernel dropped the rest (a security "
+                              "module may have refused them)",
+                              gpuipc_step_name(step), announced, arrived);
+    /* The arrived FDs occupy slots that were free before the receive. */
+    free_slots = free_fd_slots(rl.rlim_cur) + arrived;
+    return gpuipc_err_set(err, -EMFILE,
                           "recvmsg during %s: control data truncated (MSG_CTRUNC): %u FDs "
-                          "sent, %u arrived; the kernel dropped the rest, most likely "
-                          "because this process reached RLIMIT_NOFILE (soft limit %llu; "
-                          "raise it with ulimit -n)",
+                          "sent, %u arrived; the kernel dropped the rest because this "
+                          "process's RLIMIT_NOFILE is %llu and only %u FD numbers were free "
+                          "below it: raise it by at least %u (ulimit -n %llu)",
                           gpuipc_step_name(step), announced, arrived,
-                          (unsigned long long)rl.rlim_cur);
+                          (unsigned long long)rl.rlim_cur, free_slots,
+                          announced > free_slots ? announced - free_slots : 1,
+                          (unsigned long long)rl.rlim_cur +
+                              (announced > free_slots ? announced - free_slots : 1));
 }
 
 int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
@@ -735,8 +787,33 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
     nfds = collect_fds(&mh, fds, foreign, sizeof(foreign));
     if (n == 0 && nfds == 0 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)))
         return peer_gone(w, step, "closed the connection (EOF)", err);
-    if (mh.msg_flags & MSG_CTRUNC)
-        rc = describe_ctrunc(step, nfds, buf, (size_t)n, err);
+    if ((mh.msg_flags & MSG_CTRUNC) && !(mh.msg_flags & MSG_TRUNC) && foreign[0] == '\0' &&
+        n >= GPUIPC_WIRE_HEADER_LEN) {
+        /* A sound message whose FDs did not all fit in this process: the
+         * wire stays usable, so that the caller can report it and carry on. */
+        unsigned announced = (unsigned)(buf[16] | (buf[17] << 8));
+
+        rc = gpuipc_wire_decode(buf, (size_t)n, announced, w->received + 1, accept, msg, err);
+        if (rc == 0 && nfds < announced) {
+            unsigned i;
+
+            describe_ctrunc(step, nfds, announced, err);
+            gpuipc_wire_close_fds(fds, nfds);
+            for (i = 0; i < announced; i++)
+                fds[i] = -1;
+            w->received++;
+            return -EMFILE;
+        }
+        if (rc == 0)
+            rc = gpuipc_err_set(err, -EPROTO, "recvmsg during %s: control data truncated "
+                                "(MSG_CTRUNC) although all %u FDs arrived",
+                                gpuipc_step_name(step), nfds);
+        else
+            gpuipc_err_prefix(err, "bad message from the %s during %s (its FDs were "
+                              "truncated too)", w->peer, gpuipc_step_name(step));
+    } else if (mh.msg_flags & MSG_CTRUNC)
+        rc = gpuipc_err_set(err, -EPROTO, "recvmsg during %s: control data truncated "
+                            "(MSG_CTRUNC) on a malformed message", gpuipc_step_name(step));
     else if (mh.msg_flags & MSG_TRUNC)
         rc = gpuipc_err_set(err, -EPROTO, "recvmsg during %s: message truncated (MSG_TRUNC): "
                             "larger than %d bytes", gpuipc_step_name(step),

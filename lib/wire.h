@@ -15,9 +15,10 @@
 #include "err.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 1
+#define GPUIPC_WIRE_VERSION 2
 #define GPUIPC_WIRE_HEADER_LEN 20
-#define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD */
+#define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
+#define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
 #define GPUIPC_WIRE_MAX_MSG 4096 /* receive buffer; larger datagrams are refused */
 #define GPUIPC_WIRE_REASON_LEN 384
 #define GPUIPC_WIRE_NAME_LEN 32
@@ -35,7 +36,8 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios */
     GPUIPC_MSG_PROBE = 9,   /* producer: can you run this mechanism? */
     GPUIPC_MSG_PROBE_ACK = 10, /* consumer: yes, or why not */
-    GPUIPC_MSG_TYPE_MAX = 10
+    GPUIPC_MSG_FDS = 11,    /* producer: the next batch of an offer's FDs */
+    GPUIPC_MSG_TYPE_MAX = 11
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
@@ -92,7 +94,18 @@ typedef struct gpuipc_msg_offer {
     uint8_t uuid[GPUIPC_UUID_LEN];
     uint32_t blob_len; /* mechanism-specific in-band data */
     uint8_t blob[GPUIPC_WIRE_BLOB_LEN];
+    /* Every FD the offer hands over: those on OFFER itself, then FDS
+     * messages with the rest, numbered on from there. */
+    uint32_t fds_total;
 } gpuipc_msg_offer;
+
+/* FDS: one more batch of an offer's FDs, the first of them being FD number
+ * first of the offer. A status other than PASS carries no FDs: the producer
+ * could not export the rest, and no more batches follow. */
+typedef struct gpuipc_msg_fds {
+    gpuipc_status st;
+    uint32_t first;
+} gpuipc_msg_fds;
 
 typedef struct gpuipc_msg_report {
     gpuipc_status st;
@@ -120,6 +133,7 @@ typedef struct gpuipc_msg {
         gpuipc_status end_ack;
         gpuipc_msg_probe probe;
         gpuipc_status probe_ack;
+        gpuipc_msg_fds fds;
     } u;
 } gpuipc_msg;
 
@@ -176,7 +190,14 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
  * success the msg->nfds FDs in fds (room for GPUIPC_WIRE_MAX_FDS) belong to
  * the caller; on failure every FD that arrived has been closed. Returns 0;
  * -EPIPE (peer gone), -ETIMEDOUT, -EPROTO (malformed, rejected with the
- * reason) or another negative errno. */
+ * reason) or another negative errno.
+ *
+ * -EMFILE is the one failure that leaves the wire usable: the message was
+ * sound, but the kernel could not hand over all its FDs (MSG_CTRUNC, most
+ * often because this process reached RLIMIT_NOFILE). msg is then decoded,
+ * msg->nfds is the count that was sent, every entry of fds is -1 (those that
+ * arrived were closed), and err gives both numbers: what was sent and what
+ * the limit let through. */
 int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
                      uint64_t deadline_ns, unsigned step, gpuipc_err *err);
 

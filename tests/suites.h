@@ -15,5 +15,6 @@ Suite *roles_suite(void);
 Suite *program_suite(void);
 Suite *pidfd_suite(void);
 Suite *imex_suite(void);
+Suite *chunks_suite(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,8 +106,10 @@ static const struct {
     {"--size", "0", "--size: '0' is zero bytes"},
     {"--timeout", "-3", "--timeout: '-3' is not a duration"},
     {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
-                         "vmm-compressible, vmm-host-numa, vmm-alias, vmm-readonly, legacy-ipc, "
-                         "mempool-ipc, fabric, memfd)"},
+                         "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
+                         "vmm-readonly, legacy-ipc, mempool-ipc, fabric, memfd, memfd-chunks)"},
+    {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
+    {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
 };
@@ -146,7 +149,8 @@ END_TEST
 
 START_TEST(test_program_help_describes_every_option)
 {
-    static const char *const words[] = {"--size", "--device", "--only", "--timeout", "--list",
+    static const char *const words[] = {"--size", "--device", "--chunks", "--only", "--timeout",
+                                        "--list",
                                         "--quiet", "--verbose", "--help", "--version", "vmm",
                                         "memfd", "77"};
     const char *args[] = {"--help", NULL};
@@ -165,7 +169,7 @@ START_TEST(test_program_version)
 
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("gpuipc_test 0.1.0 (protocol 1");
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 2");
 }
 END_TEST
 
@@ -306,6 +310,92 @@ START_TEST(test_program_foreign_sigterm_still_ends_the_consumer)
 }
 END_TEST
 
+/* ---- chunked memory: FD batches, their order, a receiver's RLIMIT_NOFILE ---------------- */
+
+/* 600 chunks travel as 253 + 253 + 94 FDs, in OFFER and two FDS messages. */
+START_TEST(test_program_chunks_travel_in_batches)
+{
+    const char *args[] = {"--only", "memfd-chunks", "--chunks", "600", "--size", "8M", NULL};
+
+    spawn(args, NULL, 30);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("export   600 FDs, the first 253 of them now");
+    OUT_HAS("offer    FDs 253 to 599 sent in 2 more messages");
+    OUT_HAS("import   FDs 253 to 599 received in 2 more messages and imported");
+    OUT_HAS("memfd-chunks     PASS");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+static const char *const chunk_sabotages[] = {
+    "GPUIPC_SABOTAGE=producer:chunk-order",
+    "GPUIPC_SABOTAGE=consumer:chunk-order",
+};
+
+/* Chunks 0 and 1 swapped, by either side: both directions see it, from the
+ * very first word, because the pattern runs over the whole range. */
+START_TEST(test_program_chunk_order_is_caught)
+{
+    const char *env[] = {chunk_sabotages[_i], NULL};
+    const char *args[] = {"--only", "memfd-chunks", "--size", "8M", NULL};
+
+    spawn(args, env, 30);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("the producer's bytes: 262144 mismatches in 1048576 words; first bad word 0 ");
+    OUT_HAS("check of the consumer's bytes: 262144 mismatches in 1048576 words; first bad "
+            "word 0 ");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* The consumer's soft limit cannot hold a batch; the producer raises its own
+ * (the soft one, up to the hard one). The kernel drops FDs (MSG_CTRUNC): the
+ * consumer says so with both numbers, keeps in step, and both exit. */
+START_TEST(test_program_low_fd_limit_fails_cleanly_with_ctrunc)
+{
+    const char *args[] = {"--only", "memfd-chunks", "--chunks", "600", "--size", "8M",
+                          "--timeout", "5", NULL};
+    struct rlimit rl, low;
+
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 1000)
+        ck_abort_msg("this test needs a hard RLIMIT_NOFILE of 1000 or more, not %llu",
+                     (unsigned long long)rl.rlim_max);
+    low = rl;
+    low.rlim_cur = 64;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    spawn(args, NULL, 30);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("producer  memfd-chunks     alloc    RLIMIT_NOFILE raised from 64 to");
+    OUT_HAS("consumer import: import: recvmsg during offer: control data truncated "
+            "(MSG_CTRUNC): 253 FDs sent,");
+    OUT_HAS("because this process's RLIMIT_NOFILE is 64 and only");
+    OUT_HAS("consumer: exited 1");
+    ck_assert_msg(run.seconds < 5.0, "took %.2f s: something waited for a deadline",
+                  run.seconds);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* `ulimit -n 64`: soft and hard. Whichever side hits the limit first says
+ * so with the numbers; nothing hangs and nothing is left behind. */
+START_TEST(test_program_low_hard_fd_limit_fails_cleanly)
+{
+    const char *args[] = {"--only", "memfd-chunks", "--chunks", "600", "--size", "8M",
+                          "--timeout", "5", NULL};
+    struct rlimit low = {.rlim_cur = 64, .rlim_max = 64};
+
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    spawn(args, NULL, 30);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strstr(run.out, "do not fit: RLIMIT_NOFILE is 64 (hard 64)") != NULL ||
+                  strstr(run.out, "(MSG_CTRUNC): 253 FDs sent") != NULL,
+                  "no RLIMIT_NOFILE explanation:\n%s", run.out);
+    ck_assert_msg(run.seconds < 5.0, "took %.2f s", run.seconds);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
 Suite *program_suite(void)
 {
     Suite *s = suite_create("program");
@@ -328,6 +418,10 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_list_names_every_mechanism);
     tcase_add_loop_test(basics, test_program_sabotage_exits_1_naming_the_first_bad_word, 0,
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
+    tcase_add_test(basics, test_program_chunks_travel_in_batches);
+    tcase_add_loop_test(basics, test_program_chunk_order_is_caught, 0, 2);
+    tcase_add_test(basics, test_program_low_fd_limit_fails_cleanly_with_ctrunc);
+    tcase_add_test(basics, test_program_low_hard_fd_limit_fails_cleanly);
     tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, 2 * N_STEPS);
     tcase_add_test(faults, test_program_producer_times_out_on_a_hung_consumer);
     tcase_add_test(faults, test_program_consumer_times_out_on_a_hung_producer);

@@ -63,6 +63,7 @@ static void sample(unsigned type, gpuipc_msg *m)
         memset(m->u.offer.uuid, 0xcd, sizeof(m->u.offer.uuid));
         m->u.offer.blob_len = 3;
         memcpy(m->u.offer.blob, "xyz", 3);
+        m->u.offer.fds_total = 1000;
         break;
     case GPUIPC_MSG_REPORT:
         gpuipc_wire_status(&m->u.report.st, GPUIPC_FAIL, GPUIPC_STEP_VERIFY, "12 mismatches");
@@ -88,6 +89,10 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_PROBE_ACK:
         gpuipc_wire_status(&m->u.probe_ack, GPUIPC_SKIP, GPUIPC_STEP_PROBE,
                            "pidfd_getfd: EPERM");
+        break;
+    case GPUIPC_MSG_FDS: /* a failed batch: it carries no FDs */
+        gpuipc_wire_status(&m->u.fds.st, GPUIPC_FAIL, GPUIPC_STEP_EXPORT, "EMFILE");
+        m->u.fds.first = 253;
         break;
     default:
         break;
@@ -355,8 +360,9 @@ START_TEST(test_wire_rejects_fds_on_a_failed_offer)
     sample(GPUIPC_MSG_OFFER, &m);
     gpuipc_wire_status(&m.u.offer.st, GPUIPC_FAIL, GPUIPC_STEP_ALLOC, "out of memory");
     m.nfds = 1;
+    m.u.offer.fds_total = 0;
     len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 1, ANY, "a failed offer carries 1 FDs");
+    expect_rejected(buf, len, 1, ANY, "a failed offer carries 1 FDs and announces 0");
 }
 END_TEST
 
@@ -511,12 +517,14 @@ static int one_free_slot_limit(void)
 }
 
 /* FDs the receiver cannot install (RLIMIT_NOFILE) are dropped by the kernel,
- * which sets MSG_CTRUNC: the wire must say so with both numbers. */
-START_TEST(test_wire_rejects_truncated_control_data)
+ * which sets MSG_CTRUNC: the wire must say so with both numbers, close what
+ * did arrive, and stay usable, so that the caller can report it and go on. */
+START_TEST(test_wire_reports_truncated_fds_and_stays_usable)
 {
     uint8_t buf[GPUIPC_WIRE_MAX_MSG];
     int sv[2], fds[GPUIPC_WIRE_MAX_FDS], sent[3], i, before;
     struct rlimit rl, tight;
+    char limit[64];
     gpuipc_wire *w;
     gpuipc_msg m;
     gpuipc_err e;
@@ -529,6 +537,8 @@ START_TEST(test_wire_rejects_truncated_control_data)
     ck_assert_int_eq(th_send_raw(sv[0], buf, len, sent, 3), (ssize_t)len);
     for (i = 0; i < 3; i++)
         close(sent[i]);
+    len = encode(GPUIPC_MSG_FDS, 2, buf);
+    ck_assert_int_eq(th_send_raw(sv[0], buf, len, NULL, 0), (ssize_t)len);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
     before = th_fd_count();
     ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -539,13 +549,107 @@ START_TEST(test_wire_rejects_truncated_control_data)
     tight.rlim_cur = (rlim_t)one_free_slot_limit();
     ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &tight), 0);
     ck_assert_int_eq(gpuipc_wire_recv(w, ANY, &m, fds, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
-                                      GPUIPC_STEP_OFFER, &e), -EPROTO);
+                                      GPUIPC_STEP_OFFER, &e), -EMFILE);
     ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    snprintf(limit, sizeof(limit), "RLIMIT_NOFILE is %llu and only 1 FD numbers were free",
+             (unsigned long long)tight.rlim_cur);
     ck_assert_msg(strstr(e.msg, "MSG_CTRUNC") && strstr(e.msg, "3 FDs sent, 1 arrived") &&
-                  strstr(e.msg, "RLIMIT_NOFILE"), "reason: %s", e.msg);
+                  strstr(e.msg, limit) && strstr(e.msg, "raise it by at least 2"),
+                  "reason: %s", e.msg);
+    /* The message itself is delivered, with no FD left to the caller. */
+    ck_assert_uint_eq(m.type, GPUIPC_MSG_OFFER);
+    ck_assert_uint_eq(m.nfds, 3);
+    ck_assert_uint_eq(m.u.offer.fds_total, 1000);
+    for (i = 0; i < 3; i++)
+        ck_assert_int_eq(fds[i], -1);
     ck_assert_int_eq(th_fd_count(), before);
+    /* And the connection goes on. */
+    ck_assert_ptr_null(gpuipc_wire_broken(w));
+    ck_assert_int_eq(gpuipc_wire_recv(w, ANY, &m, fds, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_OFFER, &e), 0);
+    ck_assert_uint_eq(m.type, GPUIPC_MSG_FDS);
     gpuipc_wire_close(w);
     close(sv[0]);
+}
+END_TEST
+
+/* A malformed message whose FDs were truncated too is still malformed. */
+START_TEST(test_wire_rejects_truncated_fds_on_a_bad_message)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    int sv[2], fds[GPUIPC_WIRE_MAX_FDS], sent[3], i;
+    struct rlimit rl, tight;
+    gpuipc_wire *w;
+    gpuipc_msg m;
+    gpuipc_err e;
+    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
+
+    put16(buf + OFF_NFDS, 3);
+    put64(buf + OFF_OFFER_SIZE, 0);
+    pair(sv);
+    for (i = 0; i < 3; i++)
+        sent[i] = new_memfd();
+    ck_assert_int_eq(th_send_raw(sv[0], buf, len, sent, 3), (ssize_t)len);
+    for (i = 0; i < 3; i++)
+        close(sent[i]);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    tight = rl;
+    tight.rlim_cur = (rlim_t)one_free_slot_limit();
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    ck_assert_int_eq(gpuipc_wire_recv(w, ANY, &m, fds, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_OFFER, &e), -EPROTO);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    ck_assert_msg(strstr(e.msg, "size is 0") != NULL, "reason: %s", e.msg);
+    ck_assert_ptr_nonnull(gpuipc_wire_broken(w));
+    gpuipc_wire_close(w);
+    close(sv[0]);
+}
+END_TEST
+
+START_TEST(test_wire_rejects_bad_fd_batches)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    gpuipc_msg m;
+    size_t len;
+
+    /* A batch that reports success must carry FDs ... */
+    sample(GPUIPC_MSG_FDS, &m);
+    gpuipc_wire_status(&m.u.fds.st, GPUIPC_PASS, GPUIPC_STEP_NONE, "");
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 0, ANY, "a batch that reports success carries no FDs");
+    /* ... a failed one none ... */
+    sample(GPUIPC_MSG_FDS, &m);
+    m.nfds = 2;
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 2, ANY, "a failed batch carries 2 FDs");
+    /* ... and FD number 0 always travels with OFFER. */
+    sample(GPUIPC_MSG_FDS, &m);
+    m.u.fds.first = 0;
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 0, ANY, "first FD number 0 is outside 1 to 65535");
+}
+END_TEST
+
+START_TEST(test_wire_rejects_bad_fd_totals)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    gpuipc_msg m;
+    size_t len;
+
+    sample(GPUIPC_MSG_OFFER, &m);
+    m.u.offer.fds_total = GPUIPC_WIRE_MAX_OFFER_FDS + 1;
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 0, ANY, "offer announces 65537 FDs, at most 65536 allowed");
+    sample(GPUIPC_MSG_OFFER, &m);
+    m.u.offer.fds_total = 1;
+    m.nfds = 2;
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 2, ANY, "offer carries 2 FDs but announces only 1 in all");
+    sample(GPUIPC_MSG_OFFER, &m);
+    gpuipc_wire_status(&m.u.offer.st, GPUIPC_FAIL, GPUIPC_STEP_ALLOC, "out of memory");
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    expect_rejected(buf, len, 0, ANY, "a failed offer carries 0 FDs and announces 1000");
 }
 END_TEST
 
@@ -813,7 +917,10 @@ Suite *wire_suite(void)
     tcase_add_test(bad, test_wire_rejects_oversized_datagram);
     tcase_add_test(bad, test_wire_rejects_empty_datagram);
     tcase_add_test(bad, test_wire_rejects_foreign_control_message);
-    tcase_add_test(bad, test_wire_rejects_truncated_control_data);
+    tcase_add_test(bad, test_wire_reports_truncated_fds_and_stays_usable);
+    tcase_add_test(bad, test_wire_rejects_truncated_fds_on_a_bad_message);
+    tcase_add_test(bad, test_wire_rejects_bad_fd_batches);
+    tcase_add_test(bad, test_wire_rejects_bad_fd_totals);
     tcase_add_test(fds, test_wire_passes_one_fd);
     tcase_add_test(fds, test_wire_passes_253_fds);
     tcase_add_test(fds, test_wire_refuses_to_send_254_fds);
