@@ -132,7 +132,8 @@ int gpuipc_chunks_fd_room(unsigned n, const char *what, char *note, size_t cap,
 
         return gpuipc_err_set(err, -EMFILE, "%u more FDs (%s) do not fit: RLIMIT_NOFILE is "
                               "%llu (hard %llu) and only %u FD numbers are free below it; "
-                              "raising it to %llu failed (%s): run with ulimit -n %llu or more",
+                              "raising it to %llu failed (%s): run with ulimit -n %llu or more (a "
+                              "receiver under the same limit would lose FDs: MSG_CTRUNC)",
                               n, what, (unsigned long long)rl.rlim_cur,
                               (unsigned long long)rl.rlim_max, have,
                               (unsigned long long)raised.rlim_cur, strerror(e),

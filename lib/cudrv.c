@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "units.h"
+
 gpuipc_cudrv gpuipc_cu;
 
 static const struct {
@@ -179,4 +181,24 @@ int gpuipc_cudrv_errno(CUresult rc)
     default:
         return -EIO;
     }
+}
+
+char *gpuipc_cudrv_version(char *buf, size_t len)
+{
+    char text[512], module[64] = "";
+    FILE *f = fopen("/proc/driver/nvidia/version", "re");
+    size_t n = 0;
+
+    if (f != NULL) {
+        n = fread(text, 1, sizeof(text) - 1, f);
+        fclose(f);
+    }
+    text[n] = '\0';
+    if (gpuipc_units_nvrm_version(text, module, sizeof(module)) == 0)
+        snprintf(buf, len, "%s (CUDA %d.%d)", module, gpuipc_cu.driver_version / 1000,
+                 gpuipc_cu.driver_version % 1000 / 10);
+    else
+        snprintf(buf, len, "CUDA %d.%d", gpuipc_cu.driver_version / 1000,
+                 gpuipc_cu.driver_version % 1000 / 10);
+    return buf;
 }

@@ -48,6 +48,11 @@ typedef struct gpuipc_cudrv {
     int driver_version; /* from cuDriverGetVersion, e.g. 13000 */
 } gpuipc_cudrv;
 
+/* Writes the driver's version as users know it, "580.159.04 (CUDA 13.0)",
+ * or "CUDA 13.0" where /proc/driver/nvidia/version cannot be read, into buf
+ * and returns buf. Valid after gpuipc_cudrv_load() returned 0. */
+char *gpuipc_cudrv_version(char *buf, size_t len);
+
 /* The table; valid after gpuipc_cudrv_load() returned 0. */
 extern gpuipc_cudrv gpuipc_cu;
 

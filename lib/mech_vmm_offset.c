@@ -53,7 +53,7 @@ static int trial(gpuipc_env *env, gpuipc_err *why)
     CUmemGenericAllocationHandle own = 0, imported = 0;
     CUmemAllocationProp prop;
     CUresult rc, own_rc = CUDA_SUCCESS;
-    char g[32];
+    char g[32], version[64];
     uint64_t gran;
     int fd = -1, ret = -EIO;
 
@@ -72,13 +72,12 @@ static int trial(gpuipc_env *env, gpuipc_err *why)
     if (rc == CUDA_ERROR_NOT_SUPPORTED) {
         /* Is it imports only, or offsets at all? Say which. */
         own_rc = trial_map(own, gran, NULL);
-        ret = gpuipc_err_set(why, -ENOTSUP, "unsupported by this driver (%d.%d): cuMemMap "
+        ret = gpuipc_err_set(why, -ENOTSUP, "unsupported by driver %s: cuMemMap "
                              "with offset %s into an imported handle returns "
                              "CUDA_ERROR_NOT_SUPPORTED (trial in the producer; into the "
                              "creator's own handle it %s%s); cuda.h documents aligned offsets, "
                              "so a newer driver may allow it; map whole allocations instead",
-                             gpuipc_cu.driver_version / 1000,
-                             gpuipc_cu.driver_version % 1000 / 10,
+                             gpuipc_cudrv_version(version, sizeof(version)),
                              gpuipc_units_format_size(gran, g, sizeof(g)),
                              own_rc == CUDA_SUCCESS ? "succeeds" : "returns ",
                              own_rc == CUDA_SUCCESS ? "" : gpuipc_cudrv_error_name(own_rc));

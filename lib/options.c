@@ -18,6 +18,7 @@ enum {
     OPT_TIMEOUT,
     OPT_LIST,
     OPT_CHUNKS,
+    OPT_JSON,
 };
 
 static const struct option longopts[] = {
@@ -28,6 +29,7 @@ static const struct option longopts[] = {
     {"require", required_argument, NULL, OPT_REQUIRE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
+    {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -106,6 +108,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         case OPT_LIST:
             o->list = 1;
             break;
+        case OPT_JSON:
+            o->json = 1;
+            break;
         case 'q':
             quiet = 1;
             break;
@@ -128,6 +133,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     }
     if (optind < argc)
         return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (o->json && !o->list)
+        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report)");
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
     if (quiet)

@@ -20,6 +20,7 @@ typedef struct gpuipc_options {
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */
+    int json;            /* --json: --list as a JSON document */
     int help;            /* --help */
     int version;         /* --version */
 } gpuipc_options;

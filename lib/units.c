@@ -155,3 +155,35 @@ char *gpuipc_units_format_uuid(const uint8_t uuid[16], char *buf, size_t len)
              uuid[8], uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14], uuid[15]);
     return buf;
 }
+
+int gpuipc_units_nvrm_version(const char *text, char *buf, size_t len)
+{
+    const char *p = strstr(text, "NVRM version:");
+    const char *end = p ? strchr(p, '\n') : NULL;
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (p == NULL || len == 0)
+        return -ENOENT;
+    if (end == NULL)
+        end = p + strlen(p);
+    p = strstr(p, "Module");
+    if (p == NULL || p > end)
+        return -ENOENT;
+    /* The first word after "Module" that is digits and dots, with a dot. */
+    while (p < end) {
+        size_t n = 0, dots = 0;
+
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        while (p + n < end && ((p[n] >= '0' && p[n] <= '9') || p[n] == '.'))
+            dots += p[n++] == '.';
+        if (n > 0 && dots > 0 && p[0] != '.' && (p + n == end || p[n] == ' ' || p[n] == '\t')) {
+            snprintf(buf, len, "%.*s", (int)n, p);
+            return 0;
+        }
+        while (p < end && *p != ' ' && *p != '\t')
+            p++;
+    }
+    return -ENOENT;
+}

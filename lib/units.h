@@ -30,4 +30,10 @@ char *gpuipc_units_format_size(uint64_t bytes, char *buf, size_t len);
  * and returns buf. */
 char *gpuipc_units_format_uuid(const uint8_t uuid[16], char *buf, size_t len);
 
+/* Finds the kernel module's version ("580.159.04") in the text of
+ * /proc/driver/nvidia/version (its "NVRM version: ... Kernel Module ...
+ * 580.159.04 ..." line) and writes it into buf. Returns 0, or -ENOENT if the
+ * text holds none; buf is then "". */
+int gpuipc_units_nvrm_version(const char *text, char *buf, size_t len);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,16 +27,16 @@ static void spawn(const char *const *args, const char *const *env, double timeou
 
 /* The mechanisms that run on a single GPU with a POSIX-FD driver (the
  * H100 machine): each must pass both ways in the default run. */
-static const char *const runnable[] = {"vmm",       "vmm-pidfd",    "vmm-compressible",
-                                       "vmm-host-numa", "vmm-alias", "vmm-readonly",
-                                       "legacy-ipc",    "mempool-ipc"};
+static const char *const runnable[] = {"vmm",           "vmm-pidfd",  "vmm-chunks",
+                                       "vmm-compressible", "vmm-host-numa", "vmm-alias",
+                                       "vmm-readonly",  "legacy-ipc", "mempool-ipc"};
 #define N_RUNNABLE (int)(sizeof(runnable) / sizeof(runnable[0]))
 
 /* Those whose consumer writes (all but vmm-readonly), for the sabotages that
  * need a consumer write to spoil. */
-static const char *const writers[] = {"vmm",       "vmm-pidfd",  "vmm-compressible",
-                                      "vmm-host-numa", "vmm-alias", "legacy-ipc",
-                                      "mempool-ipc"};
+static const char *const writers[] = {"vmm",           "vmm-pidfd",  "vmm-chunks",
+                                      "vmm-compressible", "vmm-host-numa", "vmm-alias",
+                                      "legacy-ipc",    "mempool-ipc"};
 #define N_WRITERS (int)(sizeof(writers) / sizeof(writers[0]))
 
 /* The first two spoil the producer's bytes, the last two the consumer's. */
@@ -66,6 +67,96 @@ START_TEST(test_gpu_default_run_passes_both_ways)
         out_has_row(runnable[i], "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     OUT_HAS("kernels self-tested");
     OUT_HAS("consumer: exited 0");
+    ck_assert_int_eq(run.leftover, 0);
+    /* vmm-offset passes where the driver maps at an offset, else is a skip. */
+    ck_assert_msg(strstr(run.out, "  vmm-offset       PASS   64 MiB     0/8388608 bad") ||
+                  strstr(run.out, "  vmm-offset       SKIP"), "vmm-offset:\n%s", run.out);
+}
+END_TEST
+
+/* A non-zero cuMemMap offset into an imported handle: verified where the
+ * driver allows it, else a skip that names the refusal and the driver. */
+START_TEST(test_gpu_offset_passes_or_names_the_refusal)
+{
+    const char *args[] = {"--only", "vmm,vmm-offset", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    if (strstr(run.out, "  vmm-offset       PASS") != NULL) {
+        OUT_HAS("mapped from offset 2 MiB of the allocation");
+        return;
+    }
+    OUT_HAS("  vmm-offset       SKIP");
+    OUT_HAS("unsupported by driver ");
+    OUT_HAS("into an imported handle returns CUDA_ERROR_NOT_SUPPORTED");
+}
+END_TEST
+
+/* The capability report on a GPU machine: valid JSON naming the driver,
+ * each device's granularity and attributes, and the verdicts. */
+START_TEST(test_gpu_list_json_describes_the_devices)
+{
+    const char *args[] = {"--list", "--json", NULL};
+    char why[160];
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(th_json_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
+    OUT_HAS("\"cuda\": true");
+    OUT_HAS("\"granularity_posix_fd\": {");
+    OUT_HAS("\"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED\": 1");
+    OUT_HAS("\"MULTICAST_SUPPORTED\": ");
+    OUT_HAS("\"name\": \"vmm\",");
+}
+END_TEST
+
+/* 4096 chunks: 17 messages of FDs, mapped back to back, both ways. */
+START_TEST(test_gpu_4096_chunks_pass)
+{
+    const char *args[] = {"--only", "vmm-chunks", "--chunks", "4096", NULL};
+
+    spawn(args, NULL, 120, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("export   4096 FDs, the first 253 of them now");
+    OUT_HAS("FDs 253 to 4095 received in 16 more messages and imported");
+    out_has_row("vmm-chunks", "PASS   8 GiB      0/1073741824 bad       0/1073741824 bad");
+}
+END_TEST
+
+static const char *const chunk_sabotages[] = {
+    "GPUIPC_SABOTAGE=producer:chunk-order",
+    "GPUIPC_SABOTAGE=consumer:chunk-order",
+};
+
+/* Chunks 0 and 1 swapped by either side: the pattern over the whole range
+ * finds it at the first word, both ways. */
+START_TEST(test_gpu_chunk_order_is_caught)
+{
+    const char *env[] = {chunk_sabotages[_i], NULL};
+    const char *args[] = {"--only", "vmm-chunks", NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
+    OUT_HAS("the producer's bytes: 2097152 mismatches in 8388608 words; first bad word 0 ");
+    OUT_HAS("check of the consumer's bytes: 2097152 mismatches in 8388608 words; first bad "
+            "word 0 ");
+}
+END_TEST
+
+/* `ulimit -n 64` (soft and hard) with 4096 chunks: a clean failure that
+ * names RLIMIT_NOFILE and its numbers, within the deadline, nothing left. */
+START_TEST(test_gpu_chunks_under_a_low_fd_limit_fail_cleanly)
+{
+    const char *args[] = {"--only", "vmm-chunks", "--chunks", "4096", "--timeout", "20", NULL};
+    struct rlimit low = {.rlim_cur = 64, .rlim_max = 64};
+
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strstr(run.out, "(MSG_CTRUNC): 253 FDs sent") != NULL ||
+                  strstr(run.out, "do not fit: RLIMIT_NOFILE is 64 (hard 64)") != NULL,
+                  "no RLIMIT_NOFILE explanation:\n%s", run.out);
+    ck_assert_msg(run.seconds < 20.0, "took %.2f s", run.seconds);
     ck_assert_int_eq(run.leftover, 0);
 }
 END_TEST
@@ -314,6 +405,11 @@ int main(void)
     tcase_add_test(tc, test_gpu_4g_passes_both_ways);
     tcase_add_test(tc, test_gpu_vmm_and_memfd_in_one_session);
     tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_WRITERS * N_SABOTAGES);
+    tcase_add_test(tc, test_gpu_offset_passes_or_names_the_refusal);
+    tcase_add_test(tc, test_gpu_4096_chunks_pass);
+    tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
+    tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);
+    tcase_add_test(tc, test_gpu_chunks_under_a_low_fd_limit_fail_cleanly);
     tcase_add_test(tc, test_gpu_readonly_refuses_writes);
     tcase_add_loop_test(tc, test_gpu_readonly_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);

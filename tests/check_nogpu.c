@@ -20,6 +20,7 @@ int main(void)
     srunner_add_suite(sr, pidfd_suite());
     srunner_add_suite(sr, imex_suite());
     srunner_add_suite(sr, chunks_suite());
+    srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, roles_suite());
     srunner_add_suite(sr, program_suite());
     /* Each test runs in its own process: tests change per-process state (an

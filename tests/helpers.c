@@ -1,6 +1,7 @@
 /* helpers.c: running real processes and counting their resources for the suites. */
 #include "helpers.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -256,4 +257,150 @@ pid_t th_child_of(pid_t parent)
     if (d != NULL)
         closedir(d);
     return found;
+}
+
+/* ---- a JSON validator, so that tests can parse what the program writes ---- */
+
+typedef struct jp {
+    const char *s, *p;
+    char *why;
+    size_t len;
+    int depth;
+} jp;
+
+static int jp_fail(jp *j, const char *what)
+{
+    snprintf(j->why, j->len, "at offset %ld: %s", (long)(j->p - j->s), what);
+    return 0;
+}
+
+static void jp_ws(jp *j)
+{
+    while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
+        j->p++;
+}
+
+static int jp_value(jp *j);
+
+static int jp_string(jp *j)
+{
+    if (*j->p != '"')
+        return jp_fail(j, "expected a string");
+    for (j->p++; *j->p != '"'; j->p++) {
+        if ((unsigned char)*j->p < 0x20)
+            return jp_fail(j, "control character in a string");
+        if (*j->p == '\\') {
+            j->p++;
+            if (*j->p == 'u') {
+                int k;
+
+                for (k = 1; k <= 4; k++)
+                    if (!isxdigit((unsigned char)j->p[k]))
+                        return jp_fail(j, "bad \\u escape");
+                j->p += 4;
+            } else if (strchr("\"\\/bfnrt", *j->p) == NULL || *j->p == '\0') {
+                return jp_fail(j, "bad escape");
+            }
+        }
+    }
+    j->p++;
+    return 1;
+}
+
+static int jp_number(jp *j)
+{
+    const char *start = j->p;
+
+    if (*j->p == '-')
+        j->p++;
+    if (*j->p == '0')
+        j->p++;
+    else if (*j->p >= '1' && *j->p <= '9')
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    else
+        return jp_fail(j, "expected a value");
+    if (*j->p == '.') {
+        j->p++;
+        if (!isdigit((unsigned char)*j->p))
+            return jp_fail(j, "bad fraction");
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-')
+            j->p++;
+        if (!isdigit((unsigned char)*j->p))
+            return jp_fail(j, "bad exponent");
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    }
+    return j->p > start;
+}
+
+static int jp_members(jp *j, char close, int keyed)
+{
+    j->p++;
+    jp_ws(j);
+    if (*j->p == close) {
+        j->p++;
+        return 1;
+    }
+    for (;;) {
+        jp_ws(j);
+        if (keyed) {
+            if (!jp_string(j))
+                return 0;
+            jp_ws(j);
+            if (*j->p++ != ':')
+                return jp_fail(j, "expected ':'");
+        }
+        if (!jp_value(j))
+            return 0;
+        jp_ws(j);
+        if (*j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (*j->p++ != close)
+            return jp_fail(j, keyed ? "expected ',' or '}'" : "expected ',' or ']'");
+        return 1;
+    }
+}
+
+static int jp_value(jp *j)
+{
+    int ok;
+
+    jp_ws(j);
+    if (++j->depth > 64)
+        return jp_fail(j, "nested too deep");
+    if (*j->p == '{')
+        ok = jp_members(j, '}', 1);
+    else if (*j->p == '[')
+        ok = jp_members(j, ']', 0);
+    else if (*j->p == '"')
+        ok = jp_string(j);
+    else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0)
+        ok = (j->p += 4, 1);
+    else if (strncmp(j->p, "false", 5) == 0)
+        ok = (j->p += 5, 1);
+    else
+        ok = jp_number(j);
+    j->depth--;
+    return ok;
+}
+
+int th_json_valid(const char *text, char *why, size_t len)
+{
+    jp j = {.s = text, .p = text, .why = why, .len = len};
+
+    why[0] = '\0';
+    if (!jp_value(&j))
+        return 0;
+    jp_ws(&j);
+    if (*j.p != '\0')
+        return jp_fail(&j, "text after the value");
+    return 1;
 }

@@ -47,4 +47,8 @@ pid_t th_child_of(pid_t parent);
 /* Returns 1 if one line of text contains both a and b. */
 int th_line_has(const char *text, const char *a, const char *b);
 
+/* Checks that text is exactly one JSON value (RFC 8259), whitespace aside.
+ * Returns 1, or 0 with the offset and what was wrong in why. */
+int th_json_valid(const char *text, char *why, size_t len);
+
 #endif

@@ -16,5 +16,6 @@ Suite *program_suite(void);
 Suite *pidfd_suite(void);
 Suite *imex_suite(void);
 Suite *chunks_suite(void);
+Suite *json_suite(void);
 
 #endif

@@ -109,6 +109,7 @@ static const struct {
                          "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
                          "vmm-readonly, legacy-ipc, mempool-ipc, fabric, memfd, memfd-chunks)"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
+    {"--json", NULL, "--json: only with --list"},
     {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
@@ -182,6 +183,31 @@ START_TEST(test_program_list_names_every_mechanism)
     ck_assert(th_exited(&run, 0));
     OUT_HAS("  vmm              no ");
     OUT_HAS("  memfd            yes");
+    OUT_HAS("host: RLIMIT_NOFILE ");
+    OUT_HAS("host: pidfd_getfd from a child to its parent: ");
+    OUT_HAS("host: IMEX channel for FABRIC handles: ");
+}
+END_TEST
+
+/* The capability report as JSON: one valid document with its schema
+ * version, the host's checks and every mechanism's verdict. */
+START_TEST(test_program_list_json_is_a_valid_document)
+{
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {"--list", "--json", NULL};
+    char why[160];
+
+    spawn(args, env, 30);
+    ck_assert(th_exited(&run, 0));
+    ck_assert_msg(th_json_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
+    OUT_HAS("\"schema\": \"gpuipc_test/capabilities\"");
+    OUT_HAS("\"schema_version\": 1,");
+    OUT_HAS("\"rlimit_nofile\": {");
+    OUT_HAS("\"pidfd_getfd\": {");
+    OUT_HAS("\"imex_channel\": {");
+    OUT_HAS("\"devices\": [");
+    OUT_HAS("\"name\": \"memfd-chunks\",");
+    OUT_HAS("\"runs\": true");
 }
 END_TEST
 
@@ -416,6 +442,7 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_help_describes_every_option);
     tcase_add_test(basics, test_program_version);
     tcase_add_test(basics, test_program_list_names_every_mechanism);
+    tcase_add_test(basics, test_program_list_json_is_a_valid_document);
     tcase_add_loop_test(basics, test_program_sabotage_exits_1_naming_the_first_bad_word, 0,
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
     tcase_add_test(basics, test_program_chunks_travel_in_batches);

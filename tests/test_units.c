@@ -103,6 +103,26 @@ START_TEST(test_units_formats_uuid_like_nvidia_smi)
 }
 END_TEST
 
+START_TEST(test_units_finds_the_kernel_module_version)
+{
+    char v[32];
+
+    ck_assert_int_eq(gpuipc_units_nvrm_version(
+                         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Sun Oct  "
+                         "5 2025\nGCC version:  gcc version 13.3.0\n", v, sizeof(v)), 0);
+    ck_assert_str_eq(v, "580.159.04");
+    ck_assert_int_eq(gpuipc_units_nvrm_version(
+                         "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  "
+                         "Release Build  (dvs-builder@U16)\n", v, sizeof(v)), 0);
+    ck_assert_str_eq(v, "570.86.15");
+    ck_assert_int_eq(gpuipc_units_nvrm_version("GCC version: 13.3.0\n", v, sizeof(v)), -ENOENT);
+    ck_assert_str_eq(v, "");
+    /* A version on the next line is not this line's. */
+    ck_assert_int_eq(gpuipc_units_nvrm_version("NVRM version: Kernel Module\n1.2.3\n", v,
+                                               sizeof(v)), -ENOENT);
+}
+END_TEST
+
 Suite *units_suite(void)
 {
     Suite *s = suite_create("units");
@@ -116,6 +136,7 @@ Suite *units_suite(void)
     tcase_add_test(tc, test_units_rejects_bad_durations);
     tcase_add_test(tc, test_units_formats_sizes);
     tcase_add_test(tc, test_units_formats_uuid_like_nvidia_smi);
+    tcase_add_test(tc, test_units_finds_the_kernel_module_version);
     suite_add_tcase(s, tc);
     return s;
 }
