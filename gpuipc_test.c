@@ -92,6 +92,9 @@ static void usage(FILE *out)
             "                  to the allocation granularity (at least one granule)\n"
             "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
             "                  mechanism)\n"
+            "  --pairs LIST    run vmm between devices: the producer on GPU a, the\n"
+            "                  consumer on GPU b, for 'all' ordered pairs or a list\n"
+            "                  such as 0:1,1:0 (needs two or more GPUs)\n"
             "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
             "                  failure (exit 1), for pipelines that insist on them\n"
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
@@ -270,12 +273,18 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
 
 /* ---- the producer ---------------------------------------------------------------------- */
 
+/* The most scenarios one run holds: every mechanism once, or --pairs. */
+#define MAX_SCEN 64
+
 typedef struct producer_run {
     gpuipc_env env;
     gpuipc_wire *w;
     const gpuipc_options *o;
-    const gpuipc_mech *sel[NMECH];
-    gpuipc_result results[NMECH];
+    const gpuipc_mech *sel[MAX_SCEN];
+    gpuipc_result results[MAX_SCEN];
+    int pair[MAX_SCEN][2];       /* --pairs: producer's and consumer's GPU; -1: none */
+    char label[MAX_SCEN][24];    /* the summary's name: "vmm", or "vmm 0->1" */
+    char ck_name[MAX_SCEN][24];  /* Check's suite and case: "vmm", or "vmm-0to1" */
     size_t nsel;
     const gpuipc_mech *req[NMECH]; /* --require */
     size_t nreq;
@@ -285,15 +294,77 @@ typedef struct producer_run {
 
 static producer_run *g_run;
 
+/* Points the producer at scenario i's devices: for a --pairs scenario, its
+ * own GPU (opened if need be) and the one the consumer is to use. Returns 0
+ * or a negative errno with why. */
+static int scenario_devices(producer_run *run, size_t i, gpuipc_err *err)
+{
+    int rc;
+
+    memset(run->env.peer_uuid, 0, GPUIPC_UUID_LEN);
+    if (run->pair[i][0] < 0)
+        return 0;
+    if ((rc = gpuipc_gpu_uuid_of(run->pair[i][0], run->env.uuid, err)) < 0 ||
+        (rc = gpuipc_gpu_attach(&run->env, err)) < 0 ||
+        (rc = gpuipc_gpu_uuid_of(run->pair[i][1], run->env.peer_uuid, err)) < 0)
+        gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
+    return rc;
+}
+
+/* Names scenario i: the mechanism, and the devices for a pair. */
+static void name_scenario(producer_run *run, size_t i, const gpuipc_mech *m, int a, int b)
+{
+    run->sel[i] = m;
+    run->pair[i][0] = a;
+    run->pair[i][1] = b;
+    if (a < 0) {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
+        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s", m->name);
+    } else {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s %d->%d", m->name, a, b);
+        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s-%dto%d", m->name, a, b);
+    }
+    run->results[i].mech = run->label[i];
+}
+
+/* --pairs: replaces the selection (vmm) by one scenario per device pair.
+ * Returns 0, or GPUIPC_USAGE after saying why on stderr. */
+static int expand_pairs(producer_run *run)
+{
+    int pairs[GPUIPC_PAIRS_MAX][2], n = 0;
+    const gpuipc_mech *m = run->sel[0];
+    gpuipc_err err;
+    size_t np, i;
+
+    if (gpuipc_gpu_count(&n, &err) < 0 ||
+        gpuipc_options_pairs(run->o->pairs, n, pairs, GPUIPC_PAIRS_MAX, &np, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    for (i = 0; i < np; i++)
+        name_scenario(run, i, m, pairs[i][0], pairs[i][1]);
+    run->nsel = np;
+    snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the vmm "
+             "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n);
+    return 0;
+}
+
 /* One scenario, driven together with the consumer over the socket. The
  * scenario releases everything it took before it returns, so the assertion
  * below (which longjmps in CK_NOFORK mode) can leave nothing behind. */
 START_TEST(test_scenario_both_ways)
 {
     gpuipc_result *res = &g_run->results[_i];
+    gpuipc_err err;
 
-    gpuipc_producer_scenario(&g_run->env, g_run->w, g_run->sel[_i], g_run->o->size, (unsigned)_i,
-                             res);
+    if (scenario_devices(g_run, (size_t)_i, &err) < 0) {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "%s", err.msg);
+    } else {
+        gpuipc_producer_scenario(&g_run->env, g_run->w, g_run->sel[_i], g_run->o->size,
+                                 (unsigned)_i, res);
+    }
+    res->mech = g_run->label[_i];
     ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
 }
 END_TEST
@@ -312,8 +383,8 @@ static int run_suites(producer_run *run)
             continue;
         /* Suite and case are both named after the mechanism: Check's TAP
          * and XML name a test by its case, and CK_RUN_CASE selects by it. */
-        s = suite_create(run->sel[i]->name);
-        tc = tcase_create(run->sel[i]->name);
+        s = suite_create(run->ck_name[i]);
+        tc = tcase_create(run->ck_name[i]);
         tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
         suite_add_tcase(s, tc);
         srunner_add_suite(sr, s);
@@ -406,10 +477,13 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
         gpuipc_err why;
         int rc;
 
-        r->mech = m->name;
+        r->mech = run->label[i];
         r->status = -1;
         run->env.mech = m;
-        if (m->needs_cuda && cuda != 0) {
+        if (m->needs_cuda && cuda == 0 && scenario_devices(run, i, &why) < 0) {
+            r->status = GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "%s", why.msg);
+        } else if (m->needs_cuda && cuda != 0) {
             r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
             snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
         } else if ((rc = m->probe(&run->env, &why)) < 0) {
@@ -497,7 +571,8 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     run.o = o;
     run.child = child;
     run.nsel = nsel;
-    memcpy(run.sel, sel, nsel * sizeof(run.sel[0]));
+    for (i = 0; i < nsel; i++)
+        name_scenario(&run, i, sel[i], -1, -1);
     run.nreq = nreq;
     memcpy(run.req, req, nreq * sizeof(run.req[0]));
     snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
@@ -530,6 +605,8 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
         if (cuda != 0)
             snprintf(run.where, sizeof(run.where), "GPU %d not opened (%s)", o->device,
                      cuda == 1 ? "no driver or no device" : "the driver failed");
+        if (cuda == 0 && o->pairs != NULL && (code = expand_pairs(&run)) != 0)
+            goto out;
     }
     if (gpuipc_mech_find(sel, nsel, "memfd") != NULL ||
         gpuipc_mech_find(sel, nsel, "memfd-chunks") != NULL) {
@@ -546,10 +623,10 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
         }
     }
     probe_all(&run, cuda, &cuda_why);
-    for (i = 0; i < nsel; i++)
+    for (i = 0; i < run.nsel; i++)
         if (run.results[i].status == -1)
             break;
-    if (i < nsel) /* something can run */
+    if (i < run.nsel) /* something can run */
         run_suites(&run);
     code = GPUIPC_PASS;
 
@@ -561,12 +638,12 @@ out:
     run.env.gpu = NULL;
     if (code != GPUIPC_PASS)
         return code;
-    code = gpuipc_report_exit_code(run.results, nsel, consumer_ok);
+    code = gpuipc_report_exit_code(run.results, run.nsel, consumer_ok);
     if (code == GPUIPC_SKIP) {
         print_skip_line(&run, cuda, &cuda_why);
         return code;
     }
-    gpuipc_report_summary(1, run.where, run.results, nsel, consumer, code,
+    gpuipc_report_summary(1, run.where, run.results, run.nsel, consumer, code,
                           gpuipc_clock_ns() - t0);
     return code;
 }
@@ -883,7 +960,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuipc_test: %s\n", err.msg);
         return GPUIPC_USAGE;
     }
-    if (gpuipc_mech_select(registry, NMECH, o.only, sel, &nsel, &err) < 0) {
+    if (gpuipc_mech_select(registry, NMECH, o.pairs != NULL ? "vmm" : o.only, sel, &nsel,
+                           &err) < 0) {
         fprintf(stderr, "gpuipc_test: --only: %s\nTry 'gpuipc_test --help'.\n", err.msg);
         return GPUIPC_USAGE;
     }

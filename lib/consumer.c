@@ -88,15 +88,20 @@ static void fail(scenario *s, unsigned step, const char *what)
  * it if need be). Fills st: PASS, SKIP (the mechanism cannot run here, and
  * why) or FAIL. Returns the mechanism, or NULL if there is none by that name. */
 static const gpuipc_mech *probe_mech(gpuipc_env *env, const gpuipc_mech *const *mechs, size_t n,
-                                     const char *name, const uint8_t *uuid, gpuipc_status *st)
+                                     const char *name, const uint8_t *uuid,
+                                     const uint8_t *consumer_uuid, gpuipc_status *st)
 {
+    static const uint8_t none[GPUIPC_UUID_LEN];
     const gpuipc_mech *m;
     uint64_t t = gpuipc_clock_ns();
     gpuipc_err err;
     int rc;
 
     gpuipc_env_at(env, GPUIPC_STEP_PROBE);
-    memcpy(env->uuid, uuid, GPUIPC_UUID_LEN);
+    /* The memory lives on uuid; this side works on consumer_uuid if named. */
+    memcpy(env->home_uuid, uuid, GPUIPC_UUID_LEN);
+    memcpy(env->uuid, memcmp(consumer_uuid, none, GPUIPC_UUID_LEN) != 0 ? consumer_uuid : uuid,
+           GPUIPC_UUID_LEN);
     m = gpuipc_mech_find(mechs, n, name);
     env->mech = m;
     if (m == NULL) {
@@ -123,7 +128,7 @@ static void probe(scenario *s, const gpuipc_mech *const *mechs, size_t n,
 {
     gpuipc_status st;
 
-    s->mech = probe_mech(s->env, mechs, n, begin->mech, begin->uuid, &st);
+    s->mech = probe_mech(s->env, mechs, n, begin->mech, begin->uuid, begin->consumer_uuid, &st);
     if (st.code != GPUIPC_PASS)
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_PROBE, "%s", st.reason);
 }
@@ -403,7 +408,7 @@ static int answer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
 
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_PROBE_ACK;
-    probe_mech(env, mechs, n, probe->mech, probe->uuid, &msg.u.probe_ack);
+    probe_mech(env, mechs, n, probe->mech, probe->uuid, probe->consumer_uuid, &msg.u.probe_ack);
     env->step = GPUIPC_STEP_BEGIN; /* as in send_msg() */
     return gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
                             GPUIPC_STEP_PROBE, err);

@@ -34,7 +34,8 @@
     X(cuMemPoolSetAccess, 11020) X(cuMemPoolExportToShareableHandle, 11020)               \
     X(cuMemPoolImportFromShareableHandle, 11020) X(cuMemPoolExportPointer, 11020)         \
     X(cuMemPoolImportPointer, 11020) X(cuMemAllocFromPoolAsync, 11020)                    \
-    X(cuMemFreeAsync, 11020) X(cuMemGetAccess, 10020) X(cuMemsetD32, 3020)
+    X(cuMemFreeAsync, 11020) X(cuMemGetAccess, 10020) X(cuMemsetD32, 3020)                \
+    X(cuDeviceCanAccessPeer, 4000)
 
 /* The newest ABI version in the table: the driver must support at least it. */
 #define GPUIPC_CU_MIN_DRIVER 11040

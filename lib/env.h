@@ -33,6 +33,15 @@ typedef struct gpuipc_env {
      * consumer the one named in PROBE or BEGIN. All zero: no device. */
     uint8_t uuid[GPUIPC_UUID_LEN];
 
+    /* Producer: the device the consumer is to use, when it is not the one
+     * that holds the memory (--pairs); all zero: the same one. */
+    uint8_t peer_uuid[GPUIPC_UUID_LEN];
+
+    /* Consumer: the device that holds the memory (the producer's), and its
+     * ordinal in this process. Equal to uuid except with --pairs. */
+    uint8_t home_uuid[GPUIPC_UUID_LEN];
+    int home_ordinal;
+
     /* --chunks: how many allocations a chunked mechanism makes (producer). */
     unsigned chunks;
 

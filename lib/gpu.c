@@ -180,8 +180,7 @@ int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err)
     return open_device(out, dev, ordinal, err);
 }
 
-int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
-                         gpuipc_err *err)
+int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err)
 {
     char text[48];
     CUdevice dev;
@@ -198,13 +197,81 @@ int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
         if (rc != CUDA_SUCCESS)
             return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
                                                         __LINE__));
-        if (memcmp(u.bytes, uuid, GPUIPC_UUID_LEN) == 0)
-            return open_device(out, dev, i, err);
+        if (memcmp(u.bytes, uuid, GPUIPC_UUID_LEN) == 0) {
+            *ordinal = i;
+            return 0;
+        }
     }
     return gpuipc_err_set(err, -ENODEV, "none of the %d GPUs this process sees is %s, the "
                           "producer's (check CUDA_VISIBLE_DEVICES and the container's device "
                           "list: both processes must see it)",
                           n, gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
+int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err)
+{
+    CUdevice dev;
+    CUuuid u;
+    CUresult rc;
+    int ret;
+
+    if ((ret = gpuipc_gpu_init(err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = gpuipc_cu.cuDeviceGetUuid(&u, dev);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
+                                                    __LINE__));
+    memcpy(uuid, u.bytes, GPUIPC_UUID_LEN);
+    return 0;
+}
+
+int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
+                         gpuipc_err *err)
+{
+    CUdevice dev;
+    CUresult rc;
+    int ordinal, ret;
+
+    if ((ret = gpuipc_gpu_find_uuid(uuid, &ordinal, err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGet", rc, __FILE__,
+                                                    __LINE__));
+    return open_device(out, dev, ordinal, err);
+}
+
+int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err)
+{
+    char home[48];
+    CUdevice dev;
+    CUresult rc;
+    int ret, can = 0;
+
+    if (env->gpu == NULL)
+        return gpuipc_err_set(err, -ENODEV, "no GPU is open");
+    if (memcmp(env->home_uuid, env->uuid, GPUIPC_UUID_LEN) == 0) {
+        env->home_ordinal = gpuipc_gpu_ordinal(env->gpu);
+        return 0;
+    }
+    if ((ret = gpuipc_gpu_find_uuid(env->home_uuid, &env->home_ordinal, err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, env->home_ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = gpuipc_cu.cuDeviceCanAccessPeer(&can, gpuipc_gpu_device(env->gpu), dev);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceCanAccessPeer", rc,
+                                                    __FILE__, __LINE__));
+    if (!can)
+        return gpuipc_err_set(err, -ENOTSUP, "cuDeviceCanAccessPeer: GPU %d (%s) cannot access "
+                              "the memory of GPU %d (%s): no peer path between them (NVLink, "
+                              "or PCIe P2P, which IOMMU and ACS settings can disable)",
+                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu),
+                              env->home_ordinal,
+                              gpuipc_units_format_uuid(env->home_uuid, home, sizeof(home)));
+    return 0;
 }
 
 void gpuipc_gpu_close(gpuipc_gpu *gpu)

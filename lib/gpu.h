@@ -32,6 +32,19 @@ int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err);
 int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
                          gpuipc_err *err);
 
+/* Finds the ordinal under which this process sees the device with uuid.
+ * Returns 0, or -ENODEV naming the UUID and the likely cause. */
+int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err);
+
+/* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
+int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
+
+/* Consumer, once env->gpu is its device: finds the device that holds the
+ * memory (env->home_uuid) by UUID, sets env->home_ordinal, and where that is
+ * another device, checks with cuDeviceCanAccessPeer that this one can reach
+ * its memory. Returns 0, -ENOTSUP with why (no peer path), or an errno. */
+int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err);
+
 /* Waits for the device, frees what the handle allocated and releases the
  * primary context. NULL is allowed. */
 void gpuipc_gpu_close(gpuipc_gpu *gpu);

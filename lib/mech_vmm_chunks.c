@@ -38,6 +38,7 @@ typedef struct vchunks {
     unsigned char *held;              /* h[i] is a live handle */
     unsigned char *mapped;            /* slot i of the range is mapped */
     int swap;                         /* the chunk-order sabotage is armed here */
+    int home;                         /* ordinal of the device that holds the memory */
 } vchunks;
 
 /* Unmaps, frees and releases everything, continuing past failures. */
@@ -86,6 +87,8 @@ static vchunks *reserve(gpuipc_env *env, const gpuipc_chunk_plan *plan, uint64_t
     c->plan = *plan;
     c->gran = gran;
     c->gpu = env->gpu;
+    c->home = env->role == GPUIPC_ROLE_CONSUMER ? env->home_ordinal
+                                                : gpuipc_gpu_ordinal(env->gpu);
     c->swap = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
     GPUIPC_CU_GOTO(rc, err, fail, cuMemAddressReserve, &c->base, plan->total, gran, 0, 0);
     return c;
@@ -268,10 +271,10 @@ static int check_location(vchunks *c, gpuipc_err *err)
 
     GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationPropertiesFromHandle, &prop, c->h[0]);
     if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        prop.location.id != gpuipc_gpu_ordinal(c->gpu))
+        prop.location.id != c->home)
         return gpuipc_err_set(err, -EPROTO, "chunk 0 lives at location type %d id %d, not on "
                               "GPU %d as offered", (int)prop.location.type, prop.location.id,
-                              gpuipc_gpu_ordinal(c->gpu));
+                              c->home);
     return 0;
 out:
     return gpuipc_cudrv_errno(rc);
@@ -331,7 +334,7 @@ static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     int rc;
 
     memset(buf, 0, sizeof(*buf));
-    if (memcmp(offer->uuid, env->uuid, GPUIPC_UUID_LEN) != 0)
+    if (memcmp(offer->uuid, env->home_uuid, GPUIPC_UUID_LEN) != 0)
         return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
                               gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
     if ((rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0)

@@ -19,6 +19,7 @@ enum {
     OPT_LIST,
     OPT_CHUNKS,
     OPT_JSON,
+    OPT_PAIRS,
 };
 
 static const struct option longopts[] = {
@@ -30,6 +31,7 @@ static const struct option longopts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
     {"json", no_argument, NULL, OPT_JSON},
+    {"pairs", required_argument, NULL, OPT_PAIRS},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -111,6 +113,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         case OPT_JSON:
             o->json = 1;
             break;
+        case OPT_PAIRS:
+            o->pairs = optarg;
+            break;
         case 'q':
             quiet = 1;
             break;
@@ -135,6 +140,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
     if (o->json && !o->list)
         return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report)");
+    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
+        return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
+                              "it does not combine with --only %s", o->only);
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
     if (quiet)
@@ -142,4 +150,65 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     if (verbose)
         o->level = GPUIPC_LOG_VERBOSE;
     return 0;
+}
+
+int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t cap, size_t *n,
+                         gpuipc_err *err)
+{
+    const char *p = text;
+    size_t i;
+    int a, b;
+
+    *n = 0;
+    if (ngpus < 2)
+        return gpuipc_err_set(err, -EINVAL, "--pairs: this machine has %d GPU%s; pairs need "
+                              "two or more", ngpus, ngpus == 1 ? "" : "s");
+    if (strcmp(text, "all") == 0) {
+        for (a = 0; a < ngpus; a++)
+            for (b = 0; b < ngpus; b++) {
+                if (a == b)
+                    continue;
+                if (*n == cap)
+                    return gpuipc_err_set(err, -EINVAL, "--pairs all: %d GPUs make more than "
+                                          "%zu pairs; name them", ngpus, cap);
+                pairs[*n][0] = a;
+                pairs[(*n)++][1] = b;
+            }
+        return 0;
+    }
+    while (*p != '\0') {
+        char *end;
+        long la, lb;
+
+        la = strtol(p, &end, 10);
+        if (end == p || *end != ':' || p[0] < '0' || p[0] > '9')
+            goto bad;
+        p = end + 1;
+        lb = strtol(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '\0') || p[0] < '0' || p[0] > '9')
+            goto bad;
+        if (la >= ngpus || lb >= ngpus)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld names a GPU this machine "
+                                  "does not have (ordinals 0 to %d)", la, lb, ngpus - 1);
+        if (la == lb)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld is one device, not a pair",
+                                  la, lb);
+        for (i = 0; i < *n; i++)
+            if (pairs[i][0] == la && pairs[i][1] == lb)
+                return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld is named twice", la,
+                                      lb);
+        if (*n == cap)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: more than %zu pairs", cap);
+        pairs[*n][0] = (int)la;
+        pairs[(*n)++][1] = (int)lb;
+        p = *end == ',' ? end + 1 : end;
+        if (*end == ',' && *p == '\0')
+            goto bad;
+    }
+    if (*n == 0)
+        goto bad;
+    return 0;
+bad:
+    return gpuipc_err_set(err, -EINVAL, "--pairs: '%s' is neither 'all' nor a list of "
+                          "producer:consumer ordinals such as 0:1,1:0", text);
 }

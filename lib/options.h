@@ -17,6 +17,7 @@ typedef struct gpuipc_options {
     unsigned chunks;     /* --chunks: allocations of a chunked mechanism */
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
+    const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */
@@ -29,5 +30,16 @@ typedef struct gpuipc_options {
  * reason that names the option ("--size: 'banana' is not a size ..."); the
  * program then exits 2. o->only points into argv. */
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
+
+/* The most device pairs --pairs may name (every ordered pair of 8 GPUs). */
+#define GPUIPC_PAIRS_MAX 56
+
+/* Expands --pairs for a machine with ngpus GPUs: "all" is every ordered pair
+ * (a, b) with a != b, in order; otherwise a comma-separated list of a:b
+ * ordinals. Writes up to cap pairs (producer's device, consumer's) into
+ * pairs. Returns 0, or -EINVAL naming the bad entry, a repeated or
+ * same-device pair, an ordinal with no GPU, or fewer than 2 GPUs. */
+int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t cap, size_t *n,
+                         gpuipc_err *err);
 
 #endif

@@ -80,6 +80,7 @@ int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *me
     msg.type = GPUIPC_MSG_PROBE;
     snprintf(msg.u.probe.mech, sizeof(msg.u.probe.mech), "%s", mech->name);
     memcpy(msg.u.probe.uuid, env->uuid, GPUIPC_UUID_LEN);
+    memcpy(msg.u.probe.consumer_uuid, env->peer_uuid, GPUIPC_UUID_LEN);
     rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
                           GPUIPC_STEP_PROBE, err);
     if (rc == 0)
@@ -436,6 +437,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     msg.u.begin.index = index;
     msg.u.begin.size = size;
     memcpy(msg.u.begin.uuid, env->uuid, GPUIPC_UUID_LEN);
+    memcpy(msg.u.begin.consumer_uuid, env->peer_uuid, GPUIPC_UUID_LEN);
     t = gpuipc_clock_ns();
     if (send_msg(&s, &msg, GPUIPC_STEP_BEGIN) < 0 ||
         recv_msg(&s, GPUIPC_MSG_READY, &msg, GPUIPC_STEP_READY) < 0)

@@ -63,7 +63,8 @@ int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *
 {
     int vmm = 0, handle = 0, rc;
 
-    if (env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(env, why)) < 0)
+    if (env->role == GPUIPC_ROLE_CONSUMER && ((rc = gpuipc_gpu_attach(env, why)) < 0 ||
+                                              (rc = gpuipc_gpu_peer_check(env, why)) < 0))
         return rc;
     if (env->gpu == NULL)
         return gpuipc_err_set(why, -ENODEV, "no GPU is open");
@@ -258,7 +259,7 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     int ret = -EIO;
 
     memset(buf, 0, sizeof(*buf));
-    if (memcmp(offer->uuid, env->uuid, GPUIPC_UUID_LEN) != 0)
+    if (memcmp(offer->uuid, env->home_uuid, GPUIPC_UUID_LEN) != 0)
         return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
                               gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
     v = calloc(1, sizeof(*v));
@@ -287,10 +288,10 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     if (prop.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
         v->host_numa = prop.location.id;
     } else if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-               prop.location.id != gpuipc_gpu_ordinal(env->gpu)) {
+               prop.location.id != env->home_ordinal) {
         ret = gpuipc_err_set(err, -EPROTO, "the imported handle lives at location type %d id "
                              "%d, not on GPU %d (%s) as offered", (int)prop.location.type,
-                             prop.location.id, gpuipc_gpu_ordinal(env->gpu),
+                             prop.location.id, env->home_ordinal,
                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
         goto out_release;
     }
@@ -328,9 +329,11 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
                  gpuipc_units_format_size(v->size, human, sizeof(human)), v->host_numa,
                  gpuipc_gpu_ordinal(env->gpu));
     else
-        snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)",
-                 gpuipc_units_format_size(v->size, human, sizeof(human)),
-                 gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+        snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)%s",
+                 gpuipc_units_format_size(v->size, human, sizeof(human)), env->home_ordinal,
+                 gpuipc_gpu_name(env->gpu),
+                 env->home_ordinal != gpuipc_gpu_ordinal(env->gpu) ? ", read and written by "
+                 "this process's GPU over the peer path" : "");
     if (v->offset != 0)
         snprintf(buf->detail + strlen(buf->detail), sizeof(buf->detail) - strlen(buf->detail),
                  ", mapped from offset %s of the allocation",

@@ -30,7 +30,7 @@ static const struct {
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
     [GPUIPC_MSG_HELLO] = {"HELLO", 12, 0},
-    [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 8 + GPUIPC_UUID_LEN, 0},
+    [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
     [GPUIPC_MSG_OFFER] = {"OFFER",
                           STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN + 4,
@@ -39,7 +39,7 @@ static const struct {
     [GPUIPC_MSG_END] = {"END", STATUS_LEN + CHECK_LEN, 0},
     [GPUIPC_MSG_END_ACK] = {"END_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_BYE] = {"BYE", 0, 0},
-    [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + GPUIPC_UUID_LEN, 0},
+    [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + 2 * GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_PROBE_ACK] = {"PROBE_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_FDS] = {"FDS", STATUS_LEN + 4, GPUIPC_WIRE_MAX_FDS},
 };
@@ -147,6 +147,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_u32(&c, msg->u.begin.flags);
         put_u64(&c, msg->u.begin.size);
         put_bytes(&c, msg->u.begin.uuid, GPUIPC_UUID_LEN);
+        put_bytes(&c, msg->u.begin.consumer_uuid, GPUIPC_UUID_LEN);
         break;
     case GPUIPC_MSG_READY:
         put_status(&c, &msg->u.ready);
@@ -179,6 +180,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
     case GPUIPC_MSG_PROBE:
         put_bytes(&c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
         put_bytes(&c, msg->u.probe.uuid, GPUIPC_UUID_LEN);
+        put_bytes(&c, msg->u.probe.consumer_uuid, GPUIPC_UUID_LEN);
         break;
     case GPUIPC_MSG_PROBE_ACK:
         put_status(&c, &msg->u.probe_ack);
@@ -358,6 +360,7 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         msg->u.begin.flags = get_u32(c);
         msg->u.begin.size = get_u64(c);
         get_bytes(c, msg->u.begin.uuid, GPUIPC_UUID_LEN);
+        get_bytes(c, msg->u.begin.consumer_uuid, GPUIPC_UUID_LEN);
         if ((rc = check_name(msg->u.begin.mech, err)) < 0)
             return rc;
         if (msg->u.begin.flags != 0)
@@ -386,6 +389,7 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
     case GPUIPC_MSG_PROBE:
         get_bytes(c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
         get_bytes(c, msg->u.probe.uuid, GPUIPC_UUID_LEN);
+        get_bytes(c, msg->u.probe.consumer_uuid, GPUIPC_UUID_LEN);
         return check_name(msg->u.probe.mech, err);
     case GPUIPC_MSG_PROBE_ACK:
         return get_status(c, &msg->u.probe_ack, err);

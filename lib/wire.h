@@ -78,12 +78,15 @@ typedef struct gpuipc_msg_begin {
     uint32_t flags;                  /* none defined: 0 */
     uint64_t size;                   /* bytes requested */
     uint8_t uuid[GPUIPC_UUID_LEN];   /* producer's device, zero if none */
+    uint8_t consumer_uuid[GPUIPC_UUID_LEN]; /* the device the consumer is to use, when
+                                             * not the producer's (--pairs); zero if not */
 } gpuipc_msg_begin;
 
-/* PROBE names a mechanism and the device, like BEGIN without a size. */
+/* PROBE names a mechanism and the devices, like BEGIN without a size. */
 typedef struct gpuipc_msg_probe {
     char mech[GPUIPC_WIRE_NAME_LEN];
     uint8_t uuid[GPUIPC_UUID_LEN];
+    uint8_t consumer_uuid[GPUIPC_UUID_LEN];
 } gpuipc_msg_probe;
 
 typedef struct gpuipc_msg_offer {

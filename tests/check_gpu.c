@@ -110,6 +110,24 @@ START_TEST(test_gpu_list_json_describes_the_devices)
 }
 END_TEST
 
+/* --pairs all: with two or more GPUs, vmm passes both ways between every
+ * ordered pair; with one, it is a usage error that says so. */
+START_TEST(test_gpu_pairs_pass_or_need_two_gpus)
+{
+    const char *args[] = {"--pairs", "all", NULL};
+
+    spawn(args, NULL, 120, NULL);
+    if (th_exited(&run, 2)) {
+        OUT_HAS("--pairs: this machine has 1 GPU; pairs need two or more");
+        return;
+    }
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    out_has_row("vmm 0->1", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    out_has_row("vmm 1->0", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    OUT_HAS("read and written by this process's GPU over the peer path");
+}
+END_TEST
+
 /* 4096 chunks: 17 messages of FDs, mapped back to back, both ways. */
 START_TEST(test_gpu_4096_chunks_pass)
 {
@@ -407,6 +425,7 @@ int main(void)
     tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_WRITERS * N_SABOTAGES);
     tcase_add_test(tc, test_gpu_offset_passes_or_names_the_refusal);
     tcase_add_test(tc, test_gpu_4096_chunks_pass);
+    tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
     tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
     tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);
     tcase_add_test(tc, test_gpu_chunks_under_a_low_fd_limit_fail_cleanly);

@@ -143,6 +143,52 @@ START_TEST(test_options_rejects_bad_mechanism_lists)
 }
 END_TEST
 
+START_TEST(test_options_pairs_expand_all_and_lists)
+{
+    int p[GPUIPC_PAIRS_MAX][2];
+    gpuipc_err e;
+    size_t n;
+
+    ck_assert_int_eq(gpuipc_options_pairs("all", 2, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(p[0][0] == 0 && p[0][1] == 1 && p[1][0] == 1 && p[1][1] == 0);
+    ck_assert_int_eq(gpuipc_options_pairs("all", 8, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
+    ck_assert_uint_eq(n, 56);
+    ck_assert_int_eq(gpuipc_options_pairs("2:0,0:3", 4, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(p[0][0] == 2 && p[0][1] == 0 && p[1][0] == 0 && p[1][1] == 3);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    int ngpus;
+    const char *reason;
+} bad_pairs[] = {
+    {"all", 1, "this machine has 1 GPU; pairs need two or more"},
+    {"0:1", 0, "this machine has 0 GPUs"},
+    {"0:2", 2, "0:2 names a GPU this machine does not have (ordinals 0 to 1)"},
+    {"1:1", 2, "1:1 is one device, not a pair"},
+    {"0:1,0:1", 2, "0:1 is named twice"},
+    {"0-1", 2, "'0-1' is neither 'all' nor a list"},
+    {"0:1,", 2, "is neither 'all' nor a list"},
+    {"", 2, "is neither 'all' nor a list"},
+    {"-1:0", 2, "is neither 'all' nor a list"},
+};
+
+START_TEST(test_options_pairs_refuse_bad_lists)
+{
+    int p[GPUIPC_PAIRS_MAX][2];
+    gpuipc_err e;
+    size_t n;
+
+    ck_assert_int_eq(gpuipc_options_pairs(bad_pairs[_i].text, bad_pairs[_i].ngpus, p,
+                                          GPUIPC_PAIRS_MAX, &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, bad_pairs[_i].reason) != NULL, "'%s': %s", bad_pairs[_i].text,
+                  e.msg);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -155,6 +201,9 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_selects_the_default_set);
     tcase_add_test(tc, test_options_selects_named_mechanisms_in_order);
     tcase_add_test(tc, test_options_rejects_bad_mechanism_lists);
+    tcase_add_test(tc, test_options_pairs_expand_all_and_lists);
+    tcase_add_loop_test(tc, test_options_pairs_refuse_bad_lists, 0,
+                        (int)(sizeof(bad_pairs) / sizeof(bad_pairs[0])));
     suite_add_tcase(s, tc);
     return s;
 }

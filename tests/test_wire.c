@@ -51,6 +51,7 @@ static void sample(unsigned type, gpuipc_msg *m)
         m->u.begin.index = 3;
         m->u.begin.size = 64u << 20;
         memset(m->u.begin.uuid, 0xab, sizeof(m->u.begin.uuid));
+        memset(m->u.begin.consumer_uuid, 0x12, sizeof(m->u.begin.consumer_uuid));
         break;
     case GPUIPC_MSG_READY:
         gpuipc_wire_status(&m->u.ready, GPUIPC_FAIL, GPUIPC_STEP_PROBE, "no such device");
@@ -85,6 +86,7 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_PROBE:
         strcpy(m->u.probe.mech, "vmm-compressible");
         memset(m->u.probe.uuid, 0x5c, sizeof(m->u.probe.uuid));
+        memset(m->u.probe.consumer_uuid, 0x34, sizeof(m->u.probe.consumer_uuid));
         break;
     case GPUIPC_MSG_PROBE_ACK:
         gpuipc_wire_status(&m->u.probe_ack, GPUIPC_SKIP, GPUIPC_STEP_PROBE,
