@@ -60,6 +60,7 @@ static const gpuipc_mech *const registry[] = {
     &gpuipc_mech_vmm_host_numa,
     &gpuipc_mech_vmm_alias,
     &gpuipc_mech_vmm_readonly,
+    &gpuipc_mech_vmm_readonly_fault,
     &gpuipc_mech_legacy_ipc,
     &gpuipc_mech_mempool_ipc,
     &gpuipc_mech_fabric,
@@ -95,6 +96,9 @@ static void usage(FILE *out)
             "  --pairs LIST    run vmm between devices: the producer on GPU a, the\n"
             "                  consumer on GPU b, for 'all' ordered pairs or a list\n"
             "                  such as 0:1,1:0 (needs two or more GPUs)\n"
+            "  --destructive   also run vmm-readonly-fault: a kernel store into a read-only\n"
+            "                  mapping must fault; it runs in a sacrificial consumer of\n"
+            "                  its own, whose CUDA context the fault ruins\n"
             "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
             "                  failure (exit 1), for pipelines that insist on them\n"
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
@@ -289,10 +293,76 @@ typedef struct producer_run {
     const gpuipc_mech *req[NMECH]; /* --require */
     size_t nreq;
     pid_t child;
+    /* --destructive: the sacrificial consumer, its connection, and how it ended. */
+    gpuipc_wire *w2;
+    pid_t child2;       /* -1: none */
+    int child2_done;    /* reaped */
+    int child2_ok;      /* it exited 0 */
+    char child2_desc[GPUIPC_ERR_LEN];
     char where[640];
 } producer_run;
 
 static producer_run *g_run;
+
+/* A destructive mechanism talks to the sacrificial consumer. */
+static gpuipc_wire *wire_for(const producer_run *run, const gpuipc_mech *m)
+{
+    return m->destructive ? run->w2 : run->w;
+}
+
+/* Reaps consumer pid within timeout_ns, sending BYE first if bye is set and
+ * the connection *w is healthy, else closing it so that a live consumer sees
+ * EOF and giving it only a short grace. Returns 1 if it exited 0, and says
+ * how it ended in desc. */
+static int reap(producer_run *run, gpuipc_wire **w, pid_t pid, int bye, char *desc, size_t len)
+{
+    uint64_t wait_ns = run->o->timeout_ns;
+    gpuipc_err err;
+    int status = 0, rc;
+
+    if (bye && *w != NULL && gpuipc_wire_broken(*w) == NULL) {
+        gpuipc_producer_bye(&run->env, *w, &err);
+    } else if (!bye && *w != NULL && gpuipc_wire_broken(*w) == NULL) {
+        /* It leaves by itself: the full deadline, then the socket closes. */
+    } else {
+        gpuipc_wire_close(*w);
+        *w = NULL;
+        if (wait_ns > END_GRACE_NS)
+            wait_ns = END_GRACE_NS;
+    }
+    rc = gpuipc_proc_wait(pid, gpuipc_clock_deadline(wait_ns), &status, &err);
+    gpuipc_wire_close(*w);
+    *w = NULL;
+    if (rc < 0) {
+        snprintf(desc, len, "%s", err.msg);
+        return 0;
+    }
+    gpuipc_proc_describe(status, desc, len);
+    if (rc == 1) {
+        size_t used = strlen(desc);
+
+        snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* env->reap_peer: a destructive scenario's consumer exits after END_ACK. */
+static int reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
+{
+    producer_run *run = g_run;
+
+    if (run == NULL || run->child2 <= 0 || run->child2_done)
+        return gpuipc_err_set(err, -ECHILD, "no sacrificial consumer is left to wait for");
+    run->child2_ok = reap(run, &run->w2, run->child2, 0, run->child2_desc,
+                          sizeof(run->child2_desc));
+    run->child2_done = 1;
+    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, env->mech ? env->mech->name : NULL,
+                    GPUIPC_STEP_END_ACK, GPUIPC_LOG_NO_TIME, "sacrificial consumer %s",
+                    run->child2_desc);
+    if (!run->child2_ok)
+        return gpuipc_err_set(err, -ECHILD, "%s", run->child2_desc);
+    return 0;
+}
 
 /* Points the producer at scenario i's devices: for a --pairs scenario, its
  * own GPU (opened if need be) and the one the consumer is to use. Returns 0
@@ -360,9 +430,13 @@ START_TEST(test_scenario_both_ways)
     if (scenario_devices(g_run, (size_t)_i, &err) < 0) {
         res->status = GPUIPC_FAIL;
         snprintf(res->reason, sizeof(res->reason), "%s", err.msg);
+    } else if (wire_for(g_run, g_run->sel[_i]) == NULL) {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "the sacrificial consumer is gone: %.400s",
+                 g_run->child2_desc);
     } else {
-        gpuipc_producer_scenario(&g_run->env, g_run->w, g_run->sel[_i], g_run->o->size,
-                                 (unsigned)_i, res);
+        gpuipc_producer_scenario(&g_run->env, wire_for(g_run, g_run->sel[_i]), g_run->sel[_i],
+                                 g_run->o->size, (unsigned)_i, res);
     }
     res->mech = g_run->label[_i];
     ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
@@ -451,7 +525,7 @@ static void probe_consumer(producer_run *run, const gpuipc_mech *m, gpuipc_resul
     gpuipc_status st;
     gpuipc_err err;
 
-    if (gpuipc_producer_probe(&run->env, run->w, m, &st, &err) < 0) {
+    if (gpuipc_producer_probe(&run->env, wire_for(run, m), m, &st, &err) < 0) {
         r->status = GPUIPC_FAIL;
         snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
@@ -503,37 +577,25 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
     }
 }
 
-/* Says goodbye and reaps the consumer within the deadline. Returns 1 if it
- * exited 0, and describes how it ended in desc. */
+/* Says goodbye and reaps the consumer (and a sacrificial one that is still
+ * there) within the deadline. Returns 1 if they exited 0, and describes how
+ * they ended in desc. */
 static int end_session(producer_run *run, char *desc, size_t len)
 {
-    uint64_t wait_ns = run->o->timeout_ns;
-    gpuipc_err err;
-    int status = 0, rc;
+    int ok = reap(run, &run->w, run->child, 1, desc, len);
 
-    if (run->w != NULL && gpuipc_wire_broken(run->w) == NULL) {
-        gpuipc_producer_bye(&run->env, run->w, &err);
-    } else {
-        /* The session is over without BYE. Closing the socket tells a live
-         * consumer so (EOF); one that is stuck gets a short grace, not a
-         * second full timeout, before SIGKILL. */
-        gpuipc_wire_close(run->w);
-        run->w = NULL;
-        if (wait_ns > END_GRACE_NS)
-            wait_ns = END_GRACE_NS;
+    if (run->child2 > 0 && !run->child2_done) {
+        run->child2_ok = reap(run, &run->w2, run->child2, 1, run->child2_desc,
+                              sizeof(run->child2_desc));
+        run->child2_done = 1;
     }
-    rc = gpuipc_proc_wait(run->child, gpuipc_clock_deadline(wait_ns), &status, &err);
-    if (rc < 0) {
-        snprintf(desc, len, "%s", err.msg);
-        return 0;
-    }
-    gpuipc_proc_describe(status, desc, len);
-    if (rc == 1) {
+    if (run->child2 > 0) {
         size_t used = strlen(desc);
 
-        snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+        snprintf(desc + used, len - used, "; sacrificial consumer: %s", run->child2_desc);
+        ok = ok && run->child2_ok;
     }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return ok;
 }
 
 /* The one-line reason for exit 77: the shared reason if CUDA is missing,
@@ -556,9 +618,9 @@ static void print_skip_line(const producer_run *run, int cuda, const gpuipc_err 
     gpuipc_log_line(1, line);
 }
 
-static int producer_main(int sock, pid_t child, const gpuipc_options *o, const gpuipc_mech **sel,
-                         size_t nsel, const gpuipc_mech **req, size_t nreq,
-                         const gpuipc_inject *inject, uint64_t t0)
+static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
+                         const gpuipc_mech **sel, size_t nsel, const gpuipc_mech **req,
+                         size_t nreq, const gpuipc_inject *inject, uint64_t t0)
 {
     static producer_run run;
     char consumer[GPUIPC_ERR_LEN + 96];
@@ -570,6 +632,8 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
     run.o = o;
     run.child = child;
+    run.child2 = child2;
+    run.env.reap_peer = child2 > 0 ? reap_sacrificial : NULL;
     run.nsel = nsel;
     for (i = 0; i < nsel; i++)
         name_scenario(&run, i, sel[i], -1, -1);
@@ -577,8 +641,12 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     memcpy(run.req, req, nreq * sizeof(run.req[0]));
     snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
     gpuipc_err_clear(&cuda_why);
-    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
-        close(sock);
+    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0 ||
+        (child2 > 0 && gpuipc_wire_open(&run.w2, sock2, "sacrificial consumer", &err) < 0)) {
+        if (run.w == NULL)
+            close(sock);
+        if (child2 > 0)
+            close(sock2);
         gpuipc_log_line(2, err.msg);
         end_session(&run, consumer, sizeof(consumer));
         return GPUIPC_FAIL;
@@ -586,7 +654,10 @@ static int producer_main(int sock, pid_t child, const gpuipc_options *o, const g
     for (i = 0; i < nsel; i++)
         if (sel[i]->needs_cuda)
             flags |= GPUIPC_HELLO_NEEDS_CUDA;
-    if (gpuipc_producer_hello(&run.env, run.w, flags, &peer, &err) < 0) {
+    /* The sacrificial consumer first: the main one's pid is the one that
+     * stays in env->peer_pid, for the pidfd mechanism. */
+    if ((child2 > 0 && gpuipc_producer_hello(&run.env, run.w2, flags, &peer, &err) < 0) ||
+        gpuipc_producer_hello(&run.env, run.w, flags, &peer, &err) < 0) {
         gpuipc_log_step(&run.env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
         code = GPUIPC_FAIL;
@@ -926,6 +997,38 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     return GPUIPC_PASS;
 }
 
+/* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
+ * are closed in it. Returns its pid, the parent keeping sv[0] only, or -1
+ * after saying why (both ends of sv closed). */
+static pid_t fork_consumer(int sv[2], const int other[2], const gpuipc_options *o,
+                           const gpuipc_inject *inject, uint64_t t0)
+{
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuipc_test: fork: %s\n", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int verdict;
+
+        close(sv[0]);
+        if (other[0] >= 0)
+            close(other[0]);
+        if (other[1] >= 0)
+            close(other[1]);
+        verdict = consumer_main(sv[1], o, inject, t0);
+        fflush(NULL);
+        _exit(verdict);
+    }
+    close(sv[1]);
+    return pid;
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -936,8 +1039,8 @@ int main(int argc, char **argv)
     gpuipc_inject inject;
     gpuipc_err err;
     size_t nsel, nreq, i;
-    int sv[2];
-    pid_t child;
+    int sv[2], sv2[2] = {-1, -1};
+    pid_t child, child2 = -1;
 
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
@@ -965,6 +1068,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuipc_test: --only: %s\nTry 'gpuipc_test --help'.\n", err.msg);
         return GPUIPC_USAGE;
     }
+    /* --destructive adds the destructive mechanisms to the default set; one
+     * named by --only needs the flag all the same. */
+    if (o.destructive && o.only == NULL && o.pairs == NULL)
+        for (i = 0; i < NMECH && nsel < NMECH; i++)
+            if (registry[i]->destructive)
+                sel[nsel++] = registry[i];
+    for (i = 0; i < nsel; i++) {
+        if (sel[i]->destructive && !o.destructive) {
+            fprintf(stderr, "gpuipc_test: --only %s: that mechanism makes a GPU kernel fault "
+                    "on purpose, which ruins the CUDA context of a consumer forked for it; "
+                    "add --destructive to run it\nTry 'gpuipc_test --help'.\n", sel[i]->name);
+            return GPUIPC_USAGE;
+        }
+    }
     nreq = 0;
     if (o.require != NULL &&
         gpuipc_mech_select(registry, NMECH, o.require, req, &nreq, &err) < 0) {
@@ -986,22 +1103,34 @@ int main(int argc, char **argv)
         return GPUIPC_FAIL;
     }
     g_parent_pid = getpid();
-    fflush(NULL);
-    child = fork();
+    /* A destructive scenario gets a sacrificial consumer of its own, forked
+     * like the other before any CUDA call. */
+    for (i = 0; i < nsel; i++)
+        if (sel[i]->destructive)
+            break;
+    if (i < nsel) {
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv2) < 0) {
+            fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n",
+                    strerror(errno));
+            close(sv[0]);
+            close(sv[1]);
+            return GPUIPC_FAIL;
+        }
+        child2 = fork_consumer(sv2, sv, &o, &inject, t0);
+        if (child2 < 0) {
+            close(sv[0]);
+            close(sv[1]);
+            return GPUIPC_FAIL;
+        }
+    }
+    child = fork_consumer(sv, sv2, &o, &inject, t0);
     if (child < 0) {
-        fprintf(stderr, "gpuipc_test: fork: %s\n", strerror(errno));
-        close(sv[0]);
-        close(sv[1]);
+        if (child2 > 0) {
+            close(sv2[0]);
+            kill(child2, SIGKILL);
+            waitpid(child2, NULL, 0);
+        }
         return GPUIPC_FAIL;
     }
-    if (child == 0) {
-        int verdict;
-
-        close(sv[0]);
-        verdict = consumer_main(sv[1], &o, &inject, t0);
-        fflush(NULL);
-        _exit(verdict);
-    }
-    close(sv[1]);
-    return producer_main(sv[0], child, &o, sel, nsel, req, nreq, &inject, t0);
+    return producer_main(sv[0], child, sv2[0], child2, &o, sel, nsel, req, nreq, &inject, t0);
 }

@@ -478,5 +478,12 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
             return GPUIPC_FAIL;
         if (rc != GPUIPC_PASS)
             verdict = GPUIPC_FAIL;
+        /* After a destructive scenario this process's context is lost:
+         * exiting is what gives its mapping back, and the producer waits
+         * for exactly that. */
+        if (env->mech != NULL && env->mech->destructive) {
+            env->step = GPUIPC_STEP_BYE;
+            return verdict;
+        }
     }
 }

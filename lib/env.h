@@ -56,6 +56,11 @@ typedef struct gpuipc_env {
      * where there is no GPU. Returns 0 or a negative errno. */
     int (*gpu_free)(struct gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
 
+    /* Producer: waits, within the deadline, for the consumer of a
+     * destructive scenario to exit (its exit releases what it held), and
+     * returns 0 or a negative errno with why. NULL: no such consumer. */
+    int (*reap_peer)(struct gpuipc_env *env, gpuipc_err *err);
+
     /* Consumer: starts the CUDA driver early, while the producer starts its
      * own, when HELLO says CUDA will be needed. NULL where the program has no
      * CUDA support. */

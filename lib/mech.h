@@ -56,6 +56,10 @@ typedef struct gpuipc_mech {
     const char *summary; /* one line for --list and --help */
     int needs_cuda;      /* cannot run without the CUDA driver */
     int by_default;      /* part of the set run with no --only */
+    /* It leaves the consumer unusable (a faulted CUDA context): it runs only
+     * with --destructive, in a sacrificial consumer of its own, which exits
+     * after the scenario; the producer waits for that exit before releasing. */
+    int destructive;
 
     /* Says whether the mechanism can run on env's device (the consumer
      * opens the device named by env->uuid first). Returns 0 if it can,
@@ -127,6 +131,7 @@ extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.
 extern const gpuipc_mech gpuipc_mech_vmm_host_numa;    /* mech_vmm_host_numa.c */
 extern const gpuipc_mech gpuipc_mech_vmm_alias;        /* mech_vmm_alias.c */
 extern const gpuipc_mech gpuipc_mech_vmm_readonly;     /* mech_vmm_readonly.c */
+extern const gpuipc_mech gpuipc_mech_vmm_readonly_fault; /* mech_vmm_readonly_fault.c */
 extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
 extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
 extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */

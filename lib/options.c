@@ -20,6 +20,7 @@ enum {
     OPT_CHUNKS,
     OPT_JSON,
     OPT_PAIRS,
+    OPT_DESTRUCTIVE,
 };
 
 static const struct option longopts[] = {
@@ -32,6 +33,7 @@ static const struct option longopts[] = {
     {"list", no_argument, NULL, OPT_LIST},
     {"json", no_argument, NULL, OPT_JSON},
     {"pairs", required_argument, NULL, OPT_PAIRS},
+    {"destructive", no_argument, NULL, OPT_DESTRUCTIVE},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -115,6 +117,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_PAIRS:
             o->pairs = optarg;
+            break;
+        case OPT_DESTRUCTIVE:
+            o->destructive = 1;
             break;
         case 'q':
             quiet = 1;

@@ -22,6 +22,7 @@ typedef struct gpuipc_options {
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */
     int json;            /* --json: --list as a JSON document */
+    int destructive;     /* --destructive: run the destructive mechanisms too */
     int help;            /* --help */
     int version;         /* --version */
 } gpuipc_options;

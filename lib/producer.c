@@ -509,6 +509,12 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         goto lost;
     note_consumer(&s, &msg.u.end_ack);
 
+    /* A destructive scenario's consumer exits to let go of its mapping:
+     * wait for that before releasing and counting. */
+    if (mech->destructive && env->reap_peer != NULL && env->reap_peer(env, &s.err) < 0)
+        gpuipc_wire_status_fail(&s.theirs, GPUIPC_STEP_END_ACK, "sacrificial consumer: %s",
+                                s.err.msg);
+
     /* P7 release, now that the consumer has let go; P8 accounting */
     release_buf(&s);
     compare_baseline(&s);

@@ -24,6 +24,7 @@ typedef struct gpuipc_vmm {
     int host_numa;       /* the host NUMA node the memory lives on, or -1 for the GPU */
     CUdeviceptr alias;   /* a second mapping of the same handle, or 0 */
     int read_only;       /* this side's GPU maps it CU_MEM_ACCESS_FLAGS_PROT_READ */
+    int poisoned;        /* a kernel faulted on it: the context is lost (--destructive) */
 } gpuipc_vmm;
 
 /* gpuipc_vmm_import() flags. */

@@ -128,6 +128,26 @@ START_TEST(test_gpu_pairs_pass_or_need_two_gpus)
 }
 END_TEST
 
+/* --destructive: a kernel store into a read-only mapping faults in the
+ * sacrificial consumer, which exits; the producer's bytes are unchanged and
+ * nothing leaks once it is gone; the main consumer is untouched. */
+START_TEST(test_gpu_destructive_fault_is_the_expected_outcome)
+{
+    const char *args[] = {"--only", "vmm,vmm-readonly-fault", "--destructive", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("mapped read-only in a sacrificial consumer");
+    OUT_HAS("refused, as it must be: the kernel's store faulted, as expected: ");
+    OUT_HAS("sacrificial consumer exited 0");
+    OUT_HAS("0 mismatches in 8388608 words: own pattern unchanged");
+    out_has_row("vmm-readonly-fault", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    out_has_row("vmm", "PASS   64 MiB");
+    OUT_HAS("consumer: exited 0; sacrificial consumer: exited 0");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
 /* 4096 chunks: 17 messages of FDs, mapped back to back, both ways. */
 START_TEST(test_gpu_4096_chunks_pass)
 {
@@ -425,6 +445,7 @@ int main(void)
     tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_WRITERS * N_SABOTAGES);
     tcase_add_test(tc, test_gpu_offset_passes_or_names_the_refusal);
     tcase_add_test(tc, test_gpu_4096_chunks_pass);
+    tcase_add_test(tc, test_gpu_destructive_fault_is_the_expected_outcome);
     tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
     tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
     tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);

@@ -76,6 +76,10 @@ static const struct {
     {"--size", NULL, "--size: missing value"},
     {"extra", NULL, "unexpected argument 'extra'"},
     {"--quiet", "--verbose", "--quiet and --verbose contradict each other"},
+    {"--pairs=all", "--only=memfd", "--pairs runs the vmm mechanism between devices; it does "
+                                    "not combine with --only memfd"},
+    {"--json", NULL, "--json: only with --list"},
+    {"--chunks", "4097x", "--chunks: '4097x' is not a chunk count from 1 to 65536"},
 };
 
 START_TEST(test_options_rejects_bad_input)
