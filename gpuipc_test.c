@@ -96,7 +96,7 @@ static void usage(FILE *out)
             "  --pairs LIST    run vmm between devices: the producer on GPU a, the\n"
             "                  consumer on GPU b, for 'all' ordered pairs or a list\n"
             "                  such as 0:1,1:0 (needs two or more GPUs)\n"
-            "  --destructive   also run vmm-readonly-fault: a kernel store into a read-only\n"
+            "  --destructive   also run vmm-ro-fault: a kernel store into a read-only\n"
             "                  mapping must fault; it runs in a sacrificial consumer of\n"
             "                  its own, whose CUDA context the fault ruins\n"
             "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
@@ -973,6 +973,7 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
             gpuipc_json_object(j, NULL);
             gpuipc_json_string(j, "name", m->name);
             gpuipc_json_bool(j, "default", m->by_default);
+            gpuipc_json_bool(j, "destructive", m->destructive);
             gpuipc_json_bool(j, "needs_cuda", m->needs_cuda);
             gpuipc_json_bool(j, "runs", text == NULL);
             gpuipc_json_string(j, "reason", text);

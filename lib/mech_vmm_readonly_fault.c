@@ -70,7 +70,7 @@ static int fault_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 }
 
 const gpuipc_mech gpuipc_mech_vmm_readonly_fault = {
-    .name = "vmm-readonly-fault",
+    .name = "vmm-ro-fault",
     .summary = "--destructive: a kernel store into a read-only mapping must fault (in a "
                "sacrificial consumer)",
     .needs_cuda = 1,

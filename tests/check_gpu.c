@@ -133,7 +133,7 @@ END_TEST
  * nothing leaks once it is gone; the main consumer is untouched. */
 START_TEST(test_gpu_destructive_fault_is_the_expected_outcome)
 {
-    const char *args[] = {"--only", "vmm,vmm-readonly-fault", "--destructive", NULL};
+    const char *args[] = {"--only", "vmm,vmm-ro-fault", "--destructive", NULL};
 
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
@@ -141,7 +141,7 @@ START_TEST(test_gpu_destructive_fault_is_the_expected_outcome)
     OUT_HAS("refused, as it must be: the kernel's store faulted, as expected: ");
     OUT_HAS("sacrificial consumer exited 0");
     OUT_HAS("0 mismatches in 8388608 words: own pattern unchanged");
-    out_has_row("vmm-readonly-fault", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    out_has_row("vmm-ro-fault", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     out_has_row("vmm", "PASS   64 MiB");
     OUT_HAS("consumer: exited 0; sacrificial consumer: exited 0");
     ck_assert_int_eq(run.leftover, 0);

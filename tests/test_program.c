@@ -107,11 +107,11 @@ static const struct {
     {"--timeout", "-3", "--timeout: '-3' is not a duration"},
     {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
                          "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
-                         "vmm-readonly, vmm-readonly-fault, legacy-ipc, mempool-ipc, fabric, "
+                         "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, fabric, "
                          "memfd, memfd-chunks)"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
     {"--json", NULL, "--json: only with --list"},
-    {"--only", "vmm-readonly-fault", "add --destructive to run it"},
+    {"--only", "vmm-ro-fault", "add --destructive to run it"},
     {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
