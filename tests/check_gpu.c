@@ -148,6 +148,20 @@ START_TEST(test_gpu_destructive_fault_is_the_expected_outcome)
 }
 END_TEST
 
+/* The sacrificial consumer's verification must be able to fail too. */
+START_TEST(test_gpu_destructive_sabotage_is_caught)
+{
+    const char *env[] = {sabotages[_i], NULL};
+    const char *args[] = {"--only", "vmm-ro-fault", "--destructive", NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
+    OUT_HAS("the producer's bytes: 8388608 mismatches in 8388608 words; first bad word 0");
+    OUT_HAS("sacrificial consumer: exited ");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
 /* 4096 chunks: 17 messages of FDs, mapped back to back, both ways. */
 START_TEST(test_gpu_4096_chunks_pass)
 {
@@ -446,6 +460,7 @@ int main(void)
     tcase_add_test(tc, test_gpu_offset_passes_or_names_the_refusal);
     tcase_add_test(tc, test_gpu_4096_chunks_pass);
     tcase_add_test(tc, test_gpu_destructive_fault_is_the_expected_outcome);
+    tcase_add_loop_test(tc, test_gpu_destructive_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
     tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
     tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);
