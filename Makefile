@@ -6,6 +6,7 @@ DESTDIR ?=
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 BUILD ?= build
+PROG ?= gpuipc_test
 
 CUDA_H := $(CUDA_HOME)/include/cuda.h
 ifeq ($(wildcard $(CUDA_H)),)
@@ -14,7 +15,8 @@ endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 $(WARN) -MMD -MP
+CFLAGS += -std=c11 $(WARN) -MMD -MP $(SAN_CFLAGS)
+LDFLAGS += $(SAN_LDFLAGS)
 ifeq ($(WERROR),1)
 CFLAGS += -Werror
 endif
@@ -44,14 +46,15 @@ TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/
 TEST_GPU := $(BUILD)/tests/check_gpu
 TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
 
-.PHONY: all check check-gpu deps clean install help
-all: gpuipc_test $(TEST_NOGPU) $(TEST_GPU)
+.PHONY: all check check-gpu deps clean install help asan
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU)
 
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
 	@echo "make            build ./gpuipc_test and the test suites"
 	@echo "make check      run the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
+	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
 	@echo "make install    install gpuipc_test into \$$(DESTDIR)\$$(PREFIX)/bin"
 	@echo "variables: CUDA_HOME=$(CUDA_HOME) WERROR=1 (warnings are errors)"
 
@@ -68,7 +71,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c $< -o $@
 
-gpuipc_test: $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
+$(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS)
@@ -96,7 +99,20 @@ install: gpuipc_test
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 gpuipc_test $(DESTDIR)$(PREFIX)/bin/gpuipc_test
 
+# The no-GPU suites and the program they drive, built with AddressSanitizer
+# and UBSan into build-asan/: any report fails the run.
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+asan:
+	$(MAKE) BUILD=build-asan PROG=build-asan/gpuipc_test CFLAGS="-O1 -g" \
+		SAN_CFLAGS="$(ASAN_FLAGS)" SAN_LDFLAGS="-fsanitize=address,undefined" \
+		build-asan/gpuipc_test build-asan/tests/check_nogpu
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
+		UBSAN_OPTIONS=print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+		GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
+
 clean:
-	rm -rf $(BUILD) gpuipc_test
+	rm -rf $(BUILD) build-asan gpuipc_test
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
