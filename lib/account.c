@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,4 +92,14 @@ void gpuipc_account_free(gpuipc_fds *s)
     free(s->fd);
     s->fd = NULL;
     s->n = 0;
+}
+
+unsigned gpuipc_account_free_below(uint64_t limit, unsigned want)
+{
+    unsigned n = 0;
+    uint64_t fd;
+
+    for (fd = 0; fd < limit && fd < 1u << 20 && n < want; fd++)
+        n += fcntl((int)fd, F_GETFD) < 0 && errno == EBADF;
+    return n;
 }

@@ -4,6 +4,7 @@
 #define GPUIPC_ACCOUNT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "err.h"
 
@@ -21,6 +22,11 @@ int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err);
  * open now that were not open before; if there are any, err describes them,
  * e.g. "2 FDs leaked: fd 7 (/dev/nvidia0), fd 9 (/memfd:x (deleted))". */
 size_t gpuipc_account_leaks(const gpuipc_fds *before, const gpuipc_fds *now, gpuipc_err *err);
+
+/* Counts the FD numbers below limit (at most the first 2^20) that are not
+ * open in this process, stopping once want are found: what a receive of
+ * SCM_RIGHTS FDs, or a batch of new FDs, has room for under RLIMIT_NOFILE. */
+unsigned gpuipc_account_free_below(uint64_t limit, unsigned want);
 
 /* Frees the snapshot's storage. */
 void gpuipc_account_free(gpuipc_fds *s);

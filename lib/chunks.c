@@ -2,11 +2,11 @@
 #include "chunks.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 
+#include "account.h"
 #include "units.h"
 
 #define FD_MARGIN 16 /* FDs a process may open besides a batch (driver, /proc) */
@@ -98,17 +98,6 @@ unsigned gpuipc_chunks_slot(unsigned i, unsigned count, int swap)
     return i;
 }
 
-/* Counts the free FD numbers below limit, stopping once want are found. */
-static unsigned free_below(rlim_t limit, unsigned want)
-{
-    unsigned n = 0;
-    rlim_t fd;
-
-    for (fd = 0; fd < limit && n < want; fd++)
-        n += fcntl((int)fd, F_GETFD) < 0 && errno == EBADF;
-    return n;
-}
-
 int gpuipc_chunks_fd_room(unsigned n, const char *what, char *note, size_t cap,
                           gpuipc_err *err)
 {
@@ -120,7 +109,7 @@ int gpuipc_chunks_fd_room(unsigned n, const char *what, char *note, size_t cap,
         return gpuipc_err_set(err, -errno, "getrlimit RLIMIT_NOFILE: %s", strerror(errno));
     if (rl.rlim_cur == RLIM_INFINITY)
         return 0;
-    have = free_below(rl.rlim_cur, want);
+    have = gpuipc_account_free_below(rl.rlim_cur, want);
     if (have >= want)
         return 0;
     raised = rl;

@@ -2,7 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "clock.h"
 #include "step.h"
 #include "units.h"
@@ -680,17 +681,6 @@ static unsigned collect_fds(struct msghdr *mh, int *fds, char *foreign, size_t f
     return n;
 }
 
-/* Counts the FD numbers below limit that are free in this process. */
-static unsigned free_fd_slots(rlim_t limit)
-{
-    unsigned n = 0;
-    rlim_t fd;
-
-    for (fd = 0; fd < limit && fd < 1u << 20; fd++)
-        n += fcntl((int)fd, F_GETFD) < 0 && errno == EBADF;
-    return n;
-}
-
 /* MSG_CTRUNC: the kernel installed only arrived of the FDs the header
  * announces, and dropped the rest. The FDs that arrived are still open. */
 static int describe_ctrunc(unsigned step, unsigned arrived, unsigned announced,
@@ -708,7 +698,7 @@ static int describe_ctrunc(unsigned step, unsigned arrived, unsigned announced,
                               "module may have refused them)",
                               gpuipc_step_name(step), announced, arrived);
     /* The arrived FDs occupy slots that were free before the receive. */
-    free_slots = free_fd_slots(rl.rlim_cur) + arrived;
+    free_slots = gpuipc_account_free_below(rl.rlim_cur, UINT_MAX) + arrived;
     return gpuipc_err_set(err, -EMFILE,
                           "recvmsg during %s: control data truncated (MSG_CTRUNC): %u FDs "
                           "sent, %u arrived; the kernel dropped the rest because this "
