@@ -243,6 +243,17 @@ int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
     return open_device(out, dev, ordinal, err);
 }
 
+int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err)
+{
+    char text[48];
+
+    if (memcmp(uuid, env->home_uuid, GPUIPC_UUID_LEN) == 0)
+        return 0;
+    return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
+                          gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
 int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err)
 {
     char home[48];

@@ -45,6 +45,11 @@ int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *e
  * its memory. Returns 0, -ENOTSUP with why (no peer path), or an errno. */
 int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err);
 
+/* Consumer: checks that an offer names the device that BEGIN named as the
+ * memory's (env->home_uuid). Returns 0, or -EPROTO naming the offered one. */
+int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err);
+
 /* Waits for the device, frees what the handle allocated and releases the
  * primary context. NULL is allowed. */
 void gpuipc_gpu_close(gpuipc_gpu *gpu);

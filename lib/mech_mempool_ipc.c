@@ -146,8 +146,8 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     if (nfds != 1 || offer->blob_len != sizeof(data.reserved))
         return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs and %u bytes, expected "
                               "1 and %zu", nfds, offer->blob_len, sizeof(data.reserved));
-    if (memcmp(offer->uuid, env->uuid, GPUIPC_UUID_LEN) != 0)
-        return gpuipc_err_set(err, -EPROTO, "the offer names another device than BEGIN did");
+    if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
+        return -EPROTO;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");

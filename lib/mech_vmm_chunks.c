@@ -328,16 +328,13 @@ static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
 {
     CUmemAllocationProp prop;
     gpuipc_chunk_plan plan;
-    char want[48];
     uint64_t gran;
     vchunks *c;
     int rc;
 
     memset(buf, 0, sizeof(*buf));
-    if (memcmp(offer->uuid, env->home_uuid, GPUIPC_UUID_LEN) != 0)
-        return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
-                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
-    if ((rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0)
+    if ((rc = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0 ||
+        (rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0)
         return rc;
     gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);

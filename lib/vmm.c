@@ -259,9 +259,8 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     int ret = -EIO;
 
     memset(buf, 0, sizeof(*buf));
-    if (memcmp(offer->uuid, env->home_uuid, GPUIPC_UUID_LEN) != 0)
-        return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
-                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
+    if ((ret = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0)
+        return ret;
     v = calloc(1, sizeof(*v));
     if (v == NULL)
         return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
