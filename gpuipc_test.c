@@ -320,10 +320,10 @@ static int reap(producer_run *run, gpuipc_wire **w, pid_t pid, int bye, char *de
     gpuipc_err err;
     int status = 0, rc;
 
-    if (bye && *w != NULL && gpuipc_wire_broken(*w) == NULL) {
-        gpuipc_producer_bye(&run->env, *w, &err);
-    } else if (!bye && *w != NULL && gpuipc_wire_broken(*w) == NULL) {
-        /* It leaves by itself: the full deadline, then the socket closes. */
+    if (*w != NULL && gpuipc_wire_broken(*w) == NULL) {
+        /* Without BYE it leaves by itself: it gets the full deadline too. */
+        if (bye)
+            gpuipc_producer_bye(&run->env, *w, &err);
     } else {
         gpuipc_wire_close(*w);
         *w = NULL;
@@ -551,7 +551,6 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
         gpuipc_err why;
         int rc;
 
-        r->mech = run->label[i];
         r->status = -1;
         run->env.mech = m;
         if (m->needs_cuda && cuda == 0 && scenario_devices(run, i, &why) < 0) {

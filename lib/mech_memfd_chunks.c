@@ -38,18 +38,21 @@ static uint64_t page_size(void)
     return (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static void release_priv(chunks_priv *p)
+/* Unmaps the range and closes the memfds. Returns 0, or the munmap error. */
+static int release_priv(chunks_priv *p, gpuipc_err *err)
 {
     unsigned i;
+    int rc = 0;
 
-    if (p->base != NULL && p->base != MAP_FAILED)
-        munmap(p->base, p->plan.total);
+    if (p->base != NULL && munmap(p->base, p->plan.total) < 0)
+        rc = gpuipc_err_set(err, -errno, "munmap: %s", strerror(errno));
     if (p->fds != NULL)
         for (i = 0; i < p->plan.count; i++)
             if (p->fds[i] >= 0)
                 close(p->fds[i]);
     free(p->fds);
     free(p);
+    return rc;
 }
 
 /* Reserves the range and sets up priv for plan. */
@@ -69,7 +72,7 @@ static chunks_priv *reserve(const gpuipc_env *env, const gpuipc_chunk_plan *plan
         gpuipc_err_set(err, -errno, "mmap: reserving %llu bytes: %s",
                        (unsigned long long)plan->total, strerror(errno));
         p->base = NULL;
-        release_priv(p);
+        release_priv(p, NULL);
         return NULL;
     }
     return p;
@@ -128,7 +131,7 @@ static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
         return -ENOMEM;
     p->fds = malloc(plan.count * sizeof(int));
     if (p->fds == NULL) {
-        release_priv(p);
+        release_priv(p, NULL);
         return gpuipc_err_set(err, -ENOMEM, "memfd-chunks: out of memory");
     }
     for (i = 0; i < plan.count; i++)
@@ -138,7 +141,7 @@ static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
         if (p->fds[i] < 0 || (rc = map_chunk(p, i, p->fds[i], err)) < 0) {
             rc = p->fds[i] < 0 ? p->fds[i] : rc;
             gpuipc_err_prefix(err, "chunk %u of %u", i, plan.count);
-            release_priv(p);
+            release_priv(p, NULL);
             return rc;
         }
     }
@@ -239,7 +242,7 @@ static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
         return -ENOMEM;
     set_buf(p, buf, "mapped ");
     if ((rc = chunks_import_more(env, buf, 0, fds, nfds, err)) < 0) {
-        release_priv(p);
+        release_priv(p, NULL);
         memset(buf, 0, sizeof(*buf));
         return rc;
     }
@@ -249,15 +252,12 @@ static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
 static int chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     chunks_priv *p = buf->priv;
-    int rc = 0;
+    int rc;
 
     (void)env;
     if (p == NULL)
         return 0;
-    if (munmap(p->base, p->plan.total) < 0)
-        rc = gpuipc_err_set(err, -errno, "munmap: %s", strerror(errno));
-    p->base = NULL;
-    release_priv(p);
+    rc = release_priv(p, err);
     memset(buf, 0, sizeof(*buf));
     return rc;
 }

@@ -92,8 +92,10 @@ out_fd:
 out_own:
     gpuipc_cu.cuMemRelease(own);
 out:
-    if (ret == -EIO && rc != CUDA_SUCCESS)
-        ret = gpuipc_cudrv_errno(rc) == -ENOTSUP ? -EIO : gpuipc_cudrv_errno(rc);
+    /* A step of the trial that failed is a failure, never a skip: only the
+     * refusal above may answer -ENOTSUP. */
+    if (ret == -EIO && rc != CUDA_SUCCESS && gpuipc_cudrv_errno(rc) != -ENOTSUP)
+        ret = gpuipc_cudrv_errno(rc);
     return ret;
 }
 

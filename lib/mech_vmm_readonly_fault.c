@@ -27,13 +27,12 @@
 static int fault_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
+    int rc = gpuipc_mech_vmm_readonly.import(env, offer, fds, nfds, buf, err);
 
     if (rc == 0) {
         size_t used = strlen(buf->detail);
 
-        snprintf(buf->detail + used, sizeof(buf->detail) - used,
-                 ", mapped read-only in a sacrificial consumer");
+        snprintf(buf->detail + used, sizeof(buf->detail) - used, " in a sacrificial consumer");
     }
     return rc;
 }
