@@ -23,15 +23,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/account.h"
 #include "lib/clock.h"
 #include "lib/consumer.h"
 #include "lib/cudrv.h"
+#include "lib/endpoint.h"
 #include "lib/env.h"
 #include "lib/gpu.h"
 #include "lib/imex.h"
 #include "lib/inject.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/matrix.h"
 #include "lib/mech.h"
 #include "lib/options.h"
 #include "lib/proc.h"
@@ -103,6 +106,23 @@ static void usage(FILE *out)
             "                  failure (exit 1), for pipelines that insist on them\n"
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
             "                  500ms (default 30)\n"
+            "  --repeat N      run the scenario set N times in this process pair (a\n"
+            "                  soak): after each round the producer's open FDs and the\n"
+            "                  device's free memory must be as after round 1; it stops\n"
+            "                  at the first failure or drift\n"
+            "  --serve PATH    two-terminal mode: be the producer, listening on the Unix\n"
+            "                  socket PATH (mode 0600; its directory must be writable by\n"
+            "                  its owner only) or @NAME (abstract namespace), for one\n"
+            "                  consumer; the same scenarios, report and exit status\n"
+            "  --connect PATH  two-terminal mode: be the consumer of the producer at PATH,\n"
+            "                  waiting for it up to --timeout; the producer chooses\n"
+            "                  --size, --only and the rest\n"
+            "  --allow-uid UID with --serve or --connect: also admit a peer running as\n"
+            "                  UID (otherwise only this user's processes may connect)\n"
+            "  --fault-matrix  run every GPUIPC_FAULT step x action of both roles as a\n"
+            "                  --serve/--connect pair of this program over --only (one\n"
+            "                  mechanism, default vmm), and check that the survivor\n"
+            "                  reports it in time and leaks nothing (--timeout default 2)\n"
             "  --list          report what this machine can do: driver, each GPU's\n"
             "                  attributes and granularity, RLIMIT_NOFILE, pidfd, IMEX,\n"
             "                  and whether each mechanism can run here (and why not)\n"
@@ -121,17 +141,87 @@ static void usage(FILE *out)
             "Exit status:\n"
             "  0   every scenario that ran passed, both ways\n"
             "  1   a scenario failed, or the consumer did not exit cleanly\n"
-            "  2   usage error: a bad option or an impossible size\n"
+            "  2   usage error: a bad option, an impossible size, or a refused socket path\n"
             "  77  nothing could run here (no CUDA driver or no GPU); one line says why\n"
+            "  130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after releasing what both\n"
+            "      processes held; a second signal ends the process at once\n"
             "\n"
             "Check's CK_RUN_SUITE=<mechanism>, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME\n"
             "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks (README).\n");
 }
 
+/* ---- signals, and what every process checks at its end ----------------------------------- */
+
+/* The socket file --serve made while it waits for a consumer: a stop signal
+ * removes it at once. */
+static char g_sock_path[108];
+static volatile sig_atomic_t g_sock_removed;
+
+/* SIGINT (Ctrl-C) and SIGTERM stop the session: every wait ends with the
+ * signal's name (gpuipc_wire_stop), each role releases what it holds, and
+ * the process exits 128 + the signal. A second signal ends it at once. */
+static void on_stop(int sig)
+{
+    if (g_sock_path[0] != '\0' && !g_sock_removed) {
+        unlink(g_sock_path);
+        g_sock_removed = 1;
+    }
+    if (gpuipc_wire_stop != 0)
+        _exit(128 + sig);
+    gpuipc_wire_stop = sig;
+}
+
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop; /* no SA_RESTART: a blocking call returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The exit code once the session is over: 128 + the stop signal if one came. */
+static int stop_code(int code)
+{
+    return gpuipc_wire_stop != 0 ? 128 + (int)gpuipc_wire_stop : code;
+}
+
+/* The FDs open when the program started. A process that never loaded the
+ * CUDA driver must end with exactly these (the driver keeps FDs of its own
+ * open until exit, so a process that loaded it relies on the per-scenario
+ * accounting instead). */
+static gpuipc_fds g_fds_at_start;
+static int g_have_fds_at_start;
+
+/* Returns code, or GPUIPC_FAIL after naming the FDs this process leaked. */
+static int check_fds_at_exit(const gpuipc_log *log, int code)
+{
+    gpuipc_fds now;
+    gpuipc_err e;
+
+    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+        gpuipc_account_snapshot(&now, &e) < 0)
+        return code;
+    if (gpuipc_account_leaks(&g_fds_at_start, &now, &e) > 0) {
+        gpuipc_log_step(log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
+                        "FAIL at exit: %s (open now, not when the program started)", e.msg);
+        if (code == GPUIPC_PASS || code == GPUIPC_SKIP)
+            code = GPUIPC_FAIL;
+    } else {
+        gpuipc_log_step(log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
+                        "at exit: %zu FDs open, the same as at the start", now.n);
+    }
+    gpuipc_account_free(&now);
+    return code;
+}
+
 /* ---- the consumer ---------------------------------------------------------------------- */
 
-static pid_t g_parent_pid;
+static pid_t g_parent_pid; /* the forked mode's producer; 0 with --connect */
 static gpuipc_env *g_consumer_env;
+static int g_cred_pid;     /* --serve/--connect: the peer's pid (gpuipc_env.cred_pid) */
 
 static size_t append(char *buf, size_t used, size_t cap, const char *s)
 {
@@ -215,6 +305,19 @@ static void act_fault(gpuipc_env *env, int action, unsigned step)
     case GPUIPC_FAULT_HANG:
         for (;;)
             pause();
+    case GPUIPC_FAULT_CORRUPT:
+    case GPUIPC_FAULT_EXTRA_FDS:
+        /* The failure of the send, if any, shows at this role's next step. */
+        if (env->wire != NULL)
+            gpuipc_wire_send_fault(env->wire, action == GPUIPC_FAULT_CORRUPT
+                                                  ? GPUIPC_WIRE_FAULT_CORRUPT
+                                                  : GPUIPC_WIRE_FAULT_EXTRA_FDS,
+                                   gpuipc_clock_deadline(env->timeout_ns), step, NULL);
+        break;
+    case GPUIPC_FAULT_CLOSE:
+        if (env->wire != NULL)
+            shutdown(gpuipc_wire_fd(env->wire), SHUT_RDWR);
+        break;
     default:
         break;
     }
@@ -233,6 +336,7 @@ static void env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->chunks = o->chunks;
     env->inject = *inject;
     env->act = act_fault;
+    env->cred_pid = g_cred_pid;
 }
 
 static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
@@ -245,19 +349,23 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     int verdict;
 
     env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
+    /* A soak's consumer would repeat its step log every round. */
+    if (o->repeat > 1 && env.log.level < GPUIPC_LOG_VERBOSE)
+        env.log.level = GPUIPC_LOG_QUIET;
     env.prepare_cuda = consumer_prepare_cuda;
     env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
     g_consumer_env = &env;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_parent_death;
     sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGTERM, &sa, NULL);
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+    if (g_parent_pid > 0)
+        sigaction(SIGTERM, &sa, NULL);
+    if (g_parent_pid > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
         gpuipc_log_step(&env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
     /* The producer may have died before the request took effect, and then
      * no signal will ever come. */
-    if (getppid() != g_parent_pid) {
+    if (g_parent_pid > 0 && getppid() != g_parent_pid) {
         gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "FAIL peer gone during hello: the producer (pid %d) exited before "
                         "the consumer started", (int)g_parent_pid);
@@ -272,7 +380,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     gpuipc_gpu_close(env.gpu);
     env.gpu = NULL;
     gpuipc_wire_close(w);
-    return verdict;
+    return check_fds_at_exit(&env.log, stop_code(verdict));
 }
 
 /* ---- the producer ---------------------------------------------------------------------- */
@@ -320,6 +428,16 @@ static int reap(producer_run *run, gpuipc_wire **w, pid_t pid, int bye, char *de
     gpuipc_err err;
     int status = 0, rc;
 
+    if (pid <= 0) { /* --serve: the consumer is not this process's child */
+        int ok = *w != NULL && gpuipc_wire_broken(*w) == NULL &&
+                 (!bye || gpuipc_producer_bye(&run->env, *w, &err) == 0);
+
+        gpuipc_wire_close(*w);
+        *w = NULL;
+        snprintf(desc, len, "pid %d, connected to --serve %s, %s", run->env.peer_pid,
+                 run->o->serve, ok ? "said goodbye (BYE)" : "connection lost");
+        return ok;
+    }
     if (*w != NULL && gpuipc_wire_broken(*w) == NULL) {
         /* Without BYE it leaves by itself: it gets the full deadline too. */
         if (bye)
@@ -443,7 +561,7 @@ START_TEST(test_scenario_both_ways)
 }
 END_TEST
 
-static int run_suites(producer_run *run)
+static int run_suites(producer_run *run, int silent)
 {
     SRunner *sr = srunner_create(NULL);
     size_t i;
@@ -468,11 +586,134 @@ static int run_suites(producer_run *run)
      * its own deadline, since Check's timeouts work only in fork mode. */
     srunner_set_fork_status(sr, CK_NOFORK);
     g_run = run;
-    srunner_run_all(sr, run->o->level == GPUIPC_LOG_QUIET ? CK_SILENT : CK_NORMAL);
+    srunner_run_all(sr, silent || run->o->level == GPUIPC_LOG_QUIET ? CK_SILENT : CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     g_run = NULL;
     return failed;
+}
+
+/* --repeat: the producer's open FDs and the device's free memory after
+ * round 1, which every later round must come back to. Round 1 sets them,
+ * since the driver allocates some of its own structures on first use. */
+typedef struct soak {
+    gpuipc_fds fds;
+    int have_fds;
+    uint64_t free;
+    int have_free;
+    unsigned passed; /* scenarios passed in all rounds */
+    char why[GPUIPC_ERR_LEN + 128];
+} soak;
+
+/* Checks round (1-based) for failures and drift. Returns 0 to go on, or -1
+ * to stop, with why. */
+static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
+{
+    unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1, failed = 0;
+    uint64_t free_now = 0;
+    gpuipc_fds now;
+    gpuipc_err e;
+    char a[32], b[32];
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < run->nsel; i++) {
+        if (run->results[i].status == GPUIPC_FAIL)
+            failed++;
+        else if (run->results[i].status == GPUIPC_PASS)
+            k->passed++;
+    }
+    if (failed > 0) {
+        snprintf(k->why, sizeof(k->why), "round %u: %u scenario%s failed", round, failed,
+                 failed == 1 ? "" : "s");
+        return -1;
+    }
+    if (gpuipc_account_snapshot(&now, &e) < 0) {
+        snprintf(k->why, sizeof(k->why), "round %u: FD accounting: %s", round, e.msg);
+        return -1;
+    }
+    if (run->env.gpu_free != NULL && run->env.gpu_free(&run->env, &free_now, &e) < 0) {
+        snprintf(k->why, sizeof(k->why), "round %u: GPU memory accounting: %s", round, e.msg);
+        gpuipc_account_free(&now);
+        return -1;
+    }
+    if (!k->have_fds) {
+        k->fds = now;
+        k->have_fds = 1;
+        k->free = free_now;
+        k->have_free = run->env.gpu_free != NULL;
+    } else {
+        if (gpuipc_account_leaks(&k->fds, &now, &e) > 0) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, e.msg);
+            rc = -1;
+        } else if (k->have_free && free_now < k->free) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: the device has "
+                     "%s free, %s less than after round 1 (%s)", round,
+                     gpuipc_units_format_size(free_now, a, sizeof(a)),
+                     gpuipc_units_format_size(k->free - free_now, b, sizeof(b)),
+                     gpuipc_units_format_size(k->free, b, sizeof(b)));
+            rc = -1;
+        }
+        gpuipc_account_free(&now);
+    }
+    if (rc == 0 && (round % every == 0 || round == run->o->repeat || run->o->level ==
+                    GPUIPC_LOG_VERBOSE))
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "round %u/%u passed; %zu FDs open and %s of GPU "
+                        "memory free, as after round 1; %.1f s", round, run->o->repeat,
+                        k->fds.n, k->have_free ? gpuipc_units_format_size(free_now, a,
+                                                                          sizeof(a)) : "n/a",
+                        (double)(gpuipc_clock_ns() - t0) / 1e9);
+    return rc;
+}
+
+/* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
+ * if the soak stopped at a failure or a drift (said on stdout). */
+static int run_rounds(producer_run *run, uint64_t t0)
+{
+    static gpuipc_result probed[MAX_SCEN];
+    uint64_t start = gpuipc_clock_ns();
+    unsigned round;
+    soak k;
+    size_t i;
+    int code = GPUIPC_PASS;
+
+    for (i = 0; i < run->nsel; i++)
+        if (run->results[i].status == -1)
+            break;
+    if (i == run->nsel) /* nothing can run */
+        return GPUIPC_PASS;
+    memset(&k, 0, sizeof(k));
+    memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
+    for (round = 1; round <= run->o->repeat; round++) {
+        if (round > 1) {
+            memcpy(run->results, probed, run->nsel * sizeof(probed[0]));
+            /* After round 1, only failures and the progress lines. */
+            if (run->env.log.level < GPUIPC_LOG_VERBOSE)
+                run->env.log.level = GPUIPC_LOG_QUIET;
+        }
+        run_suites(run, round > 1);
+        if (run->o->repeat == 1)
+            break;
+        if (gpuipc_wire_stop != 0 || soak_round(run, round, &k, start) < 0) {
+            if (gpuipc_wire_stop == 0)
+                gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                                GPUIPC_LOG_NO_TIME, "FAIL soak stopped at %s", k.why);
+            code = GPUIPC_FAIL;
+            break;
+        }
+    }
+    if (run->o->repeat > 1 && code == GPUIPC_PASS)
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "soak: %u rounds, %u scenarios passed; drift: 0 "
+                        "FDs, 0 bytes of GPU memory; %.1f s (%.1f ms a round)",
+                        run->o->repeat, k.passed,
+                        (double)(gpuipc_clock_ns() - start) / 1e9,
+                        (double)(gpuipc_clock_ns() - start) / 1e6 / run->o->repeat);
+    if (k.have_fds)
+        gpuipc_account_free(&k.fds);
+    (void)t0;
+    return code;
 }
 
 /* Opens the GPU for the CUDA mechanisms. Returns 0 with the GPU open, 1 if
@@ -625,7 +866,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     char consumer[GPUIPC_ERR_LEN + 96];
     gpuipc_err err, cuda_why;
     unsigned flags = 0;
-    int cuda = 0, peer = 0, code, consumer_ok;
+    int cuda = 0, peer = 0, code, consumer_ok, soaked = GPUIPC_PASS;
     size_t i;
 
     env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
@@ -693,11 +934,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
         }
     }
     probe_all(&run, cuda, &cuda_why);
-    for (i = 0; i < run.nsel; i++)
-        if (run.results[i].status == -1)
-            break;
-    if (i < run.nsel) /* something can run */
-        run_suites(&run);
+    soaked = run_rounds(&run, t0);
     code = GPUIPC_PASS;
 
 out:
@@ -707,15 +944,23 @@ out:
     gpuipc_gpu_close(run.env.gpu);
     run.env.gpu = NULL;
     if (code != GPUIPC_PASS)
-        return code;
+        return check_fds_at_exit(&run.env.log, stop_code(code));
     code = gpuipc_report_exit_code(run.results, run.nsel, consumer_ok);
-    if (code == GPUIPC_SKIP) {
+    if (code == GPUIPC_PASS && soaked != GPUIPC_PASS)
+        code = GPUIPC_FAIL;
+    if (code == GPUIPC_SKIP && gpuipc_wire_stop == 0) {
         print_skip_line(&run, cuda, &cuda_why);
-        return code;
+        return check_fds_at_exit(&run.env.log, code);
     }
-    gpuipc_report_summary(1, run.where, run.results, run.nsel, consumer, code,
+    gpuipc_report_summary(1, run.where, run.results, run.nsel, consumer, stop_code(code),
                           gpuipc_clock_ns() - t0);
-    return code;
+    if (gpuipc_wire_stop != 0) {
+        const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+
+        fprintf(stderr, "gpuipc_test: stopped by SIG%s: what both processes held is released "
+                "(exit %d)\n", name ? name : "?", stop_code(code));
+    }
+    return check_fds_at_exit(&run.env.log, stop_code(code));
 }
 
 /* ---- --list ------------------------------------------------------------------------------ */
@@ -1029,6 +1274,167 @@ static pid_t fork_consumer(int sv[2], const int other[2], const gpuipc_options *
     return pid;
 }
 
+/* ---- --serve and --connect -------------------------------------------------------------- */
+
+static void log_refused(const char *why, void *arg)
+{
+    gpuipc_log_step((const gpuipc_log *)arg, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
+                    GPUIPC_LOG_NO_TIME, "%s", why);
+}
+
+/* A refused path is a bad argument (exit 2); anything else a failure. */
+static int listen_code(int rc)
+{
+    return rc == -EPERM || rc == -EEXIST || rc == -ENOTDIR || rc == -EADDRINUSE ||
+                   rc == -ENOENT || rc == -EACCES
+               ? GPUIPC_USAGE
+               : GPUIPC_FAIL;
+}
+
+/* --serve PATH: the producer's role, for one consumer that connects there. */
+static int serve_main(const gpuipc_options *o, const gpuipc_mech **sel, size_t nsel,
+                      const gpuipc_mech **req, size_t nreq, const gpuipc_inject *inject,
+                      uint64_t t0)
+{
+    gpuipc_log log = {GPUIPC_ROLE_PRODUCER, o->level, t0, 1};
+    gpuipc_endpoint ep;
+    gpuipc_peer peer;
+    gpuipc_err err;
+    int sock, rc;
+
+    catch_stop_signals();
+    if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return listen_code(rc);
+    }
+    if (ep.file)
+        snprintf(g_sock_path, sizeof(g_sock_path), "%s", ep.path);
+    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "listening on %s%s; waiting up to %.1f s for gpuipc_test --connect %s",
+                    o->serve, ep.file ? " (mode 0600)" : " (abstract)",
+                    (double)o->timeout_ns / 1e9, o->serve);
+    sock = gpuipc_endpoint_accept(&ep, o->allow_uid, gpuipc_clock_deadline(o->timeout_ns),
+                                  log_refused, &log, &peer, &err);
+    /* One consumer per run: the name goes as soon as it has connected. */
+    if (g_sock_removed)
+        ep.file = 0;
+    g_sock_path[0] = '\0';
+    gpuipc_endpoint_close(&ep);
+    if (sock < 0) {
+        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL %s", err.msg);
+        return check_fds_at_exit(&log, stop_code(GPUIPC_FAIL));
+    }
+    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "consumer pid %d (uid %u) connected", (int)peer.pid, (unsigned)peer.uid);
+    g_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+    return producer_main(sock, -1, -1, -1, o, sel, nsel, req, nreq, inject, t0);
+}
+
+/* --connect PATH: the consumer's role, with the producer that serves there. */
+static int connect_main(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_log log = {GPUIPC_ROLE_CONSUMER, o->level, t0, 1};
+    gpuipc_peer peer;
+    gpuipc_err err;
+    char line[256];
+    int sock, code;
+
+    catch_stop_signals();
+    sock = gpuipc_endpoint_connect(o->connect, o->allow_uid,
+                                   gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
+    if (sock < 0) {
+        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL %s", err.msg);
+        return check_fds_at_exit(&log, stop_code(GPUIPC_FAIL));
+    }
+    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
+                    (unsigned)peer.uid);
+    g_parent_pid = 0;
+    g_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+    code = consumer_main(sock, o, inject, t0);
+    snprintf(line, sizeof(line), "result: %s: the consumer's side of the session with %s "
+             "(exit %d)", code == GPUIPC_PASS ? "PASS" : "FAIL", o->connect, code);
+    gpuipc_log_line(1, line);
+    return code;
+}
+
+/* ---- --fault-matrix ---------------------------------------------------------------------- */
+
+static int matrix_gpu_free(void *arg, uint64_t *bytes)
+{
+    uint64_t total;
+
+    return gpuipc_gpu_mem_info((gpuipc_gpu *)arg, bytes, &total, NULL) == CUDA_SUCCESS ? 0
+                                                                                      : -EIO;
+}
+
+/* --fault-matrix: every step x action of both roles, each a --serve and
+ * --connect pair of this program, over --only (default vmm). */
+static int run_fault_matrix(const gpuipc_options *o, const gpuipc_mech *const *sel,
+                            size_t nsel)
+{
+    char prog[4096], size[32], line[512];
+    gpuipc_matrix_opts mo;
+    gpuipc_matrix_totals t;
+    gpuipc_gpu *gpu = NULL;
+    gpuipc_err err;
+    ssize_t n;
+    int rc;
+
+    if (nsel != 1 || o->only == NULL) {
+        if (o->only != NULL) {
+            fprintf(stderr, "gpuipc_test: --fault-matrix: name one mechanism with --only\n");
+            return GPUIPC_USAGE;
+        }
+        sel = NULL;
+    }
+    n = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
+    if (n <= 0) {
+        fprintf(stderr, "gpuipc_test: --fault-matrix: readlink /proc/self/exe: %s\n",
+                strerror(errno));
+        return GPUIPC_FAIL;
+    }
+    prog[n] = '\0';
+    memset(&mo, 0, sizeof(mo));
+    mo.prog = prog;
+    mo.mech = sel != NULL ? sel[0]->name : "vmm";
+    snprintf(size, sizeof(size), "%llu", (unsigned long long)(o->size_set ? o->size : 8ull << 20));
+    mo.size = size;
+    mo.timeout_s = o->timeout_set ? (double)o->timeout_ns / 1e9 : 2.0;
+    mo.margin_s = 3.0;
+    mo.verbose = o->level == GPUIPC_LOG_VERBOSE;
+    mo.fd = 1;
+    if (sel == NULL || sel[0]->needs_cuda) {
+        /* This process reads the device's free memory between cases; the
+         * pairs it starts exec at once, so its CUDA context does not matter. */
+        if (gpuipc_gpu_init(&err) < 0 || gpuipc_gpu_open(&gpu, o->device, &err) < 0) {
+            printf("gpuipc_test: SKIP: --fault-matrix %s: %s\n", mo.mech, err.msg);
+            gpuipc_gpu_close(gpu);
+            return GPUIPC_SKIP;
+        }
+        mo.gpu_free = matrix_gpu_free;
+        mo.arg = gpu;
+    }
+    printf("fault matrix over %s: every step x action of both roles (%s), each a --serve and "
+           "--connect pair; --timeout %.2f s, margin %.1f s\n", mo.mech,
+           "exit, kill, hang, corrupt, extra-fds, close", mo.timeout_s, mo.margin_s);
+    fflush(stdout);
+    rc = gpuipc_matrix_run(&mo, &t, &err);
+    gpuipc_gpu_close(gpu);
+    if (rc < 0) {
+        fprintf(stderr, "gpuipc_test: --fault-matrix: %s\n", err.msg);
+        return GPUIPC_FAIL;
+    }
+    snprintf(line, sizeof(line), "result: %s: fault matrix over %s: %u cases, %u survived, "
+             "%u hangs, %u leaks, %u wrong reports, in %.1f s (exit %d)",
+             rc == 0 ? "PASS" : "FAIL", mo.mech, t.cases, t.survived, t.hangs, t.leaks,
+             t.wrong, t.seconds, rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL);
+    gpuipc_log_line(1, line);
+    return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
+}
+
 /* ---- main ---------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -1097,6 +1503,14 @@ int main(int argc, char **argv)
     }
     if (o.list)
         return run_list(&o, &inject, t0);
+    if (o.fault_matrix)
+        return run_fault_matrix(&o, sel, nsel);
+    g_have_fds_at_start = gpuipc_account_snapshot(&g_fds_at_start, &err) == 0;
+    if (o.serve != NULL)
+        return serve_main(&o, sel, nsel, req, nreq, &inject, t0);
+    if (o.connect != NULL)
+        return connect_main(&o, &inject, t0);
+    catch_stop_signals();
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n", strerror(errno));

@@ -393,7 +393,13 @@ lost:
     log_fail(&s, (unsigned)env->step, s.err.msg);
     env->lost_reported = 1;
     gpuipc_wire_close_fds(s.fds, s.nfds);
+    s.nfds = 0;
     release_buf(&s);
+    if (have_before && gpuipc_account_snapshot(&after, &e) == 0) {
+        if (gpuipc_account_leaks(&before, &after, &e) > 0)
+            log_fail(&s, GPUIPC_STEP_RELEASE, e.msg);
+        gpuipc_account_free(&after);
+    }
     if (have_before)
         gpuipc_account_free(&before);
     return -EPIPE;
@@ -423,6 +429,7 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
     gpuipc_err err;
     int rc;
 
+    env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_HELLO);
     rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &msg, fds,
                           gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, &err);
@@ -432,7 +439,7 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
     if (rc == 0) {
         unsigned flags = msg.u.hello.flags;
 
-        env->peer_pid = (int)msg.u.hello.pid;
+        env->peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
         memset(&msg, 0, sizeof(msg));
         msg.type = GPUIPC_MSG_HELLO;
         msg.u.hello.pid = (uint32_t)getpid();

@@ -20,9 +20,13 @@ typedef struct gpuipc_env {
     uint64_t timeout_ns; /* every wait's deadline is this far from its start */
     gpuipc_inject inject;
 
-    /* Carries out an injected fault at step (exit, kill or hang). Set by the
-     * program, since the library never ends the process itself. */
+    /* Carries out an injected fault at step. Set by the program, since the
+     * library never ends the process itself. */
     void (*act)(struct gpuipc_env *env, int action, unsigned step);
+
+    /* The connection in use, for the faults that misuse it (corrupt,
+     * extra-fds, close). The roles set it. */
+    gpuipc_wire *wire;
 
     /* The device this process works on, or NULL. The producer opens it by
      * ordinal before any scenario; the consumer's GPU mechanisms open the
@@ -45,8 +49,15 @@ typedef struct gpuipc_env {
     /* --chunks: how many allocations a chunked mechanism makes (producer). */
     unsigned chunks;
 
-    /* The other process's pid, from its HELLO (pidfd mechanisms need it). */
+    /* The other process's pid, from its HELLO (pidfd mechanisms need it);
+     * 0 if it lives in another pid namespace (see cred_pid). */
     int peer_pid;
+
+    /* --serve/--connect: the peer's pid as SO_PEERCRED gives it, translated
+     * into this pid namespace, or -1 where it is not visible here; 0 in the
+     * forked mode. A HELLO whose pid differs comes from another pid
+     * namespace. */
+    int cred_pid;
 
     /* The mechanism being probed or run, set by the roles, so that code
      * shared by several mechanisms can name the one it serves. */
@@ -82,6 +93,16 @@ static inline void gpuipc_env_at(gpuipc_env *env, unsigned step)
     env->step = (sig_atomic_t)step;
     if (action != GPUIPC_FAULT_NONE && env->act != NULL)
         env->act(env, action, step);
+}
+
+/* The peer's pid to use, given the one its HELLO names: that one in the
+ * forked mode, else the kernel's view, or 0 if the two differ (another pid
+ * namespace, where the HELLO pid means nothing here). */
+static inline int gpuipc_env_peer_pid(const gpuipc_env *env, uint32_t hello_pid)
+{
+    if (env->cred_pid == 0 || (env->cred_pid > 0 && (uint32_t)env->cred_pid == hello_pid))
+        return (int)hello_pid;
+    return 0;
 }
 
 #endif

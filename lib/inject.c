@@ -7,14 +7,15 @@
 
 #include "step.h"
 
-static const char *const actions[] = {"none", "exit", "kill", "hang"};
+static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
+    "none", "exit", "kill", "hang", "corrupt", "extra-fds", "close"};
 static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak",
                                         "chunk-order"};
 #define NSABOTAGES ((int)(sizeof(sabotages) / sizeof(sabotages[0])))
 
 const char *gpuipc_inject_action_name(int action)
 {
-    return (action > 0 && action <= GPUIPC_FAULT_HANG) ? actions[action] : "none";
+    return (action > 0 && action < GPUIPC_FAULT_ACTIONS) ? actions[action] : "none";
 }
 
 static int parse_role(const char *text, size_t len, int *role)
@@ -47,7 +48,7 @@ static int parse_fault(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || b == NULL || (size_t)(b - a - 1) >= sizeof(step))
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': expected "
-                              "<producer|consumer>:<step>:<exit|kill|hang>", spec);
+                              "<producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close>", spec);
     if (parse_role(spec, (size_t)(a - spec), &in->fault_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': role must be producer or "
                               "consumer", spec);
@@ -57,10 +58,10 @@ static int parse_fault(const char *spec, gpuipc_inject *in, gpuipc_err *err)
     if (in->fault_step < 0 || !(gpuipc_step_roles((unsigned)in->fault_step) & in->fault_role))
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': '%s' is not a step of the "
                               "%s", spec, step, gpuipc_role_name(in->fault_role));
-    action = index_of(actions, 4, b + 1);
+    action = index_of(actions, GPUIPC_FAULT_ACTIONS, b + 1);
     if (action < 0)
-        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': action must be exit, kill "
-                              "or hang", spec);
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': action must be exit, kill, "
+                              "hang, corrupt, extra-fds or close", spec);
     in->fault_action = action;
     return 0;
 }

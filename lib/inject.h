@@ -1,6 +1,7 @@
 /* inject.h: test-only hooks that make a role misbehave on purpose, read from
  * the environment and inert unless set:
- *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill or hang
+ *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill, hang, corrupt,
+ *                                          extra-fds or close
  *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write, leak or
  *                                          chunk-order
  * They exist so that tests can prove the survivor reports a dead or stuck
@@ -16,6 +17,10 @@ enum gpuipc_fault_action {
     GPUIPC_FAULT_EXIT, /* _exit(1) without cleanup */
     GPUIPC_FAULT_KILL, /* SIGKILL itself */
     GPUIPC_FAULT_HANG, /* sleep until killed */
+    GPUIPC_FAULT_CORRUPT,   /* send a corrupt frame (bad magic), then carry on */
+    GPUIPC_FAULT_EXTRA_FDS, /* send a HELLO with 2 FDs it may not carry, then carry on */
+    GPUIPC_FAULT_CLOSE,     /* shut the connection down (both ways), then carry on */
+    GPUIPC_FAULT_ACTIONS    /* the count, none included */
 };
 
 enum gpuipc_sabotage {
@@ -47,7 +52,7 @@ int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step);
 /* Returns 1 if sabotage what is armed for role, else 0. */
 int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what);
 
-/* Returns "exit", "kill" or "hang". */
+/* Returns "exit", "kill", "hang", "corrupt", "extra-fds" or "close". */
 const char *gpuipc_inject_action_name(int action);
 
 #endif

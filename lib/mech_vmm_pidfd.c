@@ -31,6 +31,10 @@ static int pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
         return rc;
     /* The producer only needs the system calls; the consumer needs the
      * right to take the producer's FDs. */
+    if (env->role == GPUIPC_ROLE_CONSUMER && env->peer_pid <= 0)
+        return gpuipc_err_set(why, -ENOTSUP, "the producer runs in another pid namespace "
+                              "(SO_PEERCRED and its HELLO name different pids), where "
+                              "pidfd_getfd cannot reach it");
     return gpuipc_pidfd_probe(env->role == GPUIPC_ROLE_CONSUMER ? env->peer_pid : getpid(), why);
 }
 

@@ -21,6 +21,11 @@ enum {
     OPT_JSON,
     OPT_PAIRS,
     OPT_DESTRUCTIVE,
+    OPT_SERVE,
+    OPT_CONNECT,
+    OPT_ALLOW_UID,
+    OPT_REPEAT,
+    OPT_FAULT_MATRIX,
 };
 
 static const struct option longopts[] = {
@@ -34,6 +39,11 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"pairs", required_argument, NULL, OPT_PAIRS},
     {"destructive", no_argument, NULL, OPT_DESTRUCTIVE},
+    {"serve", required_argument, NULL, OPT_SERVE},
+    {"connect", required_argument, NULL, OPT_CONNECT},
+    {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"fault-matrix", no_argument, NULL, OPT_FAULT_MATRIX},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -70,8 +80,83 @@ static int parse_chunks(const char *text, unsigned *chunks, gpuipc_err *err)
     return 0;
 }
 
+/* A decimal number from min to max, for option name. */
+static int parse_number(const char *name, const char *what, const char *text, long min,
+                        long max, long *v, gpuipc_err *err)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || *v < min || *v > max)
+        return gpuipc_err_set(err, -EINVAL, "%s: '%s' is not %s from %ld to %ld", name, text,
+                              what, min, max);
+    return 0;
+}
+
+/* A socket path for --serve or --connect: a file path, or @name for the
+ * abstract namespace, short enough for sun_path. */
+static int check_socket_path(const char *name, const char *path, gpuipc_err *err)
+{
+    size_t len = strlen(path);
+
+    if (len == 0 || (path[0] == '@' && len == 1))
+        return gpuipc_err_set(err, -EINVAL, "%s: the socket path is empty", name);
+    if (len > GPUIPC_SOCKET_PATH_MAX)
+        return gpuipc_err_set(err, -EINVAL, "%s: '%.40s...' is %zu bytes; a Unix socket path "
+                              "holds at most %d (use a shorter directory)", name, path, len,
+                              GPUIPC_SOCKET_PATH_MAX);
+    return 0;
+}
+
+/* The options that only the producer's side decides, which --connect refuses. */
+static int check_connect(const gpuipc_options *o, gpuipc_err *err)
+{
+    const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
+                    : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
+                    : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
+                    : o->device != 0 ? "--device" : NULL;
+
+    if (bad != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--connect: %s is the producer's choice; give it "
+                              "to gpuipc_test --serve instead", bad);
+    return 0;
+}
+
+/* Which options combine with which. */
+static int check_modes(const gpuipc_options *o, gpuipc_err *err)
+{
+    if (o->json && !o->list)
+        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report)");
+    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
+        return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
+                              "it does not combine with --only %s", o->only);
+    if (o->serve != NULL && o->connect != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--serve and --connect: one process takes one "
+                              "role; run the other in a second command");
+    if ((o->serve != NULL || o->connect != NULL) && (o->list || o->fault_matrix))
+        return gpuipc_err_set(err, -EINVAL, "%s: does not combine with %s",
+                              o->serve ? "--serve" : "--connect",
+                              o->list ? "--list" : "--fault-matrix");
+    if (o->serve != NULL && o->destructive)
+        return gpuipc_err_set(err, -EINVAL, "--serve: --destructive needs the forked mode, "
+                              "whose sacrificial consumer is forked before CUDA starts");
+    if (o->allow_uid >= 0 && o->serve == NULL && o->connect == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--allow-uid: only with --serve or --connect");
+    if (o->connect != NULL)
+        return check_connect(o, err);
+    if (o->fault_matrix && (o->list || o->repeat != 1 || o->destructive || o->pairs))
+        return gpuipc_err_set(err, -EINVAL, "--fault-matrix: does not combine with %s",
+                              o->list ? "--list" : o->repeat != 1 ? "--repeat"
+                              : o->destructive ? "--destructive" : "--pairs");
+    if (o->list && o->repeat != 1)
+        return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
+    return 0;
+}
+
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
+    long v;
     int quiet = 0, verbose = 0, c, rc;
 
     memset(o, 0, sizeof(*o));
@@ -79,6 +164,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     o->chunks = GPUIPC_DEFAULT_CHUNKS;
     o->timeout_ns = GPUIPC_DEFAULT_TIMEOUT_NS;
     o->level = GPUIPC_LOG_NORMAL;
+    o->allow_uid = -1;
+    o->repeat = 1;
     opterr = 0; /* this function words every error itself */
     optind = 0; /* start afresh, so that tests may parse many times */
     while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
@@ -88,6 +175,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
                 gpuipc_err_prefix(err, "--size");
                 return -EINVAL;
             }
+            o->size_set = 1;
             break;
         case OPT_DEVICE:
             if ((rc = parse_device(optarg, &o->device, err)) < 0)
@@ -96,6 +184,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         case OPT_CHUNKS:
             if ((rc = parse_chunks(optarg, &o->chunks, err)) < 0)
                 return rc;
+            o->chunks_set = 1;
             break;
         case OPT_ONLY:
             o->only = optarg;
@@ -108,6 +197,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
                 gpuipc_err_prefix(err, "--timeout");
                 return -EINVAL;
             }
+            o->timeout_set = 1;
             break;
         case OPT_LIST:
             o->list = 1;
@@ -120,6 +210,31 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_DESTRUCTIVE:
             o->destructive = 1;
+            break;
+        case OPT_SERVE:
+        case OPT_CONNECT:
+            if ((rc = check_socket_path(c == OPT_SERVE ? "--serve" : "--connect", optarg,
+                                        err)) < 0)
+                return rc;
+            if (c == OPT_SERVE)
+                o->serve = optarg;
+            else
+                o->connect = optarg;
+            break;
+        case OPT_ALLOW_UID:
+            if ((rc = parse_number("--allow-uid", "a user id", optarg, 0, 4294967294L, &v,
+                                   err)) < 0)
+                return rc;
+            o->allow_uid = v;
+            break;
+        case OPT_REPEAT:
+            if ((rc = parse_number("--repeat", "a round count", optarg, 1, GPUIPC_REPEAT_MAX,
+                                   &v, err)) < 0)
+                return rc;
+            o->repeat = (unsigned)v;
+            break;
+        case OPT_FAULT_MATRIX:
+            o->fault_matrix = 1;
             break;
         case 'q':
             quiet = 1;
@@ -143,11 +258,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     }
     if (optind < argc)
         return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
-    if (o->json && !o->list)
-        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report)");
-    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
-        return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
-                              "it does not combine with --only %s", o->only);
+    if ((rc = check_modes(o, err)) < 0)
+        return rc;
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
     if (quiet)

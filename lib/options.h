@@ -10,6 +10,8 @@
 #define GPUIPC_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
 #define GPUIPC_DEFAULT_CHUNKS 8
 #define GPUIPC_CHUNKS_MAX 65536 /* GPUIPC_WIRE_MAX_OFFER_FDS */
+#define GPUIPC_REPEAT_MAX 1000000
+#define GPUIPC_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
 
 typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
@@ -23,6 +25,14 @@ typedef struct gpuipc_options {
     int list;            /* --list */
     int json;            /* --json: --list as a JSON document */
     int destructive;     /* --destructive: run the destructive mechanisms too */
+    const char *serve;   /* --serve: the producer listens here ("@name": abstract) */
+    const char *connect; /* --connect: the consumer connects here */
+    long allow_uid;      /* --allow-uid: a second uid that may connect; -1: none */
+    unsigned repeat;     /* --repeat: rounds of the scenario set (default 1) */
+    int fault_matrix;    /* --fault-matrix: drive every fault step x action */
+    int size_set;        /* --size was given */
+    int chunks_set;      /* --chunks was given */
+    int timeout_set;     /* --timeout was given */
     int help;            /* --help */
     int version;         /* --version */
 } gpuipc_options;

@@ -47,6 +47,7 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     gpuipc_msg msg;
     int rc;
 
+    env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_HELLO);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_HELLO;
@@ -63,7 +64,7 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
                               msg.u.hello.pid);
-    *peer_pid = (int)msg.u.hello.pid;
+    *peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
     env->peer_pid = *peer_pid;
     return 0;
 }
@@ -75,6 +76,7 @@ int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *me
     gpuipc_msg msg;
     int rc;
 
+    env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_PROBE);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_PROBE;
@@ -96,6 +98,7 @@ int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *err)
 {
     gpuipc_msg msg;
 
+    env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_BYE);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_BYE;
@@ -177,18 +180,28 @@ static void take_baseline(scenario *s)
     }
 }
 
+/* Returns the number of FDs open now that were not at the baseline, and
+ * names them in e. */
+static size_t leaked_fds(scenario *s, gpuipc_err *e)
+{
+    gpuipc_fds now;
+    size_t n = 0;
+
+    if (s->have_fds_before && gpuipc_account_snapshot(&now, e) == 0) {
+        n = gpuipc_account_leaks(&s->fds_before, &now, e);
+        gpuipc_account_free(&now);
+    }
+    return n;
+}
+
 /* P8: anything still open or allocated now that was not before is a leak. */
 static void compare_baseline(scenario *s)
 {
-    gpuipc_fds now;
     gpuipc_err e;
     uint64_t free_now;
 
-    if (s->have_fds_before && gpuipc_account_snapshot(&now, &e) == 0) {
-        if (gpuipc_account_leaks(&s->fds_before, &now, &e) > 0)
-            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "producer: %s", e.msg);
-        gpuipc_account_free(&now);
-    }
+    if (leaked_fds(s, &e) > 0)
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "producer: %s", e.msg);
     if (s->have_free_before && s->env->gpu_free(s->env, &free_now, &e) == 0 &&
         free_now < s->free_before) {
         char a[32], b[32], d[32];
@@ -430,6 +443,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     gpuipc_wire_status(&s.theirs, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 
     /* P1 BEGIN, C2 READY */
+    env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_BEGIN);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_BEGIN;
@@ -529,5 +543,18 @@ lost:
     gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, mech->name, (unsigned)env->step,
                     GPUIPC_LOG_NO_TIME, "FAIL %s", s.err.msg);
     release_buf(&s);
+    /* The FDs are counted on this path too; GPU memory is not, since a
+     * consumer that is stuck rather than gone may still hold its import. */
+    {
+        gpuipc_err e;
+
+        if (leaked_fds(&s, &e) > 0) {
+            size_t used = strlen(s.err.msg);
+
+            gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, mech->name, GPUIPC_STEP_RELEASE,
+                            GPUIPC_LOG_NO_TIME, "FAIL producer: %s", e.msg);
+            snprintf(s.err.msg + used, sizeof(s.err.msg) - used, "; then producer: %s", e.msg);
+        }
+    }
     finish(&s, t0, s.err.msg);
 }

@@ -2,6 +2,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -448,14 +449,22 @@ int gpuipc_wire_decode(const uint8_t *buf, size_t len, unsigned nfds, uint32_t e
     hdr_fds = get_u16(&c);
     reserved = get_u16(&c);
     if (magic != GPUIPC_WIRE_MAGIC)
-        return gpuipc_err_set(err, -EPROTO, "bad magic 0x%08x (expected 0x%08x): not a "
-                              "gpuipc_test peer", magic, GPUIPC_WIRE_MAGIC);
+        return gpuipc_err_set(err, -EPROTO, "bad magic 0x%08x (expected 0x%08x): a "
+                              "corrupt message, or not a gpuipc_test peer", magic, GPUIPC_WIRE_MAGIC);
     if (version != GPUIPC_WIRE_VERSION)
         return gpuipc_err_set(err, -EPROTO, "protocol version %u, this side speaks %u (run "
                               "the same gpuipc_test build on both sides)",
                               version, GPUIPC_WIRE_VERSION);
     if (type < 1 || type > GPUIPC_MSG_TYPE_MAX)
         return gpuipc_err_set(err, -EPROTO, "unknown message type %u", type);
+    /* FDs first: a message with FDs it may not carry is named for them,
+     * whatever else is wrong with it. */
+    if (hdr_fds != nfds)
+        return gpuipc_err_set(err, -EPROTO, "%s: header says %u FDs, %u arrived",
+                              types[type].name, hdr_fds, nfds);
+    if (nfds > types[type].max_fds)
+        return gpuipc_err_set(err, -EPROTO, "%s: carries %u FDs, at most %u allowed",
+                              types[type].name, nfds, types[type].max_fds);
     if (accept != 0 && !(accept & GPUIPC_MSG_BIT(type))) {
         describe_accept(accept, want, sizeof(want));
         return gpuipc_err_set(err, -EPROTO, "got %s, expected %s", types[type].name, want);
@@ -472,12 +481,6 @@ int gpuipc_wire_decode(const uint8_t *buf, size_t len, unsigned nfds, uint32_t e
     if (plen != types[type].len)
         return gpuipc_err_set(err, -EPROTO, "%s: payload is %u bytes, expected %zu",
                               types[type].name, plen, types[type].len);
-    if (hdr_fds != nfds)
-        return gpuipc_err_set(err, -EPROTO, "%s: header says %u FDs, %u arrived",
-                              types[type].name, hdr_fds, nfds);
-    if (nfds > types[type].max_fds)
-        return gpuipc_err_set(err, -EPROTO, "%s: carries %u FDs, at most %u allowed",
-                              types[type].name, nfds, types[type].max_fds);
     msg->type = type;
     msg->seq = seq;
     msg->nfds = hdr_fds;
@@ -567,10 +570,24 @@ static int unusable(const gpuipc_wire *w, gpuipc_err *err)
     return gpuipc_err_set(err, -EPIPE, "connection unusable since: %s", w->broken);
 }
 
-int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
-                     unsigned step, gpuipc_err *err)
+volatile sig_atomic_t gpuipc_wire_stop;
+
+/* A wait that a stop signal ended. */
+static int stopped(gpuipc_wire *w, unsigned step, gpuipc_err *err)
 {
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+
+    gpuipc_err_set(err, -EINTR, "interrupted by SIG%s during %s", name ? name : "?",
+                   gpuipc_step_name(step));
+    return wire_fail(w, -EINTR, err);
+}
+
+/* Sends one encoded frame of len bytes with nfds FDs, waiting for buffer
+ * space until deadline_ns. what names it in messages. */
+static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int *fds,
+                      unsigned nfds, uint64_t deadline_ns, unsigned step, const char *what,
+                      gpuipc_err *err)
+{
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(GPUIPC_WIRE_MAX_FDS * sizeof(int))];
@@ -578,38 +595,29 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
     struct iovec iov;
     struct msghdr mh;
     struct pollfd pfd;
-    size_t len;
     ssize_t n;
 
-    if (w->broken[0])
-        return unusable(w, err);
-    if (msg->nfds > GPUIPC_WIRE_MAX_FDS)
-        return gpuipc_err_set(err, -EINVAL, "send %s: %u FDs exceed the %d a message carries",
-                              gpuipc_wire_type_name(msg->type), msg->nfds,
-                              GPUIPC_WIRE_MAX_FDS);
-    len = gpuipc_wire_encode(msg, w->sent + 1, buf, sizeof(buf));
-    if (len == 0)
-        return gpuipc_err_set(err, -EINVAL, "send: cannot encode message type %u", msg->type);
-
     memset(&mh, 0, sizeof(mh));
-    iov.iov_base = buf;
+    iov.iov_base = (void *)buf;
     iov.iov_len = len;
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    if (msg->nfds > 0) {
+    if (nfds > 0) {
         struct cmsghdr *cm;
 
         memset(&ctrl, 0, sizeof(ctrl));
         mh.msg_control = ctrl.buf;
-        mh.msg_controllen = CMSG_SPACE(msg->nfds * sizeof(int));
+        mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
         cm = CMSG_FIRSTHDR(&mh);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(msg->nfds * sizeof(int));
-        memcpy(CMSG_DATA(cm), fds, msg->nfds * sizeof(int));
+        cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
     }
 
     for (;;) {
+        if (gpuipc_wire_stop)
+            return stopped(w, step, err);
         n = sendmsg(w->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n >= 0)
             break;
@@ -622,8 +630,7 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
         if (errno != EAGAIN && errno != EWOULDBLOCK) {
             int e = errno;
 
-            gpuipc_err_set(err, -e, "sendmsg %s during %s: %s",
-                           gpuipc_wire_type_name(msg->type), gpuipc_step_name(step),
+            gpuipc_err_set(err, -e, "sendmsg %s during %s: %s", what, gpuipc_step_name(step),
                            strerror(e));
             return wire_fail(w, -e, err);
         }
@@ -641,13 +648,70 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
             return timed_out(w, step, "no room to send to", err);
     }
     if ((size_t)n != len) {
-        gpuipc_err_set(err, -EIO, "sendmsg %s during %s: sent %zd of %zu bytes",
-                       gpuipc_wire_type_name(msg->type), gpuipc_step_name(step), n, len);
+        gpuipc_err_set(err, -EIO, "sendmsg %s during %s: sent %zd of %zu bytes", what,
+                       gpuipc_step_name(step), n, len);
         return wire_fail(w, -EIO, err);
     }
     w->sent++;
-    msg->seq = w->sent;
     return 0;
+}
+
+int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
+                     unsigned step, gpuipc_err *err)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    size_t len;
+    int rc;
+
+    if (w->broken[0])
+        return unusable(w, err);
+    if (msg->nfds > GPUIPC_WIRE_MAX_FDS)
+        return gpuipc_err_set(err, -EINVAL, "send %s: %u FDs exceed the %d a message carries",
+                              gpuipc_wire_type_name(msg->type), msg->nfds,
+                              GPUIPC_WIRE_MAX_FDS);
+    len = gpuipc_wire_encode(msg, w->sent + 1, buf, sizeof(buf));
+    if (len == 0)
+        return gpuipc_err_set(err, -EINVAL, "send: cannot encode message type %u", msg->type);
+    rc = send_frame(w, buf, len, fds, msg->nfds, deadline_ns, step,
+                    gpuipc_wire_type_name(msg->type), err);
+    if (rc == 0)
+        msg->seq = w->sent;
+    return rc;
+}
+
+int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsigned step,
+                           gpuipc_err *err)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    int fds[2] = {-1, -1};
+    gpuipc_msg msg;
+    size_t len;
+    int rc;
+
+    if (w->broken[0])
+        return unusable(w, err);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_HELLO;
+    msg.u.hello.pid = (uint32_t)getpid();
+    msg.u.hello.role = 1;
+    if (kind == GPUIPC_WIRE_FAULT_EXTRA_FDS) {
+        fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fds[0] < 0 || fds[1] < 0) {
+            rc = gpuipc_err_set(err, -errno, "open /dev/null: %s", strerror(errno));
+            gpuipc_wire_close_fds(fds, 2);
+            return rc;
+        }
+        msg.nfds = 2;
+    }
+    len = gpuipc_wire_encode(&msg, w->sent + 1, buf, sizeof(buf));
+    if (kind == GPUIPC_WIRE_FAULT_CORRUPT)
+        buf[0] ^= 0xff; /* the magic */
+    rc = send_frame(w, buf, len, fds, msg.nfds, deadline_ns, step,
+                    kind == GPUIPC_WIRE_FAULT_CORRUPT ? "a corrupt frame" : "HELLO with 2 FDs",
+                    err);
+    gpuipc_wire_close_fds(fds, 2);
+    return rc;
 }
 
 /* Collects the FDs of every SCM_RIGHTS header into fds and reports the
@@ -719,12 +783,10 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
         struct cmsghdr align;
         char buf[CMSG_SPACE(GPUIPC_WIRE_MAX_FDS * sizeof(int))];
     } ctrl;
-    char foreign[64];
     char want[64];
     struct iovec iov;
     struct msghdr mh;
     struct pollfd pfd;
-    unsigned nfds;
     ssize_t n;
     int rc;
 
@@ -733,6 +795,8 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
         return unusable(w, err);
     describe_accept(accept, want, sizeof(want));
     for (;;) {
+        if (gpuipc_wire_stop)
+            return stopped(w, step, err);
         pfd.fd = w->fd;
         pfd.events = POLLIN;
         pfd.revents = 0;
@@ -778,16 +842,29 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
         break;
     }
 
-    nfds = collect_fds(&mh, fds, foreign, sizeof(foreign));
-    if (n == 0 && nfds == 0 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+    return gpuipc_wire_take(w, buf, (size_t)n, &mh, pfd.revents, accept, msg, fds, step,
+                            err);
+}
+
+int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr *mh,
+                     short revents, unsigned accept, gpuipc_msg *msg, int *fds, unsigned step,
+                     gpuipc_err *err)
+{
+    char foreign[64];
+    unsigned nfds;
+    int rc;
+
+    memset(msg, 0, sizeof(*msg));
+    nfds = collect_fds(mh, fds, foreign, sizeof(foreign));
+    if (n == 0 && nfds == 0 && (revents & (POLLHUP | POLLRDHUP | POLLERR)))
         return peer_gone(w, step, "closed the connection (EOF)", err);
-    if ((mh.msg_flags & MSG_CTRUNC) && !(mh.msg_flags & MSG_TRUNC) && foreign[0] == '\0' &&
+    if ((mh->msg_flags & MSG_CTRUNC) && !(mh->msg_flags & MSG_TRUNC) && foreign[0] == '\0' &&
         n >= GPUIPC_WIRE_HEADER_LEN) {
         /* A sound message whose FDs did not all fit in this process: the
          * wire stays usable, so that the caller can report it and carry on. */
         unsigned announced = (unsigned)(buf[16] | (buf[17] << 8));
 
-        rc = gpuipc_wire_decode(buf, (size_t)n, announced, w->received + 1, accept, msg, err);
+        rc = gpuipc_wire_decode(buf, n, announced, w->received + 1, accept, msg, err);
         if (rc == 0 && nfds < announced) {
             unsigned i;
 
@@ -805,10 +882,10 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
         else
             gpuipc_err_prefix(err, "bad message from the %s during %s (its FDs were "
                               "truncated too)", w->peer, gpuipc_step_name(step));
-    } else if (mh.msg_flags & MSG_CTRUNC)
+    } else if (mh->msg_flags & MSG_CTRUNC)
         rc = gpuipc_err_set(err, -EPROTO, "recvmsg during %s: control data truncated "
                             "(MSG_CTRUNC) on a malformed message", gpuipc_step_name(step));
-    else if (mh.msg_flags & MSG_TRUNC)
+    else if (mh->msg_flags & MSG_TRUNC)
         rc = gpuipc_err_set(err, -EPROTO, "recvmsg during %s: message truncated (MSG_TRUNC): "
                             "larger than %d bytes", gpuipc_step_name(step),
                             GPUIPC_WIRE_MAX_MSG);
@@ -817,7 +894,7 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
                             "(only SOL_SOCKET/SCM_RIGHTS is accepted)",
                             gpuipc_step_name(step), foreign);
     else {
-        rc = gpuipc_wire_decode(buf, (size_t)n, nfds, w->received + 1, accept, msg, err);
+        rc = gpuipc_wire_decode(buf, n, nfds, w->received + 1, accept, msg, err);
         if (rc < 0)
             gpuipc_err_prefix(err, "bad message from the %s during %s", w->peer,
                               gpuipc_step_name(step));

@@ -9,6 +9,7 @@
 #ifndef GPUIPC_WIRE_H
 #define GPUIPC_WIRE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -203,6 +204,33 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
  * the limit let through. */
 int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
                      uint64_t deadline_ns, unsigned step, gpuipc_err *err);
+
+/* The second half of gpuipc_wire_recv, for the fuzzer and the tests: takes
+ * the n bytes in buf that recvmsg() returned in mh (its control data and
+ * msg_flags), with the poll revents that preceded it, and validates them as
+ * gpuipc_wire_recv does. The FDs in mh's SCM_RIGHTS headers belong to the
+ * call: on success they are in fds, on failure closed. */
+struct msghdr;
+int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr *mh,
+                     short revents, unsigned accept, gpuipc_msg *msg, int *fds, unsigned step,
+                     gpuipc_err *err);
+
+/* A signal handler sets this to its signal's number (SIGINT, SIGTERM) to stop
+ * the session: every wait of every wire then ends at once with -EINTR and
+ * "interrupted by SIGINT during <step>", and the wire becomes unusable. */
+extern volatile sig_atomic_t gpuipc_wire_stop;
+
+/* Test-only faults (GPUIPC_FAULT): what gpuipc_wire_send_fault sends. */
+enum gpuipc_wire_fault {
+    GPUIPC_WIRE_FAULT_CORRUPT = 1, /* a HELLO frame with its magic bits flipped */
+    GPUIPC_WIRE_FAULT_EXTRA_FDS,   /* a HELLO carrying 2 FDs (of /dev/null), which
+                                    * HELLO may not carry */
+};
+
+/* Sends the fault frame kind as the next message, so that the peer must
+ * reject it. Returns 0 or a negative errno, like gpuipc_wire_send. */
+int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsigned step,
+                           gpuipc_err *err);
 
 /* Closes n FDs of fds, ignoring -1 entries. */
 void gpuipc_wire_close_fds(int *fds, unsigned n);

@@ -1,5 +1,6 @@
 /* test_inject.c: the test-only hooks parse strictly and fire only where armed. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../lib/inject.h"
@@ -45,11 +46,11 @@ END_TEST
 static const struct {
     const char *fault, *sabotage, *reason;
 } bad[] = {
-    {"consumer:import", NULL, "expected <producer|consumer>:<step>:<exit|kill|hang>"},
+    {"consumer:import", NULL, "expected <producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close>"},
     {"server:import:kill", NULL, "role must be producer or consumer"},
     {"consumer:alloc:kill", NULL, "'alloc' is not a step of the consumer"},
     {"producer:nowhere:exit", NULL, "'nowhere' is not a step of the producer"},
-    {"producer:alloc:explode", NULL, "action must be exit, kill or hang"},
+    {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds or close"},
     {NULL, "consumer", "expected <producer|consumer>:<wrong-seed|skip-write|leak|chunk-order>"},
     {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak or chunk-order after the role"},
 };
@@ -61,6 +62,23 @@ START_TEST(test_inject_rejects_bad_specifications)
 
     ck_assert_int_eq(gpuipc_inject_parse(bad[_i].fault, bad[_i].sabotage, &in, &e), -EINVAL);
     ck_assert_msg(strstr(e.msg, bad[_i].reason) != NULL, "reason: %s", e.msg);
+}
+END_TEST
+
+/* Every action parses to itself and is named back the same way. */
+START_TEST(test_inject_every_action_parses)
+{
+    static const char *const names[] = {"exit", "kill", "hang", "corrupt", "extra-fds", "close"};
+    char spec[64];
+    gpuipc_inject in;
+    gpuipc_err e;
+
+    snprintf(spec, sizeof(spec), "producer:offer:%s", names[_i]);
+    ck_assert_int_eq(gpuipc_inject_parse(spec, NULL, &in, &e), 0);
+    ck_assert_int_eq(gpuipc_inject_fault(&in, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_OFFER), _i + 1);
+    ck_assert_str_eq(gpuipc_inject_action_name(_i + 1), names[_i]);
+    ck_assert_int_eq(gpuipc_inject_fault(&in, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_OFFER),
+                     GPUIPC_FAULT_NONE);
 }
 END_TEST
 
@@ -84,6 +102,7 @@ Suite *inject_suite(void)
     tcase_add_loop_test(tc, test_inject_rejects_bad_specifications, 0,
                         (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_inject_step_names_round_trip);
+    tcase_add_loop_test(tc, test_inject_every_action_parses, 0, GPUIPC_FAULT_ACTIONS - 1);
     suite_add_tcase(s, tc);
     return s;
 }
