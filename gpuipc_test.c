@@ -303,8 +303,11 @@ static void act_fault(gpuipc_env *env, int action, unsigned step)
         raise(SIGKILL);
         break;
     case GPUIPC_FAULT_HANG:
-        for (;;)
+        /* Stuck until killed, or until a stop signal (Ctrl-C) ends every
+         * wait, this one too. */
+        while (gpuipc_wire_stop == 0)
             pause();
+        break;
     case GPUIPC_FAULT_CORRUPT:
     case GPUIPC_FAULT_EXTRA_FDS:
         /* The failure of the send, if any, shows at this role's next step. */
@@ -545,6 +548,10 @@ START_TEST(test_scenario_both_ways)
     gpuipc_result *res = &g_run->results[_i];
     gpuipc_err err;
 
+    /* srunner_run_all() installs SIGINT and SIGTERM handlers of its own,
+     * which SIGKILL the process group (meant for its forked tests): this
+     * process's handlers must be the ones that answer while a scenario runs. */
+    catch_stop_signals();
     if (scenario_devices(g_run, (size_t)_i, &err) < 0) {
         res->status = GPUIPC_FAIL;
         snprintf(res->reason, sizeof(res->reason), "%s", err.msg);

@@ -383,6 +383,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
             fail(&s, GPUIPC_STEP_RELEASE, e.msg);
         gpuipc_account_free(&after);
     }
+    gpuipc_inject_leak_fd(&env->inject, env->role);
     if (send_status(&s, GPUIPC_MSG_END_ACK, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
         goto lost;
     if (have_before)

@@ -2,6 +2,7 @@
 #include "inject.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +11,7 @@
 static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
     "none", "exit", "kill", "hang", "corrupt", "extra-fds", "close"};
 static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak",
-                                        "chunk-order"};
+                                        "chunk-order", "leak-fd"};
 #define NSABOTAGES ((int)(sizeof(sabotages) / sizeof(sabotages[0])))
 
 const char *gpuipc_inject_action_name(int action)
@@ -73,11 +74,11 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || parse_role(spec, (size_t)(a - spec), &in->sabotage_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected "
-                              "<producer|consumer>:<wrong-seed|skip-write|leak|chunk-order>", spec);
+                              "<producer|consumer>:<wrong-seed|skip-write|leak|chunk-order|leak-fd>", spec);
     what = index_of(sabotages, NSABOTAGES, a + 1);
     if (what < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed, "
-                              "skip-write, leak or chunk-order after the role", spec);
+                              "skip-write, leak, chunk-order or leak-fd after the role", spec);
     in->sabotage = what;
     return 0;
 }
@@ -107,4 +108,10 @@ int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step)
 int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what)
 {
     return in->sabotage == what && in->sabotage_role == role;
+}
+
+void gpuipc_inject_leak_fd(const gpuipc_inject *in, int role)
+{
+    if (gpuipc_inject_sabotage(in, role, GPUIPC_SABOTAGE_LEAK_FD))
+        (void)open("/dev/null", O_RDONLY | O_CLOEXEC); /* kept on purpose */
 }

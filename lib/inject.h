@@ -2,8 +2,8 @@
  * the environment and inert unless set:
  *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill, hang, corrupt,
  *                                          extra-fds or close
- *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write, leak or
- *                                          chunk-order
+ *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write, leak,
+ *                                          chunk-order or leak-fd
  * They exist so that tests can prove the survivor reports a dead or stuck
  * peer, that verification fails when the bytes are wrong, and that the
  * accounting fails a scenario that leaks. */
@@ -31,6 +31,9 @@ enum gpuipc_sabotage {
     GPUIPC_SABOTAGE_CHUNK_ORDER, /* chunked memory: swap the first two chunks (the
                                   * producer sends their FDs swapped, the consumer
                                   * maps them swapped) */
+    GPUIPC_SABOTAGE_LEAK_FD,     /* open an FD after the scenario's own count and
+                                  * keep it: what the soak's drift check and the
+                                  * check at exit must find */
 };
 
 typedef struct gpuipc_inject {
@@ -51,6 +54,9 @@ int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step);
 
 /* Returns 1 if sabotage what is armed for role, else 0. */
 int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what);
+
+/* Opens /dev/null and keeps it if leak-fd is armed for role. */
+void gpuipc_inject_leak_fd(const gpuipc_inject *in, int role);
 
 /* Returns "exit", "kill", "hang", "corrupt", "extra-fds" or "close". */
 const char *gpuipc_inject_action_name(int action);

@@ -42,6 +42,11 @@ static pid_t start(const char *prog, const char *role, const char *sock,
     setpgid(0, pgid);
     dup2(out_fd, 1);
     dup2(out_fd, 2);
+    /* The caller's own Check selection and reports are not the pair's. */
+    unsetenv("CK_RUN_SUITE");
+    unsetenv("CK_RUN_CASE");
+    unsetenv("CK_TAP_LOG_FILE_NAME");
+    unsetenv("CK_XML_LOG_FILE_NAME");
     for (i = 0; env != NULL && env[i] != NULL; i++)
         putenv((char *)env[i]);
     execv(prog, (char *const *)argv);

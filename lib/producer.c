@@ -532,6 +532,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     /* P7 release, now that the consumer has let go; P8 accounting */
     release_buf(&s);
     compare_baseline(&s);
+    gpuipc_inject_leak_fd(&env->inject, env->role);
     finish(&s, t0, NULL);
     return;
 

@@ -115,6 +115,9 @@ int th_spawn(th_run *r, const char *const *args, const char *const *env, double 
         setpgid(0, 0);
         dup2(pipefd[1], 1);
         dup2(pipefd[1], 2);
+        /* The test runner's own Check selection is not the program's. */
+        unsetenv("CK_RUN_SUITE");
+        unsetenv("CK_RUN_CASE");
         for (i = 0; env != NULL && env[i] != NULL; i++)
             putenv((char *)env[i]);
         execv(argv[0], (char *const *)argv);

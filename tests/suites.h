@@ -17,5 +17,7 @@ Suite *pidfd_suite(void);
 Suite *imex_suite(void);
 Suite *chunks_suite(void);
 Suite *json_suite(void);
+Suite *faults_suite(void);
+Suite *twoterm_suite(void);
 
 #endif

@@ -51,8 +51,8 @@ static const struct {
     {"consumer:alloc:kill", NULL, "'alloc' is not a step of the consumer"},
     {"producer:nowhere:exit", NULL, "'nowhere' is not a step of the producer"},
     {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds or close"},
-    {NULL, "consumer", "expected <producer|consumer>:<wrong-seed|skip-write|leak|chunk-order>"},
-    {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak or chunk-order after the role"},
+    {NULL, "consumer", "expected <producer|consumer>:<wrong-seed|skip-write|leak|chunk-order|leak-fd>"},
+    {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order or leak-fd after the role"},
 };
 
 START_TEST(test_inject_rejects_bad_specifications)
