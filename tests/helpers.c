@@ -407,3 +407,14 @@ int th_json_valid(const char *text, char *why, size_t len)
         return jp_fail(&j, "text after the value");
     return 1;
 }
+
+void th_add_unless_valgrind(TCase *tc, const TTest *test, const char *why)
+{
+    const char *v = getenv("GPUIPC_VALGRIND");
+
+    if (v == NULL || v[0] == '\0') {
+        tcase_add_test(tc, test);
+        return;
+    }
+    fprintf(stderr, "NOT RUN under valgrind: %s: %s\n", test->name, why);
+}

@@ -3,6 +3,7 @@
 #ifndef GPUIPC_TESTS_HELPERS_H
 #define GPUIPC_TESTS_HELPERS_H
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -50,5 +51,11 @@ int th_line_has(const char *text, const char *a, const char *b);
 /* Checks that text is exactly one JSON value (RFC 8259), whitespace aside.
  * Returns 1, or 0 with the offset and what was wrong in why. */
 int th_json_valid(const char *text, char *why, size_t len);
+
+/* Adds test to tc unless the suites run under valgrind (make valgrind sets
+ * GPUIPC_VALGRIND), which cannot run it, for the reason why: it is then left
+ * out, not passed, and a line on stderr names it. make check and make asan
+ * run it. */
+void th_add_unless_valgrind(TCase *tc, const TTest *test, const char *why);
 
 #endif

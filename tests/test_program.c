@@ -449,8 +449,10 @@ Suite *program_suite(void)
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
     tcase_add_test(basics, test_program_chunks_travel_in_batches);
     tcase_add_loop_test(basics, test_program_chunk_order_is_caught, 0, 2);
-    tcase_add_test(basics, test_program_low_fd_limit_fails_cleanly_with_ctrunc);
-    tcase_add_test(basics, test_program_low_hard_fd_limit_fails_cleanly);
+    th_add_unless_valgrind(basics, test_program_low_fd_limit_fails_cleanly_with_ctrunc,
+                           "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
+    th_add_unless_valgrind(basics, test_program_low_hard_fd_limit_fails_cleanly,
+                           "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
     tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, 2 * N_STEPS);
     tcase_add_test(faults, test_program_producer_times_out_on_a_hung_consumer);
     tcase_add_test(faults, test_program_consumer_times_out_on_a_hung_producer);

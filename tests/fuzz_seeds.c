@@ -1,0 +1,130 @@
+/* fuzz_seeds.c: writes the fuzzer's seed corpus, one valid message of each
+ * type (with the FDs its header announces) in fuzz_wire.c's input format,
+ * into the directory named by argv[1]. Run by make fuzz-seeds; the files it
+ * writes are kept in tests/corpus/wire. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/step.h"
+#include "../lib/wire.h"
+
+static int write_seed(const char *dir, const char *name, const gpuipc_msg *msg, unsigned flags)
+{
+    uint8_t buf[5 + GPUIPC_WIRE_MAX_MSG];
+    char path[512];
+    size_t n = gpuipc_wire_encode(msg, 1, buf + 5, sizeof(buf) - 5);
+    FILE *f;
+
+    if (n == 0)
+        return -1;
+    buf[0] = (uint8_t)flags;
+    buf[1] = (uint8_t)msg->nfds;
+    buf[2] = buf[3] = 0; /* any type */
+    buf[4] = GPUIPC_STEP_OFFER;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(buf, 1, n + 5, f) != n + 5) {
+        perror(path);
+        if (f != NULL)
+            fclose(f);
+        return -1;
+    }
+    return fclose(f);
+}
+
+static void status(gpuipc_status *st, int code, const char *reason)
+{
+    gpuipc_wire_status(st, code, code == 0 ? GPUIPC_STEP_NONE : GPUIPC_STEP_IMPORT, reason);
+}
+
+int main(int argc, char **argv)
+{
+    gpuipc_msg m;
+    int rc = 0;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_seeds DIR\n");
+        return 2;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_HELLO;
+    m.u.hello.pid = 4242;
+    m.u.hello.role = GPUIPC_ROLE_PRODUCER;
+    m.u.hello.flags = GPUIPC_HELLO_NEEDS_CUDA;
+    rc |= write_seed(argv[1], "hello", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_BEGIN;
+    snprintf(m.u.begin.mech, sizeof(m.u.begin.mech), "vmm-chunks");
+    m.u.begin.index = 3;
+    m.u.begin.size = 64ull << 20;
+    memset(m.u.begin.uuid, 0xab, sizeof(m.u.begin.uuid));
+    rc |= write_seed(argv[1], "begin", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_PROBE;
+    snprintf(m.u.probe.mech, sizeof(m.u.probe.mech), "memfd");
+    rc |= write_seed(argv[1], "probe", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_READY;
+    status(&m.u.ready, 0, NULL);
+    rc |= write_seed(argv[1], "ready", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_PROBE_ACK;
+    status(&m.u.probe_ack, 77, "unsupported by this driver");
+    rc |= write_seed(argv[1], "probe_ack_skip", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_OFFER;
+    status(&m.u.offer.st, 0, NULL);
+    m.u.offer.size = 4ull << 20;
+    m.u.offer.granularity = 2ull << 20;
+    m.u.offer.seed = 0x1234567890abcdefull;
+    m.u.offer.blob_len = 16;
+    memset(m.u.offer.blob, 7, 16);
+    m.u.offer.fds_total = 300;
+    m.nfds = 253;
+    rc |= write_seed(argv[1], "offer_253_of_300", &m, 0);
+    m.u.offer.fds_total = 1;
+    m.nfds = 1;
+    rc |= write_seed(argv[1], "offer_1", &m, 0);
+    rc |= write_seed(argv[1], "offer_1_ctrunc", &m, 1);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_FDS;
+    status(&m.u.fds.st, 0, NULL);
+    m.u.fds.first = 253;
+    m.nfds = 47;
+    rc |= write_seed(argv[1], "fds_47", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_REPORT;
+    status(&m.u.report.st, 1, "verify: 3 mismatches");
+    m.u.report.check.words = 100;
+    m.u.report.check.mismatches = 3;
+    m.u.report.check.first_bad = 5;
+    m.u.report.check.expected = 1;
+    m.u.report.check.got = 2;
+    m.u.report.seed = 99;
+    m.u.report.flags = GPUIPC_REPORT_WROTE;
+    rc |= write_seed(argv[1], "report_fail", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_END;
+    status(&m.u.end.st, 0, NULL);
+    m.u.end.check.words = 8388608;
+    rc |= write_seed(argv[1], "end", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_END_ACK;
+    status(&m.u.end_ack, 0, NULL);
+    rc |= write_seed(argv[1], "end_ack", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_BYE;
+    rc |= write_seed(argv[1], "bye", &m, 0);
+    rc |= write_seed(argv[1], "bye_hup_creds", &m, 4 | 8);
+    return rc == 0 ? 0 : 1;
+}
