@@ -135,7 +135,8 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 asan:
 	$(MAKE) BUILD=build-asan PROG=build-asan/gpuipc_test CFLAGS="-O1 -g" \
-		SAN_CFLAGS="$(ASAN_FLAGS)" SAN_LDFLAGS="-fsanitize=address,undefined" \
+		SAN_CFLAGS="$(ASAN_FLAGS)" \
+		SAN_LDFLAGS="-fsanitize=address,undefined -static-libasan -static-libubsan" \
 		build-asan/gpuipc_test build-asan/tests/check_nogpu
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
 		UBSAN_OPTIONS=print_stacktrace=1 \
