@@ -451,3 +451,15 @@ void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t g
     snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d %s",
              gpuipc_units_format_size(size, human, sizeof(human)), gpu->ordinal, how);
 }
+
+void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err)
+{
+    uint64_t free_b = 0, total = 0;
+    char a[32], b[32];
+
+    if (rc != CUDA_ERROR_OUT_OF_MEMORY || gpu == NULL ||
+        gpuipc_gpu_mem_info(gpu, &free_b, &total, NULL) != CUDA_SUCCESS)
+        return;
+    gpuipc_err_prefix(err, "%s requested, %s free", gpuipc_units_format_size(requested, a, sizeof(a)),
+                      gpuipc_units_format_size(free_b, b, sizeof(b)));
+}

@@ -90,4 +90,9 @@ void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t 
 void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
                     void *priv, const char *how, gpuipc_buf *buf);
 
+/* After a call that failed with rc while allocating requested bytes on gpu:
+ * if rc is CUDA_ERROR_OUT_OF_MEMORY, prefixes err with the requested and the
+ * free sizes ("78.30 GiB requested, 78.15 GiB free: "). */
+void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err);
+
 #endif

@@ -94,6 +94,7 @@ static int legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
     gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuMemAlloc", buf);
     return 0;
 out:
+    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
     free(priv);
     return gpuipc_cudrv_errno(rc);
 }

@@ -96,6 +96,7 @@ out_free:
     gpuipc_cu.cuMemFreeAsync(priv->ptr, NULL);
     gpuipc_cu.cuStreamSynchronize(NULL);
 out_destroy:
+    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
     gpuipc_cu.cuMemPoolDestroy(priv->pool);
 out:
     free(priv);
@@ -163,6 +164,7 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     return 0;
 
 out_destroy:
+    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
     gpuipc_cu.cuMemPoolDestroy(priv->pool);
 out:
     free(priv);

@@ -169,14 +169,8 @@ int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t
     t = gpuipc_clock_ns();
     rc = gpuipc_cu.cuMemCreate(&v->handle, v->size, prop, 0);
     if (rc != CUDA_SUCCESS) {
-        uint64_t free_b = 0, total = 0;
-
         gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
-        if (rc == CUDA_ERROR_OUT_OF_MEMORY &&
-            gpuipc_gpu_mem_info(env->gpu, &free_b, &total, NULL) == CUDA_SUCCESS)
-            gpuipc_err_prefix(err, "%s requested, %s free",
-                              gpuipc_units_format_size(v->size, human, sizeof(human)),
-                              gpuipc_units_format_size(free_b, ghuman, sizeof(ghuman)));
+        gpuipc_gpu_note_oom(env->gpu, rc, v->size, err);
         goto out_free;
     }
     trace(env, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
