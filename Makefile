@@ -14,11 +14,13 @@ $(error cuda.h not found at $(CUDA_H): install the CUDA toolkit, or set CUDA_HOM
 endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+# CFLAGS may be given on the command line (make asan does); override keeps
+# what every build needs, the sanitizer flags included, in that case too.
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 $(WARN) -MMD -MP $(SAN_CFLAGS)
-LDFLAGS += $(SAN_LDFLAGS)
+override CFLAGS += -std=c11 $(WARN) -MMD -MP $(SAN_CFLAGS)
+override LDFLAGS += $(SAN_LDFLAGS)
 ifeq ($(WERROR),1)
-CFLAGS += -Werror
+override CFLAGS += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -I$(CUDA_HOME)/include
 
