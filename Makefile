@@ -35,7 +35,7 @@ LDLIBS += -ldl
 
 # The library: what needs no GPU, and what does (which only the program links).
 LIB_HOST := err clock units step wire pattern mech mech_memfd mech_memfd_chunks chunks log \
-	inject account options proc report producer consumer pidfd imex json endpoint pair matrix
+	inject account options proc report producer consumer pidfd imex json endpoint pair matrix stats
 LIB_GPU := cudrv kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_chunks mech_vmm_offset \
 	mech_vmm_compressible mech_vmm_host_numa mech_vmm_alias mech_vmm_readonly \
 	mech_vmm_readonly_fault mech_legacy_ipc mech_mempool_ipc mech_fabric

@@ -19,5 +19,6 @@ Suite *chunks_suite(void);
 Suite *json_suite(void);
 Suite *faults_suite(void);
 Suite *twoterm_suite(void);
+Suite *stats_suite(void);
 
 #endif
