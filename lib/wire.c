@@ -693,7 +693,7 @@ int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsig
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_HELLO;
     msg.u.hello.pid = (uint32_t)getpid();
-    msg.u.hello.role = 1;
+    msg.u.hello.role = GPUIPC_ROLE_PRODUCER; /* either: the frame is refused for its FDs or magic */
     if (kind == GPUIPC_WIRE_FAULT_EXTRA_FDS) {
         fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
         fds[1] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -705,6 +705,10 @@ int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsig
         msg.nfds = 2;
     }
     len = gpuipc_wire_encode(&msg, w->sent + 1, buf, sizeof(buf));
+    if (len == 0) {
+        gpuipc_wire_close_fds(fds, 2);
+        return gpuipc_err_set(err, -EINVAL, "send: cannot encode the fault frame");
+    }
     if (kind == GPUIPC_WIRE_FAULT_CORRUPT)
         buf[0] ^= 0xff; /* the magic */
     rc = send_frame(w, buf, len, fds, msg.nfds, deadline_ns, step,
