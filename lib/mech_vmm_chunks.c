@@ -39,7 +39,42 @@ typedef struct vchunks {
     unsigned char *mapped;            /* slot i of the range is mapped */
     int swap;                         /* the chunk-order sabotage is armed here */
     int home;                         /* ordinal of the device that holds the memory */
+    struct {
+        uint64_t ns;
+        unsigned calls;
+    } spent[5];                       /* time in each driver call, for -v: what a chunk costs */
 } vchunks;
+
+/* The driver calls whose time vmm-chunks adds up, per chunk. */
+enum { T_CREATE, T_MAP, T_ACCESS, T_EXPORT, T_IMPORT };
+static const char *const call_names[] = {"cuMemCreate", "cuMemMap", "cuMemSetAccess",
+                                          "cuMemExportToShareableHandle",
+                                          "cuMemImportFromShareableHandle"};
+
+static void spent(vchunks *c, int call, uint64_t t0)
+{
+    c->spent[call].ns += gpuipc_clock_ns() - t0;
+    c->spent[call].calls++;
+}
+
+/* -v: one line with the calls made so far in step and their mean cost. */
+static void log_spent(gpuipc_env *env, vchunks *c, unsigned step, const int *calls, int n)
+{
+    char text[512];
+    size_t used = 0;
+    int i;
+
+    text[0] = '\0';
+    for (i = 0; i < n && used < sizeof(text); i++) {
+        unsigned k = c->spent[calls[i]].calls;
+
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %u x %.1f us",
+                                 i ? ", " : "", call_names[calls[i]], k,
+                                 k ? (double)c->spent[calls[i]].ns / k / 1e3 : 0.0);
+    }
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-chunks", step, GPUIPC_LOG_NO_TIME,
+                    "driver time per call: %s", text);
+}
 
 /* Unmaps, frees and releases everything, continuing past failures. */
 static CUresult release_all(vchunks *c, gpuipc_err *err)
@@ -108,8 +143,11 @@ static CUresult map_slot(vchunks *c, unsigned slot, CUmemGenericAllocationHandle
         gpuipc_err_set(err, -EPROTO, "slot %u is mapped already", slot);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    uint64_t t = gpuipc_clock_ns();
+
     GPUIPC_CU_GOTO(rc, err, out, cuMemMap, c->base + (CUdeviceptr)slot * c->plan.chunk,
                    c->plan.chunk, 0, h, 0);
+    spent(c, T_MAP, t);
     c->mapped[slot] = 1;
 out:
     return rc;
@@ -119,6 +157,7 @@ out:
 static CUresult grant(vchunks *c, unsigned first, unsigned n, gpuipc_err *err)
 {
     CUmemAccessDesc access;
+    uint64_t t = gpuipc_clock_ns();
     CUresult rc;
 
     memset(&access, 0, sizeof(access));
@@ -127,6 +166,7 @@ static CUresult grant(vchunks *c, unsigned first, unsigned n, gpuipc_err *err)
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     GPUIPC_CU_GOTO(rc, err, out, cuMemSetAccess, c->base + (CUdeviceptr)first * c->plan.chunk,
                    (size_t)n * c->plan.chunk, &access, 1);
+    spent(c, T_ACCESS, t);
 out:
     return rc;
 }
@@ -182,7 +222,10 @@ static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
     if ((c = reserve(env, &plan, gran, err)) == NULL)
         return -EIO;
     for (i = 0; i < plan.count; i++) {
+        uint64_t tc = gpuipc_clock_ns();
+
         rc = gpuipc_cu.cuMemCreate(&c->h[i], plan.chunk, &prop, 0);
+        spent(c, T_CREATE, tc);
         if (rc != CUDA_SUCCESS) {
             gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
             break;
@@ -200,6 +243,11 @@ static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
     }
     /* This side maps its chunks in order; the sabotage swaps them on export. */
     describe(c, buf, "allocated", gpuipc_clock_ns() - t);
+    {
+        static const int calls[] = {T_CREATE, T_MAP, T_ACCESS};
+
+        log_spent(env, c, GPUIPC_STEP_ALLOC, calls, 3);
+    }
     return 0;
 }
 
@@ -221,13 +269,21 @@ static int export_batch(gpuipc_env *env, vchunks *c, unsigned first, unsigned n,
     for (k = 0; k < n; k++) {
         unsigned chunk = gpuipc_chunks_slot(first + k, c->plan.count, c->swap);
 
+        uint64_t t = gpuipc_clock_ns();
+
         fds[k] = gpuipc_vmm_export_handle(env, c->h[chunk], err);
+        spent(c, T_EXPORT, t);
         if (fds[k] < 0) {
             rc = fds[k];
             gpuipc_err_prefix(err, "chunk %u", chunk);
             gpuipc_wire_close_fds(fds, k);
             return rc;
         }
+    }
+    if (first + n == c->plan.count) {
+        static const int calls[] = {T_EXPORT};
+
+        log_spent(env, c, GPUIPC_STEP_EXPORT, calls, 1);
     }
     return 0;
 }
@@ -288,15 +344,17 @@ static int chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, 
     CUresult rc;
     unsigned k;
 
-    (void)env;
     if (first > c->plan.count || nfds == 0 || nfds > c->plan.count - first)
         return gpuipc_err_set(err, -EPROTO, "FDs %u to %u: the offer has %u chunks", first,
                               first + nfds - 1, c->plan.count);
     for (k = 0; k < nfds; k++) {
         unsigned i = first + k;
 
+        uint64_t ti = gpuipc_clock_ns();
+
         rc = gpuipc_cu.cuMemImportFromShareableHandle(&c->h[i], (void *)(uintptr_t)fds[k],
                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+        spent(c, T_IMPORT, ti);
         if (rc != CUDA_SUCCESS) {
             gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc, __FILE__, __LINE__);
             goto fail;
@@ -317,6 +375,11 @@ static int chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, 
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-chunks", GPUIPC_STEP_IMPORT,
                     gpuipc_clock_ns() - t, "chunks %u to %u: import, map, access", first,
                     first + nfds - 1);
+    if (first + nfds == c->plan.count) {
+        static const int calls[] = {T_IMPORT, T_MAP, T_ACCESS};
+
+        log_spent(env, c, GPUIPC_STEP_IMPORT, calls, 3);
+    }
     return 0;
 fail:
     gpuipc_err_prefix(err, "chunk %u", first + k);
