@@ -94,6 +94,18 @@ void gpuipc_account_free(gpuipc_fds *s)
     s->n = 0;
 }
 
+size_t gpuipc_account_leaks_now(const gpuipc_fds *before, gpuipc_err *err)
+{
+    gpuipc_fds now;
+    size_t n;
+
+    if (gpuipc_account_snapshot(&now, err) < 0)
+        return 0;
+    n = gpuipc_account_leaks(before, &now, err);
+    gpuipc_account_free(&now);
+    return n;
+}
+
 unsigned gpuipc_account_free_below(uint64_t limit, unsigned want)
 {
     unsigned n = 0;

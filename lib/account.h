@@ -23,6 +23,11 @@ int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err);
  * e.g. "2 FDs leaked: fd 7 (/dev/nvidia0), fd 9 (/memfd:x (deleted))". */
 size_t gpuipc_account_leaks(const gpuipc_fds *before, const gpuipc_fds *now, gpuipc_err *err);
 
+/* Snapshots the FDs open now and compares them with before, as
+ * gpuipc_account_leaks does. Returns the count of new FDs (named in err),
+ * or 0 if the snapshot itself failed. */
+size_t gpuipc_account_leaks_now(const gpuipc_fds *before, gpuipc_err *err);
+
 /* Counts the FD numbers below limit (at most the first 2^20) that are not
  * open in this process, stopping once want are found: what a receive of
  * SCM_RIGHTS FDs, or a batch of new FDs, has room for under RLIMIT_NOFILE. */

@@ -322,7 +322,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
 {
     static scenario zero;
     scenario s = zero;
-    gpuipc_fds before, after;
+    gpuipc_fds before;
     int have_before = 0;
     gpuipc_msg msg;
     gpuipc_err e;
@@ -378,11 +378,8 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
                         GPUIPC_LOG_NO_TIME, "the producer reports a failure: %s",
                         msg.u.end.st.reason);
     release_buf(&s);
-    if (have_before && gpuipc_account_snapshot(&after, &e) == 0) {
-        if (gpuipc_account_leaks(&before, &after, &e) > 0)
-            fail(&s, GPUIPC_STEP_RELEASE, e.msg);
-        gpuipc_account_free(&after);
-    }
+    if (have_before && gpuipc_account_leaks_now(&before, &e) > 0)
+        fail(&s, GPUIPC_STEP_RELEASE, e.msg);
     gpuipc_inject_leak_fd(&env->inject, env->role);
     if (send_status(&s, GPUIPC_MSG_END_ACK, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
         goto lost;
@@ -396,11 +393,8 @@ lost:
     gpuipc_wire_close_fds(s.fds, s.nfds);
     s.nfds = 0;
     release_buf(&s);
-    if (have_before && gpuipc_account_snapshot(&after, &e) == 0) {
-        if (gpuipc_account_leaks(&before, &after, &e) > 0)
-            log_fail(&s, GPUIPC_STEP_RELEASE, e.msg);
-        gpuipc_account_free(&after);
-    }
+    if (have_before && gpuipc_account_leaks_now(&before, &e) > 0)
+        log_fail(&s, GPUIPC_STEP_RELEASE, e.msg);
     if (have_before)
         gpuipc_account_free(&before);
     return -EPIPE;

@@ -184,14 +184,7 @@ static void take_baseline(scenario *s)
  * names them in e. */
 static size_t leaked_fds(scenario *s, gpuipc_err *e)
 {
-    gpuipc_fds now;
-    size_t n = 0;
-
-    if (s->have_fds_before && gpuipc_account_snapshot(&now, e) == 0) {
-        n = gpuipc_account_leaks(&s->fds_before, &now, e);
-        gpuipc_account_free(&now);
-    }
-    return n;
+    return s->have_fds_before ? gpuipc_account_leaks_now(&s->fds_before, e) : 0;
 }
 
 /* P8: anything still open or allocated now that was not before is a leak. */
