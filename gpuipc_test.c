@@ -620,7 +620,7 @@ static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
     uint64_t free_now = 0;
     gpuipc_fds now;
     gpuipc_err e;
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     size_t i;
     int rc = 0;
 
@@ -658,7 +658,7 @@ static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
                      "%s free, %s less than after round 1 (%s)", round,
                      gpuipc_units_format_size(free_now, a, sizeof(a)),
                      gpuipc_units_format_size(k->free - free_now, b, sizeof(b)),
-                     gpuipc_units_format_size(k->free, b, sizeof(b)));
+                     gpuipc_units_format_size(k->free, c, sizeof(c)));
             rc = -1;
         }
         gpuipc_account_free(&now);
@@ -676,7 +676,7 @@ static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
 
 /* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
  * if the soak stopped at a failure or a drift (said on stdout). */
-static int run_rounds(producer_run *run, uint64_t t0)
+static int run_rounds(producer_run *run)
 {
     static gpuipc_result probed[MAX_SCEN];
     uint64_t start = gpuipc_clock_ns();
@@ -719,7 +719,6 @@ static int run_rounds(producer_run *run, uint64_t t0)
                         (double)(gpuipc_clock_ns() - start) / 1e6 / run->o->repeat);
     if (k.have_fds)
         gpuipc_account_free(&k.fds);
-    (void)t0;
     return code;
 }
 
@@ -941,7 +940,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
         }
     }
     probe_all(&run, cuda, &cuda_why);
-    soaked = run_rounds(&run, t0);
+    soaked = run_rounds(&run);
     code = GPUIPC_PASS;
 
 out:
@@ -1390,13 +1389,12 @@ static int run_fault_matrix(const gpuipc_options *o, const gpuipc_mech *const *s
     ssize_t n;
     int rc;
 
-    if (nsel != 1 || o->only == NULL) {
-        if (o->only != NULL) {
-            fprintf(stderr, "gpuipc_test: --fault-matrix: name one mechanism with --only\n");
-            return GPUIPC_USAGE;
-        }
-        sel = NULL;
+    if (o->only != NULL && nsel != 1) {
+        fprintf(stderr, "gpuipc_test: --fault-matrix: name one mechanism with --only\n");
+        return GPUIPC_USAGE;
     }
+    if (o->only == NULL) /* the default selection is every GPU mechanism: vmm stands for it */
+        sel = NULL;
     n = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
     if (n <= 0) {
         fprintf(stderr, "gpuipc_test: --fault-matrix: readlink /proc/self/exe: %s\n",
