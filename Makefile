@@ -31,14 +31,14 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS_ALL = $(shell $(PKG_CONFIG) --libs check)
 CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bdynamic \
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
-LDLIBS += -ldl
+LDLIBS += -ldl -lm
 
 # The library: what needs no GPU, and what does (which only the program links).
 LIB_HOST := err clock units step wire pattern mech mech_memfd mech_memfd_chunks chunks log \
-	inject account options proc report producer consumer pidfd imex json endpoint pair matrix stats
+	inject account options proc report producer consumer pidfd imex json endpoint pair matrix stats bench
 LIB_GPU := cudrv kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_chunks mech_vmm_offset \
 	mech_vmm_compressible mech_vmm_host_numa mech_vmm_alias mech_vmm_readonly \
-	mech_vmm_readonly_fault mech_legacy_ipc mech_mempool_ipc mech_fabric
+	mech_vmm_readonly_fault mech_legacy_ipc mech_mempool_ipc mech_fabric bandwidth bench_run
 HOST_OBJS := $(LIB_HOST:%=$(BUILD)/lib/%.o)
 GPU_OBJS := $(LIB_GPU:%=$(BUILD)/lib/%.o)
 
@@ -48,7 +48,7 @@ TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/
 TEST_GPU := $(BUILD)/tests/check_gpu
 TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
 
-.PHONY: all check check-gpu deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds
+.PHONY: all check check-gpu deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU)
 
 help:
@@ -56,6 +56,7 @@ help:
 	@echo "make            build ./gpuipc_test and the test suites"
 	@echo "make check      run the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
+	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
 	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
 	@echo "make valgrind   the no-GPU suites under valgrind memcheck (8 tests valgrind cannot run are named and left out)"
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
@@ -118,6 +119,12 @@ fuzz-run: $(FUZZ)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -timeout=5 \
 		$(BUILD)/fuzz/corpus tests/corpus/wire
+
+# The benchmark (needs a GPU): bench/results/<device>-<date>.json and .md.
+# Order-only, so that a carried binary is used as it is on a machine
+# without Check.
+bench: | $(PROG)
+	sh bench/run.sh ./$(PROG) bench/results $(BENCH_ARGS)
 
 # Rewrites the seed corpus: one valid message of each type.
 fuzz-seeds: $(BUILD)/tests/fuzz_seeds

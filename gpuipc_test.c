@@ -19,11 +19,15 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/account.h"
+#include "lib/bandwidth.h"
+#include "lib/bench.h"
+#include "lib/bench_run.h"
 #include "lib/clock.h"
 #include "lib/consumer.h"
 #include "lib/cudrv.h"
@@ -126,7 +130,18 @@ static void usage(FILE *out)
             "  --list          report what this machine can do: driver, each GPU's\n"
             "                  attributes and granularity, RLIMIT_NOFILE, pidfd, IMEX,\n"
             "                  and whether each mechanism can run here (and why not)\n"
-            "  --json          with --list: the same report as a JSON document\n"
+            "  --json [FILE]   with --list: the same report as a JSON document (on stdout,\n"
+            "                  or in FILE); with --bench: every sample, the device, the\n"
+            "                  driver, the options and the time, written to FILE\n"
+            "  --bench         measure instead: 5 timed default runs, then per mechanism\n"
+            "                  the latency of each step of sharing one allocation; the\n"
+            "                  kernels' and a copy's bandwidth through imported and local\n"
+            "                  memory at 64M, 1G and 4G; scaling with size (2M to 16G) and\n"
+            "                  chunk count (1 to 4096); and with two or more GPUs every\n"
+            "                  device pair. Markdown tables on stdout, progress on stderr;\n"
+            "                  every measurement is a full scenario, checked both ways\n"
+            "  --iters N       with --bench: timed runs per measurement, after a warm-up,\n"
+            "                  1 to 1000 (default 20); tables give median (min-max)\n"
             "  -q, --quiet     print only failures and the summary\n"
             "  -v, --verbose   also print each driver call and its time\n"
             "  -h, --help      print this help and exit\n"
@@ -353,9 +368,10 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
 
     env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
     /* A soak's consumer would repeat its step log every round. */
-    if (o->repeat > 1 && env.log.level < GPUIPC_LOG_VERBOSE)
+    if ((o->repeat > 1 || o->bench) && env.log.level < GPUIPC_LOG_VERBOSE)
         env.log.level = GPUIPC_LOG_QUIET;
     env.prepare_cuda = consumer_prepare_cuda;
+    env.bandwidth = gpuipc_bandwidth_run;
     env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
     g_consumer_env = &env;
     memset(&sa, 0, sizeof(sa));
@@ -864,6 +880,115 @@ static void print_skip_line(const producer_run *run, int cuda, const gpuipc_err 
     gpuipc_log_line(1, line);
 }
 
+/* ---- --bench ------------------------------------------------------------------------------ */
+
+#define ONESHOT_RUNS 5
+#define ONESHOT_TIMEOUT_NS (120ull * 1000000000ull)
+
+/* The default one-shot runs, timed as whole processes before this process
+ * or its consumer touches CUDA, so that no context of ours speeds them up. */
+static gpuipc_samples g_oneshot;
+static int g_oneshot_failed;
+
+static void measure_oneshots(const gpuipc_options *o)
+{
+    extern char **environ;
+    char *argv[] = {"gpuipc_test", NULL};
+    posix_spawn_file_actions_t fa;
+    int i, status = 0;
+
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return;
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    for (i = 0; i < ONESHOT_RUNS && gpuipc_wire_stop == 0; i++) {
+        uint64_t t = gpuipc_clock_ns(), ns;
+        gpuipc_err err;
+        pid_t pid;
+        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+
+        if (rc != 0) {
+            fprintf(stderr, "gpuipc_test: --bench: one-shot run: posix_spawn /proc/self/exe: "
+                    "%s\n", strerror(rc));
+            g_oneshot_failed = 1;
+            break;
+        }
+        if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
+            fprintf(stderr, "gpuipc_test: --bench: one-shot run: %s\n", err.msg);
+            g_oneshot_failed = 1;
+            break;
+        }
+        ns = gpuipc_clock_ns() - t;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            g_oneshot_failed = 1;
+        if (o->level != GPUIPC_LOG_QUIET)
+            fprintf(stderr, "bench: one-shot run %d of %d (./gpuipc_test, whole process): "
+                    "%.3f s, exit %d\n", i + 1, ONESHOT_RUNS, (double)ns / 1e9,
+                    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (g_oneshot_failed || gpuipc_samples_add(&g_oneshot, (double)ns) < 0)
+            break;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+/* --bench in the producer, once both sides have probed the selection.
+ * Returns the exit code. */
+static int run_bench(producer_run *run, int cuda, const gpuipc_err *cuda_why)
+{
+    static gpuipc_bench b;
+    const gpuipc_mech *lat[MAX_SCEN];
+    gpuipc_bench_cfg cfg;
+    size_t i, nlat = 0;
+    FILE *probe;
+    int rc;
+
+    if (cuda == 1) {
+        char line[GPUIPC_ERR_LEN + 64];
+
+        snprintf(line, sizeof(line), "gpuipc_test: SKIP: --bench measures GPU memory sharing: "
+                 "%s", cuda_why->msg);
+        gpuipc_log_line(1, line);
+        return GPUIPC_SKIP;
+    }
+    if (cuda != 0) {
+        fprintf(stderr, "gpuipc_test: --bench: %s\n", cuda_why->msg);
+        return GPUIPC_FAIL;
+    }
+    /* An unwritable --json fails now, not after the measurements. */
+    if (run->o->json_path != NULL) {
+        if ((probe = fopen(run->o->json_path, "we")) == NULL) {
+            fprintf(stderr, "gpuipc_test: --json %s: %s\n", run->o->json_path, strerror(errno));
+            return GPUIPC_USAGE;
+        }
+        fclose(probe);
+    }
+    for (i = 0; i < run->nsel; i++) {
+        if (run->results[i].status == -1)
+            lat[nlat++] = run->sel[i];
+        else if (run->o->level != GPUIPC_LOG_QUIET)
+            fprintf(stderr, "bench: %s is not measured: %s\n", run->sel[i]->name,
+                    run->results[i].reason);
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.lat = lat;
+    cfg.nlat = nlat;
+    cfg.vmm = gpuipc_mech_find(lat, nlat, "vmm");
+    cfg.chunks = gpuipc_mech_find(lat, nlat, "vmm-chunks");
+    cfg.iters = run->o->iters;
+    cfg.size = run->o->size;
+    cfg.latency_chunks = run->o->chunks;
+    cfg.device = run->o->device;
+    cfg.json_path = run->o->json_path;
+    cfg.version = GPUIPC_VERSION;
+    cfg.progress = run->o->level != GPUIPC_LOG_QUIET;
+    b.oneshot_ns = g_oneshot;
+    memset(&g_oneshot, 0, sizeof(g_oneshot));
+    b.oneshot_failed = g_oneshot_failed;
+    rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
+    gpuipc_bench_free(&b);
+    return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
+}
+
 static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
                          const gpuipc_mech **sel, size_t nsel, const gpuipc_mech **req,
                          size_t nreq, const gpuipc_inject *inject, uint64_t t0)
@@ -876,6 +1001,9 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     size_t i;
 
     env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    /* --bench's output is its tables: the scenarios' step log stays quiet. */
+    if (o->bench && run.env.log.level < GPUIPC_LOG_VERBOSE)
+        run.env.log.level = GPUIPC_LOG_QUIET;
     run.o = o;
     run.child = child;
     run.child2 = child2;
@@ -940,6 +1068,21 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
         }
     }
     probe_all(&run, cuda, &cuda_why);
+    if (o->bench) {
+        code = run_bench(&run, cuda, &cuda_why);
+        consumer_ok = end_session(&run, consumer, sizeof(consumer));
+        gpuipc_wire_close(run.w);
+        run.w = NULL;
+        gpuipc_gpu_close(run.env.gpu);
+        run.env.gpu = NULL;
+        if (code == GPUIPC_PASS && !consumer_ok)
+            code = GPUIPC_FAIL;
+        if (code != GPUIPC_SKIP)
+            fprintf(stderr, "result: %s: --bench on %s; consumer: %s; %.1f s (exit %d)\n",
+                    code == GPUIPC_PASS ? "PASS" : "FAIL", run.where, consumer,
+                    (double)(gpuipc_clock_ns() - t0) / 1e9, stop_code(code));
+        return stop_code(code);
+    }
     soaked = run_rounds(&run);
     code = GPUIPC_PASS;
 
@@ -1149,6 +1292,7 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     gpuipc_err cuda_why, why, pidfd_why, imex_why;
     int cuda = -1, have_driver, pidfd, imex;
     gpuipc_json json, *j = NULL;
+    FILE *list_out = stdout;
     gpuipc_env env;
     struct rlimit rl;
     size_t i;
@@ -1158,9 +1302,13 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     env.log.level = GPUIPC_LOG_QUIET;
     pidfd = list_pidfd(&pidfd_why); /* forks: before any CUDA call */
     imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &imex_why);
+    if (o->json && o->json_path != NULL && (list_out = fopen(o->json_path, "we")) == NULL) {
+        fprintf(stderr, "gpuipc_test: --json %s: %s\n", o->json_path, strerror(errno));
+        return GPUIPC_USAGE;
+    }
     if (o->json) {
         j = &json;
-        gpuipc_json_init(j, stdout);
+        gpuipc_json_init(j, list_out);
         gpuipc_json_object(j, NULL);
         gpuipc_json_string(j, "schema", "gpuipc_test/capabilities");
         gpuipc_json_int(j, "schema_version", GPUIPC_LIST_SCHEMA_VERSION);
@@ -1240,7 +1388,7 @@ static int run_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     if (j != NULL) {
         gpuipc_json_end(j, ']');
         gpuipc_json_end(j, '}');
-        if (gpuipc_json_finish(j) < 0) {
+        if (gpuipc_json_finish(j) < 0 || (list_out != stdout && fclose(list_out) != 0)) {
             fprintf(stderr, "gpuipc_test: --list --json: writing the report failed\n");
             return GPUIPC_FAIL;
         }
@@ -1479,6 +1627,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuipc_test: --only: %s\nTry 'gpuipc_test --help'.\n", err.msg);
         return GPUIPC_USAGE;
     }
+    /* --bench measures the host baseline (memfd) beside the default set. */
+    if (o.bench && o.only == NULL && nsel < NMECH &&
+        gpuipc_mech_find(sel, nsel, "memfd") == NULL)
+        sel[nsel++] = gpuipc_mech_find(registry, NMECH, "memfd");
     /* --destructive adds the destructive mechanisms to the default set; one
      * named by --only needs the flag all the same. */
     if (o.destructive && o.only == NULL && o.pairs == NULL)
@@ -1516,6 +1668,8 @@ int main(int argc, char **argv)
     if (o.connect != NULL)
         return connect_main(&o, &inject, t0);
     catch_stop_signals();
+    if (o.bench)
+        measure_oneshots(&o);
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n", strerror(errno));

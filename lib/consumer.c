@@ -6,11 +6,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "account.h"
 #include "clock.h"
+#include "proc.h"
 #include "pattern.h"
 #include "step.h"
 
@@ -27,6 +29,12 @@ typedef struct scenario {
     int fds[GPUIPC_WIRE_MAX_FDS];
     unsigned nfds;
     gpuipc_err err;
+    /* --bench: BEGIN's request, and this side's figures for TIMES. */
+    unsigned flags, iters;
+    gpuipc_laps laps;
+    uint64_t fds_recv[2 * GPUIPC_TIMING_BATCHES]; /* per batch: wait began, received */
+    unsigned nfds_recv;
+    uint64_t *bw[GPUIPC_BW_COUNT];
 } scenario;
 
 static void log_step(scenario *s, unsigned step, uint64_t t0, const char *text)
@@ -166,6 +174,9 @@ static void import_offer(scenario *s, const gpuipc_msg_offer *offer)
 
     gpuipc_env_at(s->env, GPUIPC_STEP_IMPORT);
     rc = s->mech->import(s->env, offer, s->fds, s->nfds, &s->buf, &s->err);
+    gpuipc_laps_add(s->env->laps, GPUIPC_LAP_IMPORT, t);
+    if (s->env->laps != NULL)
+        s->laps.ns[GPUIPC_LAP_MAPPED] = gpuipc_clock_ns();
     /* The FDs have served their purpose: the import holds its own reference. */
     gpuipc_wire_close_fds(s->fds, s->nfds);
     s->nfds = 0;
@@ -175,6 +186,18 @@ static void import_offer(scenario *s, const gpuipc_msg_offer *offer)
     }
     s->have_buf = 1;
     log_step(s, GPUIPC_STEP_IMPORT, t, s->buf.detail);
+}
+
+/* One batch's import_more, its time added to the import lap. */
+static int timed_import_more(scenario *s, unsigned first)
+{
+    uint64_t t = gpuipc_clock_ns();
+    int rc = s->mech->import_more(s->env, &s->buf, first, s->fds, s->nfds, &s->err);
+
+    gpuipc_laps_add(s->env->laps, GPUIPC_LAP_IMPORT, t);
+    if (s->env->laps != NULL)
+        s->laps.ns[GPUIPC_LAP_MAPPED] = gpuipc_clock_ns();
+    return rc;
 }
 
 /* C3b: the offer's further FDs, one FDS message per batch, numbered on from
@@ -191,9 +214,15 @@ static int import_more(scenario *s, const gpuipc_msg_offer *offer, unsigned got,
 
     *whole = 1;
     while (offer->st.code == GPUIPC_PASS && got < offer->fds_total) {
+        uint64_t waited = gpuipc_clock_ns();
+
         rc = recv_msg(s, GPUIPC_MSG_FDS, &msg, GPUIPC_STEP_OFFER);
         if (rc < 0 && rc != -EMFILE)
             return rc;
+        if (s->env->laps != NULL && s->nfds_recv < 2 * GPUIPC_TIMING_BATCHES) {
+            s->fds_recv[s->nfds_recv++] = waited;
+            s->fds_recv[s->nfds_recv++] = gpuipc_clock_ns();
+        }
         if (rc == -EMFILE && s->mine.code == GPUIPC_PASS) /* said once is enough */
             fail(s, GPUIPC_STEP_IMPORT, s->err.msg);
         if (msg.u.fds.st.code != GPUIPC_PASS) {
@@ -217,7 +246,7 @@ static int import_more(scenario *s, const gpuipc_msg_offer *offer, unsigned got,
         if (rc == 0 && s->have_buf && s->mine.code == GPUIPC_PASS) {
             if (s->mech->import_more == NULL)
                 fail(s, GPUIPC_STEP_IMPORT, "the offer has more FDs than this mechanism takes");
-            else if (s->mech->import_more(s->env, &s->buf, got, s->fds, s->nfds, &s->err) < 0)
+            else if (timed_import_more(s, got) < 0)
                 fail(s, GPUIPC_STEP_IMPORT, s->err.msg);
         }
         gpuipc_wire_close_fds(s->fds, s->nfds);
@@ -234,6 +263,42 @@ static int import_more(scenario *s, const gpuipc_msg_offer *offer, unsigned got,
     return 0;
 }
 
+/* --bench: the kernels and a copy, timed over the imported memory and local
+ * memory. The imported memory holds this side's pattern again afterwards,
+ * for the producer to check as usual. */
+static void run_bandwidth(scenario *s, uint64_t seed)
+{
+    uint64_t t = gpuipc_clock_ns();
+    char text[160];
+    unsigned i;
+
+    for (i = 0; i < GPUIPC_BW_COUNT; i++) {
+        s->bw[i] = calloc(s->iters, sizeof(uint64_t));
+        if (s->bw[i] == NULL) {
+            fail(s, GPUIPC_STEP_WRITE, "bandwidth runs: out of memory");
+            return;
+        }
+    }
+    if (s->env->bandwidth == NULL) {
+        fail(s, GPUIPC_STEP_WRITE, "bandwidth runs: this consumer has no CUDA support");
+        return;
+    }
+    if (s->buf.view.dev == 0) {
+        fail(s, GPUIPC_STEP_WRITE, "bandwidth runs: the mechanism maps no device memory");
+        return;
+    }
+    if (s->env->bandwidth(s->env, &s->buf.view, seed, s->iters, s->bw, &s->err) < 0) {
+        char why[GPUIPC_ERR_LEN];
+
+        snprintf(why, sizeof(why), "bandwidth runs: %.420s", s->err.msg);
+        fail(s, GPUIPC_STEP_WRITE, why);
+        return;
+    }
+    snprintf(text, sizeof(text), "bandwidth runs: %u x (fill, verify, copy) over imported and "
+             "local memory", s->iters);
+    log_step(s, GPUIPC_STEP_WRITE, t, text);
+}
+
 /* C4: verify the producer's pattern, write our own. */
 static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
 {
@@ -247,6 +312,7 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
         fail(s, GPUIPC_STEP_VERIFY, s->err.msg);
         return;
     }
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_TOUCH, t);
     gpuipc_pattern_describe(&report->check, s->buf.view.first_word, text, sizeof(text));
     if (report->check.mismatches) {
         char why[GPUIPC_ERR_LEN];
@@ -293,6 +359,8 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
     report->flags |= GPUIPC_REPORT_WROTE;
     report->seed = seed;
     check_alt(s, GPUIPC_STEP_WRITE, seed, "this side's own write");
+    if (s->flags & GPUIPC_BEGIN_BANDWIDTH)
+        run_bandwidth(s, seed);
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
         report->seed = seed ^ WRONG_SEED_MASK;
 }
@@ -313,6 +381,69 @@ static void release_buf(scenario *s)
         fail(s, GPUIPC_STEP_RELEASE, s->err.msg);
     else
         log_step(s, GPUIPC_STEP_RELEASE, t, "unmapped and freed");
+    gpuipc_laps_add(s->env->laps, GPUIPC_LAP_RELEASE, t);
+}
+
+/* Sends n values of series in TIMES slices; last marks the final slice as
+ * the scenario's last TIMES. Returns 0 or a negative errno. */
+static int send_series(scenario *s, unsigned series, const uint64_t *v, unsigned n, int last)
+{
+    unsigned first = 0;
+    gpuipc_msg msg;
+
+    do {
+        unsigned count = n - first < GPUIPC_WIRE_TIMES_MAX ? n - first : GPUIPC_WIRE_TIMES_MAX;
+
+        memset(&msg, 0, sizeof(msg));
+        msg.type = GPUIPC_MSG_TIMES;
+        msg.u.times.series = series;
+        msg.u.times.first = first;
+        msg.u.times.count = count;
+        memcpy(msg.u.times.v, v + first, count * sizeof(uint64_t));
+        first += count;
+        if (last && first == n)
+            msg.u.times.flags = GPUIPC_TIMES_LAST;
+        if (send_msg(s, &msg, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
+            return -EPIPE;
+    } while (first < n);
+    return 0;
+}
+
+/* --bench: after END_ACK, this side's laps, the FDS batches' arrival times
+ * and the bandwidth samples (zero where a run did not happen), the last
+ * marked so. Returns 0 or a negative errno. */
+static int send_times(scenario *s)
+{
+    int bw = (s->flags & GPUIPC_BEGIN_BANDWIDTH) != 0;
+    unsigned i;
+
+    s->laps.ns[GPUIPC_LAP_HWM] = gpuipc_proc_hwm();
+    if (send_series(s, GPUIPC_SERIES_LAPS, s->laps.ns, GPUIPC_LAP_COUNT,
+                    s->nfds_recv == 0 && !bw) < 0)
+        return -EPIPE;
+    if (s->nfds_recv > 0 &&
+        send_series(s, GPUIPC_SERIES_FDS_RECV, s->fds_recv, s->nfds_recv, !bw) < 0)
+        return -EPIPE;
+    for (i = 0; bw && i < GPUIPC_BW_COUNT; i++) {
+        static const uint64_t zero[GPUIPC_WIRE_TIMES_MAX];
+        const uint64_t *v = s->bw[i] != NULL ? s->bw[i] : zero;
+        unsigned n = s->bw[i] != NULL ? s->iters : 1;
+
+        if (send_series(s, GPUIPC_SERIES_BW_FIRST + i, v, n, i + 1 == GPUIPC_BW_COUNT) < 0)
+            return -EPIPE;
+    }
+    return 0;
+}
+
+static void free_bench(scenario *s)
+{
+    unsigned i;
+
+    for (i = 0; i < GPUIPC_BW_COUNT; i++) {
+        free(s->bw[i]);
+        s->bw[i] = NULL;
+    }
+    s->env->laps = NULL;
 }
 
 /* Runs one scenario. Returns GPUIPC_PASS or GPUIPC_FAIL for this side, or
@@ -331,6 +462,11 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     s.env = env;
     s.w = w;
     s.name = begin->mech;
+    s.flags = begin->flags;
+    s.iters = begin->iters;
+    env->laps = (s.flags & GPUIPC_BEGIN_TIMES) ? &s.laps : NULL;
+    if (env->laps != NULL)
+        gpuipc_proc_reset_hwm(); /* the peak reported is this scenario's */
     gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 
     /* C1 probe, C2 READY. The baseline comes after the probe, which may
@@ -344,7 +480,9 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
         goto lost;
 
     /* P4 OFFER (and FDS); C3, C4; C5 REPORT */
+    s.laps.ns[GPUIPC_LAP_OFFER_WAIT] = gpuipc_clock_ns();
     rc = recv_msg(&s, GPUIPC_MSG_OFFER, &msg, GPUIPC_STEP_OFFER);
+    s.laps.ns[GPUIPC_LAP_OFFER_RECV] = gpuipc_clock_ns();
     if (rc == -EMFILE) /* the offer is sound, its FDs did not all fit */
         fail(&s, GPUIPC_STEP_IMPORT, s.err.msg);
     else if (rc < 0)
@@ -383,6 +521,9 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     gpuipc_inject_leak_fd(&env->inject, env->role);
     if (send_status(&s, GPUIPC_MSG_END_ACK, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
         goto lost;
+    if ((s.flags & GPUIPC_BEGIN_TIMES) && send_times(&s) < 0)
+        goto lost;
+    free_bench(&s);
     if (have_before)
         gpuipc_account_free(&before);
     return s.mine.code == GPUIPC_PASS ? GPUIPC_PASS : GPUIPC_FAIL;
@@ -397,6 +538,7 @@ lost:
         log_fail(&s, GPUIPC_STEP_RELEASE, e.msg);
     if (have_before)
         gpuipc_account_free(&before);
+    free_bench(&s);
     return -EPIPE;
 }
 

@@ -8,11 +8,13 @@
 
 #include "err.h"
 #include "inject.h"
+#include "laps.h"
 #include "log.h"
 #include "wire.h"
 
 struct gpuipc_gpu;
 struct gpuipc_mech;
+struct gpuipc_view;
 
 typedef struct gpuipc_env {
     int role;            /* enum gpuipc_role */
@@ -76,6 +78,22 @@ typedef struct gpuipc_env {
      * own, when HELLO says CUDA will be needed. NULL where the program has no
      * CUDA support. */
     void (*prepare_cuda)(struct gpuipc_env *env);
+
+    /* --bench: the laps that the mechanisms add to while the consumer times
+     * a scenario; NULL otherwise. */
+    gpuipc_laps *laps;
+
+    /* --bench, producer: what to ask of the next scenario and where its
+     * figures go; NULL for a plain scenario. */
+    gpuipc_timing *timing;
+
+    /* --bench, consumer: times iters runs each of the fill and verify
+     * kernels and a device-to-device copy over view (imported memory that
+     * holds the pattern of seed, which it still holds afterwards) and over
+     * local memory of the same size, into ns[GPUIPC_BW_*][0..iters). NULL
+     * where the program has no CUDA. Returns 0 or a negative errno. */
+    int (*bandwidth)(struct gpuipc_env *env, const struct gpuipc_view *view, uint64_t seed,
+                     unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
 
     /* The step under way, for a signal handler that must name it. */
     volatile sig_atomic_t step;

@@ -346,6 +346,16 @@ const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu)
     return gpu->uuid;
 }
 
+const gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu)
+{
+    return &gpu->kernels;
+}
+
+CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu)
+{
+    return gpu->result;
+}
+
 CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,
                          gpuipc_err *err)
 {

@@ -67,6 +67,12 @@ int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu);
 const char *gpuipc_gpu_name(const gpuipc_gpu *gpu);
 const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
 
+/* The device's loaded kernels, and verify's two counters (device memory),
+ * for code that launches the kernels itself (bandwidth.c). */
+struct gpuipc_kernels;
+const struct gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu);
+CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu);
+
 /* Reads a device attribute into *value. Returns the CUresult, recorded in err. */
 CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,
                          gpuipc_err *err);

@@ -1,6 +1,7 @@
 /* json.c: the streaming JSON writer. */
 #include "json.h"
 
+#include <math.h>
 #include <string.h>
 
 void gpuipc_json_init(gpuipc_json *j, FILE *out)
@@ -119,6 +120,34 @@ void gpuipc_json_bool(gpuipc_json *j, const char *key, int value)
 {
     member(j, key);
     fputs(value ? "true" : "false", j->out);
+}
+
+static void put_double(gpuipc_json *j, double v)
+{
+    if (isfinite(v))
+        fprintf(j->out, "%.15g", v);
+    else
+        fputs("null", j->out);
+}
+
+void gpuipc_json_double(gpuipc_json *j, const char *key, double value)
+{
+    member(j, key);
+    put_double(j, value);
+}
+
+void gpuipc_json_numbers(gpuipc_json *j, const char *key, const double *v, size_t n)
+{
+    size_t i;
+
+    member(j, key);
+    fputc('[', j->out);
+    for (i = 0; i < n; i++) {
+        if (i > 0)
+            fputs(", ", j->out);
+        put_double(j, v[i]);
+    }
+    fputc(']', j->out);
 }
 
 int gpuipc_json_finish(gpuipc_json *j)

@@ -4,6 +4,7 @@
 #ifndef GPUIPC_JSON_H
 #define GPUIPC_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,6 +24,11 @@ void gpuipc_json_end(gpuipc_json *j, char close);           /* } or ] */
 void gpuipc_json_string(gpuipc_json *j, const char *key, const char *value); /* NULL: null */
 void gpuipc_json_int(gpuipc_json *j, const char *key, long long value);
 void gpuipc_json_bool(gpuipc_json *j, const char *key, int value);
+/* A number with up to 15 significant digits (integers below 10^15 exactly);
+ * NaN and infinities, which JSON cannot hold, become null. */
+void gpuipc_json_double(gpuipc_json *j, const char *key, double value);
+/* An array of n numbers, as gpuipc_json_double writes them, on one line. */
+void gpuipc_json_numbers(gpuipc_json *j, const char *key, const double *v, size_t n);
 
 /* Ends the document with a newline. Returns 0, or -1 if the nesting was
  * unbalanced or writing failed. */

@@ -39,6 +39,7 @@ typedef struct vchunks {
     unsigned char *mapped;            /* slot i of the range is mapped */
     int swap;                         /* the chunk-order sabotage is armed here */
     int home;                         /* ordinal of the device that holds the memory */
+    gpuipc_laps *laps;                /* --bench: the consumer's laps, or NULL */
     struct {
         uint64_t ns;
         unsigned calls;
@@ -55,6 +56,10 @@ static void spent(vchunks *c, int call, uint64_t t0)
 {
     c->spent[call].ns += gpuipc_clock_ns() - t0;
     c->spent[call].calls++;
+    if (call == T_MAP)
+        gpuipc_laps_add(c->laps, GPUIPC_LAP_MAP, t0);
+    else if (call == T_ACCESS)
+        gpuipc_laps_add(c->laps, GPUIPC_LAP_ACCESS, t0);
 }
 
 /* -v: one line with the calls made so far in step and their mean cost. */
@@ -107,6 +112,7 @@ static vchunks *reserve(gpuipc_env *env, const gpuipc_chunk_plan *plan, uint64_t
 {
     vchunks *c = calloc(1, sizeof(*c));
     CUresult rc;
+    uint64_t t;
 
     if (c == NULL || (c->h = calloc(plan->count, sizeof(*c->h))) == NULL ||
         (c->held = calloc(plan->count, 1)) == NULL ||
@@ -125,7 +131,10 @@ static vchunks *reserve(gpuipc_env *env, const gpuipc_chunk_plan *plan, uint64_t
     c->home = env->role == GPUIPC_ROLE_CONSUMER ? env->home_ordinal
                                                 : gpuipc_gpu_ordinal(env->gpu);
     c->swap = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
+    c->laps = env->laps;
+    t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, fail, cuMemAddressReserve, &c->base, plan->total, gran, 0, 0);
+    gpuipc_laps_add(c->laps, GPUIPC_LAP_RESERVE, t);
     return c;
 fail:
     c->base = 0;

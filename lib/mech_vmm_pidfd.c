@@ -74,6 +74,7 @@ static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, con
                              unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     int pid, fd, got, rc;
+    uint64_t t;
 
     (void)fds;
     if (nfds != 0 || offer->blob_len != BLOB_LEN)
@@ -86,7 +87,9 @@ static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, con
     if (pid != env->peer_pid)
         return gpuipc_err_set(err, -EPROTO, "the offer names pid %d, but the producer is pid "
                               "%d", pid, env->peer_pid);
+    t = gpuipc_clock_ns();
     got = gpuipc_pidfd_fetch(pid, fd, err);
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_FETCH, t);
     if (got < 0)
         return got;
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-pidfd", GPUIPC_STEP_IMPORT,

@@ -26,6 +26,8 @@ enum {
     OPT_ALLOW_UID,
     OPT_REPEAT,
     OPT_FAULT_MATRIX,
+    OPT_BENCH,
+    OPT_ITERS,
 };
 
 static const struct option longopts[] = {
@@ -36,7 +38,9 @@ static const struct option longopts[] = {
     {"require", required_argument, NULL, OPT_REQUIRE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
-    {"json", no_argument, NULL, OPT_JSON},
+    {"json", optional_argument, NULL, OPT_JSON},
+    {"bench", no_argument, NULL, OPT_BENCH},
+    {"iters", required_argument, NULL, OPT_ITERS},
     {"pairs", required_argument, NULL, OPT_PAIRS},
     {"destructive", no_argument, NULL, OPT_DESTRUCTIVE},
     {"serve", required_argument, NULL, OPT_SERVE},
@@ -113,6 +117,7 @@ static int check_socket_path(const char *name, const char *path, gpuipc_err *err
 static int check_connect(const gpuipc_options *o, gpuipc_err *err)
 {
     const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
+                    : o->bench ? "--bench" : o->iters_set ? "--iters"
                     : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
                     : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
                     : o->device != 0 ? "--device" : NULL;
@@ -126,8 +131,21 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
 /* Which options combine with which. */
 static int check_modes(const gpuipc_options *o, gpuipc_err *err)
 {
-    if (o->json && !o->list)
-        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report)");
+    if (o->json && !o->list && !o->bench)
+        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report) "
+                              "or --bench (the samples)");
+    if (o->bench && o->json && o->json_path == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
+                              "--json FILE (the tables go to stdout)");
+    if (o->iters_set && !o->bench)
+        return gpuipc_err_set(err, -EINVAL, "--iters: only with --bench");
+    if (o->bench && (o->list || o->fault_matrix || o->repeat != 1 || o->pairs != NULL ||
+                     o->destructive || o->serve != NULL))
+        return gpuipc_err_set(err, -EINVAL, "--bench: does not combine with %s",
+                              o->list ? "--list" : o->fault_matrix ? "--fault-matrix"
+                              : o->repeat != 1 ? "--repeat"
+                              : o->pairs ? "--pairs (it measures every device pair itself)"
+                              : o->destructive ? "--destructive" : "--serve");
     if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
         return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
                               "it does not combine with --only %s", o->only);
@@ -166,6 +184,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     o->level = GPUIPC_LOG_NORMAL;
     o->allow_uid = -1;
     o->repeat = 1;
+    o->iters = GPUIPC_DEFAULT_ITERS;
     opterr = 0; /* this function words every error itself */
     optind = 0; /* start afresh, so that tests may parse many times */
     while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
@@ -204,6 +223,23 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_JSON:
             o->json = 1;
+            /* --json FILE as well as --json=FILE; a bare --json (for --list)
+             * is followed by nothing or by another option. */
+            if (optarg == NULL && optind < argc && argv[optind][0] != '-')
+                optarg = argv[optind++];
+            if (optarg != NULL && optarg[0] == '\0')
+                return gpuipc_err_set(err, -EINVAL, "--json: the file name is empty");
+            o->json_path = optarg;
+            break;
+        case OPT_BENCH:
+            o->bench = 1;
+            break;
+        case OPT_ITERS:
+            if ((rc = parse_number("--iters", "an iteration count", optarg, 1, GPUIPC_ITERS_MAX,
+                                   &v, err)) < 0)
+                return rc;
+            o->iters = (unsigned)v;
+            o->iters_set = 1;
             break;
         case OPT_PAIRS:
             o->pairs = optarg;

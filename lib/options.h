@@ -12,6 +12,8 @@
 #define GPUIPC_CHUNKS_MAX 65536 /* GPUIPC_WIRE_MAX_OFFER_FDS */
 #define GPUIPC_REPEAT_MAX 1000000
 #define GPUIPC_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
+#define GPUIPC_DEFAULT_ITERS 20
+#define GPUIPC_ITERS_MAX 1000 /* GPUIPC_BENCH_ITERS_MAX */
 
 typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
@@ -23,7 +25,11 @@ typedef struct gpuipc_options {
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */
-    int json;            /* --json: --list as a JSON document */
+    int json;            /* --json: --list as a JSON document, or --bench's samples */
+    const char *json_path; /* --json FILE, or NULL: --list's document on stdout */
+    int bench;           /* --bench: measure instead of only testing */
+    unsigned iters;      /* --iters: timed runs per measurement (default 20) */
+    int iters_set;       /* --iters was given */
     int destructive;     /* --destructive: run the destructive mechanisms too */
     const char *serve;   /* --serve: the producer listens here ("@name": abstract) */
     const char *connect; /* --connect: the consumer connects here */

@@ -2,10 +2,12 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "clock.h"
 
@@ -52,17 +54,47 @@ char *gpuipc_proc_describe(int status, char *buf, size_t len)
     return buf;
 }
 
-uint64_t gpuipc_proc_mem_available(void)
+/* Reads the "<key> <n> kB" line of a /proc file, in bytes; 0 if absent. */
+static uint64_t read_kib(const char *path, const char *key)
 {
-    FILE *f = fopen("/proc/meminfo", "re");
+    FILE *f = fopen(path, "re");
     unsigned long long kib = 0;
-    char line[128];
+    size_t klen = strlen(key);
+    char line[256];
 
     if (f == NULL)
         return 0;
     while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+        if (strncmp(line, key, klen) == 0 && sscanf(line + klen, "%llu kB", &kib) == 1)
             break;
     fclose(f);
     return (uint64_t)kib * 1024;
+}
+
+uint64_t gpuipc_proc_mem_available(void)
+{
+    return read_kib("/proc/meminfo", "MemAvailable:");
+}
+
+uint64_t gpuipc_proc_hwm(void)
+{
+    return read_kib("/proc/self/status", "VmHWM:");
+}
+
+int gpuipc_proc_reset_hwm(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -errno;
+    n = write(fd, "5", 1);
+    if (n != 1) {
+        int e = n < 0 ? errno : EIO;
+
+        close(fd);
+        return -e;
+    }
+    close(fd);
+    return 0;
 }

@@ -21,4 +21,12 @@ char *gpuipc_proc_describe(int status, char *buf, size_t len);
 /* Returns MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
 uint64_t gpuipc_proc_mem_available(void);
 
+/* This process's peak resident set (VmHWM of /proc/self/status), in bytes;
+ * 0 if it cannot be read. */
+uint64_t gpuipc_proc_hwm(void);
+
+/* Starts the peak over at the current resident set (writes 5 to
+ * /proc/self/clear_refs, Linux 4.0 and later). Returns 0 or -errno. */
+int gpuipc_proc_reset_hwm(void);
+
 #endif

@@ -225,6 +225,75 @@ static void release_buf(scenario *s)
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "release: %s", e.msg);
     else
         log_step(s, GPUIPC_STEP_RELEASE, t, "%s", "unmapped and freed");
+    if (s->env->timing != NULL)
+        s->env->timing->release_ns = gpuipc_clock_ns() - t;
+}
+
+/* Stores one TIMES slice in the timing. Returns 0, or -EPROTO if it does
+ * not fit what this scenario asked for. */
+static int store_times(gpuipc_timing *tm, const gpuipc_msg_times *t, gpuipc_err *err)
+{
+    uint64_t *dst;
+    unsigned cap, *n, i;
+
+    if (t->series == GPUIPC_SERIES_LAPS) {
+        dst = tm->laps;
+        cap = GPUIPC_LAP_COUNT;
+        n = &tm->nlaps;
+    } else if (t->series == GPUIPC_SERIES_FDS_RECV) {
+        dst = tm->fds_recv;
+        cap = 2 * GPUIPC_TIMING_BATCHES;
+        n = &tm->nfds_recv;
+    } else if (t->series >= GPUIPC_SERIES_BW_FIRST &&
+               t->series < GPUIPC_SERIES_BW_FIRST + GPUIPC_BW_COUNT &&
+               (tm->flags & GPUIPC_BEGIN_BANDWIDTH) &&
+               tm->bw[t->series - GPUIPC_SERIES_BW_FIRST] != NULL) {
+        dst = tm->bw[t->series - GPUIPC_SERIES_BW_FIRST];
+        cap = tm->iters;
+        n = &tm->nbw[t->series - GPUIPC_SERIES_BW_FIRST];
+    } else {
+        return gpuipc_err_set(err, -EPROTO, "TIMES series %u was not asked for", t->series);
+    }
+    if (t->first != *n || t->count > cap - *n)
+        return gpuipc_err_set(err, -EPROTO, "TIMES series %u: values %u to %u, but %u were "
+                              "due next of %u", t->series, t->first, t->first + t->count - 1,
+                              *n, cap);
+    for (i = 0; i < t->count; i++)
+        dst[*n + i] = t->v[i];
+    *n += t->count;
+    return 0;
+}
+
+/* --bench: the consumer's TIMES, which follow its END_ACK, up to the one
+ * marked last. A series that does not fit fails the scenario, but every
+ * message is still taken. Returns 0, or a negative errno if the connection
+ * broke. */
+static int recv_times(scenario *s)
+{
+    gpuipc_timing *tm = s->env->timing;
+    unsigned limit = 2 + (2 * GPUIPC_TIMING_BATCHES + GPUIPC_WIRE_TIMES_MAX - 1) /
+                             GPUIPC_WIRE_TIMES_MAX +
+                     GPUIPC_BW_COUNT * ((tm->iters + GPUIPC_WIRE_TIMES_MAX - 1) /
+                                        GPUIPC_WIRE_TIMES_MAX);
+    gpuipc_msg msg;
+    gpuipc_err e;
+    unsigned k;
+
+    tm->nlaps = tm->nfds_recv = 0;
+    memset(tm->nbw, 0, sizeof(tm->nbw));
+    for (k = 0; k < limit; k++) {
+        if (recv_msg(s, GPUIPC_MSG_TIMES, &msg, GPUIPC_STEP_END_ACK) < 0)
+            return -EPIPE;
+        if (store_times(tm, &msg.u.times, &e) < 0)
+            gpuipc_wire_status_fail(&s->theirs, GPUIPC_STEP_END_ACK, "consumer's timings: %s",
+                                    e.msg);
+        if (msg.u.times.flags & GPUIPC_TIMES_LAST)
+            return 0;
+    }
+    /* More messages than this scenario can need: the consumer is not
+     * counting the way this side does. */
+    return gpuipc_err_set(&s->err, -EPROTO, "the consumer sent more than %u TIMES messages "
+                          "without marking one last", limit);
 }
 
 /* P3: allocate, fill, export. On failure s->mine says why and no FD is open. */
@@ -240,6 +309,8 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_ALLOC, "alloc: %s", s->err.msg);
         return;
     }
+    if (env->timing != NULL)
+        env->timing->alloc_ns = gpuipc_clock_ns() - t;
     s->have_buf = 1;
     s->res->size = s->buf.size;
     log_step(s, GPUIPC_STEP_ALLOC, t, "%s", s->buf.detail);
@@ -268,6 +339,10 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
         s->nfds = 0;
         return;
     }
+    if (env->timing != NULL) {
+        env->timing->export_start = t;
+        env->timing->export_ns = gpuipc_clock_ns() - t;
+    }
     if (offer->fds_total == 0)
         offer->fds_total = s->nfds;
     if (offer->fds_total > s->nfds && s->mech->export_more == NULL) {
@@ -293,10 +368,12 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
  * connection broke. */
 static int send_more_fds(scenario *s, uint32_t total, unsigned sent)
 {
+    gpuipc_timing *timing = s->env->timing;
     unsigned batches = 0, first = sent;
-    uint64_t t = gpuipc_clock_ns();
+    uint64_t t = gpuipc_clock_ns(), te;
     char text[96];
     gpuipc_msg msg;
+    int rc;
 
     while (sent < total) {
         unsigned max = total - sent < GPUIPC_WIRE_MAX_FDS ? total - sent : GPUIPC_WIRE_MAX_FDS;
@@ -306,8 +383,11 @@ static int send_more_fds(scenario *s, uint32_t total, unsigned sent)
         memset(&msg, 0, sizeof(msg));
         msg.type = GPUIPC_MSG_FDS;
         msg.u.fds.first = sent;
-        if (s->mech->export_more(s->env, &s->buf, sent, s->fds, max, &n, &s->err) < 0 ||
-            n == 0 || n > max) {
+        te = gpuipc_clock_ns();
+        rc = s->mech->export_more(s->env, &s->buf, sent, s->fds, max, &n, &s->err);
+        if (timing != NULL)
+            timing->export_ns += gpuipc_clock_ns() - te;
+        if (rc < 0 || n == 0 || n > max) {
             if (n > max)
                 gpuipc_wire_close_fds(s->fds, n);
             gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_EXPORT, "export of FDs %u to %u: %s",
@@ -321,6 +401,8 @@ static int send_more_fds(scenario *s, uint32_t total, unsigned sent)
         msg.nfds = (uint16_t)n;
         gpuipc_wire_status(&msg.u.fds.st, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
         gpuipc_env_at(s->env, GPUIPC_STEP_OFFER);
+        if (timing != NULL && timing->nfds_sent < GPUIPC_TIMING_BATCHES)
+            timing->fds_sent[timing->nfds_sent++] = gpuipc_clock_ns();
         if (send_msg(s, &msg, GPUIPC_STEP_OFFER) < 0)
             return -EPIPE;
         gpuipc_wire_close_fds(s->fds, s->nfds);
@@ -443,6 +525,11 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     snprintf(msg.u.begin.mech, sizeof(msg.u.begin.mech), "%s", mech->name);
     msg.u.begin.index = index;
     msg.u.begin.size = size;
+    if (env->timing != NULL) {
+        env->timing->nfds_sent = 0;
+        msg.u.begin.flags = env->timing->flags;
+        msg.u.begin.iters = env->timing->iters;
+    }
     memcpy(msg.u.begin.uuid, env->uuid, GPUIPC_UUID_LEN);
     memcpy(msg.u.begin.consumer_uuid, env->peer_uuid, GPUIPC_UUID_LEN);
     t = gpuipc_clock_ns();
@@ -474,6 +561,8 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     fds_total = msg.u.offer.fds_total;
     msg.nfds = (uint16_t)s.nfds;
     t = gpuipc_clock_ns();
+    if (env->timing != NULL)
+        env->timing->offer_sent = t;
     if (send_msg(&s, &msg, GPUIPC_STEP_OFFER) < 0)
         goto lost;
     fds_sent = s.nfds;
@@ -515,6 +604,8 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         recv_msg(&s, GPUIPC_MSG_END_ACK, &msg, GPUIPC_STEP_END_ACK) < 0)
         goto lost;
     note_consumer(&s, &msg.u.end_ack);
+    if (env->timing != NULL && recv_times(&s) < 0)
+        goto lost;
 
     /* A destructive scenario's consumer exits to let go of its mapping:
      * wait for that before releasing and counting. */

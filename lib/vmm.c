@@ -109,9 +109,11 @@ static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64
 
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, ptr, v->size, gran, 0, 0);
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_RESERVE, t);
     trace(env, step, t, "cuMemAddressReserve");
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, v->offset, v->handle, 0);
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_MAP, t);
     trace(env, step, t, "cuMemMap");
     memset(access, 0, sizeof(access));
     access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -126,6 +128,7 @@ static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64
     }
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, *ptr, v->size, access, n);
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_ACCESS, t);
     trace(env, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
     return CUDA_SUCCESS;
 

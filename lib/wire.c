@@ -32,7 +32,8 @@ static const struct {
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
     [GPUIPC_MSG_HELLO] = {"HELLO", 12, 0},
-    [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN, 0},
+    [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN,
+                          0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
     [GPUIPC_MSG_OFFER] = {"OFFER",
                           STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN + 4,
@@ -44,6 +45,7 @@ static const struct {
     [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + 2 * GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_PROBE_ACK] = {"PROBE_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_FDS] = {"FDS", STATUS_LEN + 4, GPUIPC_WIRE_MAX_FDS},
+    [GPUIPC_MSG_TIMES] = {"TIMES", 4 * 4 + 8 * GPUIPC_WIRE_TIMES_MAX, 0},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)
@@ -147,6 +149,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_bytes(&c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
         put_u32(&c, msg->u.begin.index);
         put_u32(&c, msg->u.begin.flags);
+        put_u32(&c, msg->u.begin.iters);
         put_u64(&c, msg->u.begin.size);
         put_bytes(&c, msg->u.begin.uuid, GPUIPC_UUID_LEN);
         put_bytes(&c, msg->u.begin.consumer_uuid, GPUIPC_UUID_LEN);
@@ -191,6 +194,17 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_status(&c, &msg->u.fds.st);
         put_u32(&c, msg->u.fds.first);
         break;
+    case GPUIPC_MSG_TIMES: {
+        unsigned i;
+
+        put_u32(&c, msg->u.times.series);
+        put_u32(&c, msg->u.times.first);
+        put_u32(&c, msg->u.times.count);
+        put_u32(&c, msg->u.times.flags);
+        for (i = 0; i < GPUIPC_WIRE_TIMES_MAX; i++)
+            put_u64(&c, msg->u.times.v[i]);
+        break;
+    }
     }
     return (size_t)(c.p - buf);
 }
@@ -338,6 +352,54 @@ static int decode_offer(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
     return 0;
 }
 
+/* BEGIN's --bench fields: known flags; an iteration count exactly when the
+ * bandwidth runs are asked for, and those only with TIMES to report them. */
+static int check_begin_bench(const gpuipc_msg_begin *b, gpuipc_err *err)
+{
+    if (b->flags & ~(GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH))
+        return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", b->flags);
+    if ((b->flags & GPUIPC_BEGIN_BANDWIDTH) && !(b->flags & GPUIPC_BEGIN_TIMES))
+        return gpuipc_err_set(err, -EPROTO, "bandwidth runs asked for without TIMES to "
+                              "report them");
+    if ((b->flags & GPUIPC_BEGIN_BANDWIDTH) &&
+        (b->iters == 0 || b->iters > GPUIPC_BENCH_ITERS_MAX))
+        return gpuipc_err_set(err, -EPROTO, "%u iterations, outside 1 to %d", b->iters,
+                              GPUIPC_BENCH_ITERS_MAX);
+    if (!(b->flags & GPUIPC_BEGIN_BANDWIDTH) && b->iters != 0)
+        return gpuipc_err_set(err, -EPROTO, "%u iterations without bandwidth runs", b->iters);
+    return 0;
+}
+
+/* TIMES: a known series, a count that fits, a slice inside the series, and
+ * nothing in the unused values. */
+static int decode_times(cursor *c, gpuipc_msg_times *t, gpuipc_err *err)
+{
+    unsigned i;
+
+    t->series = get_u32(c);
+    t->first = get_u32(c);
+    t->count = get_u32(c);
+    t->flags = get_u32(c);
+    for (i = 0; i < GPUIPC_WIRE_TIMES_MAX; i++)
+        t->v[i] = get_u64(c);
+    if (t->series >= GPUIPC_WIRE_SERIES_MAX)
+        return gpuipc_err_set(err, -EPROTO, "series %u is unknown (0 to %d)", t->series,
+                              GPUIPC_WIRE_SERIES_MAX - 1);
+    if (t->count == 0 || t->count > GPUIPC_WIRE_TIMES_MAX)
+        return gpuipc_err_set(err, -EPROTO, "%u values, outside 1 to %d", t->count,
+                              GPUIPC_WIRE_TIMES_MAX);
+    if (t->first > GPUIPC_WIRE_SERIES_LEN - t->count)
+        return gpuipc_err_set(err, -EPROTO, "values %u to %u lie beyond a series' %d", t->first,
+                              t->first + t->count - 1, GPUIPC_WIRE_SERIES_LEN);
+    if (t->flags & ~GPUIPC_TIMES_LAST)
+        return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", t->flags);
+    for (i = t->count; i < GPUIPC_WIRE_TIMES_MAX; i++)
+        if (t->v[i] != 0)
+            return gpuipc_err_set(err, -EPROTO, "value %u is set beyond the count %u", i,
+                                  t->count);
+    return 0;
+}
+
 static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
 {
     int rc;
@@ -360,13 +422,14 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         get_bytes(c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
         msg->u.begin.index = get_u32(c);
         msg->u.begin.flags = get_u32(c);
+        msg->u.begin.iters = get_u32(c);
         msg->u.begin.size = get_u64(c);
         get_bytes(c, msg->u.begin.uuid, GPUIPC_UUID_LEN);
         get_bytes(c, msg->u.begin.consumer_uuid, GPUIPC_UUID_LEN);
         if ((rc = check_name(msg->u.begin.mech, err)) < 0)
             return rc;
-        if (msg->u.begin.flags != 0)
-            return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.begin.flags);
+        if ((rc = check_begin_bench(&msg->u.begin, err)) < 0)
+            return rc;
         return check_size("size", msg->u.begin.size, err);
     case GPUIPC_MSG_READY:
         return get_status(c, &msg->u.ready, err);
@@ -407,6 +470,8 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         if (msg->u.fds.st.code != GPUIPC_PASS && msg->nfds != 0)
             return gpuipc_err_set(err, -EPROTO, "a failed batch carries %u FDs", msg->nfds);
         return 0;
+    case GPUIPC_MSG_TIMES:
+        return decode_times(c, &msg->u.times, err);
     default:
         return 0;
     }

@@ -16,7 +16,7 @@
 #include "err.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 2
+#define GPUIPC_WIRE_VERSION 3
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -38,13 +38,27 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_PROBE = 9,   /* producer: can you run this mechanism? */
     GPUIPC_MSG_PROBE_ACK = 10, /* consumer: yes, or why not */
     GPUIPC_MSG_FDS = 11,    /* producer: the next batch of an offer's FDs */
-    GPUIPC_MSG_TYPE_MAX = 11
+    GPUIPC_MSG_TIMES = 12,  /* consumer, --bench: its timings, after END_ACK */
+    GPUIPC_MSG_TYPE_MAX = 12
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
 
 /* HELLO flags. */
 #define GPUIPC_HELLO_NEEDS_CUDA 0x1u /* the consumer may start cuInit now */
+
+/* BEGIN flags (--bench). */
+#define GPUIPC_BEGIN_TIMES 0x1u     /* after END_ACK, send TIMES with the consumer's laps */
+#define GPUIPC_BEGIN_BANDWIDTH 0x2u /* before REPORT, time the kernels and a copy over the
+                                     * imported memory and local memory, iters times each
+                                     * (needs GPUIPC_BEGIN_TIMES, to send them) */
+#define GPUIPC_BENCH_ITERS_MAX 1000
+
+/* TIMES: one slice of a series of u64 figures (see laps.h for the series). */
+#define GPUIPC_WIRE_TIMES_MAX 64        /* values in one message */
+#define GPUIPC_WIRE_SERIES_MAX 8        /* series numbers 0 to 7 */
+#define GPUIPC_WIRE_SERIES_LEN 65536    /* the most values of one series */
+#define GPUIPC_TIMES_LAST 0x1u          /* no TIMES follows for this scenario */
 
 /* REPORT flags. */
 #define GPUIPC_REPORT_WROTE 0x1u /* the consumer wrote its pattern */
@@ -76,7 +90,9 @@ typedef struct gpuipc_msg_hello {
 typedef struct gpuipc_msg_begin {
     char mech[GPUIPC_WIRE_NAME_LEN]; /* [a-z0-9-], NUL-terminated */
     uint32_t index;                  /* scenario number in this session */
-    uint32_t flags;                  /* none defined: 0 */
+    uint32_t flags;                  /* GPUIPC_BEGIN_TIMES, GPUIPC_BEGIN_BANDWIDTH */
+    uint32_t iters;                  /* with GPUIPC_BEGIN_BANDWIDTH: 1 to
+                                      * GPUIPC_BENCH_ITERS_MAX; else 0 */
     uint64_t size;                   /* bytes requested */
     uint8_t uuid[GPUIPC_UUID_LEN];   /* producer's device, zero if none */
     uint8_t consumer_uuid[GPUIPC_UUID_LEN]; /* the device the consumer is to use, when
@@ -123,6 +139,15 @@ typedef struct gpuipc_msg_end {
     gpuipc_check check; /* the producer's verification of the consumer's bytes */
 } gpuipc_msg_end;
 
+/* TIMES: values first to first + count - 1 of series; v[count..] are 0. */
+typedef struct gpuipc_msg_times {
+    uint32_t series;
+    uint32_t first;
+    uint32_t count; /* 1 to GPUIPC_WIRE_TIMES_MAX */
+    uint32_t flags; /* GPUIPC_TIMES_LAST */
+    uint64_t v[GPUIPC_WIRE_TIMES_MAX];
+} gpuipc_msg_times;
+
 typedef struct gpuipc_msg {
     uint16_t type;
     uint16_t nfds; /* FDs travelling with it */
@@ -138,6 +163,7 @@ typedef struct gpuipc_msg {
         gpuipc_msg_probe probe;
         gpuipc_status probe_ack;
         gpuipc_msg_fds fds;
+        gpuipc_msg_times times;
     } u;
 } gpuipc_msg;
 

@@ -60,6 +60,9 @@ int main(int argc, char **argv)
     m.u.begin.size = 64ull << 20;
     memset(m.u.begin.uuid, 0xab, sizeof(m.u.begin.uuid));
     rc |= write_seed(argv[1], "begin", &m, 0);
+    m.u.begin.flags = GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH;
+    m.u.begin.iters = 20;
+    rc |= write_seed(argv[1], "begin_bench", &m, 0);
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_PROBE;
@@ -121,6 +124,17 @@ int main(int argc, char **argv)
     m.type = GPUIPC_MSG_END_ACK;
     status(&m.u.end_ack, 0, NULL);
     rc |= write_seed(argv[1], "end_ack", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_TIMES;
+    m.u.times.series = 2;
+    m.u.times.first = 64;
+    m.u.times.count = 3;
+    m.u.times.flags = GPUIPC_TIMES_LAST;
+    m.u.times.v[0] = 1500000;
+    m.u.times.v[1] = 1490000;
+    m.u.times.v[2] = 1510000;
+    rc |= write_seed(argv[1], "times_last", &m, 0);
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_BYE;

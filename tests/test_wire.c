@@ -49,6 +49,8 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_BEGIN:
         strcpy(m->u.begin.mech, "vmm");
         m->u.begin.index = 3;
+        m->u.begin.flags = GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH;
+        m->u.begin.iters = 20;
         m->u.begin.size = 64u << 20;
         memset(m->u.begin.uuid, 0xab, sizeof(m->u.begin.uuid));
         memset(m->u.begin.consumer_uuid, 0x12, sizeof(m->u.begin.consumer_uuid));
@@ -95,6 +97,15 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_FDS: /* a failed batch: it carries no FDs */
         gpuipc_wire_status(&m->u.fds.st, GPUIPC_FAIL, GPUIPC_STEP_EXPORT, "EMFILE");
         m->u.fds.first = 253;
+        break;
+    case GPUIPC_MSG_TIMES:
+        m->u.times.series = 2;
+        m->u.times.first = 64;
+        m->u.times.count = 3;
+        m->u.times.flags = GPUIPC_TIMES_LAST;
+        m->u.times.v[0] = 1;
+        m->u.times.v[1] = 0xfedcba9876543210ull;
+        m->u.times.v[2] = 3;
         break;
     default:
         break;
@@ -882,6 +893,77 @@ START_TEST(test_wire_stays_broken_after_a_failure)
 }
 END_TEST
 
+/* BEGIN's --bench fields, each wrong in one way. */
+START_TEST(test_wire_rejects_bad_bench_requests)
+{
+    static const struct {
+        unsigned flags, iters;
+        const char *needle;
+    } bad[] = {
+        {0x4, 0, "unknown flags 0x4"},
+        {GPUIPC_BEGIN_BANDWIDTH, 20, "without TIMES"},
+        {GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH, 0, "0 iterations, outside 1 to 1000"},
+        {GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH, 1001, "1001 iterations"},
+        {GPUIPC_BEGIN_TIMES, 5, "5 iterations without bandwidth runs"},
+    };
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    gpuipc_msg m;
+    size_t i, len;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sample(GPUIPC_MSG_BEGIN, &m);
+        m.u.begin.flags = bad[i].flags;
+        m.u.begin.iters = bad[i].iters;
+        len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+        expect_rejected(buf, len, 0, ANY, bad[i].needle);
+    }
+}
+END_TEST
+
+/* TIMES slices, each wrong in one way; and the largest valid one passes. */
+START_TEST(test_wire_rejects_bad_times)
+{
+    static const struct {
+        uint32_t series, first, count, flags;
+        uint64_t stray; /* written to v[count] when count < 64 */
+        const char *needle;
+    } bad[] = {
+        {8, 0, 1, 0, 0, "series 8 is unknown"},
+        {0, 0, 0, 0, 0, "0 values, outside 1 to 64"},
+        {0, 0, 65, 0, 0, "65 values"},
+        {1, 65535, 2, 0, 0, "values 65535 to 65536 lie beyond"},
+        {1, 0xffffffffu, 2, 0, 0, "lie beyond"},
+        {2, 0, 2, 0x2, 0, "unknown flags 0x2"},
+        {2, 0, 2, 0, 7, "value 2 is set beyond the count 2"},
+    };
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    gpuipc_msg m, got;
+    gpuipc_err e;
+    size_t i, len;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        sample(GPUIPC_MSG_TIMES, &m);
+        m.u.times.series = bad[i].series;
+        m.u.times.first = bad[i].first;
+        m.u.times.count = bad[i].count;
+        m.u.times.flags = bad[i].flags;
+        if (bad[i].count < GPUIPC_WIRE_TIMES_MAX)
+            m.u.times.v[bad[i].count] = bad[i].stray;
+        len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+        expect_rejected(buf, len, 0, ANY, bad[i].needle);
+    }
+    sample(GPUIPC_MSG_TIMES, &m);
+    m.u.times.series = GPUIPC_WIRE_SERIES_MAX - 1;
+    m.u.times.first = GPUIPC_WIRE_SERIES_LEN - GPUIPC_WIRE_TIMES_MAX;
+    m.u.times.count = GPUIPC_WIRE_TIMES_MAX;
+    for (i = 0; i < GPUIPC_WIRE_TIMES_MAX; i++)
+        m.u.times.v[i] = UINT64_MAX - i;
+    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
+    ck_assert_int_eq(gpuipc_wire_decode(buf, len, 0, 1, ANY, &got, &e), 0);
+    ck_assert_uint_eq(got.u.times.v[63], UINT64_MAX - 63);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -915,6 +997,8 @@ Suite *wire_suite(void)
     tcase_add_test(bad, test_wire_rejects_nonprintable_reason);
     tcase_add_test(bad, test_wire_rejects_unknown_status_code);
     tcase_add_test(bad, test_wire_rejects_bad_mechanism_name);
+    tcase_add_test(bad, test_wire_rejects_bad_bench_requests);
+    tcase_add_test(bad, test_wire_rejects_bad_times);
     tcase_add_test(bad, test_wire_rejects_more_mismatches_than_words);
     tcase_add_test(bad, test_wire_rejects_oversized_datagram);
     tcase_add_test(bad, test_wire_rejects_empty_datagram);
