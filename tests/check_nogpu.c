@@ -22,6 +22,7 @@ int main(void)
     srunner_add_suite(sr, chunks_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, stats_suite());
+    srunner_add_suite(sr, bench_suite());
     srunner_add_suite(sr, roles_suite());
     srunner_add_suite(sr, program_suite());
     srunner_add_suite(sr, faults_suite());

@@ -20,5 +20,6 @@ Suite *json_suite(void);
 Suite *faults_suite(void);
 Suite *twoterm_suite(void);
 Suite *stats_suite(void);
+Suite *bench_suite(void);
 
 #endif

@@ -47,6 +47,30 @@ START_TEST(test_options_parses_every_option)
 }
 END_TEST
 
+/* --json takes its file as the next word or after '=', and stays a bare
+ * flag for --list when another option follows. */
+START_TEST(test_options_bench_and_json_file)
+{
+    char *a[] = {"gpuipc_test", "--bench", "--json", "out.json", "--iters", "7", NULL};
+    char *b[] = {"gpuipc_test", "--list", "--json", "-q", NULL};
+    char *c[] = {"gpuipc_test", "--bench", "--json=x.json", NULL};
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_options_parse(&o, 6, a, &e), 0);
+    ck_assert_int_eq(o.bench, 1);
+    ck_assert_str_eq(o.json_path, "out.json");
+    ck_assert_uint_eq(o.iters, 7);
+    ck_assert_int_eq(gpuipc_options_parse(&o, 4, b, &e), 0);
+    ck_assert_int_eq(o.json, 1);
+    ck_assert_ptr_null(o.json_path);
+    ck_assert_int_eq(o.level, GPUIPC_LOG_QUIET);
+    ck_assert_int_eq(gpuipc_options_parse(&o, 3, c, &e), 0);
+    ck_assert_str_eq(o.json_path, "x.json");
+    ck_assert_uint_eq(o.iters, 20); /* the default */
+}
+END_TEST
+
 START_TEST(test_options_short_flags)
 {
     gpuipc_options o;
@@ -79,6 +103,14 @@ static const struct {
     {"--pairs=all", "--only=memfd", "--pairs runs the vmm mechanism between devices; it does "
                                     "not combine with --only memfd"},
     {"--json", NULL, "--json: only with --list"},
+    {"--iters", "5", "--iters: only with --bench"},
+    {"--bench", "--json", "--json: --bench writes its JSON to a file"},
+    {"--bench", "--iters=0", "--iters: '0' is not an iteration count from 1 to 1000"},
+    {"--bench", "--iters=1001", "--iters: '1001' is not an iteration count from 1 to 1000"},
+    {"--bench", "--repeat=2", "--bench: does not combine with --repeat"},
+    {"--bench", "--pairs=all", "--bench: does not combine with --pairs"},
+    {"--bench", "--list", "--bench: does not combine with --list"},
+    {"--bench", "--json=", "--json: the file name is empty"},
     {"--chunks", "4097x", "--chunks: '4097x' is not a chunk count from 1 to 65536"},
 };
 
@@ -201,6 +233,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_defaults);
     tcase_add_test(tc, test_options_parses_every_option);
     tcase_add_test(tc, test_options_short_flags);
+    tcase_add_test(tc, test_options_bench_and_json_file);
     tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_options_selects_the_default_set);
     tcase_add_test(tc, test_options_selects_named_mechanisms_in_order);

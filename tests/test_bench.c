@@ -1,0 +1,270 @@
+/* test_bench.c: --bench's arithmetic and reports on known figures: the
+ * stages derived from raw timings, the tables' cells, the targets' verdicts,
+ * and the JSON document (parsed back with the tests' validator and checked
+ * for the very samples put in). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/bench.h"
+#include "../lib/json.h"
+#include "helpers.h"
+#include "suites.h"
+
+#define US 1000.0
+#define GiB (1ull << 30)
+
+static char *doc;
+static size_t doc_len;
+
+static FILE *open_doc(void)
+{
+    FILE *f = open_memstream(&doc, &doc_len);
+
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
+static void has(const char *needle)
+{
+    ck_assert_msg(strstr(doc, needle) != NULL, "'%s' not in:\n%s", needle, doc);
+}
+
+static void add(gpuipc_samples *s, double a, double b, double c)
+{
+    ck_assert_int_eq(gpuipc_samples_add(s, a), 0);
+    ck_assert_int_eq(gpuipc_samples_add(s, b), 0);
+    ck_assert_int_eq(gpuipc_samples_add(s, c), 0);
+}
+
+START_TEST(test_bench_derives_the_stages)
+{
+    gpuipc_timing t;
+    double st[GPUIPC_STAGE_COUNT];
+
+    memset(&t, 0, sizeof(t));
+    t.alloc_ns = 100;
+    t.export_ns = 700;
+    t.export_start = 10000;
+    t.offer_sent = 10800;
+    t.laps[GPUIPC_LAP_OFFER_WAIT] = 9000;  /* the consumer waited first */
+    t.laps[GPUIPC_LAP_OFFER_RECV] = 10830; /* 30 ns one way */
+    t.laps[GPUIPC_LAP_IMPORT] = 500;       /* of which 80 + 5 + 60 + 7 inside */
+    t.laps[GPUIPC_LAP_RESERVE] = 80;
+    t.laps[GPUIPC_LAP_MAP] = 5;
+    t.laps[GPUIPC_LAP_ACCESS] = 60;
+    t.laps[GPUIPC_LAP_FETCH] = 7;
+    t.laps[GPUIPC_LAP_MAPPED] = 11400;
+    t.laps[GPUIPC_LAP_TOUCH] = 200;
+    t.laps[GPUIPC_LAP_RELEASE] = 90;
+    t.release_ns = 150;
+    /* Two FDS batches: the first sent while the consumer waited (40 ns
+     * late), the second queued while it was busy (its recvmsg: 3 ns). */
+    t.nfds_sent = 2;
+    t.fds_sent[0] = 11000;
+    t.fds_sent[1] = 11100;
+    t.nfds_recv = 4;
+    t.fds_recv[0] = 10900;
+    t.fds_recv[1] = 11040;
+    t.fds_recv[2] = 11300;
+    t.fds_recv[3] = 11303;
+    gpuipc_bench_derive(&t, st);
+    ck_assert_double_eq(st[GPUIPC_STAGE_ALLOC], 100);
+    ck_assert_double_eq(st[GPUIPC_STAGE_EXPORT], 700);
+    ck_assert_double_eq(st[GPUIPC_STAGE_TRANSFER], 30 + 7 + 40 + 3);
+    ck_assert_double_eq(st[GPUIPC_STAGE_IMPORT], 500 - 80 - 5 - 60 - 7);
+    ck_assert_double_eq(st[GPUIPC_STAGE_RESERVE], 80);
+    ck_assert_double_eq(st[GPUIPC_STAGE_MAP], 5);
+    ck_assert_double_eq(st[GPUIPC_STAGE_ACCESS], 60);
+    ck_assert_double_eq(st[GPUIPC_STAGE_TOUCH], 200);
+    ck_assert_double_eq(st[GPUIPC_STAGE_RELEASE_C], 90);
+    ck_assert_double_eq(st[GPUIPC_STAGE_RELEASE_P], 150);
+    ck_assert_double_eq(st[GPUIPC_STAGE_E2E], 1400);
+
+    /* A batch the consumer never reported is not counted; nor is the import
+     * allowed below zero when the laps inside exceed it. */
+    t.nfds_recv = 2;
+    t.laps[GPUIPC_LAP_IMPORT] = 10;
+    gpuipc_bench_derive(&t, st);
+    ck_assert_double_eq(st[GPUIPC_STAGE_TRANSFER], 30 + 7 + 40);
+    ck_assert_double_eq(st[GPUIPC_STAGE_IMPORT], 0);
+}
+END_TEST
+
+/* A small result set with known samples: one latency row (vmm, 1, 2, 3 us
+ * and so on), one bandwidth row at 1 GiB, a 4096-chunk row, five one-shot
+ * runs and one size row for the peak RSS. */
+static void fill_known(gpuipc_bench *b)
+{
+    gpuipc_bench_lat *r;
+    gpuipc_bench_bw *w;
+    int k;
+
+    memset(b, 0, sizeof(*b));
+    snprintf(b->device, sizeof(b->device), "Test GPU \"quoted\"");
+    snprintf(b->driver, sizeof(b->driver), "1.2.3 (CUDA 13.0)");
+    snprintf(b->timestamp, sizeof(b->timestamp), "2026-11-21T00:00:00Z");
+    snprintf(b->version, sizeof(b->version), "0.1.0");
+    b->iters = 3;
+    b->size = 64u << 20;
+    b->ngpus = 1;
+    b->l2_bytes = 50u << 20;
+    r = &b->lat[b->nlat++];
+    snprintf(r->name, sizeof(r->name), "vmm");
+    r->size = b->size;
+    r->chunks = 1;
+    for (k = 0; k < GPUIPC_STAGE_COUNT; k++)
+        add(&r->st[k], 1 * US, 3 * US, 2 * US);
+    r->st[GPUIPC_STAGE_E2E].v[1] = 900 * US; /* median 2 us: met */
+    /* 1 GiB in 0.4 ms = 2684 GB/s local; imported 2% slower. */
+    w = &b->bw[b->nbw++];
+    w->size = GiB;
+    for (k = 0; k < GPUIPC_BW_COUNT; k++)
+        add(&w->ns[k], 400000, 400000, 400000);
+    for (k = 0; k < 3; k++)
+        w->ns[k].v[0] = w->ns[k].v[1] = w->ns[k].v[2] = 408000;
+    r = &b->chunks[b->nchunks++];
+    snprintf(r->name, sizeof(r->name), "vmm-chunks");
+    r->chunks = 4096;
+    r->size = 4096ull * (2u << 20);
+    /* export 40, transfer 1, import 30, map 2 us per chunk: 73 us, met. */
+    add(&r->st[GPUIPC_STAGE_EXPORT], 40 * US * 4096, 40 * US * 4096, 40 * US * 4096);
+    add(&r->st[GPUIPC_STAGE_TRANSFER], 1 * US * 4096, 1 * US * 4096, 1 * US * 4096);
+    add(&r->st[GPUIPC_STAGE_IMPORT], 30 * US * 4096, 30 * US * 4096, 30 * US * 4096);
+    add(&r->st[GPUIPC_STAGE_MAP], 2 * US * 4096, 2 * US * 4096, 2 * US * 4096);
+    r = &b->sizes[b->nsizes++];
+    snprintf(r->name, sizeof(r->name), "vmm");
+    r->size = 16 * GiB;
+    r->hwm_producer = 60u << 20;
+    r->hwm_consumer = 70u << 20; /* missed */
+    add(&b->oneshot_ns, 0.6e9, 1.2e9, 0.7e9);
+    add(&b->oneshot_ns, 0.5e9, 0.8e9, 0.9e9); /* median of six: 0.75 s */
+}
+
+START_TEST(test_bench_targets_on_known_samples)
+{
+    gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
+    static gpuipc_bench b;
+    size_t n;
+
+    fill_known(&b);
+    n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
+    ck_assert_uint_eq(n, 6);
+    ck_assert_int_eq(t[0].met, 1); /* 1 GiB / 408 us = 2632 GB/s */
+    ck_assert_str_eq(t[0].achieved, "2632 GB/s (the slowest)");
+    ck_assert_int_eq(t[1].met, 1);
+    ck_assert_str_eq(t[1].achieved, "0.980 (the lowest)");
+    ck_assert_int_eq(t[2].met, 1);
+    ck_assert_str_eq(t[2].achieved, "0.002 ms median");
+    ck_assert_int_eq(t[3].met, 1);
+    ck_assert_str_eq(t[3].achieved, "73.0 us");
+    ck_assert_int_eq(t[4].met, 1);
+    ck_assert_str_eq(t[4].achieved, "0.75 s");
+    ck_assert_int_eq(t[5].met, 0);
+    ck_assert_str_eq(t[5].achieved, "producer 60 MiB, consumer 70 MiB");
+
+    /* Slower kernels miss both bandwidth targets; no rows: not measured. */
+    b.bw[0].ns[GPUIPC_BW_FILL_IMPORTED].v[1] = 500000; /* median 2147 GB/s */
+    b.bw[0].ns[GPUIPC_BW_FILL_IMPORTED].v[2] = 500000;
+    n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
+    ck_assert_int_eq(t[0].met, 0);
+    ck_assert_int_eq(t[1].met, 0);
+    b.nchunks = 0;
+    b.oneshot_failed = 1;
+    n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
+    ck_assert_int_eq(t[3].met, -1);
+    ck_assert_int_eq(t[4].met, -1);
+    ck_assert_uint_eq(gpuipc_bench_targets(&b, t, 2), 0); /* too little room */
+    gpuipc_bench_free(&b);
+}
+END_TEST
+
+START_TEST(test_bench_tables_show_median_min_max)
+{
+    static gpuipc_bench b;
+    FILE *f;
+
+    fill_known(&b);
+    f = open_doc();
+    gpuipc_bench_print_latency(f, &b);
+    gpuipc_bench_print_bandwidth(f, &b);
+    gpuipc_bench_print_scaling(f, &b);
+    gpuipc_bench_print_targets(f, &b);
+    fclose(f);
+    has("## Latency of one allocation of 64 MiB");
+    has("| vmm | 2.00 (1.00-3.00) | 2.00 (1.00-3.00) |");
+    has("| 1 GiB | fill (bytes written) | 2632 (2632-2632) | 2684 (2684-2684) | 0.980 |");
+    has("| 4096 (8 GiB) |");
+    has("| 73.0 |"); /* per chunk */
+    has("| peak RSS of either process, vmm at every size up to 16 GiB | <= 64 MiB | "
+        "producer 60 MiB, consumer 70 MiB | MISSED |");
+    free(doc);
+    gpuipc_bench_free(&b);
+}
+END_TEST
+
+START_TEST(test_bench_json_parses_and_holds_the_samples)
+{
+    static gpuipc_bench b;
+    char why[128];
+    FILE *f;
+
+    fill_known(&b);
+    f = open_doc();
+    ck_assert_int_eq(gpuipc_bench_write_json(f, &b), 0);
+    fclose(f);
+    ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    has("\"schema\": \"gpuipc_test/bench\"");
+    has("\"name\": \"Test GPU \\\"quoted\\\"\"");
+    has("\"driver\": \"1.2.3 (CUDA 13.0)\"");
+    has("\"timestamp\": \"2026-11-21T00:00:00Z\"");
+    has("\"iters\": 3");
+    has("\"alloc\": [1000, 3000, 2000]"); /* every sample, in order, exact */
+    has("\"export_to_mapped\": [1000, 900000, 2000]");
+    has("\"fill_imported\": [408000, 408000, 408000]");
+    has("\"oneshot_wall_ns\": [600000000, 1200000000, 700000000, 500000000, 800000000, "
+        "900000000]");
+    has("\"verdict\": \"missed\"");
+    has("\"note\": null");
+    free(doc);
+    gpuipc_bench_free(&b);
+}
+END_TEST
+
+START_TEST(test_json_writes_numbers_and_refuses_non_finite)
+{
+    const double v[] = {0, 1, -2.5, 123456789012345.0, NAN, INFINITY, 1e-9};
+    char why[128];
+    gpuipc_json j;
+    FILE *f = open_doc();
+
+    gpuipc_json_init(&j, f);
+    gpuipc_json_object(&j, NULL);
+    gpuipc_json_numbers(&j, "v", v, sizeof(v) / sizeof(v[0]));
+    gpuipc_json_numbers(&j, "none", NULL, 0);
+    gpuipc_json_double(&j, "ratio", 0.9871);
+    gpuipc_json_end(&j, '}');
+    ck_assert_int_eq(gpuipc_json_finish(&j), 0);
+    fclose(f);
+    ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    has("\"v\": [0, 1, -2.5, 123456789012345, null, null, 1e-09]");
+    has("\"none\": []");
+    has("\"ratio\": 0.9871");
+    free(doc);
+}
+END_TEST
+
+Suite *bench_suite(void)
+{
+    Suite *s = suite_create("bench");
+    TCase *tc = tcase_create("bench");
+
+    tcase_add_test(tc, test_bench_derives_the_stages);
+    tcase_add_test(tc, test_bench_targets_on_known_samples);
+    tcase_add_test(tc, test_bench_tables_show_median_min_max);
+    tcase_add_test(tc, test_bench_json_parses_and_holds_the_samples);
+    tcase_add_test(tc, test_json_writes_numbers_and_refuses_non_finite);
+    suite_add_tcase(s, tc);
+    return s;
+}
