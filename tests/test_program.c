@@ -115,7 +115,25 @@ static const struct {
     {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
     {"--device", "x", "--device: 'x' is not a device ordinal"},
+    {"--bench", "--json", "--json: --bench writes its JSON to a file"},
+    {"--iters", "3", "--iters: only with --bench"},
 };
+
+/* --bench needs a GPU even for the host baseline alone: 77 and one line. */
+START_TEST(test_program_bench_without_a_gpu_exits_77_with_one_line)
+{
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {"--bench", "--only", "memfd", NULL};
+
+    spawn(args, env, 60);
+    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strncmp(run.out, "gpuipc_test: SKIP: --bench measures GPU memory sharing: ",
+                          56) == 0, "output:\n%s", run.out);
+    ck_assert_msg(strchr(run.out, '\n') == run.out + run.len - 1, "more than one line:\n%s",
+                  run.out);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
 
 START_TEST(test_program_usage_errors_exit_2)
 {
@@ -153,7 +171,7 @@ END_TEST
 START_TEST(test_program_help_describes_every_option)
 {
     static const char *const words[] = {"--size", "--device", "--chunks", "--only", "--timeout",
-                                        "--list",
+                                        "--list", "--bench", "--iters", "--json [FILE]",
                                         "--quiet", "--verbose", "--help", "--version", "vmm",
                                         "memfd", "77"};
     const char *args[] = {"--help", NULL};
@@ -437,6 +455,7 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_writes_tap_naming_the_mechanism);
     tcase_add_test(basics, test_program_a_selection_that_matches_nothing_is_not_a_pass);
     tcase_add_test(basics, test_program_without_a_gpu_exits_77_with_one_line);
+    tcase_add_test(basics, test_program_bench_without_a_gpu_exits_77_with_one_line);
     tcase_add_loop_test(basics, test_program_usage_errors_exit_2, 0,
                         (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));
     tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
