@@ -455,7 +455,10 @@ static void target(gpuipc_bench_target *t, const char *name, const char *goal, i
 {
     snprintf(t->name, sizeof(t->name), "%s", name);
     snprintf(t->target, sizeof(t->target), "%s", goal);
-    snprintf(t->achieved, sizeof(t->achieved), fmt, v1, v2);
+    if (met < 0 && (!isfinite(v1) || v1 == 0))
+        snprintf(t->achieved, sizeof(t->achieved), "-");
+    else
+        snprintf(t->achieved, sizeof(t->achieved), fmt, v1, v2);
     t->met = met;
 }
 

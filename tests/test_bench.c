@@ -174,7 +174,9 @@ START_TEST(test_bench_targets_on_known_samples)
     b.oneshot_failed = 1;
     n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
     ck_assert_int_eq(t[3].met, -1);
+    ck_assert_str_eq(t[3].achieved, "-");
     ck_assert_int_eq(t[4].met, -1);
+    ck_assert_str_eq(t[4].achieved, "0.75 s (a run failed)");
     ck_assert_uint_eq(gpuipc_bench_targets(&b, t, 2), 0); /* too little room */
     gpuipc_bench_free(&b);
 }
