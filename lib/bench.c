@@ -212,6 +212,22 @@ static void lat_header(FILE *out, const char *first, const int *cols, size_t nco
     fputc('\n', out);
 }
 
+/* After the row's first cell: "not measured: why" and 0, or the stages in
+ * cols as "median (min-max)" microseconds and 1 (the caller ends the line). */
+static int lat_cells(FILE *out, const gpuipc_bench_lat *r, const int *cols, size_t ncols)
+{
+    char c[64];
+    size_t k;
+
+    if (r->note[0] != '\0') {
+        fprintf(out, " not measured: %s |\n", r->note);
+        return 0;
+    }
+    for (k = 0; k < ncols; k++)
+        fprintf(out, " %s |", cell(&r->st[cols[k]], 1e3, c, sizeof(c)));
+    return 1;
+}
+
 void gpuipc_bench_print_latency(FILE *out, const gpuipc_bench *b)
 {
     static const int cols[] = {GPUIPC_STAGE_ALLOC,     GPUIPC_STAGE_EXPORT,
@@ -220,8 +236,8 @@ void gpuipc_bench_print_latency(FILE *out, const gpuipc_bench *b)
                                GPUIPC_STAGE_ACCESS,    GPUIPC_STAGE_TOUCH,
                                GPUIPC_STAGE_RELEASE_C, GPUIPC_STAGE_RELEASE_P,
                                GPUIPC_STAGE_E2E};
-    char sz[32], c[64];
-    size_t i, k;
+    char sz[32];
+    size_t i;
 
     if (b->nlat == 0)
         return;
@@ -241,13 +257,8 @@ void gpuipc_bench_print_latency(FILE *out, const gpuipc_bench *b)
         const gpuipc_bench_lat *r = &b->lat[i];
 
         fprintf(out, "| %s |", r->name);
-        if (r->note[0] != '\0') {
-            fprintf(out, " not measured: %s |\n", r->note);
-            continue;
-        }
-        for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
-            fprintf(out, " %s |", cell(&r->st[cols[k]], 1e3, c, sizeof(c)));
-        fputc('\n', out);
+        if (lat_cells(out, r, cols, sizeof(cols) / sizeof(cols[0])))
+            fputc('\n', out);
     }
 }
 
@@ -314,6 +325,23 @@ static double slope(const gpuipc_bench_lat *rows, size_t n, int k, int by_chunks
     return x1 > x0 ? (y1 - y0) / (x1 - x0) : NAN;
 }
 
+/* The last row of a scaling table: each stage's growth from the first row
+ * to the last, per unit (per byte, or per chunk) times scale, in us; tail
+ * ends the line (empty cells for the extra columns). */
+static void growth_row(FILE *out, const char *label, const gpuipc_bench_lat *rows, size_t n,
+                       const int *cols, size_t ncols, int by_chunks, double scale,
+                       const char *tail)
+{
+    char c[32];
+    size_t k;
+
+    fprintf(out, "| %s |", label);
+    for (k = 0; k < ncols; k++)
+        fprintf(out, " %s |", num3(slope(rows, n, cols[k], by_chunks) * scale / 1e3, c,
+                                   sizeof(c)));
+    fprintf(out, "%s\n", tail);
+}
+
 static void print_sizes(FILE *out, const gpuipc_bench *b)
 {
     static const int cols[] = {GPUIPC_STAGE_ALLOC,     GPUIPC_STAGE_EXPORT,
@@ -322,8 +350,8 @@ static void print_sizes(FILE *out, const gpuipc_bench *b)
                                GPUIPC_STAGE_RELEASE_C, GPUIPC_STAGE_RELEASE_P,
                                GPUIPC_STAGE_E2E};
     const size_t ncols = sizeof(cols) / sizeof(cols[0]);
-    char sz[32], c[64], p[24], q[24];
-    size_t i, k;
+    char sz[32], p[24], q[24];
+    size_t i;
 
     fprintf(out, "\n## Scaling with size (vmm, one allocation)\n\n"
             "Microseconds, median (min-max) of %u. Peak RSS: VmHWM of the producer and the "
@@ -334,20 +362,11 @@ static void print_sizes(FILE *out, const gpuipc_bench *b)
         const gpuipc_bench_lat *r = &b->sizes[i];
 
         fprintf(out, "| %s |", size_text(r->size, sz, sizeof(sz)));
-        if (r->note[0] != '\0') {
-            fprintf(out, " not measured: %s |\n", r->note);
-            continue;
-        }
-        for (k = 0; k < ncols; k++)
-            fprintf(out, " %s |", cell(&r->st[cols[k]], 1e3, c, sizeof(c)));
-        fprintf(out, " %s / %s |\n", mib(r->hwm_producer, p, sizeof(p)),
-                mib(r->hwm_consumer, q, sizeof(q)));
+        if (lat_cells(out, r, cols, ncols))
+            fprintf(out, " %s / %s |\n", mib(r->hwm_producer, p, sizeof(p)),
+                    mib(r->hwm_consumer, q, sizeof(q)));
     }
-    fprintf(out, "| growth per GiB |");
-    for (k = 0; k < ncols; k++)
-        fprintf(out, " %s |", num3(slope(b->sizes, b->nsizes, cols[k], 0) * 1073741824.0 / 1e3,
-                                   c, sizeof(c)));
-    fprintf(out, " |\n");
+    growth_row(out, "growth per GiB", b->sizes, b->nsizes, cols, ncols, 0, 1073741824.0, " |");
 }
 
 /* Export + transfer + import + map of one chunk, in ns, for row r. */
@@ -364,8 +383,8 @@ static void print_chunks(FILE *out, const gpuipc_bench *b)
                                GPUIPC_STAGE_IMPORT, GPUIPC_STAGE_MAP,    GPUIPC_STAGE_ACCESS,
                                GPUIPC_STAGE_E2E};
     const size_t ncols = sizeof(cols) / sizeof(cols[0]);
-    char sz[32], c[64], d[24], e[24];
-    size_t i, k;
+    char sz[32], d[24], e[24];
+    size_t i;
 
     fprintf(out, "\n## Scaling with chunk count (vmm-chunks, 2 MiB chunks)\n\n"
             "Microseconds for all chunks together, median (min-max) of %u. Per chunk: "
@@ -378,19 +397,11 @@ static void print_chunks(FILE *out, const gpuipc_bench *b)
         const gpuipc_bench_lat *r = &b->chunks[i];
 
         fprintf(out, "| %u (%s) |", r->chunks, size_text(r->size, sz, sizeof(sz)));
-        if (r->note[0] != '\0') {
-            fprintf(out, " not measured: %s |\n", r->note);
-            continue;
-        }
-        for (k = 0; k < ncols; k++)
-            fprintf(out, " %s |", cell(&r->st[cols[k]], 1e3, c, sizeof(c)));
-        fprintf(out, " %s | %s |\n", num3(per_chunk(r) / 1e3, d, sizeof(d)),
-                num3(median(&r->st[GPUIPC_STAGE_E2E]) / r->chunks / 1e3, e, sizeof(e)));
+        if (lat_cells(out, r, cols, ncols))
+            fprintf(out, " %s | %s |\n", num3(per_chunk(r) / 1e3, d, sizeof(d)),
+                    num3(median(&r->st[GPUIPC_STAGE_E2E]) / r->chunks / 1e3, e, sizeof(e)));
     }
-    fprintf(out, "| growth per chunk |");
-    for (k = 0; k < ncols; k++)
-        fprintf(out, " %s |", num3(slope(b->chunks, b->nchunks, cols[k], 1) / 1e3, c, sizeof(c)));
-    fprintf(out, " | |\n");
+    growth_row(out, "growth per chunk", b->chunks, b->nchunks, cols, ncols, 1, 1.0, " | |");
 }
 
 void gpuipc_bench_print_scaling(FILE *out, const gpuipc_bench *b)
