@@ -511,9 +511,7 @@ static int scenario_devices(producer_run *run, size_t i, gpuipc_err *err)
     memset(run->env.peer_uuid, 0, GPUIPC_UUID_LEN);
     if (run->pair[i][0] < 0)
         return 0;
-    if ((rc = gpuipc_gpu_uuid_of(run->pair[i][0], run->env.uuid, err)) < 0 ||
-        (rc = gpuipc_gpu_attach(&run->env, err)) < 0 ||
-        (rc = gpuipc_gpu_uuid_of(run->pair[i][1], run->env.peer_uuid, err)) < 0)
+    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], err)) < 0)
         gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
     return rc;
 }

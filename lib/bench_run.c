@@ -265,21 +265,6 @@ static void section_scaling(ctx *c)
     gpuipc_bench_print_scaling(stdout, c->b);
 }
 
-/* Points the producer at GPU a and the consumer at GPU b (b == a: the
- * producer's own). Returns 0 or a negative errno with why. */
-static int point_at(ctx *c, int a, int b, gpuipc_err *err)
-{
-    int rc;
-
-    memset(c->env->peer_uuid, 0, GPUIPC_UUID_LEN);
-    if ((rc = gpuipc_gpu_uuid_of(a, c->env->uuid, err)) < 0 ||
-        (rc = gpuipc_gpu_attach(c->env, err)) < 0)
-        return rc;
-    if (b != a && (rc = gpuipc_gpu_uuid_of(b, c->env->peer_uuid, err)) < 0)
-        return rc;
-    return 0;
-}
-
 static void section_cross(ctx *c)
 {
     int a, bb;
@@ -292,7 +277,7 @@ static void section_cross(ctx *c)
             row->a = a;
             row->b = bb;
             row->size = GiB;
-            if (point_at(c, a, bb, &err) < 0) {
+            if (gpuipc_gpu_point(c->env, a, bb, &err) < 0) {
                 snprintf(row->note, sizeof(row->note), "%s", err.msg);
                 c->failed = 1;
                 continue;
@@ -300,7 +285,7 @@ static void section_cross(ctx *c)
             progress(c, "cross-device: memory on GPU %d, consumer on GPU %d", a, bb);
             run_bw(c, GiB, row);
         }
-    if (point_at(c, c->cfg->device, c->cfg->device, &err) < 0) {
+    if (gpuipc_gpu_point(c->env, c->cfg->device, c->cfg->device, &err) < 0) {
         fprintf(stderr, "gpuipc_test: --bench: back to GPU %d: %s\n", c->cfg->device, err.msg);
         c->failed = 1;
     }

@@ -315,6 +315,19 @@ int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err)
     return 0;
 }
 
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err)
+{
+    int rc;
+
+    memset(env->peer_uuid, 0, GPUIPC_UUID_LEN);
+    if ((rc = gpuipc_gpu_uuid_of(a, env->uuid, err)) < 0 ||
+        (rc = gpuipc_gpu_attach(env, err)) < 0)
+        return rc;
+    if (b != a && (rc = gpuipc_gpu_uuid_of(b, env->peer_uuid, err)) < 0)
+        return rc;
+    return 0;
+}
+
 int gpuipc_gpu_env_free(gpuipc_env *env, uint64_t *bytes, gpuipc_err *err)
 {
     uint64_t total;

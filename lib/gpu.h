@@ -59,6 +59,11 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu);
  * producer. Returns 0 or a negative errno. */
 int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err);
 
+/* Producer: makes GPU a this side's device (opened if need be) and names
+ * GPU b as the consumer's in env->peer_uuid (all zero when b == a: the
+ * consumer then uses a too). Returns 0 or a negative errno with why. */
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err);
+
 /* env->gpu_free for a process with a GPU: the free memory of env->gpu. */
 int gpuipc_gpu_env_free(gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
 
