@@ -998,7 +998,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     char consumer[GPUIPC_ERR_LEN + 96];
     gpuipc_err err, cuda_why;
     unsigned flags = 0;
-    int cuda = 0, peer = 0, code, consumer_ok, soaked = GPUIPC_PASS;
+    int cuda = 0, peer = 0, code, consumer_ok, soaked = GPUIPC_PASS, benched = 0;
     size_t i;
 
     env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
@@ -1071,11 +1071,19 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     probe_all(&run, cuda, &cuda_why);
     if (o->bench) {
         code = run_bench(&run, cuda, &cuda_why);
-        consumer_ok = end_session(&run, consumer, sizeof(consumer));
-        gpuipc_wire_close(run.w);
-        run.w = NULL;
-        gpuipc_gpu_close(run.env.gpu);
-        run.env.gpu = NULL;
+        benched = 1;
+    } else {
+        soaked = run_rounds(&run);
+        code = GPUIPC_PASS;
+    }
+
+out:
+    consumer_ok = end_session(&run, consumer, sizeof(consumer));
+    gpuipc_wire_close(run.w);
+    run.w = NULL;
+    gpuipc_gpu_close(run.env.gpu);
+    run.env.gpu = NULL;
+    if (benched) {
         if (code == GPUIPC_PASS && !consumer_ok)
             code = GPUIPC_FAIL;
         if (code != GPUIPC_SKIP)
@@ -1084,15 +1092,6 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
                     (double)(gpuipc_clock_ns() - t0) / 1e9, stop_code(code));
         return stop_code(code);
     }
-    soaked = run_rounds(&run);
-    code = GPUIPC_PASS;
-
-out:
-    consumer_ok = end_session(&run, consumer, sizeof(consumer));
-    gpuipc_wire_close(run.w);
-    run.w = NULL;
-    gpuipc_gpu_close(run.env.gpu);
-    run.env.gpu = NULL;
     if (code != GPUIPC_PASS)
         return check_fds_at_exit(&run.env.log, stop_code(code));
     code = gpuipc_report_exit_code(run.results, run.nsel, consumer_ok);
