@@ -36,6 +36,12 @@ const char *th_program(void);
 int th_spawn(th_run *r, const char *const *args, const char *const *env, double timeout_s,
              double grace_s, th_line_fn on_line, void *arg);
 
+/* Runs file instead of the program, in the same way as th_spawn(). The
+ * child starts without any CK_* variable of this process (th_spawn() too);
+ * entries in env are applied after that, so they may set CK_* ones. */
+int th_spawn_file(th_run *r, const char *file, const char *const *args, const char *const *env,
+                  double timeout_s, double grace_s, th_line_fn on_line, void *arg);
+
 /* Returns 1 if the program exited with code. */
 int th_exited(const th_run *r, int code);
 
@@ -51,6 +57,18 @@ int th_line_has(const char *text, const char *a, const char *b);
 /* Checks that text is exactly one JSON value (RFC 8259), whitespace aside.
  * Returns 1, or 0 with the offset and what was wrong in why. */
 int th_json_valid(const char *text, char *why, size_t len);
+
+/* Checks that the n bytes at text are one well-formed XML document in
+ * UTF-8: an XML declaration first, then one root element with its elements
+ * properly nested and closed, attribute values quoted, no control character
+ * (NUL included), and '&' only in the five predefined entities or a
+ * character reference. No DTD is read (a DOCTYPE is rejected). Returns 1,
+ * or 0 with the offset and what was wrong in why (len bytes). */
+int th_xml_valid(const char *text, size_t n, char *why, size_t len);
+
+/* Reads the whole file at path. Returns its bytes with a NUL after them
+ * (which the caller frees) and their number in *n, or NULL with errno set. */
+char *th_read_file(const char *path, size_t *n);
 
 /* Adds test to tc unless the suites run under valgrind (make valgrind sets
  * GPUIPC_VALGRIND), which cannot run it, for the reason why: it is then left

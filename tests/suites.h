@@ -21,5 +21,6 @@ Suite *faults_suite(void);
 Suite *twoterm_suite(void);
 Suite *stats_suite(void);
 Suite *bench_suite(void);
+Suite *reports_suite(void);
 
 #endif
