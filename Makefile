@@ -35,8 +35,8 @@ LDLIBS += -ldl -lm
 
 # The library: what needs no GPU, and what does (which only the program links).
 LIB_HOST := err clock units step wire pattern mech mech_memfd mech_memfd_chunks chunks log \
-	inject account options proc report producer consumer pidfd imex json endpoint pair matrix stats bench
-LIB_GPU := cudrv kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_chunks mech_vmm_offset \
+	inject account ledger options proc report role producer consumer pidfd imex json endpoint pair matrix stats bench
+LIB_GPU := cudrv cutrack nvml kernels gpu vmm mech_vmm mech_vmm_pidfd mech_vmm_chunks mech_vmm_offset \
 	mech_vmm_compressible mech_vmm_host_numa mech_vmm_alias mech_vmm_readonly \
 	mech_vmm_readonly_fault mech_legacy_ipc mech_mempool_ipc mech_fabric bandwidth bench_run
 HOST_OBJS := $(LIB_HOST:%=$(BUILD)/lib/%.o)
@@ -47,9 +47,11 @@ TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/
 	tests/helpers.c)
 TEST_GPU := $(BUILD)/tests/check_gpu
 TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
+# Another user of the GPU, for the suite's runs beside one.
+GPU_CHURN := $(BUILD)/tests/gpu_churn
 
 .PHONY: all check check-gpu deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
-all: $(PROG) $(TEST_NOGPU) $(TEST_GPU)
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN)
 
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
@@ -86,6 +88,9 @@ $(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS)
 $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+$(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/cudrv.o $(BUILD)/lib/cutrack.o $(HOST_OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # The no-GPU suites, then the program itself, whose exit 77 (no GPU here) is
 # shown as SKIP and not counted as a pass.
 check: gpuipc_test $(TEST_NOGPU)
@@ -98,13 +103,14 @@ check: gpuipc_test $(TEST_NOGPU)
 	*) echo "FAIL: ./gpuipc_test exited $$rc"; exit 1;; \
 	esac
 
-check-gpu: gpuipc_test $(TEST_GPU)
-	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_GPU)
+check-gpu: gpuipc_test $(TEST_GPU) $(GPU_CHURN)
+	GPUIPC_TEST_BIN=./gpuipc_test GPUIPC_CHURN_BIN=$(GPU_CHURN) $(TEST_GPU)
 
 # libFuzzer: the message decoder and its control-message path (clang only).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz_wire.c $(addprefix lib/,wire.c err.c clock.c step.c units.c account.c)
+FUZZ_SRC := tests/fuzz_wire.c $(addprefix lib/,wire.c err.c clock.c step.c units.c account.c \
+	ledger.c proc.c)
 FUZZ := $(BUILD)/fuzz/fuzz_wire
 
 fuzz: $(FUZZ)

@@ -39,6 +39,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/matrix.h"
+#include "lib/nvml.h"
 #include "lib/mech.h"
 #include "lib/options.h"
 #include "lib/proc.h"
@@ -197,6 +198,18 @@ static void catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
+/* Blocks (1) or unblocks (0) SIGINT and SIGTERM in this process. A signal
+ * that arrives while they are blocked is delivered when they are unblocked. */
+static void stop_signals_blocked(int block)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 /* The exit code once the session is over: 128 + the stop signal if one came. */
 static int stop_code(int code)
 {
@@ -209,6 +222,42 @@ static int stop_code(int code)
  * accounting instead). */
 static gpuipc_fds g_fds_at_start;
 static int g_have_fds_at_start;
+
+/* Counts the FDs this process holds now that it did not hold when the
+ * program started, leaving out the connections keep[0] and keep[1] (-1:
+ * none), and names them in why. 0 in a process that loaded the CUDA driver. */
+static size_t fds_since_start(const int keep[2], gpuipc_err *why)
+{
+    gpuipc_fds now;
+    size_t i, j, n;
+
+    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+        gpuipc_account_snapshot(&now, why) < 0)
+        return 0;
+    for (i = j = 0; i < now.n; i++)
+        if (now.fd[i] != keep[0] && now.fd[i] != keep[1])
+            now.fd[j++] = now.fd[i];
+    now.n = j;
+    n = gpuipc_account_leaks(&g_fds_at_start, &now, why);
+    gpuipc_account_free(&now);
+    if (n > 0) {
+        char text[GPUIPC_ERR_LEN];
+
+        snprintf(text, sizeof(text), "%.440s (open now, not when the program started)",
+                 why->msg);
+        snprintf(why->msg, sizeof(why->msg), "%s", text);
+    }
+    return n;
+}
+
+/* env->last_check: the FDs of a process that never loaded CUDA, at the end
+ * of its session, its connection aside. */
+static size_t last_check_fds(gpuipc_env *env, gpuipc_err *why)
+{
+    const int keep[2] = {env->wire != NULL ? gpuipc_wire_fd(env->wire) : -1, -1};
+
+    return fds_since_start(keep, why);
+}
 
 /* Returns code, or GPUIPC_FAIL after naming the FDs this process leaked. */
 static int check_fds_at_exit(const gpuipc_log *log, int code)
@@ -357,8 +406,10 @@ static void env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->cred_pid = g_cred_pid;
 }
 
+/* The consumer's role over sock; the session's end goes into *end.
+ * Returns the exit status. */
 static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0)
+                         uint64_t t0, gpuipc_session_end *end)
 {
     struct sigaction sa;
     gpuipc_env env;
@@ -372,6 +423,8 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
         env.log.level = GPUIPC_LOG_QUIET;
     env.prepare_cuda = consumer_prepare_cuda;
     env.bandwidth = gpuipc_bandwidth_run;
+    env.gpu_bytes = gpuipc_gpu_process_bytes;
+    env.last_check = last_check_fds;
     env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
     g_consumer_env = &env;
     memset(&sa, 0, sizeof(sa));
@@ -384,6 +437,8 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
                         GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
     /* The producer may have died before the request took effect, and then
      * no signal will ever come. */
+    memset(end, 0, sizeof(*end));
+    end->code = GPUIPC_FAIL;
     if (g_parent_pid > 0 && getppid() != g_parent_pid) {
         gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "FAIL peer gone during hello: the producer (pid %d) exited before "
@@ -393,12 +448,17 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     }
     if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
         close(sock);
+        snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
         return GPUIPC_FAIL;
     }
-    verdict = gpuipc_consumer_serve(&env, w, registry, NMECH);
+    verdict = gpuipc_consumer_serve(&env, w, registry, NMECH, end);
     gpuipc_gpu_close(env.gpu);
     env.gpu = NULL;
     gpuipc_wire_close(w);
+    /* A session that ended with BYE had its last checks then (and its status
+     * is the one both sides agreed on); one that broke is checked now. */
+    if (end->said_bye)
+        return stop_code(verdict);
     return check_fds_at_exit(&env.log, stop_code(verdict));
 }
 
@@ -419,7 +479,15 @@ typedef struct producer_run {
     size_t nsel;
     const gpuipc_mech *req[NMECH]; /* --require */
     size_t nreq;
-    pid_t child;
+    pid_t child;        /* the forked consumer; -1 with --serve */
+    unsigned hello;     /* HELLO flags: what the scenarios need */
+    int opened;         /* producer_open ran */
+    int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
+    gpuipc_err cuda_why;
+    int started;        /* HELLO went both ways */
+    int checked;        /* the last checks ran before BYE (the exit's are not needed) */
+    char lost[GPUIPC_ERR_LEN]; /* why the session did not start, or broke before BYE */
+    char last[GPUIPC_ERR_LEN]; /* the producer's end-of-session check, if it failed */
     /* --destructive: the sacrificial consumer, its connection, and how it ended. */
     gpuipc_wire *w2;
     pid_t child2;       /* -1: none */
@@ -437,50 +505,39 @@ static gpuipc_wire *wire_for(const producer_run *run, const gpuipc_mech *m)
     return m->destructive ? run->w2 : run->w;
 }
 
-/* Reaps consumer pid within timeout_ns, sending BYE first if bye is set and
- * the connection *w is healthy, else closing it so that a live consumer sees
- * EOF and giving it only a short grace. Returns 1 if it exited 0, and says
- * how it ended in desc. */
-static int reap(producer_run *run, gpuipc_wire **w, pid_t pid, int bye, char *desc, size_t len)
+/* Waits for consumer pid to exit within the deadline, closing *w first if
+ * it is broken (so that a live consumer sees EOF, with only a short grace).
+ * Stores its wait status in *status and says how it ended in desc. Returns
+ * 1 if it exited by itself, 0 if it had to be killed or the wait failed. */
+static int reap(producer_run *run, gpuipc_wire **w, pid_t pid, int *status, char *desc,
+                size_t len)
 {
     uint64_t wait_ns = run->o->timeout_ns;
     gpuipc_err err;
-    int status = 0, rc;
+    int rc;
 
-    if (pid <= 0) { /* --serve: the consumer is not this process's child */
-        int ok = *w != NULL && gpuipc_wire_broken(*w) == NULL &&
-                 (!bye || gpuipc_producer_bye(&run->env, *w, &err) == 0);
-
-        gpuipc_wire_close(*w);
-        *w = NULL;
-        snprintf(desc, len, "pid %d, connected to --serve %s, %s", run->env.peer_pid,
-                 run->o->serve, ok ? "said goodbye (BYE)" : "connection lost");
-        return ok;
-    }
-    if (*w != NULL && gpuipc_wire_broken(*w) == NULL) {
-        /* Without BYE it leaves by itself: it gets the full deadline too. */
-        if (bye)
-            gpuipc_producer_bye(&run->env, *w, &err);
-    } else {
+    *status = -1;
+    if (*w == NULL || gpuipc_wire_broken(*w) != NULL) {
         gpuipc_wire_close(*w);
         *w = NULL;
         if (wait_ns > END_GRACE_NS)
             wait_ns = END_GRACE_NS;
     }
-    rc = gpuipc_proc_wait(pid, gpuipc_clock_deadline(wait_ns), &status, &err);
+    rc = gpuipc_proc_wait(pid, gpuipc_clock_deadline(wait_ns), status, &err);
     gpuipc_wire_close(*w);
     *w = NULL;
     if (rc < 0) {
         snprintf(desc, len, "%s", err.msg);
         return 0;
     }
-    gpuipc_proc_describe(status, desc, len);
+    gpuipc_proc_describe(*status, desc, len);
     if (rc == 1) {
         size_t used = strlen(desc);
 
         snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+        return 0;
     }
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return 1;
 }
 
 /* env->reap_peer: a destructive scenario's consumer exits after END_ACK. */
@@ -488,10 +545,13 @@ static int reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
 {
     producer_run *run = g_run;
 
+    int status;
+
     if (run == NULL || run->child2 <= 0 || run->child2_done)
         return gpuipc_err_set(err, -ECHILD, "no sacrificial consumer is left to wait for");
-    run->child2_ok = reap(run, &run->w2, run->child2, 0, run->child2_desc,
-                          sizeof(run->child2_desc));
+    run->child2_ok = reap(run, &run->w2, run->child2, &status, run->child2_desc,
+                          sizeof(run->child2_desc)) &&
+                     WIFEXITED(status) && WEXITSTATUS(status) == 0;
     run->child2_done = 1;
     gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, env->mech ? env->mech->name : NULL,
                     GPUIPC_STEP_END_ACK, GPUIPC_LOG_NO_TIME, "sacrificial consumer %s",
@@ -564,8 +624,10 @@ START_TEST(test_scenario_both_ways)
 
     /* srunner_run_all() installs SIGINT and SIGTERM handlers of its own,
      * which SIGKILL the process group (meant for its forked tests): this
-     * process's handlers must be the ones that answer while a scenario runs. */
+     * process's handlers must be the ones that answer while a scenario runs,
+     * and outside the scenarios the signals wait, blocked (run_suites). */
     catch_stop_signals();
+    stop_signals_blocked(0);
     if (scenario_devices(g_run, (size_t)_i, &err) < 0) {
         res->status = GPUIPC_FAIL;
         snprintf(res->reason, sizeof(res->reason), "%s", err.msg);
@@ -578,6 +640,7 @@ START_TEST(test_scenario_both_ways)
                                  g_run->o->size, (unsigned)_i, res);
     }
     res->mech = g_run->label[_i];
+    stop_signals_blocked(1);
     ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
 }
 END_TEST
@@ -607,36 +670,57 @@ static int run_suites(producer_run *run, int silent)
      * its own deadline, since Check's timeouts work only in fork mode. */
     srunner_set_fork_status(sr, CK_NOFORK);
     g_run = run;
+    /* Between scenarios Check's own SIGINT handler would SIGKILL the whole
+     * process group (exit 137, nothing released, nothing said): a stop
+     * signal waits, blocked, for the next scenario or the end. */
+    stop_signals_blocked(1);
     srunner_run_all(sr, silent || run->o->level == GPUIPC_LOG_QUIET ? CK_SILENT : CK_NORMAL);
+    stop_signals_blocked(0);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     g_run = NULL;
     return failed;
 }
 
-/* --repeat: the producer's open FDs and the device's free memory after
- * round 1, which every later round must come back to. Round 1 sets them,
- * since the driver allocates some of its own structures on first use. */
+/* --repeat: what the producer and the consumer held after round 1, which
+ * every later round must come back to. Round 1 sets it, since the driver
+ * allocates some of its own structures on first use. Both sides' figures
+ * are their own (FDs, driver objects, shared memory, GPU memory by NVML),
+ * so another process on the GPU cannot make a round drift. */
 typedef struct soak {
-    gpuipc_fds fds;
-    int have_fds;
-    uint64_t free;
-    int have_free;
+    gpuipc_usage ref;                  /* the producer's, after round 1 */
+    int have_ref;
+    gpuipc_usage_figures consumer_ref; /* the consumer's, after round 1 */
+    int have_consumer_ref;
     unsigned passed; /* scenarios passed in all rounds */
     char why[GPUIPC_ERR_LEN + 128];
 } soak;
 
-/* Checks round (1-based) for failures and drift. Returns 0 to go on, or -1
- * to stop, with why. */
+/* The consumer's figures after the round: from the END_ACK of the round's
+ * last scenario that ran. Returns 1 if there is one. */
+static int consumer_figures(const producer_run *run, gpuipc_usage_figures *f)
+{
+    size_t i;
+
+    for (i = run->nsel; i > 0; i--) {
+        if (run->results[i - 1].status == GPUIPC_PASS) {
+            *f = run->results[i - 1].consumer_usage;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checks round (1-based) for failures and drift on either side. Returns 0
+ * to go on, or -1 to stop, with why. */
 static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
 {
     unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1, failed = 0;
-    uint64_t free_now = 0;
-    gpuipc_fds now;
+    gpuipc_usage_figures theirs, mine;
+    int have_theirs = consumer_figures(run, &theirs);
+    char drift[GPUIPC_ERR_LEN];
     gpuipc_err e;
-    char a[32], b[32], c[32];
     size_t i;
-    int rc = 0;
 
     for (i = 0; i < run->nsel; i++) {
         if (run->results[i].status == GPUIPC_FAIL)
@@ -649,43 +733,38 @@ static int soak_round(producer_run *run, unsigned round, soak *k, uint64_t t0)
                  failed == 1 ? "" : "s");
         return -1;
     }
-    if (gpuipc_account_snapshot(&now, &e) < 0) {
-        snprintf(k->why, sizeof(k->why), "round %u: FD accounting: %s", round, e.msg);
-        return -1;
-    }
-    if (run->env.gpu_free != NULL && run->env.gpu_free(&run->env, &free_now, &e) < 0) {
-        snprintf(k->why, sizeof(k->why), "round %u: GPU memory accounting: %s", round, e.msg);
-        gpuipc_account_free(&now);
-        return -1;
-    }
-    if (!k->have_fds) {
-        k->fds = now;
-        k->have_fds = 1;
-        k->free = free_now;
-        k->have_free = run->env.gpu_free != NULL;
-    } else {
-        if (gpuipc_account_leaks(&k->fds, &now, &e) > 0) {
-            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, e.msg);
-            rc = -1;
-        } else if (k->have_free && free_now < k->free) {
-            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: the device has "
-                     "%s free, %s less than after round 1 (%s)", round,
-                     gpuipc_units_format_size(free_now, a, sizeof(a)),
-                     gpuipc_units_format_size(k->free - free_now, b, sizeof(b)),
-                     gpuipc_units_format_size(k->free, c, sizeof(c)));
-            rc = -1;
+    if (!k->have_ref) {
+        if (gpuipc_usage_take(&k->ref, run->env.gpu_bytes, &e) < 0) {
+            snprintf(k->why, sizeof(k->why), "round %u: FD accounting: %s", round, e.msg);
+            gpuipc_usage_free(&k->ref);
+            return -1;
         }
-        gpuipc_account_free(&now);
+        k->have_ref = 1;
+        k->have_consumer_ref = have_theirs;
+        k->consumer_ref = theirs;
+    } else {
+        if (gpuipc_usage_leaks(&k->ref, run->env.gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) > 0) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, e.msg);
+            return -1;
+        }
+        if (k->have_consumer_ref && have_theirs &&
+            gpuipc_usage_drift(&k->consumer_ref, &theirs, "consumer", drift, sizeof(drift))) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, drift);
+            return -1;
+        }
     }
-    if (rc == 0 && (round % every == 0 || round == run->o->repeat || run->o->level ==
-                    GPUIPC_LOG_VERBOSE))
+    if (round % every == 0 || round == run->o->repeat || run->o->level == GPUIPC_LOG_VERBOSE) {
+        gpuipc_usage_figures_of(&k->ref, &mine);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
-                        GPUIPC_LOG_NO_TIME, "round %u/%u passed; %zu FDs open and %s of GPU "
-                        "memory free, as after round 1; %.1f s", round, run->o->repeat,
-                        k->fds.n, k->have_free ? gpuipc_units_format_size(free_now, a,
-                                                                          sizeof(a)) : "n/a",
+                        GPUIPC_LOG_NO_TIME, "round %u/%u passed; both sides hold what they held "
+                        "after round 1 (producer: %llu FDs, %llu driver objects; consumer: "
+                        "%llu FDs, %llu driver objects); %.1f s", round, run->o->repeat,
+                        (unsigned long long)mine.fds, (unsigned long long)mine.objects,
+                        (unsigned long long)(have_theirs ? theirs.fds : 0),
+                        (unsigned long long)(have_theirs ? theirs.objects : 0),
                         (double)(gpuipc_clock_ns() - t0) / 1e9);
-    return rc;
+    }
+    return 0;
 }
 
 /* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
@@ -727,12 +806,15 @@ static int run_rounds(producer_run *run)
     if (run->o->repeat > 1 && code == GPUIPC_PASS)
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                         GPUIPC_LOG_NO_TIME, "soak: %u rounds, %u scenarios passed; drift: 0 "
-                        "FDs, 0 bytes of GPU memory; %.1f s (%.1f ms a round)",
+                        "FDs, 0 driver objects, 0 bytes of shared memory, 0 bytes of GPU "
+                        "memory%s, on both sides; %.1f s (%.1f ms a round)",
                         run->o->repeat, k.passed,
+                        k.ref.gpu == GPUIPC_USAGE_UNKNOWN ? " (NVML: not attributable here)"
+                                                          : " by NVML",
                         (double)(gpuipc_clock_ns() - start) / 1e9,
                         (double)(gpuipc_clock_ns() - start) / 1e6 / run->o->repeat);
-    if (k.have_fds)
-        gpuipc_account_free(&k.fds);
+    if (k.have_ref)
+        gpuipc_usage_free(&k.ref);
     return code;
 }
 
@@ -759,7 +841,6 @@ static int producer_open_gpu(producer_run *run, gpuipc_err *why)
     if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
         return -1;
     memcpy(run->env.uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
-    run->env.gpu_free = gpuipc_gpu_env_free;
     if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
         return -1;
     snprintf(run->where, sizeof(run->where), "GPU %d: %s (%s), CUDA driver %d.%d", o->device,
@@ -770,11 +851,56 @@ static int producer_open_gpu(producer_run *run, gpuipc_err *why)
                     gpuipc_clock_ns() - t, "%s; %s free of %s; kernels self-tested",
                     run->where, gpuipc_units_format_size(free_b, a, sizeof(a)),
                     gpuipc_units_format_size(total, b, sizeof(b)));
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    GPUIPC_LOG_NO_TIME, "%s", gpuipc_gpu_self_test(run->env.gpu));
     if (o->size > free_b) {
         fprintf(stderr, "gpuipc_test: --size %s: larger than the free memory of GPU %d (%s "
                 "free of %s)\n", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
                 o->device, a, b);
         return GPUIPC_USAGE;
+    }
+    return 0;
+}
+
+/* What the producer decides before a consumer takes part: the GPU, if a
+ * scenario needs one, and whether --size fits. Returns 0, GPUIPC_USAGE (said
+ * on stderr), or, where every selected scenario needs the GPU that cannot
+ * be had, GPUIPC_SKIP (no driver or GPU) or GPUIPC_FAIL (the driver failed),
+ * with the reason in run->cuda_why; otherwise such scenarios are skipped
+ * later, one by one. */
+static int producer_open(producer_run *run)
+{
+    const gpuipc_options *o = run->o;
+    size_t i, need_cuda = 0;
+
+    run->opened = 1;
+    for (i = 0; i < run->nsel; i++)
+        need_cuda += run->sel[i]->needs_cuda;
+    if (run->hello & GPUIPC_HELLO_NEEDS_CUDA) {
+        run->cuda = producer_open_gpu(run, &run->cuda_why);
+        if (run->cuda == GPUIPC_USAGE)
+            return GPUIPC_USAGE;
+        if (run->cuda != 0) {
+            snprintf(run->where, sizeof(run->where), "GPU %d not opened (%s)", o->device,
+                     run->cuda == 1 ? "no driver or no device" : "the driver failed");
+            if (need_cuda == run->nsel)
+                return run->cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
+        }
+    }
+    for (i = 0; i < run->nsel; i++) {
+        uint64_t avail;
+        char a[32], b[32];
+
+        if (run->sel[i]->needs_cuda) /* host memory: memfd and its kin */
+            continue;
+        avail = gpuipc_proc_mem_available();
+        if (avail != 0 && o->size > avail) {
+            fprintf(stderr, "gpuipc_test: --size %s: larger than the host's available memory "
+                    "for %s (MemAvailable %s)\n",
+                    gpuipc_units_format_size(o->size, a, sizeof(a)), run->sel[i]->name,
+                    gpuipc_units_format_size(avail, b, sizeof(b)));
+            return GPUIPC_USAGE;
+        }
     }
     return 0;
 }
@@ -837,25 +963,132 @@ static void probe_all(producer_run *run, int cuda, const gpuipc_err *cuda_why)
     }
 }
 
-/* Says goodbye and reaps the consumer (and a sacrificial one that is still
- * there) within the deadline. Returns 1 if they exited 0, and describes how
- * they ended in desc. */
-static int end_session(producer_run *run, char *desc, size_t len)
+/* The scenario counts of the results. */
+static void count_results(const producer_run *run, gpuipc_msg_bye *bye)
 {
-    int ok = reap(run, &run->w, run->child, 1, desc, len);
+    size_t i;
 
+    for (i = 0; i < run->nsel; i++) {
+        bye->passed += run->results[i].status == GPUIPC_PASS;
+        bye->failed += run->results[i].status == GPUIPC_FAIL;
+        bye->skipped += run->results[i].status == GPUIPC_SKIP;
+    }
+}
+
+/* The producer's last checks, before its verdict goes out: what it holds
+ * against the reference of its scenarios, and for a process that never
+ * loaded CUDA, its FDs against the program's start. Returns 1 if they
+ * failed, said in run->last. */
+static int producer_last_check(producer_run *run)
+{
+    const int keep[2] = {run->w != NULL ? gpuipc_wire_fd(run->w) : -1,
+                         run->w2 != NULL ? gpuipc_wire_fd(run->w2) : -1};
+    gpuipc_err e;
+
+    if (gpuipc_session_usage_leaks(&run->env.session, run->env.gpu_bytes,
+                                   GPUIPC_ENV_SETTLE_NS, &e) == 0 &&
+        fds_since_start(keep, &e) == 0) {
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
+                        GPUIPC_LOG_NO_TIME, "at the end of the session: nothing held that was "
+                        "not held at the first scenario%s", gpuipc_cu.driver_version != 0 ? ""
+                        : "; the FDs open are the same as at the start, the connections aside");
+        return 0;
+    }
+    snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
+             e.msg);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
+                    "FAIL %s", run->last);
+    return 1;
+}
+
+/* Ends the session with the verdict code: the producer's last checks, BYE
+ * with the verdict and the consumer's BYE_ACK with its last checks, then
+ * (forked mode) the consumer's exit, which must carry the same status, and
+ * the sacrificial consumer's. Returns the session's status: code, or
+ * GPUIPC_FAIL if a last check failed, the consumer did not answer, or it
+ * ended otherwise than the session did. Describes the consumer's end in
+ * desc. */
+static int end_session(producer_run *run, int code, char *desc, size_t len)
+{
+    char said[GPUIPC_ERR_LEN + 64] = "";
+    gpuipc_msg_bye bye;
+    gpuipc_status ack;
+    gpuipc_err err;
+    int answered = 0, status;
+
+    /* The sacrificial consumer's connection (if any) is no longer needed, and
+     * the checks below are about this process alone. */
+    if (run->w != NULL && run->started && gpuipc_wire_stop == 0 &&
+        (code == GPUIPC_PASS || code == GPUIPC_SKIP)) {
+        run->checked = 1;
+        if (producer_last_check(run))
+            code = GPUIPC_FAIL;
+    }
+    memset(&bye, 0, sizeof(bye));
+    bye.code = code;
+    count_results(run, &bye);
+    if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
+        gpuipc_wire_stop == 0) {
+        if (gpuipc_producer_bye(&run->env, run->w, &bye, &ack, &err) == 0) {
+            answered = 1;
+            if (ack.code != GPUIPC_PASS && ack.step == GPUIPC_STEP_BYE_ACK) {
+                code = GPUIPC_FAIL;
+                snprintf(said, sizeof(said), "; its last checks failed: %s", ack.reason);
+                gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE_ACK,
+                                GPUIPC_LOG_NO_TIME, "FAIL the consumer: %s", ack.reason);
+            } else if (ack.code != GPUIPC_PASS) {
+                code = GPUIPC_FAIL;
+                snprintf(said, sizeof(said), "; its side failed (said above)");
+            } else {
+                snprintf(said, sizeof(said), "; its last checks passed");
+            }
+        } else {
+            code = GPUIPC_FAIL;
+            snprintf(said, sizeof(said), "; it did not answer BYE: %s", err.msg);
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE,
+                            GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+        }
+    } else if (run->started && gpuipc_wire_stop == 0) {
+        /* The connection broke before BYE; a scenario has failed for it. */
+        code = GPUIPC_FAIL;
+    }
+    if (run->child > 0) {
+        int exited = reap(run, &run->w, run->child, &status, desc, len);
+
+        if (gpuipc_wire_stop == 0 && (!exited || !WIFEXITED(status) ||
+                                      WEXITSTATUS(status) != code)) {
+            if (answered && exited && WIFEXITED(status)) {
+                size_t used = strlen(desc);
+
+                snprintf(desc + used, len - used, ", but the session's status is %d", code);
+            }
+            code = GPUIPC_FAIL;
+        }
+        if (answered) {
+            size_t used = strlen(desc);
+
+            snprintf(desc + used, len - used, "%s", said);
+        }
+    } else {
+        snprintf(desc, len, "pid %d, connected to --serve %s, %s%s", run->env.peer_pid,
+                 run->o->serve, answered ? "answered BYE" : "connection lost", said);
+        gpuipc_wire_close(run->w);
+        run->w = NULL;
+    }
     if (run->child2 > 0 && !run->child2_done) {
-        run->child2_ok = reap(run, &run->w2, run->child2, 1, run->child2_desc,
-                              sizeof(run->child2_desc));
+        run->child2_ok = reap(run, &run->w2, run->child2, &status, run->child2_desc,
+                              sizeof(run->child2_desc)) &&
+                         WIFEXITED(status) && WEXITSTATUS(status) == 0;
         run->child2_done = 1;
     }
     if (run->child2 > 0) {
         size_t used = strlen(desc);
 
         snprintf(desc + used, len - used, "; sacrificial consumer: %s", run->child2_desc);
-        ok = ok && run->child2_ok;
+        if (!run->child2_ok)
+            code = GPUIPC_FAIL;
     }
-    return ok;
+    return code;
 }
 
 /* The one-line reason for exit 77: the shared reason if CUDA is missing,
@@ -990,126 +1223,180 @@ static int run_bench(producer_run *run, int cuda, const gpuipc_err *cuda_why)
     return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
 }
 
-static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
-                         const gpuipc_mech **sel, size_t nsel, const gpuipc_mech **req,
-                         size_t nreq, const gpuipc_inject *inject, uint64_t t0)
+/* Sets run up for the selection, before any connection. */
+static void producer_init(producer_run *run, const gpuipc_options *o, const gpuipc_mech **sel,
+                          size_t nsel, const gpuipc_mech **req, size_t nreq,
+                          const gpuipc_inject *inject, uint64_t t0)
 {
-    static producer_run run;
-    char consumer[GPUIPC_ERR_LEN + 96];
-    gpuipc_err err, cuda_why;
-    unsigned flags = 0;
-    int cuda = 0, peer = 0, code, consumer_ok, soaked = GPUIPC_PASS, benched = 0;
     size_t i;
 
-    env_init(&run.env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    memset(run, 0, sizeof(*run));
+    env_init(&run->env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
     /* --bench's output is its tables: the scenarios' step log stays quiet. */
-    if (o->bench && run.env.log.level < GPUIPC_LOG_VERBOSE)
-        run.env.log.level = GPUIPC_LOG_QUIET;
-    run.o = o;
-    run.child = child;
-    run.child2 = child2;
-    run.env.reap_peer = child2 > 0 ? reap_sacrificial : NULL;
-    run.nsel = nsel;
-    for (i = 0; i < nsel; i++)
-        name_scenario(&run, i, sel[i], -1, -1);
-    run.nreq = nreq;
-    memcpy(run.req, req, nreq * sizeof(run.req[0]));
-    snprintf(run.where, sizeof(run.where), "host memory only, no GPU scenario selected");
-    gpuipc_err_clear(&cuda_why);
-    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0 ||
-        (child2 > 0 && gpuipc_wire_open(&run.w2, sock2, "sacrificial consumer", &err) < 0)) {
-        if (run.w == NULL)
-            close(sock);
-        if (child2 > 0)
-            close(sock2);
-        gpuipc_log_line(2, err.msg);
-        end_session(&run, consumer, sizeof(consumer));
-        return GPUIPC_FAIL;
-    }
-    for (i = 0; i < nsel; i++)
+    if (o->bench && run->env.log.level < GPUIPC_LOG_VERBOSE)
+        run->env.log.level = GPUIPC_LOG_QUIET;
+    run->env.gpu_bytes = gpuipc_gpu_process_bytes;
+    run->o = o;
+    run->child = -1;
+    run->child2 = -1;
+    run->nsel = nsel;
+    for (i = 0; i < nsel; i++) {
+        name_scenario(run, i, sel[i], -1, -1);
         if (sel[i]->needs_cuda || o->bench) /* --bench always describes a GPU */
-            flags |= GPUIPC_HELLO_NEEDS_CUDA;
-    /* The sacrificial consumer first: the main one's pid is the one that
-     * stays in env->peer_pid, for the pidfd mechanism. */
-    if ((child2 > 0 && gpuipc_producer_hello(&run.env, run.w2, flags, &peer, &err) < 0) ||
-        gpuipc_producer_hello(&run.env, run.w, flags, &peer, &err) < 0) {
-        gpuipc_log_step(&run.env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
-                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
-        code = GPUIPC_FAIL;
-        goto out;
+            run->hello |= GPUIPC_HELLO_NEEDS_CUDA;
     }
-    gpuipc_log_step(&run.env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+    run->nreq = nreq;
+    memcpy(run->req, req, nreq * sizeof(run->req[0]));
+    snprintf(run->where, sizeof(run->where), "host memory only, no GPU scenario selected");
+}
+
+/* HELLO with the consumer (the sacrificial one first: the main one's pid is
+ * the one that stays in env->peer_pid, for the pidfd mechanism). Returns 0
+ * or a negative errno with err. */
+static int producer_hello(producer_run *run, gpuipc_err *err)
+{
+    int peer = 0, rc;
+
+    if ((run->w2 != NULL && (rc = gpuipc_producer_hello(&run->env, run->w2, run->hello, &peer,
+                                                        err)) < 0) ||
+        (rc = gpuipc_producer_hello(&run->env, run->w, run->hello, &peer, err)) < 0)
+        return rc;
+    run->started = 1;
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                     GPUIPC_LOG_NO_TIME, "producer pid %d, consumer pid %d, protocol %d",
                     (int)getpid(), peer, GPUIPC_WIRE_VERSION);
+    return 0;
+}
 
-    if (flags & GPUIPC_HELLO_NEEDS_CUDA) {
-        cuda = producer_open_gpu(&run, &cuda_why);
-        if (cuda == GPUIPC_USAGE) {
-            code = GPUIPC_USAGE;
-            goto out;
-        }
-        if (cuda != 0)
-            snprintf(run.where, sizeof(run.where), "GPU %d not opened (%s)", o->device,
-                     cuda == 1 ? "no driver or no device" : "the driver failed");
-        if (cuda == 0 && o->pairs != NULL && (code = expand_pairs(&run)) != 0)
-            goto out;
-    }
-    if (gpuipc_mech_find(sel, nsel, "memfd") != NULL ||
-        gpuipc_mech_find(sel, nsel, "memfd-chunks") != NULL) {
-        uint64_t avail = gpuipc_proc_mem_available();
-        char a[32], b[32];
+/* Once HELLO went both ways: the GPU (unless opened before), the pairs,
+ * the probes and the scenarios or the bench. Returns the verdict so far. */
+static int producer_scenarios(producer_run *run)
+{
+    int code;
 
-        if (avail != 0 && o->size > avail) {
-            fprintf(stderr, "gpuipc_test: --size %s: larger than the host's available memory "
-                    "for memfd (MemAvailable %s)\n",
-                    gpuipc_units_format_size(o->size, a, sizeof(a)),
-                    gpuipc_units_format_size(avail, b, sizeof(b)));
-            code = GPUIPC_USAGE;
-            goto out;
-        }
-    }
-    probe_all(&run, cuda, &cuda_why);
-    if (o->bench) {
-        code = run_bench(&run, cuda, &cuda_why);
-        benched = 1;
-    } else {
-        soaked = run_rounds(&run);
-        code = GPUIPC_PASS;
-    }
+    if (!run->opened && (code = producer_open(run)) == GPUIPC_USAGE)
+        return code;
+    if (run->cuda == 0 && run->o->pairs != NULL && (code = expand_pairs(run)) != 0)
+        return code;
+    probe_all(run, run->cuda, &run->cuda_why);
+    if (run->o->bench)
+        return run_bench(run, run->cuda, &run->cuda_why);
+    code = run_rounds(run);
+    if (code == GPUIPC_PASS)
+        code = gpuipc_report_exit_code(run->results, run->nsel, 1);
+    return code;
+}
 
-out:
-    consumer_ok = end_session(&run, consumer, sizeof(consumer));
-    gpuipc_wire_close(run.w);
-    run.w = NULL;
-    gpuipc_gpu_close(run.env.gpu);
-    run.env.gpu = NULL;
-    if (benched) {
-        if (code == GPUIPC_PASS && !consumer_ok)
-            code = GPUIPC_FAIL;
+/* The summary's line on the leak accounting: what was counted, and where
+ * NVML could not attribute GPU memory to a process. */
+static void accounting_note(producer_run *run, char *buf, size_t len)
+{
+    gpuipc_usage_figures theirs;
+    gpuipc_err why;
+    uint64_t bytes;
+    int mine;
+
+    if (run->env.gpu == NULL) {
+        snprintf(buf, len, "accounting: per process, both sides: FDs, driver objects and "
+                 "resident shared memory (no GPU opened here)");
+        return;
+    }
+    mine = run->env.gpu_bytes(&bytes, &why) == 0;
+    snprintf(buf, len, "accounting: per process, both sides: FDs, driver objects, resident "
+             "shared memory; GPU memory by NVML: producer %s%.200s%s, consumer %s",
+             mine ? "measured" : "not attributable (", mine ? "" : why.msg, mine ? "" : ")",
+             !consumer_figures(run, &theirs) ? "not reported"
+             : theirs.gpu != GPUIPC_USAGE_UNKNOWN ? "measured"
+                                                   : "not attributable (its log says why)");
+}
+
+/* Ends the session (end_session) and prints the outcome: one line for 77,
+ * else the summary, or, for a session that never started or a usage error,
+ * the reason and a result line. Returns the exit status. */
+static int producer_finish(producer_run *run, int code, uint64_t t0)
+{
+    char consumer[GPUIPC_ERR_LEN + 160], accounting[512], line[GPUIPC_ERR_LEN + 256];
+    const char *notes[3] = {NULL, NULL, NULL};
+    int started = run->started;
+
+    if (!started && code == GPUIPC_PASS)
+        code = GPUIPC_FAIL;
+    if (started && gpuipc_wire_stop == 0)
+        accounting_note(run, accounting, sizeof(accounting));
+    code = end_session(run, code, consumer, sizeof(consumer));
+    gpuipc_wire_close(run->w);
+    run->w = NULL;
+    gpuipc_gpu_close(run->env.gpu);
+    run->env.gpu = NULL;
+    if (run->o->bench && started) {
         if (code != GPUIPC_SKIP)
             fprintf(stderr, "result: %s: --bench on %s; consumer: %s; %.1f s (exit %d)\n",
-                    code == GPUIPC_PASS ? "PASS" : "FAIL", run.where, consumer,
+                    code == GPUIPC_PASS ? "PASS" : "FAIL", run->where, consumer,
                     (double)(gpuipc_clock_ns() - t0) / 1e9, stop_code(code));
         return stop_code(code);
     }
-    if (code != GPUIPC_PASS)
-        return check_fds_at_exit(&run.env.log, stop_code(code));
-    code = gpuipc_report_exit_code(run.results, run.nsel, consumer_ok);
-    if (code == GPUIPC_PASS && soaked != GPUIPC_PASS)
-        code = GPUIPC_FAIL;
     if (code == GPUIPC_SKIP && gpuipc_wire_stop == 0) {
-        print_skip_line(&run, cuda, &cuda_why);
-        return check_fds_at_exit(&run.env.log, code);
+        print_skip_line(run, run->cuda, &run->cuda_why);
+        return check_fds_at_exit(&run->env.log, code);
     }
-    gpuipc_report_summary(1, run.where, run.results, run.nsel, consumer, stop_code(code),
-                          gpuipc_clock_ns() - t0);
+    if (!started || code == GPUIPC_USAGE) {
+        snprintf(line, sizeof(line), "summary: %s", run->where);
+        gpuipc_log_line(1, line);
+        snprintf(line, sizeof(line), "consumer: %s", consumer);
+        gpuipc_log_line(1, line);
+        snprintf(line, sizeof(line), "result: %s: no scenario ran: %.400s (exit %d)",
+                 code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL",
+                 code == GPUIPC_USAGE ? "the producer refused its options (said above)"
+                                      : run->lost, stop_code(code));
+        gpuipc_log_line(1, line);
+        return check_fds_at_exit(&run->env.log, stop_code(code));
+    }
+    if (gpuipc_wire_stop == 0)
+        notes[0] = accounting;
+    if (run->last[0] != '\0')
+        notes[notes[0] != NULL] = run->last;
+    gpuipc_report_summary(1, run->where, run->results, run->nsel, notes, consumer,
+                          stop_code(code), gpuipc_clock_ns() - t0);
     if (gpuipc_wire_stop != 0) {
         const char *name = sigabbrev_np((int)gpuipc_wire_stop);
 
         fprintf(stderr, "gpuipc_test: stopped by SIG%s: what both processes held is released "
                 "(exit %d)\n", name ? name : "?", stop_code(code));
     }
-    return check_fds_at_exit(&run.env.log, stop_code(code));
+    return run->checked ? stop_code(code) : check_fds_at_exit(&run->env.log, stop_code(code));
+}
+
+/* The forked mode's producer, over sock with child (and the sacrificial
+ * consumer's sock2 and child2, or -1). */
+static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
+                         const gpuipc_mech **sel, size_t nsel, const gpuipc_mech **req,
+                         size_t nreq, const gpuipc_inject *inject, uint64_t t0)
+{
+    static producer_run run;
+    gpuipc_err err;
+    int code;
+
+    producer_init(&run, o, sel, nsel, req, nreq, inject, t0);
+    run.child = child;
+    run.child2 = child2;
+    run.env.reap_peer = child2 > 0 ? reap_sacrificial : NULL;
+    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0 ||
+        (child2 > 0 && gpuipc_wire_open(&run.w2, sock2, "sacrificial consumer", &err) < 0)) {
+        if (run.w == NULL)
+            close(sock);
+        if (child2 > 0 && run.w2 == NULL)
+            close(sock2);
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        return producer_finish(&run, GPUIPC_FAIL, t0);
+    }
+    if (producer_hello(&run, &err) < 0) {
+        gpuipc_log_step(&run.env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        return producer_finish(&run, GPUIPC_FAIL, t0);
+    }
+    code = producer_scenarios(&run);
+    return producer_finish(&run, code, t0);
 }
 
 /* ---- --list ------------------------------------------------------------------------------ */
@@ -1413,6 +1700,7 @@ static pid_t fork_consumer(int sv[2], const int other[2], const gpuipc_options *
         return -1;
     }
     if (pid == 0) {
+        gpuipc_session_end end;
         int verdict;
 
         close(sv[0]);
@@ -1420,7 +1708,7 @@ static pid_t fork_consumer(int sv[2], const int other[2], const gpuipc_options *
             close(other[0]);
         if (other[1] >= 0)
             close(other[1]);
-        verdict = consumer_main(sv[1], o, inject, t0);
+        verdict = consumer_main(sv[1], o, inject, t0, &end);
         fflush(NULL);
         _exit(verdict);
     }
@@ -1430,10 +1718,28 @@ static pid_t fork_consumer(int sv[2], const int other[2], const gpuipc_options *
 
 /* ---- --serve and --connect -------------------------------------------------------------- */
 
+/* Refused connections (another uid): the first is said in full, the rest
+ * counted, so that a peer that connects in a loop cannot flood the log. */
+typedef struct refusals {
+    const gpuipc_log *log;
+    unsigned count;
+} refusals;
+
 static void log_refused(const char *why, void *arg)
 {
-    gpuipc_log_step((const gpuipc_log *)arg, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
-                    GPUIPC_LOG_NO_TIME, "%s", why);
+    refusals *r = arg;
+
+    if (r->count++ == 0)
+        gpuipc_log_step(r->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "%s", why);
+}
+
+static void say_refusals(const refusals *r)
+{
+    if (r->count > 1)
+        gpuipc_log_step(r->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "refused %u connections in all from processes of other users (the "
+                        "first is named above)", r->count);
 }
 
 /* A refused path is a bad argument (exit 2); anything else a failure. */
@@ -1445,20 +1751,105 @@ static int listen_code(int rc)
                : GPUIPC_FAIL;
 }
 
-/* --serve PATH: the producer's role, for one consumer that connects there. */
+/* How many connections that close before their HELLO (a liveness check of
+ * a second --serve, a port scanner) --serve drops while it waits for its
+ * consumer, before it gives up. */
+#define MAX_DROPPED 64
+
+/* Waits on ep, until deadline_ns, for a consumer that says HELLO: a
+ * connection refused for its uid, or one that closes before its HELLO, is
+ * dropped and the wait goes on. Returns 0 with run->w open and HELLO done, or
+ * a negative errno with err. */
+static int accept_consumer(producer_run *run, gpuipc_endpoint *ep, uint64_t deadline_ns,
+                           refusals *refused, gpuipc_err *err)
+{
+    unsigned dropped = 0;
+    gpuipc_peer peer;
+    int sock, rc;
+
+    for (;;) {
+        sock = gpuipc_endpoint_accept(ep, run->o->allow_uid, deadline_ns, log_refused, refused,
+                                      &peer, err);
+        if (sock < 0 && dropped > 0) {
+            size_t used = strlen(err->msg);
+
+            snprintf(err->msg + used, sizeof(err->msg) - used, "; %u connection%s closed "
+                     "before its HELLO and %s dropped", dropped, dropped == 1 ? "" : "s",
+                     dropped == 1 ? "was" : "were");
+        }
+        if (sock < 0)
+            return sock;
+        g_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+        run->env.cred_pid = g_cred_pid;
+        if ((rc = gpuipc_wire_open(&run->w, sock, "consumer", err)) < 0) {
+            close(sock);
+            return rc;
+        }
+        rc = producer_hello(run, err);
+        if (rc == 0) {
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO,
+                            GPUIPC_LOG_NO_TIME, "consumer pid %d (uid %u) connected",
+                            (int)peer.pid, (unsigned)peer.uid);
+            return 0;
+        }
+        gpuipc_wire_close(run->w);
+        run->w = NULL;
+        /* A peer that closed before its HELLO was not a consumer: wait on. */
+        if (rc != -EPIPE || gpuipc_wire_stop != 0)
+            return rc;
+        if (++dropped > MAX_DROPPED)
+            return gpuipc_err_set(err, -EPIPE, "--serve %s: gave up during hello: %u "
+                                  "connections closed before their HELLO", run->o->serve,
+                                  dropped);
+        if (gpuipc_clock_ms_left(deadline_ns) == 0)
+            return gpuipc_err_set(err, -ETIMEDOUT, "--serve %s: timed out during hello: the "
+                                  "last of %u connections closed before its HELLO and was "
+                                  "dropped", run->o->serve, dropped);
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "dropped a connection from pid %d that closed "
+                        "before its HELLO (%u so far); still waiting", (int)peer.pid, dropped);
+    }
+}
+
+/* --serve PATH: the producer's role, for one consumer that connects there.
+ * What can be decided without a consumer (no GPU, an impossible --size) is
+ * decided before the socket exists. */
 static int serve_main(const gpuipc_options *o, const gpuipc_mech **sel, size_t nsel,
                       const gpuipc_mech **req, size_t nreq, const gpuipc_inject *inject,
                       uint64_t t0)
 {
+    static producer_run run;
     gpuipc_log log = {GPUIPC_ROLE_PRODUCER, o->level, t0, 1};
+    refusals refused = {&log, 0};
     gpuipc_endpoint ep;
-    gpuipc_peer peer;
     gpuipc_err err;
-    int sock, rc;
+    char line[GPUIPC_ERR_LEN + 128];
+    int code, rc;
 
     catch_stop_signals();
+    if ((rc = gpuipc_endpoint_check(o->serve, &err)) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return listen_code(rc);
+    }
+    producer_init(&run, o, sel, nsel, req, nreq, inject, t0);
+    code = producer_open(&run);
+    if (code == GPUIPC_USAGE) {
+        gpuipc_gpu_close(run.env.gpu);
+        return code;
+    }
+    if (code == GPUIPC_SKIP) {
+        print_skip_line(&run, run.cuda, &run.cuda_why);
+        return GPUIPC_SKIP;
+    }
+    if (code != 0) {
+        snprintf(line, sizeof(line), "result: FAIL: --serve %s: not listening: %.400s (exit 1)",
+                 o->serve, run.cuda_why.msg);
+        gpuipc_log_line(1, line);
+        return GPUIPC_FAIL;
+    }
     if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
         fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_gpu_close(run.env.gpu);
         return listen_code(rc);
     }
     if (ep.file)
@@ -1467,31 +1858,57 @@ static int serve_main(const gpuipc_options *o, const gpuipc_mech **sel, size_t n
                     "listening on %s%s; waiting up to %.1f s for gpuipc_test --connect %s",
                     o->serve, ep.file ? " (mode 0600)" : " (abstract)",
                     (double)o->timeout_ns / 1e9, o->serve);
-    sock = gpuipc_endpoint_accept(&ep, o->allow_uid, gpuipc_clock_deadline(o->timeout_ns),
-                                  log_refused, &log, &peer, &err);
+    rc = accept_consumer(&run, &ep, gpuipc_clock_deadline(o->timeout_ns), &refused, &err);
+    say_refusals(&refused);
     /* One consumer per run: the name goes as soon as it has connected. */
     if (g_sock_removed)
         ep.file = 0;
     g_sock_path[0] = '\0';
     gpuipc_endpoint_close(&ep);
-    if (sock < 0) {
+    if (rc < 0) {
         gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "FAIL %s", err.msg);
-        return check_fds_at_exit(&log, stop_code(GPUIPC_FAIL));
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        return producer_finish(&run, GPUIPC_FAIL, t0);
     }
-    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                    "consumer pid %d (uid %u) connected", (int)peer.pid, (unsigned)peer.uid);
-    g_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
-    return producer_main(sock, -1, -1, -1, o, sel, nsel, req, nreq, inject, t0);
+    code = producer_scenarios(&run);
+    return producer_finish(&run, code, t0);
 }
 
-/* --connect PATH: the consumer's role, with the producer that serves there. */
+static const char *verdict_name(int code)
+{
+    return code == GPUIPC_PASS ? "PASS" : code == GPUIPC_SKIP ? "SKIP"
+         : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL";
+}
+
+/* The consumer's last line in two-terminal mode: the session's status, which
+ * the producer's is too, and what each side concluded. */
+static void consumer_result_line(const char *path, int code, const gpuipc_session_end *end,
+                                 char *line, size_t len)
+{
+    char producer[160];
+
+    if (end->said_bye)
+        snprintf(producer, sizeof(producer), "the producer concluded %s: %u passed, %u failed, "
+                 "%u skipped", verdict_name(end->bye.code), end->bye.passed, end->bye.failed,
+                 end->bye.skipped);
+    else
+        snprintf(producer, sizeof(producer), "the session ended without the producer's verdict");
+    if (gpuipc_wire_stop != 0)
+        code = 128 + (int)gpuipc_wire_stop;
+    snprintf(line, len, "result: %s: the session with %s; %s; this side %s%.300s (exit %d)",
+             code >= 128 ? "STOPPED" : verdict_name(code), path, producer,
+             end->own == GPUIPC_PASS ? "passed" : "failed: ",
+             end->own == GPUIPC_PASS ? "" : end->reason, code);
+}
+
 static int connect_main(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
 {
     gpuipc_log log = {GPUIPC_ROLE_CONSUMER, o->level, t0, 1};
+    gpuipc_session_end end;
     gpuipc_peer peer;
     gpuipc_err err;
-    char line[256];
+    char line[1024];
     int sock, code;
 
     catch_stop_signals();
@@ -1500,42 +1917,51 @@ static int connect_main(const gpuipc_options *o, const gpuipc_inject *inject, ui
     if (sock < 0) {
         gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "FAIL %s", err.msg);
-        return check_fds_at_exit(&log, stop_code(GPUIPC_FAIL));
+        code = check_fds_at_exit(&log, stop_code(GPUIPC_FAIL));
+        snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
+                 code >= 128 ? "STOPPED" : "FAIL", o->connect, err.msg, code);
+        gpuipc_log_line(1, line);
+        return code;
     }
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
                     (unsigned)peer.uid);
     g_parent_pid = 0;
     g_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
-    code = consumer_main(sock, o, inject, t0);
-    snprintf(line, sizeof(line), "result: %s: the consumer's side of the session with %s "
-             "(exit %d)", code == GPUIPC_PASS ? "PASS" : "FAIL", o->connect, code);
+    code = consumer_main(sock, o, inject, t0, &end);
+    consumer_result_line(o->connect, code, &end, line, sizeof(line));
     gpuipc_log_line(1, line);
     return code;
 }
 
 /* ---- --fault-matrix ---------------------------------------------------------------------- */
 
-static int matrix_gpu_free(void *arg, uint64_t *bytes)
+/* matrix holds_gpu: whether the driver still lists pid as holding GPU
+ * memory (NVML). */
+static int matrix_holds_gpu(void *arg, pid_t pid)
 {
-    uint64_t total;
+    uint64_t bytes = 0;
+    int listed = 0;
 
-    return gpuipc_gpu_mem_info((gpuipc_gpu *)arg, bytes, &total, NULL) == CUDA_SUCCESS ? 0
-                                                                                      : -EIO;
+    (void)arg;
+    if (gpuipc_nvml_pid_bytes(pid, &bytes, &listed, NULL) < 0)
+        return -EIO;
+    return listed;
 }
 
 /* --fault-matrix: every step x action of both roles, each a --serve and
- * --connect pair of this program, over --only (default vmm). */
+ * --connect pair of this program, over --only (default vmm). A stop signal
+ * ends the pair under way and the matrix, with 130 or 143. */
 static int run_fault_matrix(const gpuipc_options *o, const gpuipc_mech *const *sel,
                             size_t nsel)
 {
-    char prog[4096], size[32], line[512];
+    char prog[4096], size[32], line[512], checked[GPUIPC_ERR_LEN + 64] = "";
     gpuipc_matrix_opts mo;
     gpuipc_matrix_totals t;
-    gpuipc_gpu *gpu = NULL;
     gpuipc_err err;
+    uint64_t bytes;
     ssize_t n;
-    int rc;
+    int rc, listed, count = 0;
 
     if (o->only != NULL && nsel != 1) {
         fprintf(stderr, "gpuipc_test: --fault-matrix: name one mechanism with --only\n");
@@ -1550,6 +1976,7 @@ static int run_fault_matrix(const gpuipc_options *o, const gpuipc_mech *const *s
         return GPUIPC_FAIL;
     }
     prog[n] = '\0';
+    catch_stop_signals();
     memset(&mo, 0, sizeof(mo));
     mo.prog = prog;
     mo.mech = sel != NULL ? sel[0]->name : "vmm";
@@ -1560,22 +1987,37 @@ static int run_fault_matrix(const gpuipc_options *o, const gpuipc_mech *const *s
     mo.verbose = o->level == GPUIPC_LOG_VERBOSE;
     mo.fd = 1;
     if (sel == NULL || sel[0]->needs_cuda) {
-        /* This process reads the device's free memory between cases; the
-         * pairs it starts exec at once, so its CUDA context does not matter. */
-        if (gpuipc_gpu_init(&err) < 0 || gpuipc_gpu_open(&gpu, o->device, &err) < 0) {
+        /* The pairs exec at once, so this process may start the driver;
+         * it opens no context of its own. */
+        if (gpuipc_gpu_count(&count, &err) < 0 || o->device >= count) {
+            if (count > 0)
+                gpuipc_err_set(&err, -ENODEV, "no GPU %d (%d visible)", o->device, count);
             printf("gpuipc_test: SKIP: --fault-matrix %s: %s\n", mo.mech, err.msg);
-            gpuipc_gpu_close(gpu);
             return GPUIPC_SKIP;
         }
-        mo.gpu_free = matrix_gpu_free;
-        mo.arg = gpu;
+        if (gpuipc_nvml_pid_bytes(getpid(), &bytes, &listed, &err) == 0) {
+            mo.holds_gpu = matrix_holds_gpu;
+            snprintf(checked, sizeof(checked), "; after each case, NVML must list neither "
+                     "process as holding GPU memory");
+        } else {
+            snprintf(checked, sizeof(checked), "; whether the driver released the pair's GPU "
+                     "memory is not checked: %.400s", err.msg);
+        }
     }
     printf("fault matrix over %s: every step x action of both roles (%s), each a --serve and "
-           "--connect pair; --timeout %.2f s, margin %.1f s\n", mo.mech,
-           "exit, kill, hang, corrupt, extra-fds, close", mo.timeout_s, mo.margin_s);
+           "--connect pair; --timeout %.2f s, margin %.1f s%s\n", mo.mech,
+           "exit, kill, hang, corrupt, extra-fds, close", mo.timeout_s, mo.margin_s, checked);
     fflush(stdout);
     rc = gpuipc_matrix_run(&mo, &t, &err);
-    gpuipc_gpu_close(gpu);
+    if (rc == -EINTR || gpuipc_wire_stop != 0) {
+        const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+
+        snprintf(line, sizeof(line), "result: STOPPED: fault matrix over %s: stopped by SIG%s "
+                 "after %u cases; the pair under way was killed, nothing is left running "
+                 "(exit %d)", mo.mech, name ? name : "?", t.cases, stop_code(GPUIPC_FAIL));
+        gpuipc_log_line(1, line);
+        return stop_code(GPUIPC_FAIL);
+    }
     if (rc < 0) {
         fprintf(stderr, "gpuipc_test: --fault-matrix: %s\n", err.msg);
         return GPUIPC_FAIL;

@@ -30,11 +30,12 @@ static CUresult launch(const bwrun *b, int op, gpuipc_err *err)
     switch (op) {
     case GPUIPC_BW_FILL_IMPORTED:
     case GPUIPC_BW_FILL_LOCAL:
-        return gpuipc_kernels_fill(b->k, target, b->size / 8, b->first, b->seed, err);
+        return gpuipc_kernels_fill(b->k, target, b->size / 8, b->first, b->seed, b->result, 0,
+                                   err);
     case GPUIPC_BW_VERIFY_IMPORTED:
     case GPUIPC_BW_VERIFY_LOCAL:
         return gpuipc_kernels_verify(b->k, target, b->size / 8, b->first, b->seed, b->result,
-                                     err);
+                                     0, err);
     default: /* the copies: from the imported or the local buffer into scratch */
         GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoDAsync, b->scratch, target, b->size, NULL);
     out:
@@ -102,7 +103,7 @@ out:
 int gpuipc_bandwidth_run(gpuipc_env *env, const gpuipc_view *view, uint64_t seed,
                          unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err)
 {
-    static const uint64_t fresh[2] = {0, UINT64_MAX};
+    static const uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
     gpuipc_laps *laps = env->laps;
     gpuipc_buf local, scratch;
     CUmemAllocationProp prop;

@@ -12,8 +12,9 @@
 
 #include "account.h"
 #include "clock.h"
-#include "proc.h"
 #include "pattern.h"
+#include "proc.h"
+#include "role.h"
 #include "step.h"
 
 #define WRONG_SEED_MASK 0xa5a5a5a5a5a5a5a5ull
@@ -28,6 +29,9 @@ typedef struct scenario {
     int have_buf;
     int fds[GPUIPC_WIRE_MAX_FDS];
     unsigned nfds;
+    uint64_t words;        /* the mapped buffer's words */
+    gpuipc_written wrote;  /* what this side's fill wrote */
+    int wrote_any;         /* it wrote its pattern */
     gpuipc_err err;
     /* --bench: BEGIN's request, and this side's figures for TIMES. */
     unsigned flags, iters;
@@ -71,19 +75,16 @@ static int recv_msg(scenario *s, unsigned type, gpuipc_msg *msg, unsigned step)
     return rc;
 }
 
-/* READY and END_ACK carry nothing but this side's status so far. */
-static int send_status(scenario *s, unsigned type, unsigned step, unsigned next)
+/* READY carries nothing but this side's status so far. */
+static int send_ready(scenario *s)
 {
     gpuipc_msg msg;
 
-    gpuipc_env_at(s->env, step);
+    gpuipc_env_at(s->env, GPUIPC_STEP_READY);
     memset(&msg, 0, sizeof(msg));
-    msg.type = (uint16_t)type;
-    if (type == GPUIPC_MSG_READY)
-        msg.u.ready = s->mine;
-    else
-        msg.u.end_ack = s->mine;
-    return send_msg(s, &msg, step, next);
+    msg.type = GPUIPC_MSG_READY;
+    msg.u.ready = s->mine;
+    return send_msg(s, &msg, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER);
 }
 
 static void fail(scenario *s, unsigned step, const char *what)
@@ -142,11 +143,12 @@ static void probe(scenario *s, const gpuipc_mech *const *mechs, size_t n,
 }
 
 /* Verifies the second view of the memory, if the mechanism gave one, for
- * the pattern with seed (whose it is: what). */
-static void check_alt(scenario *s, unsigned step, uint64_t seed, const char *what)
+ * the pattern with seed (whose it is: what), written as w. */
+static void check_alt(scenario *s, unsigned step, uint64_t seed, const gpuipc_written *w,
+                      const char *what)
 {
     gpuipc_check k;
-    char text[256], why[GPUIPC_ERR_LEN];
+    char text[256], why[GPUIPC_ERR_LEN], judged[GPUIPC_ERR_LEN];
     uint64_t t = gpuipc_clock_ns();
 
     if (s->buf.alt.ops == NULL)
@@ -159,6 +161,12 @@ static void check_alt(scenario *s, unsigned step, uint64_t seed, const char *wha
     gpuipc_pattern_describe(&k, s->buf.alt.first_word, text, sizeof(text));
     if (k.mismatches) {
         snprintf(why, sizeof(why), "%s read through %s: %s", what, s->buf.alt_name, text);
+        fail(s, step, why);
+        return;
+    }
+    if (gpuipc_role_judge(&k, s->buf.alt.size / 8, w, "this side", judged,
+                          sizeof(judged)) < 0) {
+        snprintf(why, sizeof(why), "%s read through %s: %.380s", what, s->buf.alt_name, judged);
         fail(s, step, why);
         return;
     }
@@ -303,28 +311,36 @@ static void run_bandwidth(scenario *s, uint64_t seed)
 static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_report *report)
 {
     gpuipc_env *env = s->env;
-    char text[256];
+    char text[256], why[GPUIPC_ERR_LEN];
     uint64_t t, seed;
+    int honest;
 
     gpuipc_env_at(env, GPUIPC_STEP_VERIFY);
+    s->words = s->buf.view.size / 8;
     t = gpuipc_clock_ns();
-    if (s->buf.view.ops->verify(&s->buf.view, offer->seed, &report->check, &s->err) < 0) {
+    if (gpuipc_role_read(env, &s->buf.view, offer->seed, &report->check, &honest, &s->err) < 0) {
         fail(s, GPUIPC_STEP_VERIFY, s->err.msg);
         return;
     }
     gpuipc_laps_add(env->laps, GPUIPC_LAP_TOUCH, t);
     gpuipc_pattern_describe(&report->check, s->buf.view.first_word, text, sizeof(text));
     if (report->check.mismatches) {
-        char why[GPUIPC_ERR_LEN];
-
         snprintf(why, sizeof(why), "the producer's bytes: %s", text);
         fail(s, GPUIPC_STEP_VERIFY, why);
+    } else if (honest && gpuipc_role_judge(&report->check, s->words, &offer->wrote,
+                                           "this side", why, sizeof(why)) < 0) {
+        char line[GPUIPC_ERR_LEN];
+
+        snprintf(line, sizeof(line), "the producer's bytes: %.440s", why);
+        fail(s, GPUIPC_STEP_VERIFY, line);
     } else {
         snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the producer, "
-                 "%.1f GB/s", (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
+                 "digest 0x%016llx%s, %.1f GB/s", (unsigned long long)report->check.digest,
+                 honest ? " as written" : " (SABOTAGE: read test hook)",
+                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
         log_step(s, GPUIPC_STEP_VERIFY, t, text);
     }
-    check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, "the producer's bytes");
+    check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, &offer->wrote, "the producer's bytes");
 
     /* A read-only mapping must refuse writes; this side proves that instead
      * of writing, and the producer checks that its bytes did not change. */
@@ -345,24 +361,58 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
     gpuipc_env_at(env, GPUIPC_STEP_WRITE);
     seed = gpuipc_pattern_seed(offer->seed);
     t = gpuipc_clock_ns();
+    memset(&s->wrote, 0, sizeof(s->wrote));
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_SKIP_WRITE)) {
         log_step(s, GPUIPC_STEP_WRITE, t, "SABOTAGE: pattern not written (test hook)");
-    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->err) < 0) {
+    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->wrote, &s->err) < 0) {
         fail(s, GPUIPC_STEP_WRITE, s->err.msg);
         return;
+    } else if (s->wrote.words != s->words) {
+        snprintf(why, sizeof(why), "the fill wrote %llu of %llu words",
+                 (unsigned long long)s->wrote.words, (unsigned long long)s->words);
+        fail(s, GPUIPC_STEP_WRITE, why);
+        return;
     } else {
-        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written",
-                 (unsigned long long)seed,
-                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
+        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
+                 "0x%016llx", (unsigned long long)seed,
+                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t),
+                 (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_WRITE, t, text);
+        if (gpuipc_role_flip(env, GPUIPC_STEP_WRITE, &s->buf.view, seed, &s->err) < 0) {
+            fail(s, GPUIPC_STEP_WRITE, s->err.msg);
+            return;
+        }
     }
+    s->wrote_any = 1;
     report->flags |= GPUIPC_REPORT_WROTE;
     report->seed = seed;
-    check_alt(s, GPUIPC_STEP_WRITE, seed, "this side's own write");
+    report->wrote = s->wrote;
+    check_alt(s, GPUIPC_STEP_WRITE, seed, &s->wrote, "this side's own write");
     if (s->flags & GPUIPC_BEGIN_BANDWIDTH)
         run_bandwidth(s, seed);
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
         report->seed = seed ^ WRONG_SEED_MASK;
+}
+
+/* C6a: the producer's check in END must have read every word of what it
+ * checked (this side's pattern, or its own under a read-only mapping) and,
+ * where it found them right, the digest written: a producer that did not
+ * read cannot pass this side's bytes. */
+static void judge_end(scenario *s, const gpuipc_msg_end *end, const gpuipc_msg_offer *offer)
+{
+    const gpuipc_written *w = s->wrote_any ? &s->wrote : &offer->wrote;
+    char why[GPUIPC_ERR_LEN];
+
+    if (end->st.code != GPUIPC_PASS || s->mine.code != GPUIPC_PASS || s->words == 0 ||
+        (!s->wrote_any && s->mech->prove_read_only == NULL))
+        return;
+    if (gpuipc_role_judge(&end->check, s->words, w, "the producer", why, sizeof(why)) < 0) {
+        char line[GPUIPC_ERR_LEN];
+
+        snprintf(line, sizeof(line), "the producer's check of %s: %.400s",
+                 s->wrote_any ? "this side's bytes" : "its own bytes", why);
+        fail(s, GPUIPC_STEP_END, line);
+    }
 }
 
 static void release_buf(scenario *s)
@@ -371,16 +421,9 @@ static void release_buf(scenario *s)
 
     if (!s->have_buf)
         return;
-    gpuipc_env_at(s->env, GPUIPC_STEP_RELEASE);
     s->have_buf = 0;
-    if (gpuipc_inject_sabotage(&s->env->inject, s->env->role, GPUIPC_SABOTAGE_LEAK)) {
-        log_step(s, GPUIPC_STEP_RELEASE, t, "SABOTAGE: release skipped, memory kept (test hook)");
-        return;
-    }
-    if (s->mech->release(s->env, &s->buf, &s->err) < 0)
+    if (gpuipc_role_release(s->env, s->mech, s->name, &s->buf, &s->err) < 0)
         fail(s, GPUIPC_STEP_RELEASE, s->err.msg);
-    else
-        log_step(s, GPUIPC_STEP_RELEASE, t, "unmapped and freed");
     gpuipc_laps_add(s->env->laps, GPUIPC_LAP_RELEASE, t);
 }
 
@@ -446,15 +489,75 @@ static void free_bench(scenario *s)
     s->env->laps = NULL;
 }
 
+/* Says once, where this process has a GPU, whether NVML can attribute GPU
+ * memory to it: if not, the producer's summary can only say so, and this
+ * line says why. */
+static void note_accounting(scenario *s, const gpuipc_usage *u)
+{
+    static int said;
+
+    if (said || s->env->gpu == NULL)
+        return;
+    said = 1;
+    if (u->gpu == GPUIPC_USAGE_UNKNOWN)
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_NORMAL, s->name, GPUIPC_STEP_PROBE,
+                        GPUIPC_LOG_NO_TIME, "accounting: GPU memory by NVML is not "
+                        "attributable here: %.300s; FDs, driver objects and shared memory are "
+                        "counted", u->gpu_why.msg);
+    else
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_VERBOSE, s->name, GPUIPC_STEP_PROBE,
+                        GPUIPC_LOG_NO_TIME, "accounting: this process holds %llu bytes of GPU "
+                        "memory by NVML, %llu driver objects, %llu FDs",
+                        (unsigned long long)u->gpu, (unsigned long long)u->objects.live,
+                        (unsigned long long)u->fds.n);
+}
+
+/* C6b: what this process holds after the release must be what it held at
+ * the baseline. */
+static void count_leaks(scenario *s, const gpuipc_usage *before, unsigned step)
+{
+    /* A destructive scenario's context is lost: its memory goes back when
+     * this process exits, which the producer waits for, so the driver's
+     * figure would still show it here. Its own count (the ledger) stands. */
+    gpuipc_usage_gpu_fn gpu = s->mech != NULL && s->mech->destructive ? NULL
+                                                                       : s->env->gpu_bytes;
+    gpuipc_err e;
+
+    if (gpuipc_usage_leaks(before, gpu, GPUIPC_ENV_SETTLE_NS, &e) > 0) {
+        char line[GPUIPC_ERR_LEN];
+
+        snprintf(line, sizeof(line), "consumer leaked: %.480s", e.msg);
+        fail(s, step, line);
+    }
+}
+
+/* END_ACK: this side's verdict and what it holds now, for the soak. */
+static int send_end_ack(scenario *s)
+{
+    gpuipc_usage now;
+    gpuipc_msg msg;
+    gpuipc_err e;
+
+    gpuipc_env_at(s->env, GPUIPC_STEP_END_ACK);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_END_ACK;
+    gpuipc_usage_take(&now, s->env->gpu_bytes, &e);
+    gpuipc_usage_figures_of(&now, &msg.u.end_ack.usage);
+    gpuipc_usage_free(&now);
+    msg.u.end_ack.st = s->mine;
+    return send_msg(s, &msg, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN);
+}
+
 /* Runs one scenario. Returns GPUIPC_PASS or GPUIPC_FAIL for this side, or
  * -EPIPE if the connection broke (which ends the session). */
 static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
-                        size_t n, const gpuipc_msg_begin *begin)
+                        size_t n, const gpuipc_msg_begin *begin, gpuipc_err *first_fail)
 {
     static scenario zero;
     scenario s = zero;
-    gpuipc_fds before;
+    gpuipc_usage before;
     int have_before = 0;
+    gpuipc_msg_offer offer;
     gpuipc_msg msg;
     gpuipc_err e;
     int rc;
@@ -464,19 +567,21 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     s.name = begin->mech;
     s.flags = begin->flags;
     s.iters = begin->iters;
+    memset(&offer, 0, sizeof(offer));
     env->laps = (s.flags & GPUIPC_BEGIN_TIMES) ? &s.laps : NULL;
     if (env->laps != NULL)
         gpuipc_proc_reset_hwm(); /* the peak reported is this scenario's */
     gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 
     /* C1 probe, C2 READY. The baseline comes after the probe, which may
-     * have opened the driver for the first time. */
+     * have opened the driver or the device for the first time. */
     probe(&s, mechs, n, begin);
-    if (gpuipc_account_snapshot(&before, &e) == 0)
-        have_before = 1;
-    else
+    if (gpuipc_usage_take(&before, env->gpu_bytes, &e) < 0)
         fail(&s, GPUIPC_STEP_PROBE, e.msg);
-    if (send_status(&s, GPUIPC_MSG_READY, GPUIPC_STEP_READY, GPUIPC_STEP_OFFER) < 0)
+    have_before = 1;
+    note_accounting(&s, &before);
+    gpuipc_session_usage_note(&env->session, env->uuid, env->gpu_bytes);
+    if (send_ready(&s) < 0)
         goto lost;
 
     /* P4 OFFER (and FDS); C3, C4; C5 REPORT */
@@ -488,10 +593,10 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     else if (rc < 0)
         goto lost;
     {
-        gpuipc_msg_offer offer = msg.u.offer;
         unsigned got = msg.nfds;
         int whole;
 
+        offer = msg.u.offer;
         if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS)
             import_offer(&s, &offer);
         gpuipc_wire_close_fds(s.fds, s.nfds);
@@ -508,24 +613,25 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     if (send_msg(&s, &msg, GPUIPC_STEP_REPORT, GPUIPC_STEP_END) < 0)
         goto lost;
 
-    /* P7 END; C6 release and count; C7 END_ACK */
+    /* P6 END; C6 judge it, release and count; C7 END_ACK */
     if (recv_msg(&s, GPUIPC_MSG_END, &msg, GPUIPC_STEP_END) < 0)
         goto lost;
     if (msg.u.end.st.code == GPUIPC_FAIL)
         gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, s.name, GPUIPC_STEP_END,
                         GPUIPC_LOG_NO_TIME, "the producer reports a failure: %s",
                         msg.u.end.st.reason);
+    judge_end(&s, &msg.u.end, &offer);
     release_buf(&s);
-    if (have_before && gpuipc_account_leaks_now(&before, &e) > 0)
-        fail(&s, GPUIPC_STEP_RELEASE, e.msg);
+    count_leaks(&s, &before, GPUIPC_STEP_RELEASE);
     gpuipc_inject_leak_fd(&env->inject, env->role);
-    if (send_status(&s, GPUIPC_MSG_END_ACK, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN) < 0)
+    if (send_end_ack(&s) < 0)
         goto lost;
     if ((s.flags & GPUIPC_BEGIN_TIMES) && send_times(&s) < 0)
         goto lost;
     free_bench(&s);
-    if (have_before)
-        gpuipc_account_free(&before);
+    gpuipc_usage_free(&before);
+    if (s.mine.code != GPUIPC_PASS && first_fail->msg[0] == '\0')
+        snprintf(first_fail->msg, sizeof(first_fail->msg), "%s: %s", s.name, s.mine.reason);
     return s.mine.code == GPUIPC_PASS ? GPUIPC_PASS : GPUIPC_FAIL;
 
 lost:
@@ -534,11 +640,15 @@ lost:
     gpuipc_wire_close_fds(s.fds, s.nfds);
     s.nfds = 0;
     release_buf(&s);
-    if (have_before && gpuipc_account_leaks_now(&before, &e) > 0)
-        log_fail(&s, GPUIPC_STEP_RELEASE, e.msg);
+    /* What this process holds is its own to count, peer or no peer. */
+    if (have_before && gpuipc_usage_leaks(&before, env->gpu_bytes, GPUIPC_ENV_SETTLE_NS,
+                                          &e) > 0)
+        gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, s.name, GPUIPC_STEP_RELEASE,
+                        GPUIPC_LOG_NO_TIME, "FAIL consumer leaked: %s", e.msg);
     if (have_before)
-        gpuipc_account_free(&before);
+        gpuipc_usage_free(&before);
     free_bench(&s);
+    snprintf(first_fail->msg, sizeof(first_fail->msg), "%s", s.err.msg);
     return -EPIPE;
 }
 
@@ -557,15 +667,59 @@ static int answer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
                             GPUIPC_STEP_PROBE, err);
 }
 
+/* BYE: this side's last checks (what it holds now against the reference of
+ * its scenarios), answered in BYE_ACK; the session's status follows from
+ * the producer's verdict and this side's. */
+static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *bye,
+                       gpuipc_session_end *end)
+{
+    gpuipc_msg msg;
+    gpuipc_err e, err;
+
+    end->said_bye = 1;
+    end->bye = *bye;
+    env->step = GPUIPC_STEP_BYE_ACK;
+    gpuipc_env_at(env, GPUIPC_STEP_BYE_ACK);
+    memset(&msg, 0, sizeof(msg));
+    msg.type = GPUIPC_MSG_BYE_ACK;
+    gpuipc_wire_status(&msg.u.bye_ack, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+    /* After a failed scenario the verdict is a failure already, and what it
+     * left behind has been named: the last checks would only say it again. */
+    if (end->own == GPUIPC_PASS &&
+        (gpuipc_session_usage_leaks(&env->session, env->gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) >
+             0 ||
+         (env->last_check != NULL && env->last_check(env, &e) > 0))) {
+        gpuipc_wire_status_fail(&msg.u.bye_ack, GPUIPC_STEP_BYE_ACK, "consumer, at the end of "
+                                "the session: %s (held now, not at its scenarios' baseline)",
+                                e.msg);
+        gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE_ACK,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", msg.u.bye_ack.reason);
+        end->own = GPUIPC_FAIL;
+        if (end->reason[0] == '\0')
+            snprintf(end->reason, sizeof(end->reason), "%s", msg.u.bye_ack.reason);
+    }
+    /* A failure of a scenario (the producer heard of it in END_ACK) travels
+     * with no step; one of the last checks with this one's. */
+    if (end->own != GPUIPC_PASS)
+        gpuipc_wire_status_fail(&msg.u.bye_ack, GPUIPC_STEP_NONE, "%s", end->reason);
+    /* The producer may be gone already; its verdict stands either way. */
+    gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_BYE_ACK,
+                     &err);
+    end->code = end->own != GPUIPC_PASS ? GPUIPC_FAIL : bye->code;
+}
+
 int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
-                          size_t n)
+                          size_t n, gpuipc_session_end *end)
 {
     int fds[GPUIPC_WIRE_MAX_FDS];
-    int verdict = GPUIPC_PASS;
     gpuipc_msg msg;
-    gpuipc_err err;
+    gpuipc_err err, first_fail;
     int rc;
 
+    memset(end, 0, sizeof(*end));
+    end->own = GPUIPC_PASS;
+    end->code = GPUIPC_FAIL;
+    gpuipc_err_clear(&first_fail);
     env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_HELLO);
     rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &msg, fds,
@@ -591,7 +745,9 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
         gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
         env->lost_reported = 1;
-        return GPUIPC_FAIL;
+        end->own = GPUIPC_FAIL;
+        snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
+        return end->code;
     }
 
     for (;;) {
@@ -611,23 +767,29 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
             gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
                             GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
             env->lost_reported = 1;
-            return GPUIPC_FAIL;
+            end->own = GPUIPC_FAIL;
+            snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
+            return end->code;
         }
         if (msg.type == GPUIPC_MSG_BYE) {
-            env->step = GPUIPC_STEP_BYE;
-            return verdict;
+            answer_bye(env, w, &msg.u.bye, end);
+            return end->code;
         }
-        rc = run_scenario(env, w, mechs, n, &msg.u.begin);
+        rc = run_scenario(env, w, mechs, n, &msg.u.begin, &first_fail);
+        if (rc != GPUIPC_PASS) {
+            end->own = GPUIPC_FAIL;
+            if (end->reason[0] == '\0')
+                snprintf(end->reason, sizeof(end->reason), "%s", first_fail.msg);
+        }
         if (rc < 0)
-            return GPUIPC_FAIL;
-        if (rc != GPUIPC_PASS)
-            verdict = GPUIPC_FAIL;
+            return end->code;
         /* After a destructive scenario this process's context is lost:
          * exiting is what gives its mapping back, and the producer waits
-         * for exactly that. */
+         * for exactly that. Its status is its own side's. */
         if (env->mech != NULL && env->mech->destructive) {
             env->step = GPUIPC_STEP_BYE;
-            return verdict;
+            end->code = end->own;
+            return end->code;
         }
     }
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cutrack.h"
 #include "units.h"
 
 gpuipc_cudrv gpuipc_cu;
@@ -65,6 +66,9 @@ static int load_once(gpuipc_err *err)
                                   "driver lacks an entry point this build needs",
                                   entries[i].name, entries[i].version, (int)rc, (int)status);
     }
+    /* From here on every object this process takes from the driver is
+     * counted, for the per-process leak check. */
+    gpuipc_cutrack_install(&gpuipc_cu);
     return 0;
 }
 

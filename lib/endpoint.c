@@ -99,6 +99,38 @@ static int probe_stale(const char *path, gpuipc_err *err)
                           "stale: %s", path, strerror(e));
 }
 
+/* The rules for a file path, with a stale socket found there removed only
+ * if remove is set. */
+static int check_path(const char *path, int remove, gpuipc_err *err)
+{
+    struct stat st;
+    int rc;
+
+    if (path[0] == '@')
+        return 0;
+    if ((rc = check_directory(path, err)) < 0)
+        return rc;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return gpuipc_err_set(err, -EEXIST, "--serve %s: the path exists and is %s; "
+                                  "refusing to remove it (choose another path)", path,
+                                  file_kind(st.st_mode));
+        if ((rc = probe_stale(path, err)) < 0)
+            return rc;
+        if (remove && unlink(path) < 0 && errno != ENOENT)
+            return gpuipc_err_set(err, -errno, "--serve %s: unlink of the stale socket: %s",
+                                  path, strerror(errno));
+    } else if (errno != ENOENT) {
+        return gpuipc_err_set(err, -errno, "--serve %s: lstat: %s", path, strerror(errno));
+    }
+    return 0;
+}
+
+int gpuipc_endpoint_check(const char *path, gpuipc_err *err)
+{
+    return check_path(path, 0, err);
+}
+
 int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *err)
 {
     struct sockaddr_un a;
@@ -110,23 +142,8 @@ int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *er
     memset(ep, 0, sizeof(*ep));
     ep->fd = -1;
     snprintf(ep->path, sizeof(ep->path), "%s", path);
-    if (path[0] != '@') {
-        if ((rc = check_directory(path, err)) < 0)
-            return rc;
-        if (lstat(path, &st) == 0) {
-            if (!S_ISSOCK(st.st_mode))
-                return gpuipc_err_set(err, -EEXIST, "--serve %s: the path exists and is %s; "
-                                      "refusing to remove it (choose another path)", path,
-                                      file_kind(st.st_mode));
-            if ((rc = probe_stale(path, err)) < 0)
-                return rc;
-            if (unlink(path) < 0 && errno != ENOENT)
-                return gpuipc_err_set(err, -errno, "--serve %s: unlink of the stale socket: "
-                                      "%s", path, strerror(errno));
-        } else if (errno != ENOENT) {
-            return gpuipc_err_set(err, -errno, "--serve %s: lstat: %s", path, strerror(errno));
-        }
-    }
+    if ((rc = check_path(path, 1, err)) < 0)
+        return rc;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return gpuipc_err_set(err, -errno, "--serve %s: socket AF_UNIX SOCK_SEQPACKET: %s",

@@ -36,6 +36,12 @@ typedef struct gpuipc_peer {
 /* Called for each connection refused because of its uid; why says whose. */
 typedef void (*gpuipc_endpoint_refused_fn)(const char *why, void *arg);
 
+/* Checks path under the rules above without creating anything (a stale
+ * socket stays until listen replaces it), so that a refused path is said
+ * before slower checks. Returns 0, or a negative errno with err naming the
+ * rule or the call that failed. */
+int gpuipc_endpoint_check(const char *path, gpuipc_err *err);
+
 /* Creates the listening socket at path under the rules above. Returns 0, or
  * a negative errno with err naming the rule or the call that failed. */
 int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *err);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "account.h"
 #include "err.h"
 #include "inject.h"
 #include "laps.h"
@@ -65,9 +66,18 @@ typedef struct gpuipc_env {
      * shared by several mechanisms can name the one it serves. */
     const struct gpuipc_mech *mech;
 
-    /* Reads the device's free memory, for the producer's leak check; NULL
-     * where there is no GPU. Returns 0 or a negative errno. */
-    int (*gpu_free)(struct gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
+    /* Reads the GPU memory the driver attributes to this process (NVML),
+     * for the leak check; NULL where the process has no GPU. */
+    gpuipc_usage_gpu_fn gpu_bytes;
+
+    /* The end-of-session check's reference (account.h). */
+    gpuipc_session_usage session;
+
+    /* At the end of the session, before this side's last verdict: what the
+     * program checks beyond the scenarios (the FDs of a process that never
+     * loaded CUDA, against those it had when it started). Returns the count
+     * of what leaked, named in why. NULL: nothing more. */
+    size_t (*last_check)(struct gpuipc_env *env, gpuipc_err *why);
 
     /* Producer: waits, within the deadline, for the consumer of a
      * destructive scenario to exit (its exit releases what it held), and
@@ -102,6 +112,10 @@ typedef struct gpuipc_env {
      * signal handler does not print it again. */
     volatile sig_atomic_t lost_reported;
 } gpuipc_env;
+
+/* How long a leak check waits for the driver's figure of this process's
+ * GPU memory to come back down after a release, before it counts a leak. */
+#define GPUIPC_ENV_SETTLE_NS (500ull * 1000000ull)
 
 /* Marks step as under way and carries out a fault injected there, if any. */
 static inline void gpuipc_env_at(gpuipc_env *env, unsigned step)

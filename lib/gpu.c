@@ -8,8 +8,12 @@
 
 #include "cudrv.h"
 #include "kernels.h"
+#include "nvml.h"
 #include "pattern.h"
 #include "units.h"
+
+/* Devices open in this process, for gpuipc_gpu_process_bytes(). */
+static int open_count;
 
 struct gpuipc_gpu {
     CUdevice dev;
@@ -18,7 +22,8 @@ struct gpuipc_gpu {
     char name[128];
     uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_kernels kernels;
-    CUdeviceptr result; /* verify's two counters */
+    CUdeviceptr result; /* the kernels' result words */
+    char self_test[320]; /* what the self-test proved */
 };
 
 int gpuipc_gpu_init(gpuipc_err *err)
@@ -65,53 +70,134 @@ int gpuipc_gpu_count(int *count, gpuipc_err *err)
     return 0;
 }
 
+/* Launches fill (verify: 0) or verify (1) over nwords at dptr with blocks
+ * (0: the device's grid), waits, and reads the result words into r. */
+static int run_kernel(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nwords,
+                      uint64_t first, uint64_t seed, unsigned blocks,
+                      uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
+{
+    uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, gpu->result, fresh, sizeof(fresh));
+    rc = verify ? gpuipc_kernels_verify(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
+                                        blocks, err)
+                : gpuipc_kernels_fill(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
+                                      blocks, err);
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, r, gpu->result, sizeof(fresh));
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+/* One self-test case: fill nwords at scratch with the pattern from first on
+ * a grid of blocks (0: the device's), and check the fill's own count and
+ * digest against the CPU's; then plant wrong words at the indexes in plant
+ * (through host, which holds the CPU's copy when check_all is set, else only
+ * the planted words are written), verify on the same grid, and check that
+ * it counted every word, found exactly the planted ones with the lowest
+ * first, and read the digest the CPU expects. */
+static int self_test_case(gpuipc_gpu *gpu, CUdeviceptr scratch, uint64_t *host, uint64_t nwords,
+                          unsigned blocks, const uint64_t *plant, unsigned nplant,
+                          int check_all, gpuipc_err *err)
+{
+    const uint64_t first = 1000003, seed = 0x0123456789abcdefull;
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], digest, i;
+    char what[96];
+    gpuipc_check check;
+    CUresult rc;
+    int ret;
+
+    snprintf(what, sizeof(what), "%llu words on %u block%s of %u threads",
+             (unsigned long long)nwords, blocks ? blocks : gpu->kernels.max_blocks,
+             blocks == 1 ? "" : "s", gpu->kernels.threads);
+    if ((ret = run_kernel(gpu, 0, scratch, nwords, first, seed, blocks, r, err)) < 0)
+        return ret;
+    digest = gpuipc_pattern_digest(nwords, first, seed);
+    if (r[GPUIPC_KERNELS_WORDS] != nwords || r[GPUIPC_KERNELS_DIGEST] != digest)
+        return gpuipc_err_set(err, -EIO, "self-test, %s: the fill kernel counted %llu words "
+                              "and digest 0x%016llx; the CPU expects %llu and 0x%016llx", what,
+                              (unsigned long long)r[GPUIPC_KERNELS_WORDS],
+                              (unsigned long long)r[GPUIPC_KERNELS_DIGEST],
+                              (unsigned long long)nwords, (unsigned long long)digest);
+    if (check_all) {
+        /* The CPU's own indexing, independent of the kernels' grid-stride
+         * loop, reads every word the GPU wrote. */
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, host, scratch, nwords * sizeof(uint64_t));
+        if (gpuipc_pattern_verify(host, nwords, first, seed, &check) != 0) {
+            char text[256];
+
+            return gpuipc_err_set(err, -EIO, "self-test, %s: the GPU fill kernel disagrees "
+                                  "with the CPU pattern: %s", what,
+                                  gpuipc_pattern_describe(&check, first, text, sizeof(text)));
+        }
+    }
+    for (i = 0; i < nplant; i++) {
+        uint64_t good = gpuipc_pattern_word(first + plant[i], seed), bad = good ^ (1ull << 17);
+
+        digest += gpuipc_pattern_digest_term(first + plant[i], bad) -
+                  gpuipc_pattern_digest_term(first + plant[i], good);
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, scratch + plant[i] * sizeof(uint64_t), &bad,
+                       sizeof(bad));
+    }
+    if ((ret = run_kernel(gpu, 1, scratch, nwords, first, seed, blocks, r, err)) < 0)
+        return ret;
+    if (r[GPUIPC_KERNELS_MISMATCHES] != nplant || r[GPUIPC_KERNELS_FIRST_BAD] !=
+                                                      first + plant[0] ||
+        r[GPUIPC_KERNELS_WORDS] != nwords || r[GPUIPC_KERNELS_DIGEST] != digest)
+        return gpuipc_err_set(err, -EIO, "self-test, %s: the verify kernel reported %llu "
+                              "mismatches (first at %llu) in %llu words, digest 0x%016llx, for "
+                              "%u planted (first at %llu) in %llu words, digest 0x%016llx", what,
+                              (unsigned long long)r[GPUIPC_KERNELS_MISMATCHES],
+                              (unsigned long long)r[GPUIPC_KERNELS_FIRST_BAD],
+                              (unsigned long long)r[GPUIPC_KERNELS_WORDS],
+                              (unsigned long long)r[GPUIPC_KERNELS_DIGEST], nplant,
+                              (unsigned long long)(first + plant[0]), (unsigned long long)nwords,
+                              (unsigned long long)digest);
+    return 0;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
 /* Proves on this device, before any scenario, that the kernels compute the
- * same pattern as the CPU and that verify reports a planted error at the
- * right index: a GPU or JIT problem then shows up as itself, not as a
- * sharing failure. */
+ * same pattern as the CPU, that every word of a buffer is written and read
+ * however the grid-stride loop divides it, and that verify reports planted
+ * errors at the right index: a GPU or JIT problem then shows up as itself,
+ * not as a sharing failure. Two cases:
+ *   - 2 blocks over 5.07 times their threads' reach (a size that is not a
+ *     multiple of the grid), every word read back by the CPU, errors planted
+ *     at the first word, in the fourth round of the loop, and at the last;
+ *   - the device's own grid over 2.5 times its reach, as every real size uses
+ *     it, with the last word planted. */
 static int self_test(gpuipc_gpu *gpu, gpuipc_err *err)
 {
-    enum { WORDS = 4096, PLANT = 1234 };
-    const uint64_t first = 1000003, seed = 0x0123456789abcdefull;
-    uint64_t *host = malloc(WORDS * sizeof(uint64_t));
-    uint64_t counters[2] = {0, UINT64_MAX};
+    const unsigned small = 2;
+    const uint64_t reach = (uint64_t)small * gpu->kernels.threads * 2; /* words per round */
+    const uint64_t n1 = 5 * reach + 2 * 37;
+    const uint64_t plant1[] = {0, 3 * reach + 5, n1 - 1};
+    const uint64_t full = (uint64_t)gpu->kernels.max_blocks * gpu->kernels.threads * 2;
+    const uint64_t n2 = 2 * full + full / 2 + 6;
+    const uint64_t plant2[] = {n2 - 1};
+    uint64_t *host = malloc(n1 * sizeof(uint64_t));
     CUdeviceptr scratch = 0;
-    gpuipc_check check;
     CUresult rc;
     int ret = -EIO;
 
     if (host == NULL)
         return gpuipc_err_set(err, -ENOMEM, "self-test: out of memory");
-    GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &scratch, WORDS * sizeof(uint64_t));
-    if (gpuipc_kernels_fill(&gpu->kernels, scratch, WORDS, first, seed, err) != CUDA_SUCCESS)
-        goto out_free;
-    GPUIPC_CU_GOTO(rc, err, out_free, cuCtxSynchronize);
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemcpyDtoH, host, scratch, WORDS * sizeof(uint64_t));
-    if (gpuipc_pattern_verify(host, WORDS, first, seed, &check) != 0) {
-        char text[256];
-
-        gpuipc_err_set(err, -EIO, "self-test: the GPU fill kernel disagrees with the CPU "
-                       "pattern: %s", gpuipc_pattern_describe(&check, first, text, sizeof(text)));
-        goto out_free;
-    }
-    host[PLANT] ^= 1;
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemcpyHtoD, scratch, host, WORDS * sizeof(uint64_t));
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemcpyHtoD, gpu->result, counters, sizeof(counters));
-    if (gpuipc_kernels_verify(&gpu->kernels, scratch, WORDS, first, seed, gpu->result, err) !=
-        CUDA_SUCCESS)
-        goto out_free;
-    GPUIPC_CU_GOTO(rc, err, out_free, cuCtxSynchronize);
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemcpyDtoH, counters, gpu->result, sizeof(counters));
-    if (counters[0] != 1 || counters[1] != first + PLANT) {
-        gpuipc_err_set(err, -EIO, "self-test: the verify kernel reported %llu mismatches at "
-                       "index %llu for one planted at %llu",
-                       (unsigned long long)counters[0], (unsigned long long)counters[1],
-                       (unsigned long long)(first + PLANT));
-        goto out_free;
-    }
-    ret = 0;
-out_free:
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &scratch, n2 * sizeof(uint64_t));
+    ret = self_test_case(gpu, scratch, host, n1, small, plant1, 3, 1, err);
+    if (ret == 0)
+        ret = self_test_case(gpu, scratch, host, n2, 0, plant2, 1, 0, err);
     gpuipc_cu.cuMemFree(scratch);
+    snprintf(gpu->self_test, sizeof(gpu->self_test), "self-test: %llu words on %u blocks of %u "
+             "threads (%.2f rounds of the loop) and %llu words on the device's %u blocks "
+             "(%.2f rounds): every word written and read, planted wrong words found at their "
+             "indexes; digests and word counts match the CPU's", (unsigned long long)n1, small,
+             gpu->kernels.threads, (double)n1 / (double)reach, (unsigned long long)n2,
+             gpu->kernels.max_blocks, (double)n2 / (double)full);
 out:
     free(host);
     if (ret != 0 && err != NULL && strncmp(err->msg, "self-test", 9) != 0)
@@ -142,12 +228,14 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
         rc = CUDA_ERROR_INVALID_PTX;
         goto out_release;
     }
-    GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result, 2 * sizeof(uint64_t));
+    GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result,
+                   GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
     if (self_test(gpu, err) != 0) {
         rc = CUDA_ERROR_UNKNOWN;
         goto out_result;
     }
     *out = gpu;
+    open_count++;
     return 0;
 
 out_result:
@@ -296,6 +384,14 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu)
     gpuipc_cu.cuCtxSetCurrent(NULL);
     gpuipc_cu.cuDevicePrimaryCtxRelease(gpu->dev);
     free(gpu);
+    open_count--;
+}
+
+int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why)
+{
+    if (open_count == 0)
+        return gpuipc_err_set(why, -ENOTSUP, "this process has no GPU open");
+    return gpuipc_nvml_process_bytes(bytes, why);
 }
 
 int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err)
@@ -328,17 +424,6 @@ int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err)
     return 0;
 }
 
-int gpuipc_gpu_env_free(gpuipc_env *env, uint64_t *bytes, gpuipc_err *err)
-{
-    uint64_t total;
-
-    if (env->gpu == NULL)
-        return gpuipc_err_set(err, -ENODEV, "no GPU open");
-    if (gpuipc_gpu_mem_info(env->gpu, bytes, &total, err) != CUDA_SUCCESS)
-        return -EIO;
-    return 0;
-}
-
 CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu)
 {
     return gpu->dev;
@@ -347,6 +432,11 @@ CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu)
 int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu)
 {
     return gpu->ordinal;
+}
+
+const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu)
+{
+    return gpu->self_test;
 }
 
 const char *gpuipc_gpu_name(const gpuipc_gpu *gpu)
@@ -405,43 +495,61 @@ out:
 
 /* ---- device views ---------------------------------------------------------------------- */
 
-static int gpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_err *err)
+static int gpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_written *wrote, gpuipc_err *err)
 {
-    gpuipc_gpu *gpu = v->ctx;
-    CUresult rc;
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
+    int ret = run_kernel(v->ctx, 0, v->dev, v->size / 8, v->first_word, seed, 0, r, err);
 
-    if (gpuipc_kernels_fill(&gpu->kernels, v->dev, v->size / 8, v->first_word, seed, err) !=
-        CUDA_SUCCESS)
-        return -EIO;
-    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    if (ret < 0)
+        return ret;
+    wrote->words = r[GPUIPC_KERNELS_WORDS];
+    wrote->digest = r[GPUIPC_KERNELS_DIGEST];
     return 0;
-out:
-    return gpuipc_cudrv_errno(rc);
 }
 
 static int gpu_verify(const gpuipc_view *v, uint64_t seed, gpuipc_check *check,
                       gpuipc_err *err)
 {
-    gpuipc_gpu *gpu = v->ctx;
-    uint64_t counters[2] = {0, UINT64_MAX};
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
     CUresult rc;
+    int ret;
 
     memset(check, 0, sizeof(*check));
-    check->words = v->size / 8;
-    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, gpu->result, counters, sizeof(counters));
-    if (gpuipc_kernels_verify(&gpu->kernels, v->dev, v->size / 8, v->first_word, seed,
-                              gpu->result, err) != CUDA_SUCCESS)
-        return -EIO;
-    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
-    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, counters, gpu->result, sizeof(counters));
-    check->mismatches = counters[0];
-    if (counters[0] != 0) {
-        check->first_bad = counters[1];
-        check->expected = gpuipc_pattern_word(counters[1], seed);
+    if ((ret = run_kernel(v->ctx, 1, v->dev, v->size / 8, v->first_word, seed, 0, r, err)) < 0)
+        return ret;
+    check->words = r[GPUIPC_KERNELS_WORDS];
+    check->digest = r[GPUIPC_KERNELS_DIGEST];
+    check->mismatches = r[GPUIPC_KERNELS_MISMATCHES];
+    if (check->mismatches != 0) {
+        uint64_t bad = r[GPUIPC_KERNELS_FIRST_BAD];
+
+        check->first_bad = bad;
+        check->expected = gpuipc_pattern_word(bad, seed);
+        /* A corrupt index must not send the copy outside the view. */
+        if (bad < v->first_word || bad - v->first_word >= v->size / 8)
+            return gpuipc_err_set(err, -EIO, "the verify kernel named word %llu, outside the "
+                                  "view's %llu words", (unsigned long long)bad,
+                                  (unsigned long long)(v->size / 8));
         GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, &check->got,
-                       v->dev + (counters[1] - v->first_word) * 8, sizeof(uint64_t));
+                       v->dev + (bad - v->first_word) * 8, sizeof(uint64_t));
     }
     return 0;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int gpu_poke(const gpuipc_view *v, uint64_t index, uint64_t value, gpuipc_err *err)
+{
+    CUresult rc;
+
+    if (index < v->first_word || index - v->first_word >= v->size / 8)
+        return gpuipc_err_set(err, -ERANGE, "word %llu is outside the view (words %llu to "
+                              "%llu)", (unsigned long long)index,
+                              (unsigned long long)v->first_word,
+                              (unsigned long long)(v->first_word + v->size / 8 - 1));
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, v->dev + (index - v->first_word) * 8, &value,
+                   sizeof(value));
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
 out:
     return gpuipc_cudrv_errno(rc);
 }
@@ -449,6 +557,7 @@ out:
 static const gpuipc_view_ops gpu_view_ops = {
     .fill = gpu_fill,
     .verify = gpu_verify,
+    .poke = gpu_poke,
 };
 
 void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,

@@ -64,12 +64,17 @@ int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err);
  * consumer then uses a too). Returns 0 or a negative errno with why. */
 int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err);
 
-/* env->gpu_free for a process with a GPU: the free memory of env->gpu. */
-int gpuipc_gpu_env_free(gpuipc_env *env, uint64_t *bytes, gpuipc_err *err);
+/* env->gpu_bytes for a program with CUDA support: the GPU memory NVML
+ * attributes to this process, or -ENOTSUP with why where it cannot say (no
+ * device open here yet, no NVML, another PID namespace: nvml.h). */
+int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why);
 
 CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu);
 int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu);
 const char *gpuipc_gpu_name(const gpuipc_gpu *gpu);
+
+/* What the kernels' self-test at open proved, in one line. */
+const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu);
 const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
 
 /* The device's loaded kernels, and verify's two counters (device memory),

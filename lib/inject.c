@@ -5,14 +5,21 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "step.h"
 
 static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
     "none", "exit", "kill", "hang", "corrupt", "extra-fds", "close"};
-static const char *const sabotages[] = {"none", "wrong-seed", "skip-write", "leak",
-                                        "chunk-order", "leak-fd"};
-#define NSABOTAGES ((int)(sizeof(sabotages) / sizeof(sabotages[0])))
+static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
+    "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
+    "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
+    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size"};
+#define NSABOTAGES GPUIPC_SABOTAGE_COUNT
+#define SABOTAGE_NAMES "wrong-seed, skip-write, leak, chunk-order, leak-fd, read-nothing, " \
+                       "read-partial, flip-one, flip-last, flip-past-4g, offer-memfd, "     \
+                       "offer-pipe or offer-size"
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -74,11 +81,14 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || parse_role(spec, (size_t)(a - spec), &in->sabotage_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected "
-                              "<producer|consumer>:<wrong-seed|skip-write|leak|chunk-order|leak-fd>", spec);
+                              "<producer|consumer>:<what>, what being " SABOTAGE_NAMES, spec);
     what = index_of(sabotages, NSABOTAGES, a + 1);
     if (what < 0)
-        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected wrong-seed, "
-                              "skip-write, leak, chunk-order or leak-fd after the role", spec);
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected " SABOTAGE_NAMES
+                              " after the role", spec);
+    if (what >= GPUIPC_SABOTAGE_OFFER_MEMFD && in->sabotage_role != GPUIPC_ROLE_PRODUCER)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the producer's (only "
+                              "it makes offers)", spec, sabotages[what]);
     in->sabotage = what;
     return 0;
 }
@@ -108,6 +118,58 @@ int gpuipc_inject_fault(const gpuipc_inject *in, int role, unsigned step)
 int gpuipc_inject_sabotage(const gpuipc_inject *in, int role, int what)
 {
     return in->sabotage == what && in->sabotage_role == role;
+}
+
+int gpuipc_inject_flip(const gpuipc_inject *in, int role, uint64_t nwords, uint64_t first,
+                       uint64_t *index)
+{
+    uint64_t k;
+
+    if (in->sabotage_role != role)
+        return 0;
+    switch (in->sabotage) {
+    case GPUIPC_SABOTAGE_FLIP_ONE:
+        k = nwords / 3 + 1;
+        break;
+    case GPUIPC_SABOTAGE_FLIP_LAST:
+        k = nwords - 1;
+        break;
+    case GPUIPC_SABOTAGE_FLIP_PAST_4G:
+        k = (4ull << 30) / 8 + 1; /* byte offset 4 GiB + 8 */
+        break;
+    default:
+        return 0;
+    }
+    if (nwords == 0 || k >= nwords)
+        return -ERANGE;
+    *index = first + k;
+    return 1;
+}
+
+int gpuipc_inject_wrong_fd(const gpuipc_inject *in, int role, int fd)
+{
+    int wrong = -1, pipefd[2], e;
+
+    if (in->sabotage_role != role || (in->sabotage != GPUIPC_SABOTAGE_OFFER_MEMFD &&
+                                      in->sabotage != GPUIPC_SABOTAGE_OFFER_PIPE))
+        return 0;
+    if (in->sabotage == GPUIPC_SABOTAGE_OFFER_MEMFD) {
+        /* A memfd of one page, neither sealed nor of the offer's size. */
+        wrong = memfd_create("gpuipc_test-wrong-kind", MFD_CLOEXEC);
+        if (wrong >= 0 && ftruncate(wrong, 4096) < 0) {
+            e = errno;
+            close(wrong);
+            return -e;
+        }
+    } else if (pipe2(pipefd, O_CLOEXEC) == 0) {
+        close(pipefd[1]);
+        wrong = pipefd[0];
+    }
+    if (wrong < 0)
+        return -errno;
+    e = dup3(wrong, fd, O_CLOEXEC) < 0 ? -errno : 1;
+    close(wrong);
+    return e;
 }
 
 void gpuipc_inject_leak_fd(const gpuipc_inject *in, int role)

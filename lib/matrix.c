@@ -61,8 +61,14 @@ unsigned gpuipc_matrix_waiting(int role, unsigned step)
     }
 }
 
-const char *gpuipc_matrix_phrase(int action)
+const char *gpuipc_matrix_phrase(int role, unsigned step, int action)
 {
+    /* A consumer that ends its connection before its HELLO looks to --serve
+     * like a liveness check: dropped, and the wait goes on to its end. */
+    if (role == GPUIPC_ROLE_CONSUMER && step == GPUIPC_STEP_HELLO &&
+        (action == GPUIPC_FAULT_EXIT || action == GPUIPC_FAULT_KILL ||
+         action == GPUIPC_FAULT_CLOSE))
+        return "closed before its HELLO";
     switch (action) {
     case GPUIPC_FAULT_HANG:
         return "timed out during";
@@ -83,6 +89,8 @@ int gpuipc_matrix_judge(const gpuipc_matrix_case *c, const gpuipc_pair *r, doubl
     char during[48];
 
     *hang = *leak = 0;
+    const char *phrase = gpuipc_matrix_phrase(c->role, c->step, c->action);
+
     snprintf(during, sizeof(during), "during %s", gpuipc_step_name(gpuipc_matrix_waiting(
                                                       c->role, c->step)));
     if (strstr(s->out, "leaked") != NULL) {
@@ -107,9 +115,8 @@ int gpuipc_matrix_judge(const gpuipc_matrix_case *c, const gpuipc_pair *r, doubl
                  (unsigned)s->status);
         return 0;
     }
-    if (strstr(s->out, during) == NULL || strstr(s->out, gpuipc_matrix_phrase(c->action)) == NULL) {
-        snprintf(why, len, "the %s's report lacks '%s' or '%s'", survivor, during,
-                 gpuipc_matrix_phrase(c->action));
+    if (strstr(s->out, during) == NULL || strstr(s->out, phrase) == NULL) {
+        snprintf(why, len, "the %s's report lacks '%s' or '%s'", survivor, during, phrase);
         return 0;
     }
     snprintf(why, len, "the %s exited 1 in %.2f s", survivor, s->seconds);
@@ -133,21 +140,28 @@ static void first_fail(const gpuipc_pair *r, const gpuipc_matrix_case *c, char *
     buf[n] = '\0';
 }
 
-/* Waits up to 3 s for the device's free memory to come back to before.
- * Returns 1 if it did, else 0 with the shortfall in *missing. */
-static int memory_back(const gpuipc_matrix_opts *o, uint64_t before, uint64_t *missing)
+/* Waits up to 3 s for the driver to let go of both processes of the pair.
+ * Returns 1 once it has (or where it cannot tell), else 0 with the pid it
+ * still lists in *pid. */
+static int gpu_released(const gpuipc_matrix_opts *o, const gpuipc_pair *r, pid_t *pid)
 {
-    uint64_t deadline = gpuipc_clock_deadline(3ull * GPUIPC_NS_PER_S), now = 0;
+    uint64_t deadline = gpuipc_clock_deadline(3ull * GPUIPC_NS_PER_S);
+    int i;
 
     for (;;) {
-        if (o->gpu_free(o->arg, &now) == 0 && now >= before)
+        int held = 0;
+
+        for (i = 0; i < 2 && !held; i++)
+            if (o->holds_gpu(o->arg, r->proc[i].pid) == 1) {
+                held = 1;
+                *pid = r->proc[i].pid;
+            }
+        if (!held)
             return 1;
         if (gpuipc_clock_ms_left(deadline) == 0)
-            break;
+            return 0;
         gpuipc_clock_sleep(50ull * 1000000ull);
     }
-    *missing = now < before ? before - now : 0;
-    return 0;
 }
 
 int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpuipc_err *err)
@@ -167,15 +181,12 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
                               "--quiet", NULL};
         const char *cargs[] = {"--timeout", timeout, "--quiet", NULL};
         const char *env[] = {fault, NULL};
-        uint64_t before = 0, missing = 0;
+        pid_t holder = 0;
         int ok, hang, leak;
 
         snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", gpuipc_role_name(c->role),
                  gpuipc_step_name(c->step), gpuipc_inject_action_name(c->action));
         snprintf(sock, sizeof(sock), "@gpuipc-fault-matrix-%d-%u", (int)getpid(), i);
-        if (o->gpu_free != NULL && o->gpu_free(o->arg, &before) < 0)
-            return gpuipc_err_set(err, -EIO, "case %u: the device's free memory cannot be read",
-                                  i + 1);
         rc = gpuipc_pair_run(o->prog, sock, args, cargs, env, o->timeout_s * 2 + o->margin_s + 5,
                              c->action == GPUIPC_FAULT_HANG ? 0.2 : o->timeout_s + o->margin_s,
                              &pair, err);
@@ -184,11 +195,11 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
         t->cases++;
         ok = gpuipc_matrix_judge(c, &pair, o->timeout_s + o->margin_s, &hang, &leak, why,
                                  sizeof(why));
-        if (ok && o->gpu_free != NULL && !memory_back(o, before, &missing)) {
+        if (ok && o->holds_gpu != NULL && !gpu_released(o, &pair, &holder)) {
             ok = 0;
             leak = 1;
-            snprintf(why, sizeof(why), "%llu bytes of GPU memory still missing 3 s after the "
-                     "pair ended", (unsigned long long)missing);
+            snprintf(why, sizeof(why), "the driver still lists pid %d as holding GPU memory "
+                     "3 s after the pair ended", (int)holder);
         }
         t->survived += (unsigned)ok;
         t->hangs += (unsigned)hang;

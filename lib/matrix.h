@@ -2,13 +2,15 @@
  * GPUIPC_FAULT action, each case run as a fresh --serve/--connect pair of
  * processes. A case is survived when the other role (the survivor) exits 1
  * by itself within the deadline plus a margin, its report names the step it
- * was waiting in and what the peer did, it reports no leaked FD, no process
- * of the pair is left, and (for GPU mechanisms) the device's free memory is
- * back where it was. */
+ * was waiting in and what the peer did, it reports no leak, no process of
+ * the pair is left, and (for GPU mechanisms, where NVML can tell) the driver
+ * lists neither process as holding GPU memory any more. Each of these is
+ * about the pair's own processes: other users of the GPU cannot fail a case. */
 #ifndef GPUIPC_MATRIX_H
 #define GPUIPC_MATRIX_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pair.h"
 
@@ -29,8 +31,9 @@ unsigned gpuipc_matrix_cases(gpuipc_matrix_case *cases, unsigned cap);
  * its report names. */
 unsigned gpuipc_matrix_waiting(int role, unsigned step);
 
-/* What the survivor's report says the peer did, for action. */
-const char *gpuipc_matrix_phrase(int action);
+/* What the survivor's report says the peer did, when role misbehaves at
+ * step with action. */
+const char *gpuipc_matrix_phrase(int role, unsigned step, int action);
 
 /* Judges one run of case c (a pair from gpuipc_pair_run) against the
  * criteria above, but GPU memory. limit_s is the deadline plus the margin.
@@ -48,8 +51,10 @@ typedef struct gpuipc_matrix_opts {
     double margin_s;     /* what the survivor may take beyond it */
     int verbose;         /* print every case, not only the failed ones */
     int fd;              /* where the lines go */
-    /* Reads the device's free memory; NULL where the mechanism needs no GPU. */
-    int (*gpu_free)(void *arg, uint64_t *bytes);
+    /* Says whether the driver still lists process pid as holding GPU memory
+     * (1) or not (0), or a negative errno where it cannot tell; NULL where
+     * the mechanism needs no GPU or nothing can tell here. */
+    int (*holds_gpu)(void *arg, pid_t pid);
     void *arg;
 } gpuipc_matrix_opts;
 

@@ -17,12 +17,20 @@ struct gpuipc_view;
  * kind it is: GPU kernels for device memory, a CPU loop for host memory. */
 typedef struct gpuipc_view_ops {
     /* Writes pattern(first_word + k, seed) into every word k of the view, and
-     * returns once the writes are complete. Returns 0 or a negative errno. */
-    int (*fill)(const struct gpuipc_view *v, uint64_t seed, gpuipc_err *err);
-    /* Reads every word once into check. Returns 0 whatever the mismatch
-     * count, or a negative errno if the check itself could not run. */
+     * returns once the writes are complete, with the words the writing loop
+     * wrote and the digest of what it wrote in *wrote. Returns 0 or a
+     * negative errno. */
+    int (*fill)(const struct gpuipc_view *v, uint64_t seed, gpuipc_written *wrote,
+                gpuipc_err *err);
+    /* Reads every word once into check: the words the reading loop read,
+     * the mismatches, the first bad word and the digest of what it read.
+     * Returns 0 whatever the mismatch count, or a negative errno if the check
+     * itself could not run. */
     int (*verify)(const struct gpuipc_view *v, uint64_t seed, gpuipc_check *check,
                   gpuipc_err *err);
+    /* Writes value into the word with pattern index index (a test hook's
+     * single wrong word). Returns 0 or a negative errno. */
+    int (*poke)(const struct gpuipc_view *v, uint64_t index, uint64_t value, gpuipc_err *err);
 } gpuipc_view_ops;
 
 typedef struct gpuipc_view {
@@ -60,6 +68,9 @@ typedef struct gpuipc_mech {
      * with --destructive, in a sacrificial consumer of its own, which exits
      * after the scenario; the producer waits for that exit before releasing. */
     int destructive;
+    /* The consumer fetches the exported FD itself (pidfd_getfd) instead of
+     * receiving it; export then honours the offer-FD test hooks for it. */
+    int fetched_fd;
 
     /* Says whether the mechanism can run on env's device (the consumer
      * opens the device named by env->uuid first). Returns 0 if it can,

@@ -62,6 +62,10 @@ static int pidfd_mech_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer 
         return fd;
     /* Kept open until release, which comes after the consumer's END_ACK. */
     v->kept_fd = fd;
+    if (gpuipc_inject_wrong_fd(&env->inject, env->role, fd) > 0)
+        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, "vmm-pidfd", GPUIPC_STEP_EXPORT,
+                        GPUIPC_LOG_NO_TIME, "SABOTAGE: the FD to fetch is of the wrong kind "
+                        "(test hook)");
     *nfds = 0;
     gpuipc_vmm_offer(env, buf, offer);
     put_u32(offer->blob, (uint32_t)getpid());
@@ -106,6 +110,7 @@ const gpuipc_mech gpuipc_mech_vmm_pidfd = {
     .summary = "CUDA VMM memory; the consumer takes the FD with pidfd_getfd (no SCM_RIGHTS)",
     .needs_cuda = 1,
     .by_default = 1,
+    .fetched_fd = 1,
     .probe = pidfd_mech_probe,
     .alloc = gpuipc_vmm_fd_alloc,
     .export = pidfd_mech_export,

@@ -40,11 +40,12 @@ static int fault_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
 static int fault_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
+    gpuipc_written wrote;
     gpuipc_err why;
     int rc;
 
     (void)env;
-    rc = buf->view.ops->fill(&buf->view, gpuipc_pattern_seed(1), &why);
+    rc = buf->view.ops->fill(&buf->view, gpuipc_pattern_seed(1), &wrote, &why);
     if (rc == 0)
         return gpuipc_err_set(err, -EPROTO, "a kernel wrote through the read-only mapping and "
                               "no fault came back: the mapping is not read-only");
@@ -62,9 +63,9 @@ static int fault_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
     if (v == NULL || !v->poisoned)
         return gpuipc_vmm_release(env, buf, err);
     /* Every call into the faulted context would fail; the process's exit
-     * gives the mapping and the handle back to the driver. */
-    free(v);
-    memset(buf, 0, sizeof(*buf));
+     * gives the mapping and the handle back to the driver, and the producer
+     * waits for that exit before it releases and counts. */
+    gpuipc_vmm_abandon(buf);
     return 0;
 }
 

@@ -8,24 +8,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "wire.h"
 
 static double seconds_since(uint64_t t0)
 {
     return (double)(gpuipc_clock_ns() - t0) / 1e9;
 }
 
+void gpuipc_pair_clear_check_env(void)
+{
+    extern char **environ;
+    char name[256];
+    size_t i;
+
+    /* Unsetting shifts environ, so look again from the start each time. */
+    for (i = 0; environ[i] != NULL;) {
+        const char *eq = strchr(environ[i], '=');
+        size_t len = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+
+        if (strncmp(environ[i], "CK_", 3) != 0 || len >= sizeof(name)) {
+            i++;
+            continue;
+        }
+        memcpy(name, environ[i], len);
+        name[len] = '\0';
+        unsetenv(name);
+        i = 0;
+    }
+}
+
 /* Starts prog with role ("--serve" or "--connect"), sock and args, output
  * to out_fd, in process group pgid (0: a new one). Returns the pid or -1. */
 static pid_t start(const char *prog, const char *role, const char *sock,
-                   const char *const *args, const char *const *env, int out_fd, pid_t pgid)
+                   const char *const *args, const char *const *env, const char *const *own,
+                   int out_fd, pid_t pgid)
 {
     const char *argv[GPUIPC_PAIR_ARGS + 4];
+    pid_t pid, parent = getpid();
     size_t i, n = 0;
-    pid_t pid;
 
     argv[n++] = prog;
     argv[n++] = role;
@@ -40,15 +65,20 @@ static pid_t start(const char *prog, const char *role, const char *sock,
         return pid;
     }
     setpgid(0, pgid);
+    /* The pair lives in its own process group, out of reach of the
+     * terminal's Ctrl-C: if the runner dies, however it dies, so does the
+     * pair, and nothing is left running under PID 1. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
     dup2(out_fd, 1);
     dup2(out_fd, 2);
     /* The caller's own Check selection and reports are not the pair's. */
-    unsetenv("CK_RUN_SUITE");
-    unsetenv("CK_RUN_CASE");
-    unsetenv("CK_TAP_LOG_FILE_NAME");
-    unsetenv("CK_XML_LOG_FILE_NAME");
+    gpuipc_pair_clear_check_env();
     for (i = 0; env != NULL && env[i] != NULL; i++)
         putenv((char *)env[i]);
+    for (i = 0; own != NULL && own[i] != NULL; i++)
+        putenv((char *)own[i]);
     execv(prog, (char *const *)argv);
     _exit(127);
 }
@@ -76,7 +106,16 @@ int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
                     const char *const *cargs, const char *const *env, double timeout_s,
                     double grace_s, gpuipc_pair *r, gpuipc_err *err)
 {
+    return gpuipc_pair_run_env(prog, sock, args, cargs, env, NULL, timeout_s, grace_s, r, err);
+}
+
+int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *args,
+                        const char *const *cargs, const char *const *env,
+                        const char *const *cenv, double timeout_s, double grace_s,
+                        gpuipc_pair *r, gpuipc_err *err)
+{
     int pipes[2][2] = {{-1, -1}, {-1, -1}}, open_pipe[2] = {1, 1}, done[2] = {0, 0};
+    int stopped = 0;
     uint64_t t0 = gpuipc_clock_ns();
     double limit = timeout_s;
     pid_t pgid;
@@ -97,9 +136,10 @@ int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
         }
     }
     fflush(NULL);
-    r->proc[0].pid = start(prog, "--serve", sock, args, env, pipes[0][1], 0);
+    r->proc[0].pid = start(prog, "--serve", sock, args, env, NULL, pipes[0][1], 0);
     pgid = r->proc[0].pid;
-    r->proc[1].pid = pgid > 0 ? start(prog, "--connect", sock, cargs, env, pipes[1][1], pgid)
+    r->proc[1].pid = pgid > 0 ? start(prog, "--connect", sock, cargs, env, cenv, pipes[1][1],
+                                      pgid)
                               : -1;
     close(pipes[0][1]);
     close(pipes[1][1]);
@@ -121,6 +161,11 @@ int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
         struct pollfd p[2];
         int np = 0, status;
 
+        /* A stop signal ends the pair at once, as the deadline would. */
+        if (gpuipc_wire_stop != 0) {
+            stopped = 1;
+            limit = 0;
+        }
         if (!(done[0] && done[1]) && seconds_since(t0) >= limit) {
             kill(-pgid, SIGKILL);
             for (i = 0; i < 2; i++) {
@@ -165,5 +210,8 @@ int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
         r->leftover = 1;
         kill(-pgid, SIGKILL);
     }
+    if (stopped)
+        return gpuipc_err_set(err, -EINTR, "stopped by a signal: the pair was killed and "
+                              "reaped");
     return 0;
 }

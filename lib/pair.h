@@ -33,9 +33,22 @@ typedef struct gpuipc_pair {
  * new process group. Once one of them has ended, the other gets grace_s more;
  * at timeout_s after the start, or when the grace is over, what is still
  * running is killed (SIGKILL) and reaped. Returns 0, or a negative errno if
- * the pair could not be started (err says why). */
+ * the pair could not be started (err says why), or -EINTR once a stop
+ * signal (gpuipc_wire_stop) came: the pair is then killed and reaped. Each
+ * process of the pair gets SIGKILL if the caller dies first. */
 int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
                     const char *const *cargs, const char *const *env, double timeout_s,
                     double grace_s, gpuipc_pair *r, gpuipc_err *err);
+
+/* The same, with cenv ("NAME=value", NULL-terminated, may be NULL) added to
+ * the consumer's environment only: a consumer that sees other devices, say. */
+int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *args,
+                        const char *const *cargs, const char *const *env,
+                        const char *const *cenv, double timeout_s, double grace_s,
+                        gpuipc_pair *r, gpuipc_err *err);
+
+/* Removes every CK_* variable (Check's selection and report files) from this
+ * process's environment, for a child whose Check run is its own. */
+void gpuipc_pair_clear_check_env(void);
 
 #endif

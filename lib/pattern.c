@@ -1,18 +1,31 @@
 /* pattern.c: filling and verifying the test pattern on the CPU. */
 #include "pattern.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "clock.h"
 
-void gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
+uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
 {
-    uint64_t k;
+    uint64_t k, digest = 0;
+
+    for (k = 0; k < nwords; k++) {
+        p[k] = gpuipc_pattern_word(first + k, seed);
+        digest += gpuipc_pattern_digest_term(first + k, p[k]);
+    }
+    return digest;
+}
+
+uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed)
+{
+    uint64_t k, digest = 0;
 
     for (k = 0; k < nwords; k++)
-        p[k] = gpuipc_pattern_word(first + k, seed);
+        digest += gpuipc_pattern_digest_term(first + k, gpuipc_pattern_word(first + k, seed));
+    return digest;
 }
 
 uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t first,
@@ -21,16 +34,17 @@ uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t firs
     uint64_t k;
 
     memset(out, 0, sizeof(*out));
-    out->words = nwords;
     for (k = 0; k < nwords; k++) {
-        uint64_t want = gpuipc_pattern_word(first + k, seed);
+        uint64_t want = gpuipc_pattern_word(first + k, seed), got = p[k];
 
-        if (p[k] == want)
+        out->words++;
+        out->digest += gpuipc_pattern_digest_term(first + k, got);
+        if (got == want)
             continue;
         if (out->mismatches++ == 0) {
             out->first_bad = first + k;
             out->expected = want;
-            out->got = p[k];
+            out->got = got;
         }
     }
     return out->mismatches;
@@ -64,10 +78,22 @@ uint64_t gpuipc_pattern_seed(uint64_t avoid)
     return seed;
 }
 
-static int cpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_err *err)
+static int cpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_written *wrote, gpuipc_err *err)
 {
     (void)err;
-    gpuipc_pattern_fill(v->host, v->size / 8, v->first_word, seed);
+    wrote->digest = gpuipc_pattern_fill(v->host, v->size / 8, v->first_word, seed);
+    wrote->words = v->size / 8;
+    return 0;
+}
+
+static int cpu_poke(const gpuipc_view *v, uint64_t index, uint64_t value, gpuipc_err *err)
+{
+    if (index < v->first_word || index - v->first_word >= v->size / 8)
+        return gpuipc_err_set(err, -ERANGE, "word %llu is outside the view (words %llu to "
+                              "%llu)", (unsigned long long)index,
+                              (unsigned long long)v->first_word,
+                              (unsigned long long)(v->first_word + v->size / 8 - 1));
+    ((volatile uint64_t *)v->host)[index - v->first_word] = value;
     return 0;
 }
 
@@ -81,4 +107,5 @@ static int cpu_verify(const gpuipc_view *v, uint64_t seed, gpuipc_check *check, 
 const gpuipc_view_ops gpuipc_pattern_cpu_ops = {
     .fill = cpu_fill,
     .verify = cpu_verify,
+    .poke = cpu_poke,
 };

@@ -29,15 +29,33 @@ static inline uint64_t gpuipc_pattern_word(uint64_t index, uint64_t seed)
     return x ^ (x >> GPUIPC_PATTERN_SHIFT);
 }
 
+/* The digest of a buffer is the sum (mod 2^64) over its words of
+ * digest_term(index, word): a keyed mix of each word with its pattern index,
+ * so that a word not read, read twice, read from another place or holding
+ * another value changes the sum. Addition does not care about order, so GPU
+ * threads may add their parts in any order. The key appears in the PTX as
+ * text, through GPUIPC_DIGEST_KEY_TEXT. */
+#define GPUIPC_DIGEST_KEY 0xD6E8FEB86659FD93
+#define GPUIPC_DIGEST_KEY_TEXT GPUIPC_PATTERN_STR(GPUIPC_DIGEST_KEY)
+
+static inline uint64_t gpuipc_pattern_digest_term(uint64_t index, uint64_t word)
+{
+    return gpuipc_pattern_word(word ^ index, (uint64_t)GPUIPC_DIGEST_KEY);
+}
+
 /* Writes the pattern into words 0..nwords-1 of p, word k holding
- * pattern(first + k, seed). */
-void gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed);
+ * pattern(first + k, seed), and returns the digest of what it wrote. */
+uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed);
 
 /* Reads every word of p once and fills out: the word count, the mismatches,
- * and for the first bad word its pattern index, the expected and the found
- * value. Returns the number of mismatches. */
+ * for the first bad word its pattern index, the expected and the found
+ * value, and the digest of what it read. Returns the number of mismatches. */
 uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t first,
                                uint64_t seed, gpuipc_check *out);
+
+/* The digest of nwords words of the pattern of seed from index first, as a
+ * fill of them would report it. */
+uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed);
 
 /* Writes "N mismatches in M words; first bad word I (byte offset 0x..):
  * expected 0x..., got 0x..." for check into buf and returns buf. */

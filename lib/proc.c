@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,21 +55,72 @@ char *gpuipc_proc_describe(int status, char *buf, size_t len)
     return buf;
 }
 
-/* Reads the "<key> <n> kB" line of a /proc file, in bytes; 0 if absent. */
-static uint64_t read_kib(const char *path, const char *key)
+/* Reads the "<key> <n> kB" line of a /proc file into *bytes. Returns 0, or
+ * -ENOENT if the file or the line is missing. */
+static int read_kib_line(const char *path, const char *key, uint64_t *bytes)
 {
     FILE *f = fopen(path, "re");
     unsigned long long kib = 0;
     size_t klen = strlen(key);
     char line[256];
+    int rc = -ENOENT;
 
     if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (strncmp(line, key, klen) == 0 && sscanf(line + klen, "%llu kB", &kib) == 1)
+        return -ENOENT;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, key, klen) == 0 && sscanf(line + klen, "%llu kB", &kib) == 1) {
+            *bytes = (uint64_t)kib * 1024;
+            rc = 0;
             break;
+        }
+    }
     fclose(f);
-    return (uint64_t)kib * 1024;
+    return rc;
+}
+
+/* The same, 0 if absent. */
+static uint64_t read_kib(const char *path, const char *key)
+{
+    uint64_t bytes = 0;
+
+    read_kib_line(path, key, &bytes);
+    return bytes;
+}
+
+int gpuipc_proc_shmem(uint64_t *bytes)
+{
+    return read_kib_line("/proc/self/status", "RssShmem:", bytes);
+}
+
+int gpuipc_proc_parse_ns(const char *link, const char *type, uint64_t *inode)
+{
+    size_t tlen = strlen(type);
+    unsigned long long v;
+    char *end;
+
+    if (strncmp(link, type, tlen) != 0 || strncmp(link + tlen, ":[", 2) != 0 ||
+        link[tlen + 2] < '0' || link[tlen + 2] > '9')
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(link + tlen + 2, &end, 10);
+    if (errno != 0 || strcmp(end, "]") != 0)
+        return -EINVAL;
+    *inode = v;
+    return 0;
+}
+
+int gpuipc_proc_pid_ns(uint64_t *inode, gpuipc_err *err)
+{
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+    if (n < 0)
+        return gpuipc_err_set(err, -errno, "readlink /proc/self/ns/pid: %s", strerror(errno));
+    link[n] = '\0';
+    if (gpuipc_proc_parse_ns(link, "pid", inode) < 0)
+        return gpuipc_err_set(err, -EINVAL, "/proc/self/ns/pid reads '%s', not pid:[inode]",
+                              link);
+    return 0;
 }
 
 uint64_t gpuipc_proc_mem_available(void)

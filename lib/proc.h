@@ -25,6 +25,19 @@ uint64_t gpuipc_proc_mem_available(void);
  * 0 if it cannot be read. */
 uint64_t gpuipc_proc_hwm(void);
 
+/* This process's shared memory that is resident (RssShmem of
+ * /proc/self/status: memfd, tmpfs and System V pages mapped here), in bytes,
+ * into *bytes. Returns 0, or -ENOENT where the kernel does not report it. */
+int gpuipc_proc_shmem(uint64_t *bytes);
+
+/* Parses a namespace link's text, "<type>:[<inode>]" (as readlink of
+ * /proc/self/ns/<type> gives it), into *inode. Returns 0 or -EINVAL. */
+int gpuipc_proc_parse_ns(const char *link, const char *type, uint64_t *inode);
+
+/* Reads the inode of this process's PID namespace into *inode. Returns 0 or
+ * a negative errno with why. */
+int gpuipc_proc_pid_ns(uint64_t *inode, gpuipc_err *err);
+
 /* Starts the peak over at the current resident set (writes 5 to
  * /proc/self/clear_refs, Linux 4.0 and later). Returns 0 or -errno. */
 int gpuipc_proc_reset_hwm(void);

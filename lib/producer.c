@@ -4,36 +4,49 @@
  *   P1 BEGIN (mechanism, size, device UUID) ->
  *                                   C1 probe the mechanism on that device
  *                                <- C2 READY
- *   P2 baseline: open FDs, free GPU memory
- *   P3 alloc, fill with a fresh seed, export
- *   P4 OFFER (size, granularity, seed, UUID) + FDs -> ; close the FDs
+ *   P2 baseline: what this process holds (FDs, driver objects, shared
+ *      memory, GPU memory by NVML)
+ *   P3 alloc, fill with a fresh seed (the fill counts its words and sums
+ *      their digest), export
+ *   P4 OFFER (size, granularity, seed, UUID, words and digest written) + FDs
+ *      -> ; close the FDs
  *      [FDS + the next batch of FDs ->, for memory made of more FDs than
  *       one message carries (253); each batch exported just before it goes]
  *                                   C3 import, close the FDs, map
- *                                   C4 verify P's pattern; write C's own
- *                                <- C5 REPORT (C's check, C's seed)
- *   P5 check C's pattern
- *   P6 END (P's verdict on C's bytes) ->
- *                                   C6 release, count FDs
- *                                <- C7 END_ACK (C's verdict)
+ *                                   C4 verify P's pattern (every word read,
+ *                                      the digest of what was read); write C's own
+ *                                <- C5 REPORT (C's check, C's seed, C's words
+ *                                      and digest written)
+ *   P5 the consumer's check must cover every word and match the digest P
+ *      wrote; check C's pattern the same way
+ *   P6 END (P's verdict and check of C's bytes) ->
+ *                                   C6 P's check must cover and match what C
+ *                                      wrote; release, count what C holds
+ *                                <- C7 END_ACK (C's verdict, what C holds)
  *   P7 release
- *   P8 compare FDs and free GPU memory with the baseline
+ *   P8 compare what this process holds with the baseline
  * Each message goes out even when an earlier step failed, carrying that
  * failure, so both sides always take the same steps, agree on the outcome,
  * and meet again at the next BEGIN. Only a broken connection ends the
  * session early. The importer releases first: some mechanisms (memory
  * pools, legacy IPC) require that the exporter frees only after every
- * importer has let go. */
+ * importer has let go.
+ *
+ * The session ends with BYE (P's verdict) and BYE_ACK (C's last checks):
+ * both exit with the same status. Every figure the leak check compares is
+ * this process's own, so other processes on the GPU cannot move it. */
 #include "producer.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "account.h"
 #include "clock.h"
 #include "pattern.h"
+#include "role.h"
 #include "step.h"
 #include "units.h"
 
@@ -94,16 +107,29 @@ int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *me
     return 0;
 }
 
-int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *err)
+int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *verdict,
+                        gpuipc_status *ack, gpuipc_err *err)
 {
+    int fds[GPUIPC_WIRE_MAX_FDS];
     gpuipc_msg msg;
+    int rc;
 
     env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_BYE);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_BYE;
-    return gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                            GPUIPC_STEP_BYE, err);
+    msg.u.bye = *verdict;
+    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                          GPUIPC_STEP_BYE, err);
+    if (rc == 0) {
+        env->step = GPUIPC_STEP_BYE_ACK;
+        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_BYE_ACK), &msg, fds,
+                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_BYE_ACK, err);
+    }
+    if (rc < 0)
+        return rc;
+    *ack = msg.u.bye_ack;
+    return 0;
 }
 
 static double gbps(uint64_t bytes, uint64_t ns)
@@ -123,10 +149,9 @@ typedef struct scenario {
     int have_buf;
     int fds[GPUIPC_WIRE_MAX_FDS];
     unsigned nfds;
-    gpuipc_fds fds_before;
-    int have_fds_before;
-    uint64_t free_before;
-    int have_free_before;
+    gpuipc_usage before;      /* P2 */
+    int have_before;
+    gpuipc_written wrote;     /* what this side's fill wrote */
     gpuipc_err err;
 } scenario;
 
@@ -167,64 +192,42 @@ static void take_baseline(scenario *s)
 {
     gpuipc_err e;
 
-    if (gpuipc_account_snapshot(&s->fds_before, &e) == 0)
-        s->have_fds_before = 1;
-    else
+    if (gpuipc_usage_take(&s->before, s->env->gpu_bytes, &e) < 0)
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_NONE, "FD accounting: %s", e.msg);
-    if (s->env->gpu_free != NULL) {
-        if (s->env->gpu_free(s->env, &s->free_before, &e) == 0)
-            s->have_free_before = 1;
-        else
-            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_NONE, "GPU memory accounting: %s",
-                                    e.msg);
-    }
+    s->have_before = 1;
+    gpuipc_log_step(&s->env->log, GPUIPC_LOG_VERBOSE, s->mech->name, GPUIPC_STEP_READY,
+                    GPUIPC_LOG_NO_TIME, "baseline: %zu FDs, %llu driver objects, %llu bytes of "
+                    "shared memory, GPU memory by NVML: %s%.300s", s->before.fds.n,
+                    (unsigned long long)s->before.objects.live,
+                    (unsigned long long)s->before.shmem,
+                    s->before.gpu == GPUIPC_USAGE_UNKNOWN ? "not attributable: " : "",
+                    s->before.gpu == GPUIPC_USAGE_UNKNOWN ? s->before.gpu_why.msg : "");
+    if (s->before.gpu != GPUIPC_USAGE_UNKNOWN)
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_VERBOSE, s->mech->name, GPUIPC_STEP_READY,
+                        GPUIPC_LOG_NO_TIME, "baseline: %llu bytes of GPU memory by NVML",
+                        (unsigned long long)s->before.gpu);
+    gpuipc_session_usage_note(&s->env->session, s->env->uuid, s->env->gpu_bytes);
 }
 
-/* Returns the number of FDs open now that were not at the baseline, and
- * names them in e. */
-static size_t leaked_fds(scenario *s, gpuipc_err *e)
+/* P8: anything this process holds now that it did not at the baseline is a
+ * leak. Returns the count of what grew, named in e. */
+static int leaks_since_baseline(scenario *s, gpuipc_err *e)
 {
-    return s->have_fds_before ? gpuipc_account_leaks_now(&s->fds_before, e) : 0;
-}
-
-/* P8: anything still open or allocated now that was not before is a leak. */
-static void compare_baseline(scenario *s)
-{
-    gpuipc_err e;
-    uint64_t free_now;
-
-    if (leaked_fds(s, &e) > 0)
-        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "producer: %s", e.msg);
-    if (s->have_free_before && s->env->gpu_free(s->env, &free_now, &e) == 0 &&
-        free_now < s->free_before) {
-        char a[32], b[32], d[32];
-
-        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE,
-                                "GPU memory leaked: %s free before, %s after (%s missing)",
-                                gpuipc_units_format_size(s->free_before, a, sizeof(a)),
-                                gpuipc_units_format_size(free_now, b, sizeof(b)),
-                                gpuipc_units_format_size(s->free_before - free_now, d,
-                                                         sizeof(d)));
-    }
+    return s->have_before ? gpuipc_usage_leaks(&s->before, s->env->gpu_bytes,
+                                               GPUIPC_ENV_SETTLE_NS, e)
+                          : 0;
 }
 
 static void release_buf(scenario *s)
 {
-    gpuipc_err e;
     uint64_t t = gpuipc_clock_ns();
+    gpuipc_err e;
 
     if (!s->have_buf)
         return;
-    gpuipc_env_at(s->env, GPUIPC_STEP_RELEASE);
     s->have_buf = 0;
-    if (gpuipc_inject_sabotage(&s->env->inject, s->env->role, GPUIPC_SABOTAGE_LEAK)) {
-        log_step(s, GPUIPC_STEP_RELEASE, t, "%s", "SABOTAGE: release skipped, memory kept (test hook)");
-        return;
-    }
-    if (s->mech->release(s->env, &s->buf, &e) < 0)
+    if (gpuipc_role_release(s->env, s->mech, s->mech->name, &s->buf, &e) < 0)
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_RELEASE, "release: %s", e.msg);
-    else
-        log_step(s, GPUIPC_STEP_RELEASE, t, "%s", "unmapped and freed");
     if (s->env->timing != NULL)
         s->env->timing->release_ns = gpuipc_clock_ns() - t;
 }
@@ -296,6 +299,50 @@ static int recv_times(scenario *s)
                           "without marking one last", limit);
 }
 
+/* The offer sabotages (test hooks): FDs of the wrong kind in place of the
+ * mechanism's (one added where none travels), or twice the size claimed.
+ * Returns 0, or -1 with s->mine failed and the FDs closed if the hook itself
+ * failed. */
+static int spoil_offer(scenario *s, gpuipc_msg_offer *offer)
+{
+    gpuipc_env *env = s->env;
+    unsigned i;
+    int rc = 0;
+
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_OFFER_SIZE)) {
+        offer->size *= 2;
+        log_step(s, GPUIPC_STEP_EXPORT, gpuipc_clock_ns(), "%s",
+                 "SABOTAGE: the offer claims twice the size (test hook)");
+        return 0;
+    }
+    if (!gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_OFFER_MEMFD) &&
+        !gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_OFFER_PIPE))
+        return 0;
+    if (s->nfds == 0 && !s->mech->fetched_fd) {
+        /* Nothing travels (legacy IPC, fabric): add one FD. A mechanism
+         * whose consumer fetches the FD itself spoils that one in export. */
+        s->fds[0] = fcntl(0, F_DUPFD_CLOEXEC, 3);
+        if (s->fds[0] < 0)
+            rc = -errno;
+        else
+            s->nfds = 1;
+    }
+    for (i = 0; rc == 0 && i < s->nfds; i++)
+        rc = gpuipc_inject_wrong_fd(&env->inject, env->role, s->fds[i]) < 0 ? -EIO : 0;
+    if (rc < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_EXPORT, "export: the offer sabotage "
+                                "could not replace the FDs");
+        gpuipc_wire_close_fds(s->fds, s->nfds);
+        s->nfds = 0;
+        return -1;
+    }
+    if (offer->fds_total > 0 && offer->fds_total < s->nfds)
+        offer->fds_total = s->nfds;
+    log_step(s, GPUIPC_STEP_EXPORT, gpuipc_clock_ns(), "%s",
+             "SABOTAGE: the offer's FDs are of the wrong kind (test hook)");
+    return 0;
+}
+
 /* P3: allocate, fill, export. On failure s->mine says why and no FD is open. */
 static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
 {
@@ -320,15 +367,26 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
     t = gpuipc_clock_ns();
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_SKIP_WRITE)) {
         log_step(s, GPUIPC_STEP_FILL, t, "%s", "SABOTAGE: pattern not written (test hook)");
-    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->err) < 0) {
+    } else if (s->buf.view.ops->fill(&s->buf.view, seed, &s->wrote, &s->err) < 0) {
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_FILL, "fill: %s", s->err.msg);
         return;
+    } else if (s->wrote.words != s->buf.view.size / 8) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_FILL, "fill: the fill wrote %llu of "
+                                "%llu words", (unsigned long long)s->wrote.words,
+                                (unsigned long long)(s->buf.view.size / 8));
+        return;
     } else {
-        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written",
-                 (unsigned long long)seed, gbps(s->buf.size, gpuipc_clock_ns() - t));
+        snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
+                 "0x%016llx", (unsigned long long)seed, gbps(s->buf.size, gpuipc_clock_ns() - t),
+                 (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_FILL, t, "%s", text);
+        if (gpuipc_role_flip(env, GPUIPC_STEP_FILL, &s->buf.view, seed, &s->err) < 0) {
+            gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_FILL, "fill: %s", s->err.msg);
+            return;
+        }
     }
     offer->seed = seed;
+    offer->wrote = s->wrote;
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_SEED))
         offer->seed = seed ^ WRONG_SEED_MASK;
 
@@ -343,6 +401,8 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
         env->timing->export_start = t;
         env->timing->export_ns = gpuipc_clock_ns() - t;
     }
+    if (spoil_offer(s, offer) < 0)
+        return;
     if (offer->fds_total == 0)
         offer->fds_total = s->nfds;
     if (offer->fds_total > s->nfds && s->mech->export_more == NULL) {
@@ -418,37 +478,55 @@ static int send_more_fds(scenario *s, uint32_t total, unsigned sent)
     return 0;
 }
 
-/* P5 for a read-only consumer: nothing may have changed our pattern. */
-static void check_unchanged(scenario *s, uint64_t our_seed)
+/* P5: reads this side's buffer for the pattern of seed (whose: "the
+ * consumer's" or "own") into res->backward, and judges it against written:
+ * every word read, none bad, the digest of what was written. what names the
+ * failure. Returns 0, or -1 with s->mine failed. */
+static int check_pattern(scenario *s, uint64_t seed, const gpuipc_written *written,
+                         const char *what, const char *suffix)
 {
-    char text[GPUIPC_ERR_LEN];
+    char text[GPUIPC_ERR_LEN], why[GPUIPC_ERR_LEN];
     gpuipc_check *k = &s->res->backward;
     uint64_t t;
+    int honest;
 
     gpuipc_env_at(s->env, GPUIPC_STEP_CHECK);
     t = gpuipc_clock_ns();
-    if (s->buf.view.ops->verify(&s->buf.view, our_seed, k, &s->err) < 0) {
+    if (gpuipc_role_read(s->env, &s->buf.view, seed, k, &honest, &s->err) < 0) {
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: %s", s->err.msg);
-        return;
+        return -1;
     }
     gpuipc_pattern_describe(k, s->buf.view.first_word, text, sizeof(text));
     if (k->mismatches) {
-        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "the producer's bytes changed "
-                                "under a read-only mapping: %s", text);
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "%s: %s", what, text);
         gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_CHECK,
-                        GPUIPC_LOG_NO_TIME, "FAIL own bytes changed: %s", text);
-        return;
+                        GPUIPC_LOG_NO_TIME, "FAIL %s: %s", what, text);
+        return -1;
     }
-    snprintf(text + strlen(text), sizeof(text) - strlen(text), ": own pattern unchanged");
+    if (honest && gpuipc_role_judge(k, s->buf.view.size / 8, written, "the producer", why,
+                                    sizeof(why)) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "%s: %s", what, why);
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_CHECK,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s: %s", what, why);
+        return -1;
+    }
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s, digest 0x%016llx, %.1f GB/s",
+             suffix, (unsigned long long)k->digest, gbps(s->buf.size, gpuipc_clock_ns() - t));
     log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
+    return 0;
+}
+
+/* P5 for a read-only consumer: nothing may have changed our pattern. */
+static void check_unchanged(scenario *s, uint64_t our_seed)
+{
+    check_pattern(s, our_seed, &s->wrote, "the producer's bytes changed under a read-only "
+                  "mapping", ": own pattern unchanged");
 }
 
 /* P5: the consumer wrote its own pattern over ours; read it back. */
 static void check_back(scenario *s, const gpuipc_msg_report *report, uint64_t our_seed)
 {
-    char text[GPUIPC_ERR_LEN];
-    gpuipc_check *k = &s->res->backward;
-    uint64_t t;
+    char why[GPUIPC_ERR_LEN];
 
     gpuipc_env_at(s->env, GPUIPC_STEP_CHECK);
     if (report->seed == our_seed) {
@@ -456,22 +534,31 @@ static void check_back(scenario *s, const gpuipc_msg_report *report, uint64_t ou
                                 "equals the producer's, so its write cannot be told apart");
         return;
     }
-    t = gpuipc_clock_ns();
-    if (s->buf.view.ops->verify(&s->buf.view, report->seed, k, &s->err) < 0) {
-        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: %s", s->err.msg);
-        return;
+    /* The bytes first: a consumer that wrote nothing shows as wrong words. */
+    if (check_pattern(s, report->seed, &report->wrote, "check of the consumer's bytes",
+                      " from the consumer") == 0 &&
+        report->wrote.words != s->buf.view.size / 8) {
+        snprintf(why, sizeof(why), "check: the consumer says it wrote %llu of the %llu words",
+                 (unsigned long long)report->wrote.words,
+                 (unsigned long long)(s->buf.view.size / 8));
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "%s", why);
     }
-    gpuipc_pattern_describe(k, s->buf.view.first_word, text, sizeof(text));
-    if (k->mismatches) {
-        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check of the consumer's bytes: %s",
-                                text);
-        gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_CHECK,
-                        GPUIPC_LOG_NO_TIME, "FAIL consumer's bytes: %s", text);
+}
+
+/* P5a: the consumer's check of this side's bytes must have read every word
+ * this side wrote and, where it found them right, the digest written. */
+static void judge_forward(scenario *s, const gpuipc_check *forward)
+{
+    char why[GPUIPC_ERR_LEN];
+
+    if (s->mine.code != GPUIPC_PASS || s->theirs.code != GPUIPC_PASS)
         return;
+    if (gpuipc_role_judge(forward, s->buf.view.size / 8, &s->wrote, "the consumer", why,
+                          sizeof(why)) < 0) {
+        gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "the consumer's check: %s", why);
+        gpuipc_log_step(&s->env->log, GPUIPC_LOG_QUIET, s->mech->name, GPUIPC_STEP_REPORT,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", why);
     }
-    snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the consumer, %.1f GB/s",
-             gbps(s->buf.size, gpuipc_clock_ns() - t));
-    log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
 }
 
 /* Settles the result: the reason is lost (a broken connection, which
@@ -481,8 +568,8 @@ static void finish(scenario *s, uint64_t t0, const char *lost)
     gpuipc_result *res = s->res;
     const gpuipc_status *first = s->mine.code == GPUIPC_FAIL ? &s->mine : &s->theirs;
 
-    if (s->have_fds_before)
-        gpuipc_account_free(&s->fds_before);
+    if (s->have_before)
+        gpuipc_usage_free(&s->before);
     res->ns = gpuipc_clock_ns() - t0;
     if (lost != NULL) {
         res->status = GPUIPC_FAIL;
@@ -580,9 +667,11 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         char text[GPUIPC_ERR_LEN];
 
         gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, mech->name, GPUIPC_STEP_REPORT,
-                        gpuipc_clock_ns() - t, "consumer found %s",
-                        gpuipc_pattern_describe(&res->forward, 0, text, sizeof(text)));
+                        gpuipc_clock_ns() - t, "consumer found %s, digest 0x%016llx",
+                        gpuipc_pattern_describe(&res->forward, 0, text, sizeof(text)),
+                        (unsigned long long)res->forward.digest);
     }
+    judge_forward(&s, &res->forward);
 
     /* P5 check the consumer's pattern, or that ours is unchanged */
     if (s.mine.code == GPUIPC_PASS && mech->prove_read_only != NULL &&
@@ -594,7 +683,8 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         gpuipc_wire_status_fail(&s.mine, GPUIPC_STEP_CHECK,
                                 "check: the consumer did not write its pattern");
 
-    /* P6 END, C7 END_ACK */
+    /* P6 END (with this side's check, which the consumer judges in turn), C7
+     * END_ACK */
     gpuipc_env_at(env, GPUIPC_STEP_END);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_END;
@@ -603,7 +693,8 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     if (send_msg(&s, &msg, GPUIPC_STEP_END) < 0 ||
         recv_msg(&s, GPUIPC_MSG_END_ACK, &msg, GPUIPC_STEP_END_ACK) < 0)
         goto lost;
-    note_consumer(&s, &msg.u.end_ack);
+    note_consumer(&s, &msg.u.end_ack.st);
+    res->consumer_usage = msg.u.end_ack.usage;
     if (env->timing != NULL && recv_times(&s) < 0)
         goto lost;
 
@@ -615,7 +706,13 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
 
     /* P7 release, now that the consumer has let go; P8 accounting */
     release_buf(&s);
-    compare_baseline(&s);
+    {
+        gpuipc_err e;
+
+        if (leaks_since_baseline(&s, &e) > 0)
+            gpuipc_wire_status_fail(&s.mine, GPUIPC_STEP_RELEASE, "producer leaked: %s",
+                                    e.msg);
+    }
     gpuipc_inject_leak_fd(&env->inject, env->role);
     finish(&s, t0, NULL);
     return;
@@ -628,17 +725,18 @@ lost:
     gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, mech->name, (unsigned)env->step,
                     GPUIPC_LOG_NO_TIME, "FAIL %s", s.err.msg);
     release_buf(&s);
-    /* The FDs are counted on this path too; GPU memory is not, since a
-     * consumer that is stuck rather than gone may still hold its import. */
+    /* What this process holds is counted on this path too: its own figures
+     * do not depend on the consumer, stuck or gone. */
     {
         gpuipc_err e;
 
-        if (leaked_fds(&s, &e) > 0) {
+        if (leaks_since_baseline(&s, &e) > 0) {
             size_t used = strlen(s.err.msg);
 
             gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, mech->name, GPUIPC_STEP_RELEASE,
-                            GPUIPC_LOG_NO_TIME, "FAIL producer: %s", e.msg);
-            snprintf(s.err.msg + used, sizeof(s.err.msg) - used, "; then producer: %s", e.msg);
+                            GPUIPC_LOG_NO_TIME, "FAIL producer leaked: %s", e.msg);
+            snprintf(s.err.msg + used, sizeof(s.err.msg) - used, "; then producer leaked: %.300s",
+                     e.msg);
         }
     }
     finish(&s, t0, s.err.msg);

@@ -19,6 +19,7 @@ typedef struct gpuipc_result {
     gpuipc_check forward;       /* the consumer's check of the producer's bytes */
     gpuipc_check backward;      /* the producer's check of the consumer's bytes */
     uint64_t ns;                /* wall time of the scenario */
+    gpuipc_usage_figures consumer_usage; /* what the consumer held after it (END_ACK) */
 } gpuipc_result;
 
 /* Sends HELLO (with GPUIPC_HELLO_NEEDS_CUDA in flags if a scenario will use
@@ -40,7 +41,12 @@ int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *me
 void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
                               uint64_t size, unsigned index, gpuipc_result *res);
 
-/* Sends BYE. Returns 0 or a negative errno. */
-int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *err);
+/* Ends the session: sends BYE with the verdict this side reached (an exit
+ * status and the scenario counts) and waits for BYE_ACK, the consumer's last
+ * checks, into *ack (GPUIPC_PASS, or GPUIPC_FAIL with its reason). Returns 0,
+ * or a negative errno if the connection broke (err says why, naming the
+ * step). */
+int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *verdict,
+                        gpuipc_status *ack, gpuipc_err *err);
 
 #endif

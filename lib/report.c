@@ -44,7 +44,8 @@ static void direction(const gpuipc_check *k, char *buf, size_t len)
 }
 
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
-                           const char *consumer, int exit_code, uint64_t wall_ns)
+                           const char *const *notes, const char *consumer, int exit_code,
+                           uint64_t wall_ns)
 {
     char line[1024], size[32], fwd[48], back[48];
     size_t i, counts[3] = {0, 0, 0};
@@ -78,6 +79,8 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
             gpuipc_log_line(fd, "                   not run (not selected by CK_RUN_SUITE/CK_RUN_CASE)");
         }
     }
+    for (i = 0; notes != NULL && notes[i] != NULL; i++)
+        gpuipc_log_line(fd, notes[i]);
     snprintf(line, sizeof(line), "consumer: %s", consumer);
     gpuipc_log_line(fd, line);
     snprintf(line, sizeof(line), "result: %s: %zu passed, %zu failed, %zu skipped, in %.2f s "

@@ -16,9 +16,11 @@ int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer
 
 /* Writes the summary to fd: a heading (where), one line per scenario with
  * its result, size, both directions' checks and time, an indented reason
- * under every FAIL and SKIP, the consumer line, and the overall result with
- * its counts and the wall time. */
+ * under every FAIL and SKIP, the lines in notes (NULL-terminated, may be
+ * NULL), the consumer line, and the overall result with its counts and the
+ * wall time. */
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
-                           const char *consumer, int exit_code, uint64_t wall_ns);
+                           const char *const *notes, const char *consumer, int exit_code,
+                           uint64_t wall_ns);
 
 #endif

@@ -28,6 +28,7 @@ static const struct {
     [GPUIPC_STEP_END] = {"end", P},
     [GPUIPC_STEP_END_ACK] = {"end-ack", C},
     [GPUIPC_STEP_BYE] = {"bye", P},
+    [GPUIPC_STEP_BYE_ACK] = {"bye-ack", C},
 };
 
 const char *gpuipc_step_name(unsigned step)

@@ -10,7 +10,7 @@ enum gpuipc_role {
 
 /* In protocol order. A step belongs to the role that acts in it; the other
  * role waits during the message steps (PROBE, BEGIN, READY, OFFER, REPORT,
- * END, END_ACK, BYE). The values travel in status messages: append only. */
+ * END, END_ACK, BYE, BYE_ACK). The values travel in status messages: append only. */
 enum gpuipc_step {
     GPUIPC_STEP_NONE = 0,
     GPUIPC_STEP_HELLO,   /* both: exchange pids and the protocol version */
@@ -29,7 +29,8 @@ enum gpuipc_step {
     GPUIPC_STEP_RELEASE, /* both: unmap and free */
     GPUIPC_STEP_END,     /* producer: send its verdict */
     GPUIPC_STEP_END_ACK, /* consumer: send its verdict */
-    GPUIPC_STEP_BYE,     /* producer: end the session */
+    GPUIPC_STEP_BYE,     /* producer: end the session with its verdict */
+    GPUIPC_STEP_BYE_ACK, /* consumer: its last checks, and the session's verdict */
     GPUIPC_STEP_COUNT
 };
 

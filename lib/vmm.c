@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "cudrv.h"
 #include "gpu.h"
+#include "ledger.h"
 #include "step.h"
 #include "units.h"
 
@@ -258,6 +259,9 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     memset(buf, 0, sizeof(*buf));
     if ((ret = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0)
         return ret;
+    /* The check above left ret at 0: every failure below must return a
+     * negative errno, or the caller would take an empty buf for a mapping. */
+    ret = -EIO;
     v = calloc(1, sizeof(*v));
     if (v == NULL)
         return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
@@ -394,6 +398,25 @@ int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
     free(v);
     memset(buf, 0, sizeof(*buf));
     return gpuipc_cudrv_errno(first);
+}
+
+void gpuipc_vmm_abandon(gpuipc_buf *buf)
+{
+    gpuipc_vmm *v = buf->priv;
+
+    if (v == NULL)
+        return;
+    if (v->alias != 0) {
+        gpuipc_ledger_remove_range(GPUIPC_LEDGER_MAPPING, v->alias, v->size);
+        gpuipc_ledger_remove(GPUIPC_LEDGER_RANGE, v->alias);
+    }
+    gpuipc_ledger_remove_range(GPUIPC_LEDGER_MAPPING, v->ptr, v->size);
+    gpuipc_ledger_remove(GPUIPC_LEDGER_RANGE, v->ptr);
+    gpuipc_ledger_remove(GPUIPC_LEDGER_HANDLE, v->handle);
+    if (v->kept_fd >= 0)
+        close(v->kept_fd);
+    free(v);
+    memset(buf, 0, sizeof(*buf));
 }
 
 int gpuipc_vmm_fd_probe(gpuipc_env *env, gpuipc_err *why)

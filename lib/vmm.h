@@ -102,6 +102,11 @@ CUresult gpuipc_vmm_props(const gpuipc_buf *buf, CUmemAllocationProp *prop, gpui
  * first failure. */
 int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 
+/* For a context that a fault has lost, where no call can release anything:
+ * frees buf's state and takes its handle, mapping and address range off the
+ * ledger, since this process's exit, which must follow, gives them back. */
+void gpuipc_vmm_abandon(gpuipc_buf *buf);
+
 /* The operations of plain VMM memory shared by one POSIX FD, for the
  * mechanism table; a mechanism uses those it does not need to change. */
 int gpuipc_vmm_fd_probe(gpuipc_env *env, gpuipc_err *why);

@@ -20,7 +20,9 @@
 #include "units.h"
 
 #define STATUS_LEN (4 + 4 + GPUIPC_WIRE_REASON_LEN)
-#define CHECK_LEN (5 * 8)
+#define CHECK_LEN (6 * 8)
+#define WRITTEN_LEN (2 * 8)
+#define USAGE_LEN (4 * 8)
 
 /* Each type's payload length and the most FDs it may carry. Only OFFER and
  * FDS carry FDs; how many is the mechanism's business (a VMM allocation needs
@@ -36,16 +38,18 @@ static const struct {
                           0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
     [GPUIPC_MSG_OFFER] = {"OFFER",
-                          STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN + 4,
+                          STATUS_LEN + 3 * 8 + GPUIPC_UUID_LEN + 4 + GPUIPC_WIRE_BLOB_LEN + 4 +
+                              WRITTEN_LEN,
                           GPUIPC_WIRE_MAX_FDS},
-    [GPUIPC_MSG_REPORT] = {"REPORT", STATUS_LEN + CHECK_LEN + 8 + 4, 0},
+    [GPUIPC_MSG_REPORT] = {"REPORT", STATUS_LEN + CHECK_LEN + 8 + 4 + WRITTEN_LEN, 0},
     [GPUIPC_MSG_END] = {"END", STATUS_LEN + CHECK_LEN, 0},
-    [GPUIPC_MSG_END_ACK] = {"END_ACK", STATUS_LEN, 0},
-    [GPUIPC_MSG_BYE] = {"BYE", 0, 0},
+    [GPUIPC_MSG_END_ACK] = {"END_ACK", STATUS_LEN + USAGE_LEN, 0},
+    [GPUIPC_MSG_BYE] = {"BYE", 4 * 4, 0},
     [GPUIPC_MSG_PROBE] = {"PROBE", GPUIPC_WIRE_NAME_LEN + 2 * GPUIPC_UUID_LEN, 0},
     [GPUIPC_MSG_PROBE_ACK] = {"PROBE_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_FDS] = {"FDS", STATUS_LEN + 4, GPUIPC_WIRE_MAX_FDS},
     [GPUIPC_MSG_TIMES] = {"TIMES", 4 * 4 + 8 * GPUIPC_WIRE_TIMES_MAX, 0},
+    [GPUIPC_MSG_BYE_ACK] = {"BYE_ACK", STATUS_LEN, 0},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)
@@ -120,6 +124,21 @@ static void put_check(cursor *c, const gpuipc_check *k)
     put_u64(c, k->first_bad);
     put_u64(c, k->expected);
     put_u64(c, k->got);
+    put_u64(c, k->digest);
+}
+
+static void put_written(cursor *c, const gpuipc_written *w)
+{
+    put_u64(c, w->words);
+    put_u64(c, w->digest);
+}
+
+static void put_usage(cursor *c, const gpuipc_usage_figures *u)
+{
+    put_u64(c, u->fds);
+    put_u64(c, u->objects);
+    put_u64(c, u->shmem);
+    put_u64(c, u->gpu);
 }
 
 size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap)
@@ -166,21 +185,31 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_u32(&c, msg->u.offer.blob_len);
         put_bytes(&c, msg->u.offer.blob, GPUIPC_WIRE_BLOB_LEN);
         put_u32(&c, msg->u.offer.fds_total);
+        put_written(&c, &msg->u.offer.wrote);
         break;
     case GPUIPC_MSG_REPORT:
         put_status(&c, &msg->u.report.st);
         put_check(&c, &msg->u.report.check);
         put_u64(&c, msg->u.report.seed);
         put_u32(&c, msg->u.report.flags);
+        put_written(&c, &msg->u.report.wrote);
         break;
     case GPUIPC_MSG_END:
         put_status(&c, &msg->u.end.st);
         put_check(&c, &msg->u.end.check);
         break;
     case GPUIPC_MSG_END_ACK:
-        put_status(&c, &msg->u.end_ack);
+        put_status(&c, &msg->u.end_ack.st);
+        put_usage(&c, &msg->u.end_ack.usage);
         break;
     case GPUIPC_MSG_BYE:
+        put_u32(&c, (uint32_t)msg->u.bye.code);
+        put_u32(&c, msg->u.bye.passed);
+        put_u32(&c, msg->u.bye.failed);
+        put_u32(&c, msg->u.bye.skipped);
+        break;
+    case GPUIPC_MSG_BYE_ACK:
+        put_status(&c, &msg->u.bye_ack);
         break;
     case GPUIPC_MSG_PROBE:
         put_bytes(&c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
@@ -275,10 +304,48 @@ static int get_check(cursor *c, gpuipc_check *k, gpuipc_err *err)
     k->first_bad = get_u64(c);
     k->expected = get_u64(c);
     k->got = get_u64(c);
+    k->digest = get_u64(c);
     if (k->mismatches > k->words)
         return gpuipc_err_set(err, -EPROTO, "check counts %llu mismatches in %llu words",
                               (unsigned long long)k->mismatches,
                               (unsigned long long)k->words);
+    return 0;
+}
+
+/* The words of a fill can be no more than the largest buffer holds. */
+static int get_written(cursor *c, gpuipc_written *w, gpuipc_err *err)
+{
+    w->words = get_u64(c);
+    w->digest = get_u64(c);
+    if (w->words > GPUIPC_SIZE_MAX / 8)
+        return gpuipc_err_set(err, -EPROTO, "%llu words written, more than 16 TiB holds",
+                              (unsigned long long)w->words);
+    return 0;
+}
+
+static void get_usage(cursor *c, gpuipc_usage_figures *u)
+{
+    u->fds = get_u64(c);
+    u->objects = get_u64(c);
+    u->shmem = get_u64(c);
+    u->gpu = get_u64(c);
+}
+
+/* BYE: an exit status the producer can decide (0, 1, 2, 77) and counts that
+ * no session can exceed. */
+static int decode_bye(cursor *c, gpuipc_msg_bye *b, gpuipc_err *err)
+{
+    b->code = (int32_t)get_u32(c);
+    b->passed = get_u32(c);
+    b->failed = get_u32(c);
+    b->skipped = get_u32(c);
+    if (b->code != GPUIPC_PASS && b->code != GPUIPC_FAIL && b->code != GPUIPC_USAGE &&
+        b->code != GPUIPC_SKIP)
+        return gpuipc_err_set(err, -EPROTO, "verdict %d is none of 0, 1, 2, 77", b->code);
+    if (b->passed > GPUIPC_BYE_MAX_SCENARIOS || b->failed > GPUIPC_BYE_MAX_SCENARIOS ||
+        b->skipped > GPUIPC_BYE_MAX_SCENARIOS)
+        return gpuipc_err_set(err, -EPROTO, "scenario counts %u, %u, %u exceed %d", b->passed,
+                              b->failed, b->skipped, GPUIPC_BYE_MAX_SCENARIOS);
     return 0;
 }
 
@@ -324,6 +391,8 @@ static int decode_offer(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
     o->blob_len = get_u32(c);
     get_bytes(c, o->blob, GPUIPC_WIRE_BLOB_LEN);
     o->fds_total = get_u32(c);
+    if ((rc = get_written(c, &o->wrote, err)) < 0)
+        return rc;
     if (o->blob_len > GPUIPC_WIRE_BLOB_LEN)
         return gpuipc_err_set(err, -EPROTO, "blob length %u exceeds %d", o->blob_len,
                               GPUIPC_WIRE_BLOB_LEN);
@@ -442,6 +511,8 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return rc;
         msg->u.report.seed = get_u64(c);
         msg->u.report.flags = get_u32(c);
+        if ((rc = get_written(c, &msg->u.report.wrote, err)) < 0)
+            return rc;
         if (msg->u.report.flags & ~GPUIPC_REPORT_WROTE)
             return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.report.flags);
         return 0;
@@ -450,7 +521,14 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return rc;
         return get_check(c, &msg->u.end.check, err);
     case GPUIPC_MSG_END_ACK:
-        return get_status(c, &msg->u.end_ack, err);
+        if ((rc = get_status(c, &msg->u.end_ack.st, err)) < 0)
+            return rc;
+        get_usage(c, &msg->u.end_ack.usage);
+        return 0;
+    case GPUIPC_MSG_BYE:
+        return decode_bye(c, &msg->u.bye, err);
+    case GPUIPC_MSG_BYE_ACK:
+        return get_status(c, &msg->u.bye_ack, err);
     case GPUIPC_MSG_PROBE:
         get_bytes(c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
         get_bytes(c, msg->u.probe.uuid, GPUIPC_UUID_LEN);

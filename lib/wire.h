@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "account.h"
 #include "err.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 3
+#define GPUIPC_WIRE_VERSION 4
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -34,12 +35,13 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_REPORT = 5,  /* consumer: its check of the producer's bytes */
     GPUIPC_MSG_END = 6,     /* producer: its check of the consumer's bytes */
     GPUIPC_MSG_END_ACK = 7, /* consumer: its verdict after teardown */
-    GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios */
+    GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios, and its verdict */
     GPUIPC_MSG_PROBE = 9,   /* producer: can you run this mechanism? */
     GPUIPC_MSG_PROBE_ACK = 10, /* consumer: yes, or why not */
     GPUIPC_MSG_FDS = 11,    /* producer: the next batch of an offer's FDs */
     GPUIPC_MSG_TIMES = 12,  /* consumer, --bench: its timings, after END_ACK */
-    GPUIPC_MSG_TYPE_MAX = 12
+    GPUIPC_MSG_BYE_ACK = 13, /* consumer: its last checks, after BYE */
+    GPUIPC_MSG_TYPE_MAX = 13
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
@@ -60,6 +62,9 @@ enum gpuipc_msg_type {
 #define GPUIPC_WIRE_SERIES_LEN 65536    /* the most values of one series */
 #define GPUIPC_TIMES_LAST 0x1u          /* no TIMES follows for this scenario */
 
+/* BYE: the most scenarios one session can count (what a verdict may claim). */
+#define GPUIPC_BYE_MAX_SCENARIOS 65536
+
 /* REPORT flags. */
 #define GPUIPC_REPORT_WROTE 0x1u /* the consumer wrote its pattern */
 
@@ -71,15 +76,26 @@ typedef struct gpuipc_status {
     char reason[GPUIPC_WIRE_REASON_LEN];
 } gpuipc_status;
 
-/* A verification: words read, mismatches, and the first bad word's pattern
- * index with what was expected there and what was found. */
+/* A verification: the words read (as the reading loop counted them, not as
+ * the size implies), the mismatches, the first bad word's pattern index with
+ * what was expected there and what was found, and the digest of every word
+ * read (gpuipc_pattern_digest_term summed), which the writer's own digest of
+ * what it wrote must equal. */
 typedef struct gpuipc_check {
     uint64_t words;
     uint64_t mismatches;
     uint64_t first_bad;
     uint64_t expected;
     uint64_t got;
+    uint64_t digest;
 } gpuipc_check;
+
+/* What a fill wrote: the words, as the writing loop counted them, and the
+ * digest of the values written. */
+typedef struct gpuipc_written {
+    uint64_t words;
+    uint64_t digest;
+} gpuipc_written;
 
 typedef struct gpuipc_msg_hello {
     uint32_t pid;
@@ -117,6 +133,7 @@ typedef struct gpuipc_msg_offer {
     /* Every FD the offer hands over: those on OFFER itself, then FDS
      * messages with the rest, numbered on from there. */
     uint32_t fds_total;
+    gpuipc_written wrote; /* what the producer's fill wrote */
 } gpuipc_msg_offer;
 
 /* FDS: one more batch of an offer's FDs, the first of them being FD number
@@ -129,15 +146,34 @@ typedef struct gpuipc_msg_fds {
 
 typedef struct gpuipc_msg_report {
     gpuipc_status st;
-    gpuipc_check check; /* the consumer's verification of the producer's bytes */
-    uint64_t seed;      /* the seed of the pattern the consumer wrote */
-    uint32_t flags;     /* GPUIPC_REPORT_WROTE */
+    gpuipc_check check;   /* the consumer's verification of the producer's bytes */
+    uint64_t seed;        /* the seed of the pattern the consumer wrote */
+    uint32_t flags;       /* GPUIPC_REPORT_WROTE */
+    gpuipc_written wrote; /* what the consumer's fill wrote */
 } gpuipc_msg_report;
 
 typedef struct gpuipc_msg_end {
     gpuipc_status st;
     gpuipc_check check; /* the producer's verification of the consumer's bytes */
 } gpuipc_msg_end;
+
+/* END_ACK: the consumer's verdict after its release and accounting, and what
+ * it holds then, which the soak compares round by round. */
+typedef struct gpuipc_msg_end_ack {
+    gpuipc_status st;
+    gpuipc_usage_figures usage;
+} gpuipc_msg_end_ack;
+
+/* BYE: the producer's verdict on the session so far (an exit status: 0, 1,
+ * 2 or 77) and its scenario counts. The consumer answers BYE_ACK with its
+ * own last checks; both then exit with the session's status: the
+ * producer's, or 1 if the consumer's last checks failed. */
+typedef struct gpuipc_msg_bye {
+    int32_t code;
+    uint32_t passed;
+    uint32_t failed;
+    uint32_t skipped;
+} gpuipc_msg_bye;
 
 /* TIMES: values first to first + count - 1 of series; v[count..] are 0. */
 typedef struct gpuipc_msg_times {
@@ -159,7 +195,9 @@ typedef struct gpuipc_msg {
         gpuipc_msg_offer offer;
         gpuipc_msg_report report;
         gpuipc_msg_end end;
-        gpuipc_status end_ack;
+        gpuipc_msg_end_ack end_ack;
+        gpuipc_msg_bye bye;
+        gpuipc_status bye_ack;
         gpuipc_msg_probe probe;
         gpuipc_status probe_ack;
         gpuipc_msg_fds fds;

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <fcntl.h>
 
+#include "../lib/pair.h"
 #include "helpers.h"
 
 static th_run run;
@@ -388,26 +390,6 @@ START_TEST(test_gpu_consumer_killed_mid_scenario_is_reported)
 }
 END_TEST
 
-/* The accounting must be able to fail: a side that skips its release keeps
- * the allocation alive, and the producer's free-memory check names it. */
-static const char *const leaks[] = {
-    "GPUIPC_SABOTAGE=producer:leak",
-    "GPUIPC_SABOTAGE=consumer:leak",
-};
-
-START_TEST(test_gpu_leaked_memory_fails_the_scenario)
-{
-    const char *env[] = {leaks[_i], NULL};
-    const char *args[] = {"--only", "vmm", NULL};
-
-    spawn(args, env, 60, NULL);
-    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", leaks[_i], run.status, run.out);
-    OUT_HAS("GPU memory leaked: ");
-    OUT_HAS("(64 MiB missing)");
-    OUT_HAS("0/8388608 bad          0/8388608 bad"); /* the bytes were fine */
-}
-END_TEST
-
 /* The steps at which one side holds GPU memory, and the step the survivor is
  * waiting in. With CUDA, the consumer has driver threads, which changes how
  * the parent-death signal reaches it, so these run here and not only on memfd. */
@@ -435,6 +417,267 @@ START_TEST(test_gpu_survivor_reports_a_dead_peer)
                   deaths[_i].waiting, run.out);
     ck_assert_msg(run.seconds < 20.0, "%s: took %.2f s", deaths[_i].fault, run.seconds);
     ck_assert_msg(run.leftover == 0, "%s: a process was left behind", deaths[_i].fault);
+}
+END_TEST
+
+/* ---- issue 12: verdicts that hold on a shared GPU ---- */
+
+/* Runs the program with args and env in a new process, its output in a
+ * file, without waiting. Returns its pid. */
+static pid_t start_bg(const char *prog, const char *const *args, const char *const *env,
+                      const char *out_path)
+{
+    const char *argv[32];
+    pid_t pid;
+    int i;
+
+    argv[0] = prog;
+    for (i = 0; args[i] != NULL && i < 30; i++)
+        argv[i + 1] = args[i];
+    argv[i + 1] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        if (fd < 0)
+            _exit(126);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        setpgid(0, 0);
+        for (i = 0; env != NULL && env[i] != NULL; i++)
+            putenv((char *)env[i]);
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    size_t n = f != NULL ? fread(buf, 1, len - 1, f) : 0;
+
+    buf[n] = '\0';
+    if (f != NULL)
+        fclose(f);
+}
+
+/* Three one-shot runs at once, while another process allocates and frees
+ * 64 MiB in a loop on the same GPU: the device's free memory moves all the
+ * time, and every run must still pass, since each counts only its own. */
+START_TEST(test_gpu_three_runs_beside_a_churning_process_pass)
+{
+    static char out[3][1 << 15], churned[4096];
+    const char *churn = getenv("GPUIPC_CHURN_BIN");
+    const char *cargs[] = {"25", "64", NULL};
+    const char *args[] = {"--quiet", NULL};
+    char path[4][64];
+    pid_t cpid, pid[3];
+    int i, status;
+
+    ck_assert_msg(churn != NULL && churn[0] != '\0', "GPUIPC_CHURN_BIN is not set (make "
+                  "check-gpu sets it)");
+    for (i = 0; i < 4; i++)
+        snprintf(path[i], sizeof(path[i]), "/tmp/gpuipc-churn-%d-%d.txt", (int)getpid(), i);
+    cpid = start_bg(churn, cargs, NULL, path[3]);
+    ck_assert_int_gt(cpid, 0);
+    for (i = 0; i < 200; i++) { /* up to 10 s for it to start looping */
+        read_text(path[3], churned, sizeof(churned));
+        if (strstr(churned, "churning") != NULL)
+            break;
+        usleep(50000);
+    }
+    ck_assert_msg(strstr(churned, "churning") != NULL, "the churn never started: %s", churned);
+    for (i = 0; i < 3; i++)
+        pid[i] = start_bg(th_program(), args, NULL, path[i]);
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(waitpid(pid[i], &status, 0), pid[i]);
+        read_text(path[i], out[i], sizeof(out[i]));
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: status 0x%x:\n%s",
+                      i, (unsigned)status, out[i]);
+        ck_assert_msg(strstr(out[i], "result: PASS: 9 passed, 0 failed, 2 skipped") != NULL,
+                      "run %d:\n%s", i, out[i]);
+    }
+    /* The churn was still going, or it would prove nothing. */
+    ck_assert_int_eq(waitpid(cpid, &status, WNOHANG), 0);
+    kill(cpid, SIGKILL);
+    waitpid(cpid, &status, 0);
+    for (i = 0; i < 4; i++)
+        unlink(path[i]);
+}
+END_TEST
+
+/* Every leak of ours is still found on every kind of memory, by its own
+ * process's count, alone and under --repeat 3: producer and consumer, a
+ * skipped release (GPU memory: vmm; host memory the GPU maps: vmm-host-numa;
+ * a memfd) and an FD kept after the scenario's count. */
+static const char *const leak_roles[] = {"producer", "consumer"};
+static const struct {
+    const char *what, *mech, *named;
+} leak_kinds[] = {
+    {"leak", "vmm", "driver objects still held"},
+    {"leak", "vmm-host-numa", "driver objects still held"},
+    {"leak", "memfd", "leaked"},
+    {"leak-fd", "vmm", "(/dev/null)"},
+};
+#define N_LEAK_KINDS (int)(sizeof(leak_kinds) / sizeof(leak_kinds[0]))
+
+START_TEST(test_gpu_every_leak_is_named)
+{
+    int k = _i % N_LEAK_KINDS, role = (_i / N_LEAK_KINDS) % 2, repeat = _i / (2 * N_LEAK_KINDS);
+    char sab[64];
+    const char *env[] = {sab, NULL};
+    const char *once[] = {"--only", leak_kinds[k].mech, "--quiet", NULL};
+    const char *soak[] = {"--only", leak_kinds[k].mech, "--quiet", "--repeat", "3", NULL};
+
+    snprintf(sab, sizeof(sab), "GPUIPC_SABOTAGE=%s:%s", leak_roles[role], leak_kinds[k].what);
+    spawn(repeat ? soak : once, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s --only %s%s: status 0x%x:\n%s", sab,
+                  leak_kinds[k].mech, repeat ? " --repeat 3" : "", run.status, run.out);
+    OUT_HAS(leak_kinds[k].named);
+    ck_assert_msg(th_line_has(run.out, leak_roles[role], "leaked"), "%s: no %s line names the "
+                  "leak:\n%s", sab, leak_roles[role], run.out);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* Every GPU mechanism is offered an FD of the wrong kind (a memfd, a pipe)
+ * or a handle of another size than claimed: the consumer names the failure,
+ * both exit 1, no process dies of a signal, nothing leaks. */
+static const char *const offer_sabotages[] = {
+    "GPUIPC_SABOTAGE=producer:offer-memfd",
+    "GPUIPC_SABOTAGE=producer:offer-pipe",
+    "GPUIPC_SABOTAGE=producer:offer-size",
+};
+#define N_OFFER_SABOTAGES (int)(sizeof(offer_sabotages) / sizeof(offer_sabotages[0]))
+
+START_TEST(test_gpu_wrong_kind_offer_is_refused)
+{
+    const char *mech = runnable[_i / N_OFFER_SABOTAGES];
+    const char *env[] = {offer_sabotages[_i % N_OFFER_SABOTAGES], NULL};
+    const char *args[] = {"--only", mech, NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s %s: status 0x%x:\n%s", mech, env[0], run.status,
+                  run.out);
+    ck_assert_msg(th_line_has(run.out, "consumer", "FAIL import: ") ||
+                  th_line_has(run.out, "consumer", "FAIL offer: "),
+                  "%s %s: the consumer names no failed import:\n%s", mech, env[0], run.out);
+    ck_assert_msg(strstr(run.out, "leaked") == NULL, "%s %s: a leak:\n%s", mech, env[0],
+                  run.out);
+    OUT_HAS("consumer: exited 1");
+    out_has_row(mech, "FAIL");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* One wrong word is found and named by its index: a third of the way in,
+ * the last word, and (with --size 5G) the word after byte 4 GiB, written
+ * wrong by either side after its fill. */
+static const struct {
+    const char *sabotage, *size, *found;
+} flips[] = {
+    {"GPUIPC_SABOTAGE=producer:flip-one", "64M",
+     "the producer's bytes: 1 mismatches in 8388608 words; first bad word 2796203 "},
+    {"GPUIPC_SABOTAGE=consumer:flip-one", "64M",
+     "check of the consumer's bytes: 1 mismatches in 8388608 words; first bad word 2796203 "},
+    {"GPUIPC_SABOTAGE=producer:flip-last", "64M",
+     "the producer's bytes: 1 mismatches in 8388608 words; first bad word 8388607 "},
+    {"GPUIPC_SABOTAGE=consumer:flip-last", "64M",
+     "check of the consumer's bytes: 1 mismatches in 8388608 words; first bad word 8388607 "},
+    {"GPUIPC_SABOTAGE=producer:flip-past-4g", "5G",
+     "the producer's bytes: 1 mismatches in 671088640 words; first bad word 536870913 (byte "
+     "offset 0x100000008)"},
+    {"GPUIPC_SABOTAGE=consumer:flip-past-4g", "5G",
+     "check of the consumer's bytes: 1 mismatches in 671088640 words; first bad word 536870913 "
+     "(byte offset 0x100000008)"},
+};
+
+START_TEST(test_gpu_one_wrong_word_is_found_by_its_index)
+{
+    const char *env[] = {flips[_i].sabotage, NULL};
+    const char *args[] = {"--only", "vmm", "--size", flips[_i].size, NULL};
+
+    spawn(args, env, 120, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
+    OUT_HAS(flips[_i].found);
+    OUT_HAS("SABOTAGE: one bit of word ");
+}
+END_TEST
+
+/* A reader that reads nothing (or two words) but reports success is caught
+ * by the writer, on GPU memory, read-write and read-only. */
+static const struct {
+    const char *mech, *sabotage, *found;
+} readers[] = {
+    {"vmm", "GPUIPC_SABOTAGE=consumer:read-nothing", "it did not read these bytes"},
+    {"vmm", "GPUIPC_SABOTAGE=consumer:read-partial", "the consumer read 2 of the 8388608 words"},
+    {"vmm-readonly", "GPUIPC_SABOTAGE=consumer:read-nothing", "it did not read these bytes"},
+    {"vmm-readonly", "GPUIPC_SABOTAGE=consumer:read-partial",
+     "the consumer read 2 of the 8388608 words"},
+    {"vmm", "GPUIPC_SABOTAGE=producer:read-nothing", "it did not read these bytes"},
+};
+
+START_TEST(test_gpu_a_reader_that_did_not_read_fails)
+{
+    const char *env[] = {readers[_i].sabotage, NULL};
+    const char *args[] = {"--only", readers[_i].mech, NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s %s: status 0x%x:\n%s", readers[_i].mech, env[0],
+                  run.status, run.out);
+    OUT_HAS(readers[_i].found);
+}
+END_TEST
+
+/* The kernels' self-test at every GPU open goes round the grid-stride loop
+ * (more words than threads, a size that is not a multiple of the grid) and
+ * finds planted words by their index, and says so. */
+START_TEST(test_gpu_self_test_covers_the_grid_stride_loop)
+{
+    const char *args[] = {"--only", "vmm", "-v", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("self-test: 5194 words on 2 blocks of 256 threads (5.07 rounds of the loop)");
+    OUT_HAS("planted wrong words found at their indexes; digests and word counts match the "
+            "CPU's");
+}
+END_TEST
+
+/* Two-terminal mode on the GPU: both processes exit with the session's
+ * status, whichever side failed. */
+static const struct {
+    const char *env, *cenv, *why;
+} sessions[] = {
+    {NULL, "CUDA_VISIBLE_DEVICES=", "the consumer cannot see the producer's GPU"},
+    {"GPUIPC_SABOTAGE=consumer:skip-write", NULL, "the consumer wrote nothing"},
+};
+
+START_TEST(test_gpu_two_terminal_session_exits_alike)
+{
+    static gpuipc_pair pair;
+    const char *env[] = {sessions[_i].env, NULL};
+    const char *cenv[] = {sessions[_i].cenv, NULL};
+    const char *args[] = {"--timeout", "20", NULL};
+    const char *cargs[] = {"--timeout", "20", NULL};
+    char sock[64];
+    gpuipc_err err;
+    int k;
+
+    snprintf(sock, sizeof(sock), "@gpuipc-gpu-2t-%d-%d", (int)getpid(), _i);
+    ck_assert_int_eq(gpuipc_pair_run_env(th_program(), sock, args, cargs,
+                                         sessions[_i].env ? env : NULL,
+                                         sessions[_i].cenv ? cenv : NULL, 60, 10, &pair, &err),
+                     0);
+    for (k = 0; k < 2; k++)
+        ck_assert_msg(pair.proc[k].exited && WIFEXITED(pair.proc[k].status) &&
+                      WEXITSTATUS(pair.proc[k].status) == 1, "%s: %s status 0x%x:\n%s",
+                      sessions[_i].why, k ? "consumer" : "producer",
+                      (unsigned)pair.proc[k].status, pair.proc[k].out);
+    ck_assert_msg(strstr(pair.proc[1].out, "the producer concluded FAIL") != NULL,
+                  "%s: consumer:\n%s", sessions[_i].why, pair.proc[1].out);
+    ck_assert_int_eq(pair.leftover, 0);
 }
 END_TEST
 
@@ -474,10 +717,19 @@ int main(void)
     tcase_add_test(tc, test_gpu_host_numa_is_shared_by_cpus_and_gpu);
     tcase_add_test(tc, test_gpu_alias_reads_what_the_other_mapping_wrote);
     tcase_add_test(tc, test_gpu_consumer_killed_mid_scenario_is_reported);
-    tcase_add_loop_test(tc, test_gpu_leaked_memory_fails_the_scenario, 0,
-                        (int)(sizeof(leaks) / sizeof(leaks[0])));
     tcase_add_loop_test(tc, test_gpu_survivor_reports_a_dead_peer, 0,
                         (int)(sizeof(deaths) / sizeof(deaths[0])));
+    tcase_add_test(tc, test_gpu_self_test_covers_the_grid_stride_loop);
+    tcase_add_test(tc, test_gpu_three_runs_beside_a_churning_process_pass);
+    tcase_add_loop_test(tc, test_gpu_every_leak_is_named, 0, 4 * N_LEAK_KINDS);
+    tcase_add_loop_test(tc, test_gpu_wrong_kind_offer_is_refused, 0,
+                        N_RUNNABLE * N_OFFER_SABOTAGES);
+    tcase_add_loop_test(tc, test_gpu_one_wrong_word_is_found_by_its_index, 0,
+                        (int)(sizeof(flips) / sizeof(flips[0])));
+    tcase_add_loop_test(tc, test_gpu_a_reader_that_did_not_read_fails, 0,
+                        (int)(sizeof(readers) / sizeof(readers[0])));
+    tcase_add_loop_test(tc, test_gpu_two_terminal_session_exits_alike, 0,
+                        (int)(sizeof(sessions) / sizeof(sessions[0])));
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_VERBOSE);

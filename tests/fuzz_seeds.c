@@ -88,6 +88,8 @@ int main(int argc, char **argv)
     m.u.offer.blob_len = 16;
     memset(m.u.offer.blob, 7, 16);
     m.u.offer.fds_total = 300;
+    m.u.offer.wrote.words = (4ull << 20) / 8;
+    m.u.offer.wrote.digest = 0xabcdef;
     m.nfds = 253;
     rc |= write_seed(argv[1], "offer_253_of_300", &m, 0);
     m.u.offer.fds_total = 1;
@@ -110,8 +112,11 @@ int main(int argc, char **argv)
     m.u.report.check.first_bad = 5;
     m.u.report.check.expected = 1;
     m.u.report.check.got = 2;
+    m.u.report.check.digest = 0x1234;
     m.u.report.seed = 99;
     m.u.report.flags = GPUIPC_REPORT_WROTE;
+    m.u.report.wrote.words = 100;
+    m.u.report.wrote.digest = 0x5678;
     rc |= write_seed(argv[1], "report_fail", &m, 0);
 
     memset(&m, 0, sizeof(m));
@@ -122,7 +127,11 @@ int main(int argc, char **argv)
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_END_ACK;
-    status(&m.u.end_ack, 0, NULL);
+    status(&m.u.end_ack.st, 0, NULL);
+    m.u.end_ack.usage.fds = 37;
+    m.u.end_ack.usage.objects = 4;
+    m.u.end_ack.usage.shmem = 0;
+    m.u.end_ack.usage.gpu = GPUIPC_USAGE_UNKNOWN;
     rc |= write_seed(argv[1], "end_ack", &m, 0);
 
     memset(&m, 0, sizeof(m));
@@ -138,7 +147,15 @@ int main(int argc, char **argv)
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_BYE;
+    m.u.bye.code = 0;
+    m.u.bye.passed = 9;
+    m.u.bye.skipped = 2;
     rc |= write_seed(argv[1], "bye", &m, 0);
     rc |= write_seed(argv[1], "bye_hup_creds", &m, 4 | 8);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_BYE_ACK;
+    status(&m.u.bye_ack, 1, "1 FD leaked: fd 9 (/dev/null)");
+    rc |= write_seed(argv[1], "bye_ack_fail", &m, 0);
     return rc == 0 ? 0 : 1;
 }

@@ -51,8 +51,14 @@ static const struct {
     {"consumer:alloc:kill", NULL, "'alloc' is not a step of the consumer"},
     {"producer:nowhere:exit", NULL, "'nowhere' is not a step of the producer"},
     {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds or close"},
-    {NULL, "consumer", "expected <producer|consumer>:<wrong-seed|skip-write|leak|chunk-order|leak-fd>"},
-    {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order or leak-fd after the role"},
+    {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
+                       "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
+                       "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe or "
+                       "offer-size"},
+    {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order, leak-fd, "
+                            "read-nothing, read-partial, flip-one, flip-last, flip-past-4g, "
+                            "offer-memfd, offer-pipe or offer-size after the role"},
+    {NULL, "consumer:offer-pipe", "offer-pipe is the producer's (only it makes offers)"},
 };
 
 START_TEST(test_inject_rejects_bad_specifications)

@@ -1,4 +1,5 @@
 /* test_pattern.c: the pattern and its CPU fill and verify. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,17 +108,28 @@ START_TEST(test_pattern_cpu_view_ops)
     uint64_t *p = calloc(WORDS, 8);
     gpuipc_view v = {.ops = &gpuipc_pattern_cpu_ops, .host = p, .size = WORDS * 8,
                      .first_word = 77};
+    gpuipc_written w;
     gpuipc_check k;
     gpuipc_err e;
 
-    ck_assert_int_eq(v.ops->fill(&v, 5, &e), 0);
+    ck_assert_int_eq(v.ops->fill(&v, 5, &w, &e), 0);
+    ck_assert_uint_eq(w.words, WORDS);
+    ck_assert_uint_eq(w.digest, gpuipc_pattern_digest(WORDS, 77, 5));
     ck_assert_uint_eq(p[0], gpuipc_pattern_word(77, 5));
     ck_assert_int_eq(v.ops->verify(&v, 5, &k, &e), 0);
     ck_assert_uint_eq(k.mismatches, 0);
+    ck_assert_uint_eq(k.words, WORDS);
+    ck_assert_uint_eq(k.digest, w.digest);
     p[WORDS - 1] = 0;
     ck_assert_int_eq(v.ops->verify(&v, 5, &k, &e), 0);
     ck_assert_uint_eq(k.mismatches, 1);
     ck_assert_uint_eq(k.first_bad, 77 + WORDS - 1);
+    ck_assert_uint_ne(k.digest, w.digest);
+    /* poke writes one word by its pattern index, and only inside the view */
+    ck_assert_int_eq(v.ops->poke(&v, 77 + 3, 42, &e), 0);
+    ck_assert_uint_eq(p[3], 42);
+    ck_assert_int_eq(v.ops->poke(&v, 76, 42, &e), -ERANGE);
+    ck_assert_int_eq(v.ops->poke(&v, 77 + WORDS, 42, &e), -ERANGE);
     free(p);
 }
 END_TEST

@@ -190,7 +190,7 @@ START_TEST(test_program_version)
 
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("gpuipc_test 0.1.0 (protocol 3");
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 4");
 }
 END_TEST
 

@@ -100,7 +100,11 @@ static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n
         env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage, TIMEOUT_NS);
         if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
             _exit(3);
-        _exit(gpuipc_consumer_serve(&env, w, mechs, n));
+        {
+            gpuipc_session_end end;
+
+            _exit(gpuipc_consumer_serve(&env, w, mechs, n, &end));
+        }
     }
     close(sv[1]);
     return pid;
@@ -128,6 +132,18 @@ static pid_t open_session(gpuipc_env *env, gpuipc_wire **w, const gpuipc_mech *c
     return pid;
 }
 
+/* Ends the session with verdict code: BYE, and the consumer's BYE_ACK,
+ * whose status this returns (GPUIPC_PASS if its last checks passed). */
+static int bye(gpuipc_env *env, gpuipc_wire *w, int code)
+{
+    gpuipc_msg_bye verdict = {.code = code};
+    gpuipc_status ack;
+    gpuipc_err e;
+
+    ck_assert_msg(gpuipc_producer_bye(env, w, &verdict, &ack, &e) == 0, "BYE: %s", e.msg);
+    return ack.code;
+}
+
 static int wait_exit(pid_t pid)
 {
     int status;
@@ -143,7 +159,6 @@ START_TEST(test_roles_memfd_round_trip)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
@@ -156,7 +171,7 @@ START_TEST(test_roles_memfd_round_trip)
     ck_assert_uint_eq(res.forward.mismatches, 0);
     ck_assert_uint_eq(res.backward.words, SIZE / 8);
     ck_assert_uint_eq(res.backward.mismatches, 0);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    ck_assert_int_eq(bye(&env, w, GPUIPC_PASS), GPUIPC_PASS);
     status = wait_exit(pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     gpuipc_wire_close(w);
@@ -174,7 +189,6 @@ START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
@@ -184,9 +198,10 @@ START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
     ck_assert_str_eq(res.reason, "alloc: simulated allocation failure");
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    /* The consumer's side passed both; it exits with the session's verdict. */
+    ck_assert_int_eq(bye(&env, w, GPUIPC_FAIL), GPUIPC_PASS);
     status = wait_exit(pid);
-    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
     gpuipc_wire_close(w);
 }
 END_TEST
@@ -201,7 +216,6 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
@@ -211,7 +225,9 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
     ck_assert_str_eq(res.reason, "consumer probe: probe: this consumer has no such mechanism");
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    /* Even a producer that (wrongly) concludes a pass cannot make the
+     * consumer's own failure vanish: it answers FAIL and exits 1. */
+    ck_assert_int_eq(bye(&env, w, GPUIPC_PASS), GPUIPC_FAIL);
     status = wait_exit(pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
     gpuipc_wire_close(w);
@@ -300,7 +316,12 @@ static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
             gpuipc_producer_hello(&env, w, 0, &peer, &e) < 0)
             _exit(3);
         gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
-        gpuipc_producer_bye(&env, w, &e);
+        {
+            gpuipc_msg_bye verdict = {.code = res.status};
+            gpuipc_status ack;
+
+            gpuipc_producer_bye(&env, w, &verdict, &ack, &e);
+        }
         _exit(res.status);
     }
     close(sv[0]);
@@ -314,6 +335,7 @@ START_TEST(test_roles_consumer_reports_a_producer_that_dies)
     const char *action = _i % 2 ? "kill" : "exit";
     char fault[64], want[64], log[4096];
     int sv[2], before, verdict;
+    gpuipc_session_end end;
     uint64_t t0;
     gpuipc_env env;
     gpuipc_wire *w;
@@ -328,7 +350,7 @@ START_TEST(test_roles_consumer_reports_a_producer_that_dies)
     pid = spawn_producer(sv, fault, NULL);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
     t0 = gpuipc_clock_ns();
-    verdict = gpuipc_consumer_serve(&env, w, mechs, 1);
+    verdict = gpuipc_consumer_serve(&env, w, mechs, 1, &end);
     ck_assert_msg(gpuipc_clock_ns() - t0 < GPUIPC_NS_PER_S, "%s: noticed after %.2f s", fault,
                   (double)(gpuipc_clock_ns() - t0) / 1e9);
     ck_assert_int_eq(verdict, GPUIPC_FAIL);
@@ -368,6 +390,7 @@ END_TEST
 START_TEST(test_roles_consumer_times_out_on_a_hung_producer)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    gpuipc_session_end end;
     char log[4096];
     int sv[2];
     gpuipc_env env;
@@ -379,7 +402,7 @@ START_TEST(test_roles_consumer_times_out_on_a_hung_producer)
     pair(sv);
     pid = spawn_producer(sv, "producer:fill:hang", NULL);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
-    ck_assert_int_eq(gpuipc_consumer_serve(&env, w, mechs, 1), GPUIPC_FAIL);
+    ck_assert_int_eq(gpuipc_consumer_serve(&env, w, mechs, 1, &end), GPUIPC_FAIL);
     read_log(&env, log, sizeof(log));
     ck_assert_msg(strstr(log, "timed out during offer: no OFFER from the producer") != NULL,
                   "log: %s", log);
@@ -411,7 +434,6 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, producer_side ? sab : NULL, TIMEOUT_NS);
@@ -420,7 +442,7 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, sabotages[_i].reason) != NULL, "%s: reason '%s'", sab,
                   res.reason);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    bye(&env, w, res.status);
     wait_exit(pid);
     gpuipc_wire_close(w);
 }
@@ -434,18 +456,17 @@ START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, "producer:leak", TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
-    ck_assert_msg(strstr(res.reason, "producer: 1 FD leaked: fd ") != NULL &&
+    ck_assert_msg(strstr(res.reason, "producer leaked: 1 FD leaked: fd ") != NULL &&
                   strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
                   "reason: %s", res.reason);
     ck_assert_uint_eq(res.forward.mismatches, 0); /* the bytes themselves were fine */
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    bye(&env, w, res.status);
     wait_exit(pid);
     gpuipc_wire_close(w);
 }
@@ -470,7 +491,6 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     leaky.import = leaky_import;
@@ -478,10 +498,11 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
-    ck_assert_msg(strstr(res.reason, "consumer release: release: 1 FD leaked: fd ") != NULL &&
+    ck_assert_msg(strstr(res.reason, "consumer release: release: consumer leaked: 1 FD leaked: "
+                         "fd ") != NULL &&
                   strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
                   "reason: %s", res.reason);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    bye(&env, w, res.status);
     status = wait_exit(pid);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
     gpuipc_wire_close(w);
@@ -525,13 +546,12 @@ static gpuipc_result run_one(const gpuipc_mech *mech)
     gpuipc_result res;
     gpuipc_env env;
     gpuipc_wire *w;
-    gpuipc_err e;
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, mech, SIZE, 0, &res);
-    ck_assert_int_eq(gpuipc_producer_bye(&env, w, &e), 0);
+    bye(&env, w, res.status);
     wait_exit(pid);
     gpuipc_wire_close(w);
     return res;

@@ -67,12 +67,17 @@ static void sample(unsigned type, gpuipc_msg *m)
         m->u.offer.blob_len = 3;
         memcpy(m->u.offer.blob, "xyz", 3);
         m->u.offer.fds_total = 1000;
+        m->u.offer.wrote.words = (6u << 20) / 8;
+        m->u.offer.wrote.digest = 0xfeedfacecafebeefull;
         break;
     case GPUIPC_MSG_REPORT:
         gpuipc_wire_status(&m->u.report.st, GPUIPC_FAIL, GPUIPC_STEP_VERIFY, "12 mismatches");
         m->u.report.check.words = 1000;
         m->u.report.check.mismatches = 12;
         m->u.report.check.first_bad = 7;
+        m->u.report.check.digest = 0x0102030405060708ull;
+        m->u.report.wrote.words = 1000;
+        m->u.report.wrote.digest = 0x8877665544332211ull;
         m->u.report.check.expected = 0xdeadbeefull;
         m->u.report.check.got = 0xfeedull;
         m->u.report.seed = 99;
@@ -83,7 +88,19 @@ static void sample(unsigned type, gpuipc_msg *m)
         m->u.end.check.words = 8;
         break;
     case GPUIPC_MSG_END_ACK:
-        gpuipc_wire_status(&m->u.end_ack, GPUIPC_SKIP, GPUIPC_STEP_RELEASE, "skipped");
+        gpuipc_wire_status(&m->u.end_ack.st, GPUIPC_SKIP, GPUIPC_STEP_RELEASE, "skipped");
+        m->u.end_ack.usage.fds = 33;
+        m->u.end_ack.usage.objects = 4;
+        m->u.end_ack.usage.shmem = 8192;
+        m->u.end_ack.usage.gpu = GPUIPC_USAGE_UNKNOWN;
+        break;
+    case GPUIPC_MSG_BYE:
+        m->u.bye.code = GPUIPC_SKIP;
+        m->u.bye.passed = 0;
+        m->u.bye.skipped = 9;
+        break;
+    case GPUIPC_MSG_BYE_ACK:
+        gpuipc_wire_status(&m->u.bye_ack, GPUIPC_FAIL, GPUIPC_STEP_BYE_ACK, "1 FD leaked");
         break;
     case GPUIPC_MSG_PROBE:
         strcpy(m->u.probe.mech, "vmm-compressible");
