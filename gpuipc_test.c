@@ -112,13 +112,15 @@ static void usage(FILE *out)
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
             "                  500ms (default 30)\n"
             "  --repeat N      run the scenario set N times in this process pair (a\n"
-            "                  soak): after each round the producer's open FDs and the\n"
-            "                  device's free memory must be as after round 1; it stops\n"
-            "                  at the first failure or drift\n"
+            "                  soak): after each round what each process holds (FDs,\n"
+            "                  driver objects, shared memory, GPU memory by NVML) must\n"
+            "                  be as after round 1; it stops at the first failure or\n"
+            "                  drift\n"
             "  --serve PATH    two-terminal mode: be the producer, listening on the Unix\n"
             "                  socket PATH (mode 0600; its directory must be writable by\n"
             "                  its owner only) or @NAME (abstract namespace), for one\n"
-            "                  consumer; the same scenarios, report and exit status\n"
+            "                  consumer; the same scenarios and report, and both\n"
+            "                  processes exit with the session's status\n"
             "  --connect PATH  two-terminal mode: be the consumer of the producer at PATH,\n"
             "                  waiting for it up to --timeout; the producer chooses\n"
             "                  --size, --only and the rest\n"
@@ -156,7 +158,8 @@ static void usage(FILE *out)
             "\n"
             "Exit status:\n"
             "  0   every scenario that ran passed, both ways\n"
-            "  1   a scenario failed, or the consumer did not exit cleanly\n"
+            "  1   a scenario failed on either side, a process leaked, or the\n"
+            "      consumer did not end with the session's status\n"
             "  2   usage error: a bad option, an impossible size, or a refused socket path\n"
             "  77  nothing could run here (no CUDA driver or no GPU); one line says why\n"
             "  130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after releasing what both\n"
@@ -404,6 +407,7 @@ static void env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->inject = *inject;
     env->act = act_fault;
     env->cred_pid = g_cred_pid;
+    env->session_check = 1;
 }
 
 /* The consumer's role over sock; the session's end goes into *end.
@@ -1324,6 +1328,7 @@ static int producer_finish(producer_run *run, int code, uint64_t t0)
     if (started && gpuipc_wire_stop == 0)
         accounting_note(run, accounting, sizeof(accounting));
     code = end_session(run, code, consumer, sizeof(consumer));
+    gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
     run->w = NULL;
     gpuipc_gpu_close(run->env.gpu);

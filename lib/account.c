@@ -267,3 +267,10 @@ int gpuipc_session_usage_leaks(gpuipc_session_usage *s, gpuipc_usage_gpu_fn gpu,
     s->have = 0;
     return n;
 }
+
+void gpuipc_session_usage_free(gpuipc_session_usage *s)
+{
+    if (s->have)
+        gpuipc_usage_free(&s->ref);
+    s->have = 0;
+}

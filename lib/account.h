@@ -119,4 +119,8 @@ void gpuipc_session_usage_note(gpuipc_session_usage *s, const uint8_t device[16]
 int gpuipc_session_usage_leaks(gpuipc_session_usage *s, gpuipc_usage_gpu_fn gpu,
                                uint64_t settle_ns, gpuipc_err *err);
 
+/* Frees the reference without a check (a session whose verdict is already
+ * a failure, or one that broke). Safe to call twice. */
+void gpuipc_session_usage_free(gpuipc_session_usage *s);
+
 #endif

@@ -580,7 +580,8 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
         fail(&s, GPUIPC_STEP_PROBE, e.msg);
     have_before = 1;
     note_accounting(&s, &before);
-    gpuipc_session_usage_note(&env->session, env->uuid, env->gpu_bytes);
+    if (env->session_check)
+        gpuipc_session_usage_note(&env->session, env->uuid, env->gpu_bytes);
     if (send_ready(&s) < 0)
         goto lost;
 
@@ -708,8 +709,21 @@ static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *by
     end->code = end->own != GPUIPC_PASS ? GPUIPC_FAIL : bye->code;
 }
 
+static int serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs, size_t n,
+                 gpuipc_session_end *end);
+
 int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
                           size_t n, gpuipc_session_end *end)
+{
+    int code = serve(env, w, mechs, n, end);
+
+    /* Whatever way the session ended, its reference goes with it. */
+    gpuipc_session_usage_free(&env->session);
+    return code;
+}
+
+static int serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs, size_t n,
+                 gpuipc_session_end *end)
 {
     int fds[GPUIPC_WIRE_MAX_FDS];
     gpuipc_msg msg;

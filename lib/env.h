@@ -70,7 +70,10 @@ typedef struct gpuipc_env {
      * for the leak check; NULL where the process has no GPU. */
     gpuipc_usage_gpu_fn gpu_bytes;
 
-    /* The end-of-session check's reference (account.h). */
+    /* The end-of-session check's reference (account.h), kept only where
+     * session_check is set: by the program, which runs the check and frees
+     * it; a role driven alone (the tests) keeps none. */
+    int session_check;
     gpuipc_session_usage session;
 
     /* At the end of the session, before this side's last verdict: what the

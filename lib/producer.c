@@ -206,7 +206,8 @@ static void take_baseline(scenario *s)
         gpuipc_log_step(&s->env->log, GPUIPC_LOG_VERBOSE, s->mech->name, GPUIPC_STEP_READY,
                         GPUIPC_LOG_NO_TIME, "baseline: %llu bytes of GPU memory by NVML",
                         (unsigned long long)s->before.gpu);
-    gpuipc_session_usage_note(&s->env->session, s->env->uuid, s->env->gpu_bytes);
+    if (s->env->session_check)
+        gpuipc_session_usage_note(&s->env->session, s->env->uuid, s->env->gpu_bytes);
 }
 
 /* P8: anything this process holds now that it did not at the baseline is a

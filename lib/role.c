@@ -73,6 +73,12 @@ int gpuipc_role_flip(gpuipc_env *env, unsigned step, const gpuipc_view *v, uint6
     return 0;
 }
 
+/* The buffers the leak test hook kept: still referenced, so that a leak
+ * checker sees memory held on purpose rather than lost. */
+#define KEPT_MAX 64
+static gpuipc_buf kept[KEPT_MAX];
+static unsigned nkept;
+
 int gpuipc_role_release(gpuipc_env *env, const gpuipc_mech *mech, const char *name,
                         gpuipc_buf *buf, gpuipc_err *err)
 {
@@ -81,6 +87,8 @@ int gpuipc_role_release(gpuipc_env *env, const gpuipc_mech *mech, const char *na
 
     gpuipc_env_at(env, GPUIPC_STEP_RELEASE);
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_LEAK)) {
+        if (nkept < KEPT_MAX)
+            kept[nkept++] = *buf;
         gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, name, GPUIPC_STEP_RELEASE,
                         gpuipc_clock_ns() - t,
                         "SABOTAGE: release skipped, memory kept (test hook)");

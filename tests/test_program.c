@@ -442,6 +442,129 @@ START_TEST(test_program_low_hard_fd_limit_fails_cleanly)
 }
 END_TEST
 
+/* ---- what a pass means: every byte read and written ---- */
+
+/* A reader that reads nothing (or only 2 words) but says it read all is
+ * caught by the writer of those bytes, whichever side reads: the producer
+ * judges the consumer's REPORT, the consumer the producer's END. */
+static const struct {
+    const char *sabotage, *says, *who;
+} readers[] = {
+    {"GPUIPC_SABOTAGE=consumer:read-nothing", "it did not read these bytes", "producer"},
+    {"GPUIPC_SABOTAGE=consumer:read-partial", "the consumer read 2 of the 131072 words",
+     "producer"},
+    {"GPUIPC_SABOTAGE=producer:read-nothing", "the producer's check of this side's bytes: the "
+                                              "producer reports every word right, but the "
+                                              "digest", "consumer"},
+    {"GPUIPC_SABOTAGE=producer:read-partial", "the producer read 2 of the 131072 words",
+     "consumer"},
+};
+#define N_READERS (int)(sizeof(readers) / sizeof(readers[0]))
+static const char *const host_mechs[] = {"memfd", "memfd-chunks"};
+
+START_TEST(test_program_a_reader_that_did_not_read_fails)
+{
+    const char *mech = host_mechs[_i / N_READERS];
+    const char *env[] = {readers[_i % N_READERS].sabotage, NULL};
+    const char *args[] = {"--only", mech, "--size", "1M", NULL};
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 1), "%s %s: status 0x%x:\n%s", mech, env[0], run.status,
+                  run.out);
+    ck_assert_msg(th_line_has(run.out, readers[_i % N_READERS].who,
+                              readers[_i % N_READERS].says),
+                  "%s %s: no %s line says '%s':\n%s", mech, env[0],
+                  readers[_i % N_READERS].who, readers[_i % N_READERS].says, run.out);
+    OUT_HAS("result: FAIL");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* An offer of the wrong kind (an FD that is not a sealed memfd of the size
+ * offered, or a size the FD does not have) is refused by the importer with
+ * a named reason: exit 1, no signal, nothing leaked, nothing left. */
+static const struct {
+    const char *sabotage, *says;
+} wrong_offers[] = {
+    {"GPUIPC_SABOTAGE=producer:offer-memfd", "memfd holds 4096 bytes, the offer claims "},
+    {"GPUIPC_SABOTAGE=producer:offer-pipe", "memfd holds 0 bytes, the offer claims "},
+    {"GPUIPC_SABOTAGE=producer:offer-size", "import: "},
+};
+#define N_WRONG_OFFERS (int)(sizeof(wrong_offers) / sizeof(wrong_offers[0]))
+
+START_TEST(test_program_a_wrong_kind_offer_is_refused)
+{
+    const char *mech = host_mechs[_i / N_WRONG_OFFERS];
+    const char *env[] = {wrong_offers[_i % N_WRONG_OFFERS].sabotage, NULL};
+    const char *args[] = {"--only", mech, "--size", "1M", NULL};
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 1), "%s %s: status 0x%x:\n%s", mech, env[0], run.status,
+                  run.out);
+    ck_assert_msg(th_line_has(run.out, "consumer", "FAIL import: ") &&
+                  th_line_has(run.out, "FAIL import: ", wrong_offers[_i % N_WRONG_OFFERS].says),
+                  "%s %s: the consumer names no refused import:\n%s", mech, env[0], run.out);
+    ck_assert_msg(strstr(run.out, "leaked") == NULL, "%s %s: a leak:\n%s", mech, env[0],
+                  run.out);
+    OUT_HAS("consumer: exited 1");
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* One wrong word, written after the fill by either side, is found and named
+ * by its index: a third of the way in, and the last. */
+static const struct {
+    const char *sabotage, *says;
+} flips[] = {
+    {"GPUIPC_SABOTAGE=producer:flip-one",
+     "the producer's bytes: 1 mismatches in 131072 words; first bad word 43691 "},
+    {"GPUIPC_SABOTAGE=consumer:flip-last",
+     "check of the consumer's bytes: 1 mismatches in 131072 words; first bad word 131071 "},
+    {"GPUIPC_SABOTAGE=producer:flip-past-4g", "flip-past-4g needs a --size above 4G"},
+};
+
+START_TEST(test_program_one_wrong_word_is_named_by_its_index)
+{
+    const char *env[] = {flips[_i].sabotage, NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", NULL};
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
+    OUT_HAS(flips[_i].says);
+}
+END_TEST
+
+/* A leak of either side is found by that side's own count, once and under
+ * --repeat 3: host memory kept mapped (memfd), an FD kept after the
+ * scenario's count. */
+static const struct {
+    const char *sabotage, *once, *soak;
+} leaks[] = {
+    {"GPUIPC_SABOTAGE=producer:leak", "producer leaked: 1 FD leaked: fd ",
+     "producer leaked: 1 FD leaked: fd "},
+    {"GPUIPC_SABOTAGE=consumer:leak", "consumer leaked: 1 MiB more shared memory resident",
+     "consumer leaked: 1 MiB more shared memory resident"},
+    {"GPUIPC_SABOTAGE=producer:leak-fd", "producer, at the end of the session: 1 FD leaked: fd ",
+     "drift since round 1: 1 FD leaked: fd "},
+    {"GPUIPC_SABOTAGE=consumer:leak-fd", "consumer, at the end of the session: 1 FD leaked: fd ",
+     "drift since round 1: the consumer has "},
+};
+#define N_LEAKS (int)(sizeof(leaks) / sizeof(leaks[0]))
+
+START_TEST(test_program_every_leak_is_named)
+{
+    const char *env[] = {leaks[_i % N_LEAKS].sabotage, NULL};
+    const char *once[] = {"--only", "memfd", "--size", "1M", NULL};
+    const char *soak[] = {"--only", "memfd", "--size", "1M", "--repeat", "3", NULL};
+
+    spawn(_i < N_LEAKS ? once : soak, env, 20);
+    ck_assert_msg(th_exited(&run, 1), "%s%s: status 0x%x:\n%s", env[0],
+                  _i < N_LEAKS ? "" : " --repeat 3", run.status, run.out);
+    OUT_HAS(_i < N_LEAKS ? leaks[_i].once : leaks[_i % N_LEAKS].soak);
+    OUT_HAS("result: FAIL");
+}
+END_TEST
+
 Suite *program_suite(void)
 {
     Suite *s = suite_create("program");
@@ -467,6 +590,12 @@ Suite *program_suite(void)
     tcase_add_loop_test(basics, test_program_sabotage_exits_1_naming_the_first_bad_word, 0,
                         (int)(sizeof(sabotages) / sizeof(sabotages[0])));
     tcase_add_test(basics, test_program_chunks_travel_in_batches);
+    tcase_add_loop_test(basics, test_program_a_reader_that_did_not_read_fails, 0, 2 * N_READERS);
+    tcase_add_loop_test(basics, test_program_a_wrong_kind_offer_is_refused, 0,
+                        2 * N_WRONG_OFFERS);
+    tcase_add_loop_test(basics, test_program_one_wrong_word_is_named_by_its_index, 0,
+                        (int)(sizeof(flips) / sizeof(flips[0])));
+    tcase_add_loop_test(basics, test_program_every_leak_is_named, 0, 2 * N_LEAKS);
     tcase_add_loop_test(basics, test_program_chunk_order_is_caught, 0, 2);
     th_add_unless_valgrind(basics, test_program_low_fd_limit_fails_cleanly_with_ctrunc,
                            "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");

@@ -186,6 +186,195 @@ START_TEST(test_twoterm_refuses_a_live_server)
 }
 END_TEST
 
+/* Starts "gpuipc_test --connect <where> --timeout 5" as this user, in the
+ * background, its output in out_path (NULL: /dev/null). Returns its pid. */
+static pid_t start_connect(const char *where, const char *out_path)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        const char *argv[] = {th_program(), "--connect", where, "--timeout", "5", NULL};
+        int fd = out_path ? open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
+                          : open("/dev/null", O_WRONLY);
+
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits up to 10 s for pid. Returns its wait status, or -1. */
+static int wait_for(pid_t pid)
+{
+    int status, i;
+
+    for (i = 0; i < 1000; i++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+
+        if (r == pid)
+            return status;
+        if (r < 0) /* reaped already (th_spawn reaps every child it finds) */
+            return -1;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+static int second_status;
+static pid_t consumer_pid;
+static char consumer_out[96];
+
+/* The consumer's result line, from its output file: whether it says
+ * PASS with exit 0. The consumer may already be reaped by th_spawn. */
+static int consumer_passed(char *text, size_t len)
+{
+    FILE *f;
+    size_t n = 0;
+    int i;
+
+    for (i = 0; i < 500; i++) { /* up to 5 s for its last line */
+        f = fopen(consumer_out, "re");
+        n = f != NULL ? fread(text, 1, len - 1, f) : 0;
+        if (f != NULL)
+            fclose(f);
+        text[n] = '\0';
+        if (strstr(text, "result: ") != NULL)
+            break;
+        usleep(10000);
+    }
+    unlink(consumer_out);
+    return strstr(text, "result: PASS: ") != NULL && strstr(text, "(exit 0)") != NULL;
+}
+
+/* While the first --serve listens: a second --serve on the same path (which
+ * probes the socket by connecting to it) is refused, and then the real
+ * consumer connects. */
+static void second_server_then_consumer(const char *line, pid_t pgid, void *arg)
+{
+    (void)pgid;
+    (void)arg;
+    if (strstr(line, "listening on") == NULL || consumer_pid != 0)
+        return;
+    {
+        pid_t pid = fork();
+
+        if (pid == 0) {
+            const char *argv[] = {th_program(), "--serve", path, "--only", "memfd", "--timeout",
+                                  "2", NULL};
+            int null = open("/dev/null", O_WRONLY);
+
+            dup2(null, 1);
+            dup2(null, 2);
+            execv(argv[0], (char *const *)argv);
+            _exit(127);
+        }
+        second_status = wait_for(pid);
+    }
+    consumer_pid = start_connect(path, consumer_out);
+}
+
+/* A second --serve checks whether the first is alive by connecting to it;
+ * the first must not take that connection for its consumer, and must go on
+ * to serve the real one. */
+START_TEST(test_twoterm_a_live_server_survives_the_liveness_check)
+{
+    const char *args[] = {"--serve", path, "--only", "memfd", "--size", "1M", "--timeout", "5",
+                          NULL};
+    char text[8192];
+
+    second_status = -1;
+    consumer_pid = 0;
+    snprintf(consumer_out, sizeof(consumer_out), "%s.consumer", path);
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, second_server_then_consumer, NULL), 0);
+    ck_assert_msg(second_status != -1 && WIFEXITED(second_status) &&
+                  WEXITSTATUS(second_status) == 2, "the second --serve: status 0x%x",
+                  (unsigned)second_status);
+    ck_assert_int_gt(consumer_pid, 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(consumer_passed(text, sizeof(text)), "consumer:\n%s", text);
+    OUT_HAS("result: PASS: 1 passed");
+}
+END_TEST
+
+/* Connects to path and closes at once, n times: peers that never say HELLO. */
+static void knock(const char *p, int n)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int i;
+
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+    for (i = 0; i < n; i++) {
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+            usleep(20000); /* let the server accept it before it closes */
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
+static void knock_then_consumer(const char *line, pid_t pgid, void *arg)
+{
+    (void)pgid;
+    (void)arg;
+    if (strstr(line, "listening on") == NULL || consumer_pid != 0)
+        return;
+    knock(path, 3);
+    consumer_pid = start_connect(path, consumer_out);
+}
+
+/* Connections that close before their HELLO are dropped, and the consumer
+ * that comes after them is served. */
+START_TEST(test_twoterm_connections_closed_before_hello_are_dropped)
+{
+    const char *args[] = {"--serve", path, "--only", "memfd", "--size", "1M", "--timeout", "5",
+                          "-v", NULL};
+    char text[8192];
+
+    consumer_pid = 0;
+    snprintf(consumer_out, sizeof(consumer_out), "%s.consumer", path);
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, knock_then_consumer, NULL), 0);
+    ck_assert_int_gt(consumer_pid, 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(consumer_passed(text, sizeof(text)), "consumer:\n%s", text);
+    OUT_HAS("that closed before its HELLO (3 so far); still waiting");
+    OUT_HAS("result: PASS: 1 passed");
+}
+END_TEST
+
+/* What the producer can decide alone (an impossible --size, a GPU it cannot
+ * have) is refused before a socket exists: nobody waits for nothing. */
+static const struct {
+    const char *opt, *val, *says;
+    int code;
+} early[] = {
+    {"--size", "8T", "larger than the host's available memory", 2},
+    {"--device", "99", NULL, -1}, /* 77 without a GPU, 2 with one */
+};
+
+START_TEST(test_twoterm_an_impossible_session_is_refused_before_listening)
+{
+    const char *args[] = {"--serve", path, "--only", _i == 0 ? "memfd" : "vmm", early[_i].opt,
+                          early[_i].val, "--timeout", "5", NULL};
+
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 10, 1, NULL, NULL), 0);
+    if (early[_i].code >= 0)
+        ck_assert_msg(th_exited(&run, early[_i].code), "status 0x%x:\n%s", run.status, run.out);
+    else
+        ck_assert_msg(th_exited(&run, 77) || th_exited(&run, 2), "status 0x%x:\n%s", run.status,
+                      run.out);
+    if (early[_i].says != NULL)
+        OUT_HAS(early[_i].says);
+    ck_assert_msg(strstr(run.out, "listening on") == NULL, "it listened:\n%s", run.out);
+    ck_assert_msg(!exists(path), "a socket was created");
+    ck_assert_msg(run.seconds < 3, "took %.2f s", run.seconds);
+}
+END_TEST
+
 START_TEST(test_twoterm_connect_honours_the_deadline)
 {
     const char *args[] = {"--connect", path, "--timeout", "300ms", NULL};
@@ -288,6 +477,67 @@ START_TEST(test_twoterm_allow_uid_admits_that_uid)
     ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, consumer_as_nobody, NULL), 0);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("(uid 65534) connected");
+    OUT_HAS("result: PASS: 1 passed");
+}
+END_TEST
+
+/* A process of another uid that connects in a loop gets each connection
+ * refused, but the log names the first and counts the rest. */
+static void flood_then_consumer(const char *line, pid_t pgid, void *arg)
+{
+    (void)pgid;
+    (void)arg;
+    if (strstr(line, "listening on") == NULL || consumer_pid != 0)
+        return;
+    {
+        pid_t pid = fork();
+
+        if (pid == 0) {
+            int i;
+
+            if (setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+                _exit(3);
+            for (i = 0; i < 300; i++) {
+                struct sockaddr_un a = {.sun_family = AF_UNIX};
+                socklen_t len =
+                    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(abstract));
+                int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+                char c;
+
+                memcpy(a.sun_path + 1, abstract + 1, strlen(abstract) - 1);
+                if (fd < 0 || connect(fd, (struct sockaddr *)&a, len) < 0)
+                    _exit(4);
+                if (read(fd, &c, 1) != 0) /* refused: the server closes it */
+                    _exit(5);
+                close(fd);
+            }
+            _exit(0);
+        }
+        second_status = wait_for(pid);
+    }
+    consumer_pid = start_connect(abstract, NULL);
+}
+
+START_TEST(test_twoterm_a_flood_of_refusals_is_counted_not_logged)
+{
+    const char *args[] = {"--serve", abstract, "--only", "memfd", "--size", "1M", "--timeout",
+                          "10", NULL};
+    const char *p;
+    int lines = 0;
+
+    snprintf(abstract, sizeof(abstract), "@gpuipc-2t-flood-%d", (int)getpid());
+    consumer_pid = 0;
+    second_status = -1;
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, flood_then_consumer, NULL), 0);
+    ck_assert_msg(second_status != -1 && WIFEXITED(second_status) &&
+                  WEXITSTATUS(second_status) == 0, "the flood: status 0x%x",
+                  (unsigned)second_status);
+    wait_for(consumer_pid);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    for (p = run.out; (p = strstr(p, "refused a connection from pid")) != NULL; p++)
+        lines++;
+    ck_assert_msg(lines == 1, "%d refusal lines:\n%.3000s", lines, run.out);
+    OUT_HAS("refused 300 connections in all from processes of other users");
     OUT_HAS("result: PASS: 1 passed");
 }
 END_TEST
@@ -412,6 +662,77 @@ START_TEST(test_twoterm_fault_matrix_mode_over_memfd)
 }
 END_TEST
 
+static int matrix_sig;
+
+/* Once the matrix reports its second case, its third (the producer hangs in
+ * hello, for the whole --timeout) is under way: stop the matrix the way a
+ * terminal does, by signalling its process group. The pair it started lives
+ * in a group of its own, out of the signal's reach. */
+static void stop_matrix_in_case_3(const char *line, pid_t pgid, void *arg)
+{
+    (void)arg;
+    if (strncmp(line, "2   producer hello", 18) == 0)
+        kill(-pgid, matrix_sig);
+}
+
+/* Ctrl-C (or SIGTERM) on --fault-matrix ends the pair under way and the
+ * matrix, with 130 or 143, and leaves no process behind. */
+START_TEST(test_twoterm_a_stopped_fault_matrix_leaves_no_process)
+{
+    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "1M", "--timeout", "5",
+                          "-v", NULL};
+    pid_t left;
+    int i;
+
+    matrix_sig = stops[_i].sig;
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, stop_matrix_in_case_3, NULL), 0);
+    ck_assert_msg(th_exited(&run, stops[_i].code), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("result: STOPPED: fault matrix over memfd: stopped by ");
+    OUT_HAS(stops[_i].name);
+    ck_assert_msg(run.seconds < 5, "took %.2f s (the hang lasts 5 s)", run.seconds);
+    /* th_spawn made this process the subreaper: an orphan of the pair would
+     * be its child now. */
+    for (i = 0, left = 0; i < 100 && (left = th_child_of(getpid())) > 0; i++)
+        usleep(20000);
+    ck_assert_msg(left <= 0, "process %d was left behind:\n%s", (int)left, run.out);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* Both processes of a two-terminal session exit with the session's status,
+ * whichever side decided it, and the consumer says what the producer
+ * concluded. */
+static const struct {
+    const char *env, *concluded;
+    int code;
+} session_ends[] = {
+    {"GPUIPC_SABOTAGE=consumer:skip-write", "the producer concluded FAIL", 1},
+    {"GPUIPC_SABOTAGE=producer:skip-write", "the producer concluded FAIL", 1},
+    {"CK_RUN_SUITE=nothing-matches", "the producer concluded SKIP", 77},
+};
+
+START_TEST(test_twoterm_both_sides_exit_with_the_session_status)
+{
+    const char *env[] = {session_ends[_i].env, NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "5", NULL};
+    const char *cargs[] = {"--timeout", "5", NULL};
+    char sock[64];
+    gpuipc_err err;
+    int k;
+
+    snprintf(sock, sizeof(sock), "@gpuipc-2t-status-%d-%d", (int)getpid(), _i);
+    ck_assert_int_eq(gpuipc_pair_run(th_program(), sock, args, cargs, env, 20, 5, &pair, &err),
+                     0);
+    for (k = 0; k < 2; k++)
+        ck_assert_msg(pair.proc[k].exited && WIFEXITED(pair.proc[k].status) &&
+                      WEXITSTATUS(pair.proc[k].status) == session_ends[_i].code,
+                      "%s: %s status 0x%x:\n%s", env[0], k ? "consumer" : "producer",
+                      (unsigned)pair.proc[k].status, pair.proc[k].out);
+    ck_assert_msg(strstr(pair.proc[1].out, session_ends[_i].concluded) != NULL,
+                  "%s: consumer:\n%s", env[0], pair.proc[1].out);
+}
+END_TEST
+
 /* ---- usage ---- */
 
 static const struct {
@@ -458,6 +779,10 @@ Suite *twoterm_suite(void)
     tcase_add_test(files, test_twoterm_refuses_a_live_server);
     tcase_add_test(files, test_twoterm_connect_honours_the_deadline);
     tcase_add_loop_test(files, test_twoterm_serve_removes_its_socket_on_a_stop_signal, 0, 2);
+    tcase_add_test(files, test_twoterm_a_live_server_survives_the_liveness_check);
+    tcase_add_test(files, test_twoterm_connections_closed_before_hello_are_dropped);
+    tcase_add_loop_test(files, test_twoterm_an_impossible_session_is_refused_before_listening, 0,
+                        (int)(sizeof(early) / sizeof(early[0])));
     suite_add_tcase(s, files);
 
     /* A peer of another uid takes root to start. Without it these three
@@ -467,9 +792,10 @@ Suite *twoterm_suite(void)
         tcase_add_test(uids, test_twoterm_refuses_a_client_of_another_uid);
         tcase_add_test(uids, test_twoterm_allow_uid_admits_that_uid);
         tcase_add_test(uids, test_twoterm_client_refuses_a_server_of_another_uid);
+        tcase_add_test(uids, test_twoterm_a_flood_of_refusals_is_counted_not_logged);
         suite_add_tcase(s, uids);
     } else {
-        fprintf(stderr, "twoterm: 3 uid tests NOT RUN: they need root to start a peer as "
+        fprintf(stderr, "twoterm: 4 uid tests NOT RUN: they need root to start a peer as "
                 "uid %d\n", NOBODY);
     }
 
@@ -478,6 +804,9 @@ Suite *twoterm_suite(void)
     tcase_add_test(more, test_twoterm_repeat_soaks_without_drift);
     tcase_add_test(more, test_twoterm_repeat_stops_at_the_first_drift);
     tcase_add_test(more, test_twoterm_fault_matrix_mode_over_memfd);
+    tcase_add_loop_test(more, test_twoterm_a_stopped_fault_matrix_leaves_no_process, 0, 2);
+    tcase_add_loop_test(more, test_twoterm_both_sides_exit_with_the_session_status, 0,
+                        (int)(sizeof(session_ends) / sizeof(session_ends[0])));
     tcase_add_loop_test(more, test_twoterm_usage_errors_exit_2, 0,
                         (int)(sizeof(usage) / sizeof(usage[0])));
     suite_add_tcase(s, more);
