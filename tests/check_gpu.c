@@ -13,7 +13,7 @@
 #include <check.h>
 #include <fcntl.h>
 
-#include "../lib/pair.h"
+#include "app/pair.h"
 #include "helpers.h"
 
 static th_run run;

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/step.h"
-#include "../lib/wire.h"
+#include "core/step.h"
+#include "wire/wire.h"
 
 static int write_seed(const char *dir, const char *name, const gpuipc_msg *msg, unsigned flags)
 {

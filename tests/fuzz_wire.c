@@ -22,8 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../lib/step.h"
-#include "../lib/wire.h"
+#include "core/step.h"
+#include "wire/wire.h"
 
 #define HEAD 5
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../lib/clock.h"
-#include "../lib/cudrv.h"
+#include "core/clock.h"
+#include "gpu/cudrv.h"
 
 int main(int argc, char **argv)
 {

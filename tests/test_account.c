@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/account.h"
+#include "core/account.h"
 #include "suites.h"
 
 START_TEST(test_account_sees_no_leak_when_nothing_changed)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/bench.h"
-#include "../lib/json.h"
+#include "bench/bench.h"
+#include "core/json.h"
 #include "helpers.h"
 #include "suites.h"
 

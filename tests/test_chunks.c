@@ -7,8 +7,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../lib/chunks.h"
-#include "../lib/units.h"
+#include "mech/chunks.h"
+#include "core/units.h"
 #include "helpers.h"
 #include "suites.h"
 

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/pair.h"
+#include "app/pair.h"
 #include "helpers.h"
 #include "suites.h"
 

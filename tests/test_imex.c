@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/imex.h"
+#include "mech/imex.h"
 #include "suites.h"
 
 static char root[64], devices[128], channels[128];

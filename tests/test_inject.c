@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/inject.h"
-#include "../lib/step.h"
+#include "session/inject.h"
+#include "core/step.h"
 #include "suites.h"
 
 START_TEST(test_inject_is_inert_when_unset)

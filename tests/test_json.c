@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/json.h"
+#include "core/json.h"
 #include "helpers.h"
 #include "suites.h"
 

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../lib/log.h"
-#include "../lib/mech.h"
-#include "../lib/options.h"
+#include "core/log.h"
+#include "session/mech.h"
+#include "app/options.h"
 #include "suites.h"
 
 static int parse(gpuipc_options *o, gpuipc_err *e, const char *a1, const char *a2)

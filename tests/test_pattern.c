@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/pattern.h"
+#include "session/pattern.h"
 #include "suites.h"
 
 #define WORDS 4096

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/pidfd.h"
+#include "mech/pidfd.h"
 #include "helpers.h"
 #include "suites.h"
 

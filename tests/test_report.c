@@ -1,5 +1,5 @@
 /* test_report.c: the exit code a set of results implies. */
-#include "../lib/report.h"
+#include "session/report.h"
 #include "suites.h"
 
 static gpuipc_result with(int status)

@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/clock.h"
-#include "../lib/consumer.h"
-#include "../lib/producer.h"
-#include "../lib/step.h"
+#include "core/clock.h"
+#include "session/consumer.h"
+#include "session/producer.h"
+#include "core/step.h"
 #include "helpers.h"
 #include "suites.h"
 

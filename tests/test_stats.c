@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "../lib/stats.h"
+#include "core/stats.h"
 #include "suites.h"
 
 START_TEST(test_stats_odd_count_unsorted)

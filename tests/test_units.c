@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../lib/units.h"
+#include "core/units.h"
 #include "suites.h"
 
 static const struct {

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/clock.h"
-#include "../lib/step.h"
-#include "../lib/wire.h"
+#include "core/clock.h"
+#include "core/step.h"
+#include "wire/wire.h"
 #include "helpers.h"
 #include "suites.h"
 

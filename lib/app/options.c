@@ -1,0 +1,367 @@
+/* options.c: parsing the command line, with an error that names the option. */
+#include "app/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/units.h"
+
+enum {
+    OPT_SIZE = 256,
+    OPT_DEVICE,
+    OPT_ONLY,
+    OPT_REQUIRE,
+    OPT_TIMEOUT,
+    OPT_LIST,
+    OPT_CHUNKS,
+    OPT_JSON,
+    OPT_PAIRS,
+    OPT_DESTRUCTIVE,
+    OPT_SERVE,
+    OPT_CONNECT,
+    OPT_ALLOW_UID,
+    OPT_REPEAT,
+    OPT_FAULT_MATRIX,
+    OPT_BENCH,
+    OPT_ITERS,
+};
+
+static const struct option longopts[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"chunks", required_argument, NULL, OPT_CHUNKS},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"require", required_argument, NULL, OPT_REQUIRE},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"json", optional_argument, NULL, OPT_JSON},
+    {"bench", no_argument, NULL, OPT_BENCH},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"pairs", required_argument, NULL, OPT_PAIRS},
+    {"destructive", no_argument, NULL, OPT_DESTRUCTIVE},
+    {"serve", required_argument, NULL, OPT_SERVE},
+    {"connect", required_argument, NULL, OPT_CONNECT},
+    {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"fault-matrix", no_argument, NULL, OPT_FAULT_MATRIX},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_device(const char *text, int *device, gpuipc_err *err)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v > 1023)
+        return gpuipc_err_set(err, -EINVAL, "--device: '%s' is not a device ordinal (0, 1, "
+                              "...; see --list)", text);
+    *device = (int)v;
+    return 0;
+}
+
+static int parse_chunks(const char *text, unsigned *chunks, gpuipc_err *err)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+        v > GPUIPC_CHUNKS_MAX)
+        return gpuipc_err_set(err, -EINVAL, "--chunks: '%s' is not a chunk count from 1 to %d",
+                              text, GPUIPC_CHUNKS_MAX);
+    *chunks = (unsigned)v;
+    return 0;
+}
+
+/* A decimal number from min to max, for option name. */
+static int parse_number(const char *name, const char *what, const char *text, long min,
+                        long max, long *v, gpuipc_err *err)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || *v < min || *v > max)
+        return gpuipc_err_set(err, -EINVAL, "%s: '%s' is not %s from %ld to %ld", name, text,
+                              what, min, max);
+    return 0;
+}
+
+/* A socket path for --serve or --connect: a file path, or @name for the
+ * abstract namespace, short enough for sun_path. */
+static int check_socket_path(const char *name, const char *path, gpuipc_err *err)
+{
+    size_t len = strlen(path);
+
+    if (len == 0 || (path[0] == '@' && len == 1))
+        return gpuipc_err_set(err, -EINVAL, "%s: the socket path is empty", name);
+    if (len > GPUIPC_SOCKET_PATH_MAX)
+        return gpuipc_err_set(err, -EINVAL, "%s: '%.40s...' is %zu bytes; a Unix socket path "
+                              "holds at most %d (use a shorter directory)", name, path, len,
+                              GPUIPC_SOCKET_PATH_MAX);
+    return 0;
+}
+
+/* The options that only the producer's side decides, which --connect refuses. */
+static int check_connect(const gpuipc_options *o, gpuipc_err *err)
+{
+    const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
+                    : o->bench ? "--bench" : o->iters_set ? "--iters"
+                    : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
+                    : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
+                    : o->device != 0 ? "--device" : NULL;
+
+    if (bad != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--connect: %s is the producer's choice; give it "
+                              "to gpuipc_test --serve instead", bad);
+    return 0;
+}
+
+/* Which options combine with which. */
+static int check_modes(const gpuipc_options *o, gpuipc_err *err)
+{
+    if (o->json && !o->list && !o->bench)
+        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report) "
+                              "or --bench (the samples)");
+    if (o->bench && o->json && o->json_path == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
+                              "--json FILE (the tables go to stdout)");
+    if (o->iters_set && !o->bench)
+        return gpuipc_err_set(err, -EINVAL, "--iters: only with --bench");
+    if (o->bench && (o->list || o->fault_matrix || o->repeat != 1 || o->pairs != NULL ||
+                     o->destructive || o->serve != NULL))
+        return gpuipc_err_set(err, -EINVAL, "--bench: does not combine with %s",
+                              o->list ? "--list" : o->fault_matrix ? "--fault-matrix"
+                              : o->repeat != 1 ? "--repeat"
+                              : o->pairs ? "--pairs (it measures every device pair itself)"
+                              : o->destructive ? "--destructive" : "--serve");
+    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
+        return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
+                              "it does not combine with --only %s", o->only);
+    if (o->serve != NULL && o->connect != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--serve and --connect: one process takes one "
+                              "role; run the other in a second command");
+    if ((o->serve != NULL || o->connect != NULL) && (o->list || o->fault_matrix))
+        return gpuipc_err_set(err, -EINVAL, "%s: does not combine with %s",
+                              o->serve ? "--serve" : "--connect",
+                              o->list ? "--list" : "--fault-matrix");
+    if (o->serve != NULL && o->destructive)
+        return gpuipc_err_set(err, -EINVAL, "--serve: --destructive needs the forked mode, "
+                              "whose sacrificial consumer is forked before CUDA starts");
+    if (o->allow_uid >= 0 && o->serve == NULL && o->connect == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--allow-uid: only with --serve or --connect");
+    if (o->connect != NULL)
+        return check_connect(o, err);
+    if (o->fault_matrix && (o->list || o->repeat != 1 || o->destructive || o->pairs))
+        return gpuipc_err_set(err, -EINVAL, "--fault-matrix: does not combine with %s",
+                              o->list ? "--list" : o->repeat != 1 ? "--repeat"
+                              : o->destructive ? "--destructive" : "--pairs");
+    if (o->list && o->repeat != 1)
+        return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
+    return 0;
+}
+
+int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
+{
+    long v;
+    int quiet = 0, verbose = 0, c, rc;
+
+    memset(o, 0, sizeof(*o));
+    o->size = GPUIPC_DEFAULT_SIZE;
+    o->chunks = GPUIPC_DEFAULT_CHUNKS;
+    o->timeout_ns = GPUIPC_DEFAULT_TIMEOUT_NS;
+    o->level = GPUIPC_LOG_NORMAL;
+    o->allow_uid = -1;
+    o->repeat = 1;
+    o->iters = GPUIPC_DEFAULT_ITERS;
+    opterr = 0; /* this function words every error itself */
+    optind = 0; /* start afresh, so that tests may parse many times */
+    while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SIZE:
+            if ((rc = gpuipc_units_parse_size(optarg, &o->size, err)) < 0) {
+                gpuipc_err_prefix(err, "--size");
+                return -EINVAL;
+            }
+            o->size_set = 1;
+            break;
+        case OPT_DEVICE:
+            if ((rc = parse_device(optarg, &o->device, err)) < 0)
+                return rc;
+            break;
+        case OPT_CHUNKS:
+            if ((rc = parse_chunks(optarg, &o->chunks, err)) < 0)
+                return rc;
+            o->chunks_set = 1;
+            break;
+        case OPT_ONLY:
+            o->only = optarg;
+            break;
+        case OPT_REQUIRE:
+            o->require = optarg;
+            break;
+        case OPT_TIMEOUT:
+            if ((rc = gpuipc_units_parse_duration(optarg, &o->timeout_ns, err)) < 0) {
+                gpuipc_err_prefix(err, "--timeout");
+                return -EINVAL;
+            }
+            o->timeout_set = 1;
+            break;
+        case OPT_LIST:
+            o->list = 1;
+            break;
+        case OPT_JSON:
+            o->json = 1;
+            /* --json FILE as well as --json=FILE; a bare --json (for --list)
+             * is followed by nothing or by another option. */
+            if (optarg == NULL && optind < argc && argv[optind][0] != '-')
+                optarg = argv[optind++];
+            if (optarg != NULL && optarg[0] == '\0')
+                return gpuipc_err_set(err, -EINVAL, "--json: the file name is empty");
+            o->json_path = optarg;
+            break;
+        case OPT_BENCH:
+            o->bench = 1;
+            break;
+        case OPT_ITERS:
+            if ((rc = parse_number("--iters", "an iteration count", optarg, 1, GPUIPC_ITERS_MAX,
+                                   &v, err)) < 0)
+                return rc;
+            o->iters = (unsigned)v;
+            o->iters_set = 1;
+            break;
+        case OPT_PAIRS:
+            o->pairs = optarg;
+            break;
+        case OPT_DESTRUCTIVE:
+            o->destructive = 1;
+            break;
+        case OPT_SERVE:
+        case OPT_CONNECT:
+            if ((rc = check_socket_path(c == OPT_SERVE ? "--serve" : "--connect", optarg,
+                                        err)) < 0)
+                return rc;
+            if (c == OPT_SERVE)
+                o->serve = optarg;
+            else
+                o->connect = optarg;
+            break;
+        case OPT_ALLOW_UID:
+            if ((rc = parse_number("--allow-uid", "a user id", optarg, 0, 4294967294L, &v,
+                                   err)) < 0)
+                return rc;
+            o->allow_uid = v;
+            break;
+        case OPT_REPEAT:
+            if ((rc = parse_number("--repeat", "a round count", optarg, 1, GPUIPC_REPEAT_MAX,
+                                   &v, err)) < 0)
+                return rc;
+            o->repeat = (unsigned)v;
+            break;
+        case OPT_FAULT_MATRIX:
+            o->fault_matrix = 1;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            o->help = 1;
+            break;
+        case 'V':
+            o->version = 1;
+            break;
+        case ':':
+            return gpuipc_err_set(err, -EINVAL, "%s: missing value", argv[optind - 1]);
+        default:
+            if (optopt != 0)
+                return gpuipc_err_set(err, -EINVAL, "unknown option '-%c'", optopt);
+            return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
+    if ((rc = check_modes(o, err)) < 0)
+        return rc;
+    if (quiet && verbose)
+        return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
+    if (quiet)
+        o->level = GPUIPC_LOG_QUIET;
+    if (verbose)
+        o->level = GPUIPC_LOG_VERBOSE;
+    return 0;
+}
+
+int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t cap, size_t *n,
+                         gpuipc_err *err)
+{
+    const char *p = text;
+    size_t i;
+    int a, b;
+
+    *n = 0;
+    if (ngpus < 2)
+        return gpuipc_err_set(err, -EINVAL, "--pairs: this machine has %d GPU%s; pairs need "
+                              "two or more", ngpus, ngpus == 1 ? "" : "s");
+    if (strcmp(text, "all") == 0) {
+        for (a = 0; a < ngpus; a++)
+            for (b = 0; b < ngpus; b++) {
+                if (a == b)
+                    continue;
+                if (*n == cap)
+                    return gpuipc_err_set(err, -EINVAL, "--pairs all: %d GPUs make more than "
+                                          "%zu pairs; name them", ngpus, cap);
+                pairs[*n][0] = a;
+                pairs[(*n)++][1] = b;
+            }
+        return 0;
+    }
+    while (*p != '\0') {
+        char *end;
+        long la, lb;
+
+        la = strtol(p, &end, 10);
+        if (end == p || *end != ':' || p[0] < '0' || p[0] > '9')
+            goto bad;
+        p = end + 1;
+        lb = strtol(p, &end, 10);
+        if (end == p || (*end != ',' && *end != '\0') || p[0] < '0' || p[0] > '9')
+            goto bad;
+        if (la >= ngpus || lb >= ngpus)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld names a GPU this machine "
+                                  "does not have (ordinals 0 to %d)", la, lb, ngpus - 1);
+        if (la == lb)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld is one device, not a pair",
+                                  la, lb);
+        for (i = 0; i < *n; i++)
+            if (pairs[i][0] == la && pairs[i][1] == lb)
+                return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld is named twice", la,
+                                      lb);
+        if (*n == cap)
+            return gpuipc_err_set(err, -EINVAL, "--pairs: more than %zu pairs", cap);
+        pairs[*n][0] = (int)la;
+        pairs[(*n)++][1] = (int)lb;
+        p = *end == ',' ? end + 1 : end;
+        if (*end == ',' && *p == '\0')
+            goto bad;
+    }
+    if (*n == 0)
+        goto bad;
+    return 0;
+bad:
+    return gpuipc_err_set(err, -EINVAL, "--pairs: '%s' is neither 'all' nor a list of "
+                          "producer:consumer ordinals such as 0:1,1:0", text);
+}

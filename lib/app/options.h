@@ -1,0 +1,61 @@
+/* options.h: the command line. */
+#ifndef GPUIPC_OPTIONS_H
+#define GPUIPC_OPTIONS_H
+
+#include <stdint.h>
+
+#include "core/err.h"
+#include "mech/chunks.h"
+
+#define GPUIPC_DEFAULT_SIZE (64ull << 20)              /* larger than any GPU's L2 */
+#define GPUIPC_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
+#define GPUIPC_REPEAT_MAX 1000000
+#define GPUIPC_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
+#define GPUIPC_DEFAULT_ITERS 20
+#define GPUIPC_ITERS_MAX 1000 /* GPUIPC_BENCH_ITERS_MAX */
+
+typedef struct gpuipc_options {
+    uint64_t size;       /* --size: bytes per scenario */
+    int device;          /* --device: the producer's CUDA ordinal */
+    unsigned chunks;     /* --chunks: allocations of a chunked mechanism */
+    const char *only;    /* --only: comma-separated mechanisms, or NULL */
+    const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
+    const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
+    uint64_t timeout_ns; /* --timeout: the deadline of every wait */
+    int level;           /* enum gpuipc_log_level: --quiet, --verbose */
+    int list;            /* --list */
+    int json;            /* --json: --list as a JSON document, or --bench's samples */
+    const char *json_path; /* --json FILE, or NULL: --list's document on stdout */
+    int bench;           /* --bench: measure instead of only testing */
+    unsigned iters;      /* --iters: timed runs per measurement (default 20) */
+    int iters_set;       /* --iters was given */
+    int destructive;     /* --destructive: run the destructive mechanisms too */
+    const char *serve;   /* --serve: the producer listens here ("@name": abstract) */
+    const char *connect; /* --connect: the consumer connects here */
+    long allow_uid;      /* --allow-uid: a second uid that may connect; -1: none */
+    unsigned repeat;     /* --repeat: rounds of the scenario set (default 1) */
+    int fault_matrix;    /* --fault-matrix: drive every fault step x action */
+    int size_set;        /* --size was given */
+    int chunks_set;      /* --chunks was given */
+    int timeout_set;     /* --timeout was given */
+    int help;            /* --help */
+    int version;         /* --version */
+} gpuipc_options;
+
+/* Fills o with the defaults, then parses argv. Returns 0, or -EINVAL with a
+ * reason that names the option ("--size: 'banana' is not a size ..."); the
+ * program then exits 2. o->only points into argv. */
+int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
+
+/* The most device pairs --pairs may name (every ordered pair of 8 GPUs). */
+#define GPUIPC_PAIRS_MAX 56
+
+/* Expands --pairs for a machine with ngpus GPUs: "all" is every ordered pair
+ * (a, b) with a != b, in order; otherwise a comma-separated list of a:b
+ * ordinals. Writes up to cap pairs (producer's device, consumer's) into
+ * pairs. Returns 0, or -EINVAL naming the bad entry, a repeated or
+ * same-device pair, an ordinal with no GPU, or fewer than 2 GPUs. */
+int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t cap, size_t *n,
+                         gpuipc_err *err);
+
+#endif

@@ -1,0 +1,217 @@
+/* pair.c: a --serve / --connect pair of processes under a deadline. */
+#include "app/pair.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "wire/wire.h"
+
+static double seconds_since(uint64_t t0)
+{
+    return (double)(gpuipc_clock_ns() - t0) / 1e9;
+}
+
+void gpuipc_pair_clear_check_env(void)
+{
+    extern char **environ;
+    char name[256];
+    size_t i;
+
+    /* Unsetting shifts environ, so look again from the start each time. */
+    for (i = 0; environ[i] != NULL;) {
+        const char *eq = strchr(environ[i], '=');
+        size_t len = eq != NULL ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+
+        if (strncmp(environ[i], "CK_", 3) != 0 || len >= sizeof(name)) {
+            i++;
+            continue;
+        }
+        memcpy(name, environ[i], len);
+        name[len] = '\0';
+        unsetenv(name);
+        i = 0;
+    }
+}
+
+/* Starts prog with role ("--serve" or "--connect"), sock and args, output
+ * to out_fd, in process group pgid (0: a new one). Returns the pid or -1. */
+static pid_t start(const char *prog, const char *role, const char *sock,
+                   const char *const *args, const char *const *env, const char *const *own,
+                   int out_fd, pid_t pgid)
+{
+    const char *argv[GPUIPC_PAIR_ARGS + 4];
+    pid_t pid, parent = getpid();
+    size_t i, n = 0;
+
+    argv[n++] = prog;
+    argv[n++] = role;
+    argv[n++] = sock;
+    for (i = 0; args != NULL && args[i] != NULL && i < GPUIPC_PAIR_ARGS; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid = fork();
+    if (pid != 0) {
+        if (pid > 0)
+            setpgid(pid, pgid ? pgid : pid);
+        return pid;
+    }
+    setpgid(0, pgid);
+    /* The pair lives in its own process group, out of reach of the
+     * terminal's Ctrl-C: if the runner dies, however it dies, so does the
+     * pair, and nothing is left running under PID 1. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    dup2(out_fd, 1);
+    dup2(out_fd, 2);
+    /* The caller's own Check selection and reports are not the pair's. */
+    gpuipc_pair_clear_check_env();
+    for (i = 0; env != NULL && env[i] != NULL; i++)
+        putenv((char *)env[i]);
+    for (i = 0; own != NULL && own[i] != NULL; i++)
+        putenv((char *)own[i]);
+    execv(prog, (char *const *)argv);
+    _exit(127);
+}
+
+/* Reads what is there on fd into p. Returns 0 at EOF. */
+static int drain(int fd, gpuipc_pair_proc *p)
+{
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf));
+
+    if (n <= 0)
+        return n < 0 && (errno == EAGAIN || errno == EINTR);
+    if (p->len + 1 < sizeof(p->out)) {
+        size_t k = (size_t)n < sizeof(p->out) - 1 - p->len ? (size_t)n
+                                                          : sizeof(p->out) - 1 - p->len;
+
+        memcpy(p->out + p->len, buf, k);
+        p->len += k;
+        p->out[p->len] = '\0';
+    }
+    return 1;
+}
+
+int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
+                    const char *const *cargs, const char *const *env, double timeout_s,
+                    double grace_s, gpuipc_pair *r, gpuipc_err *err)
+{
+    return gpuipc_pair_run_env(prog, sock, args, cargs, env, NULL, timeout_s, grace_s, r, err);
+}
+
+int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *args,
+                        const char *const *cargs, const char *const *env,
+                        const char *const *cenv, double timeout_s, double grace_s,
+                        gpuipc_pair *r, gpuipc_err *err)
+{
+    int pipes[2][2] = {{-1, -1}, {-1, -1}}, open_pipe[2] = {1, 1}, done[2] = {0, 0};
+    int stopped = 0;
+    uint64_t t0 = gpuipc_clock_ns();
+    double limit = timeout_s;
+    pid_t pgid;
+    int i;
+
+    memset(r, 0, sizeof(*r));
+    for (i = 0; i < 2; i++) {
+        if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+            int e = errno;
+
+            for (i = 0; i < 2; i++) {
+                if (pipes[i][0] >= 0)
+                    close(pipes[i][0]);
+                if (pipes[i][1] >= 0)
+                    close(pipes[i][1]);
+            }
+            return gpuipc_err_set(err, -e, "pipe2: %s", strerror(e));
+        }
+    }
+    fflush(NULL);
+    r->proc[0].pid = start(prog, "--serve", sock, args, env, NULL, pipes[0][1], 0);
+    pgid = r->proc[0].pid;
+    r->proc[1].pid = pgid > 0 ? start(prog, "--connect", sock, cargs, env, cenv, pipes[1][1],
+                                      pgid)
+                              : -1;
+    close(pipes[0][1]);
+    close(pipes[1][1]);
+    if (r->proc[0].pid < 0 || r->proc[1].pid < 0) {
+        int e = errno;
+
+        if (pgid > 0) {
+            kill(-pgid, SIGKILL);
+            waitpid(pgid, NULL, 0);
+        }
+        close(pipes[0][0]);
+        close(pipes[1][0]);
+        return gpuipc_err_set(err, -e, "fork: %s", strerror(e));
+    }
+    for (i = 0; i < 2; i++)
+        fcntl(pipes[i][0], F_SETFL, O_NONBLOCK);
+
+    while (!(done[0] && done[1]) || open_pipe[0] || open_pipe[1]) {
+        struct pollfd p[2];
+        int np = 0, status;
+
+        /* A stop signal ends the pair at once, as the deadline would. */
+        if (gpuipc_wire_stop != 0) {
+            stopped = 1;
+            limit = 0;
+        }
+        if (!(done[0] && done[1]) && seconds_since(t0) >= limit) {
+            kill(-pgid, SIGKILL);
+            for (i = 0; i < 2; i++) {
+                if (!done[i] && waitpid(r->proc[i].pid, &status, 0) == r->proc[i].pid) {
+                    r->proc[i].status = status;
+                    r->proc[i].seconds = seconds_since(t0);
+                    done[i] = 1;
+                }
+            }
+        }
+        for (i = 0; i < 2; i++) {
+            if (!done[i] && waitpid(r->proc[i].pid, &status, WNOHANG) == r->proc[i].pid) {
+                r->proc[i].status = status;
+                r->proc[i].exited = 1;
+                r->proc[i].seconds = seconds_since(t0);
+                done[i] = 1;
+                /* The other gets the grace, within the overall limit. */
+                if (seconds_since(t0) + grace_s < limit)
+                    limit = seconds_since(t0) + grace_s;
+            }
+        }
+        for (i = 0; i < 2; i++) {
+            if (open_pipe[i]) {
+                p[np].fd = pipes[i][0];
+                p[np].events = POLLIN;
+                p[np++].revents = 0;
+            }
+        }
+        /* Once both ended, a pipe still open belongs to a straggler of the
+         * group: read what is there, then stop. */
+        if (np == 0)
+            usleep(5000);
+        else if (poll(p, (nfds_t)np, done[0] && done[1] ? 100 : 20) <= 0 && done[0] && done[1])
+            break;
+        for (i = 0; i < 2; i++)
+            if (open_pipe[i])
+                open_pipe[i] = drain(pipes[i][0], &r->proc[i]);
+    }
+    close(pipes[0][0]);
+    close(pipes[1][0]);
+    if (kill(-pgid, 0) == 0) {
+        r->leftover = 1;
+        kill(-pgid, SIGKILL);
+    }
+    if (stopped)
+        return gpuipc_err_set(err, -EINTR, "stopped by a signal: the pair was killed and "
+                              "reaped");
+    return 0;
+}

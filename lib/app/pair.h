@@ -1,0 +1,54 @@
+/* pair.h: running the program as two separately started commands, a
+ * --serve producer and a --connect consumer, under a deadline: what the
+ * fault matrix and the fault suite drive, case after case. */
+#ifndef GPUIPC_PAIR_H
+#define GPUIPC_PAIR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/err.h"
+
+#define GPUIPC_PAIR_OUT (1 << 15)
+#define GPUIPC_PAIR_ARGS 24
+
+/* One of the two processes. */
+typedef struct gpuipc_pair_proc {
+    pid_t pid;
+    int status;     /* its wait status */
+    int exited;     /* it ended by itself, not killed by the runner */
+    double seconds; /* from the pair's start to its end */
+    char out[GPUIPC_PAIR_OUT]; /* stdout and stderr, NUL-terminated, truncated if long */
+    size_t len;
+} gpuipc_pair_proc;
+
+typedef struct gpuipc_pair {
+    gpuipc_pair_proc proc[2]; /* [0] the producer (--serve), [1] the consumer (--connect) */
+    int leftover; /* processes of the pair's group that were still there at the end */
+} gpuipc_pair;
+
+/* Runs "prog --serve sock args..." and "prog --connect sock cargs..." (args
+ * and cargs NULL-terminated, at most GPUIPC_PAIR_ARGS each) with the extra
+ * environment entries env ("NAME=value", NULL-terminated, may be NULL), in a
+ * new process group. Once one of them has ended, the other gets grace_s more;
+ * at timeout_s after the start, or when the grace is over, what is still
+ * running is killed (SIGKILL) and reaped. Returns 0, or a negative errno if
+ * the pair could not be started (err says why), or -EINTR once a stop
+ * signal (gpuipc_wire_stop) came: the pair is then killed and reaped. Each
+ * process of the pair gets SIGKILL if the caller dies first. */
+int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
+                    const char *const *cargs, const char *const *env, double timeout_s,
+                    double grace_s, gpuipc_pair *r, gpuipc_err *err);
+
+/* The same, with cenv ("NAME=value", NULL-terminated, may be NULL) added to
+ * the consumer's environment only: a consumer that sees other devices, say. */
+int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *args,
+                        const char *const *cargs, const char *const *env,
+                        const char *const *cenv, double timeout_s, double grace_s,
+                        gpuipc_pair *r, gpuipc_err *err);
+
+/* Removes every CK_* variable (Check's selection and report files) from this
+ * process's environment, for a child whose Check run is its own. */
+void gpuipc_pair_clear_check_env(void);
+
+#endif

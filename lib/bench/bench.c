@@ -1,0 +1,644 @@
+/* bench.c: --bench's results: derived stages, Markdown tables, JSON. */
+#include "bench/bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/stats.h"
+#include "core/units.h"
+
+const char *const gpuipc_stage_names[GPUIPC_STAGE_COUNT] = {
+    "alloc", "export", "transfer", "import", "reserve", "map", "access",
+    "touch", "teardown_consumer", "teardown_producer", "export_to_mapped",
+};
+
+/* Column headers of the latency tables. */
+static const char *const stage_headers[GPUIPC_STAGE_COUNT] = {
+    "alloc+map (P)", "export (P)", "transfer", "import (C)", "reserve (C)", "map (C)",
+    "set access (C)", "first touch (C)", "teardown (C)", "teardown (P)", "export to mapped",
+};
+
+static const char *const bw_names[GPUIPC_BW_COUNT] = {
+    "fill_imported", "verify_imported", "copy_imported", "fill_local", "verify_local",
+    "copy_local",
+};
+
+int gpuipc_samples_add(gpuipc_samples *s, double x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 32;
+        double *v = realloc(s->v, cap * sizeof(double));
+
+        if (v == NULL)
+            return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+void gpuipc_samples_free(gpuipc_samples *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+static double diff(uint64_t later, uint64_t earlier)
+{
+    return (double)later - (double)earlier;
+}
+
+/* How long a message took once both sides were ready: from the later of
+ * its send and the receiver's wait beginning, to its arrival. A message
+ * that waited in the socket while the receiver was busy counts only for
+ * its recvmsg(). */
+static double one_way(uint64_t sent, uint64_t waited, uint64_t received)
+{
+    return diff(received, sent > waited ? sent : waited);
+}
+
+void gpuipc_bench_derive(const gpuipc_timing *t, double st[GPUIPC_STAGE_COUNT])
+{
+    const uint64_t *l = t->laps;
+    unsigned i, n = t->nfds_sent < t->nfds_recv / 2 ? t->nfds_sent : t->nfds_recv / 2;
+    double inner = (double)l[GPUIPC_LAP_RESERVE] + (double)l[GPUIPC_LAP_MAP] +
+                   (double)l[GPUIPC_LAP_ACCESS] + (double)l[GPUIPC_LAP_FETCH];
+
+    st[GPUIPC_STAGE_ALLOC] = (double)t->alloc_ns;
+    st[GPUIPC_STAGE_EXPORT] = (double)t->export_ns;
+    st[GPUIPC_STAGE_TRANSFER] = one_way(t->offer_sent, l[GPUIPC_LAP_OFFER_WAIT],
+                                        l[GPUIPC_LAP_OFFER_RECV]) +
+                                (double)l[GPUIPC_LAP_FETCH];
+    for (i = 0; i < n; i++)
+        st[GPUIPC_STAGE_TRANSFER] += one_way(t->fds_sent[i], t->fds_recv[2 * i],
+                                             t->fds_recv[2 * i + 1]);
+    st[GPUIPC_STAGE_IMPORT] = (double)l[GPUIPC_LAP_IMPORT] - inner;
+    if (st[GPUIPC_STAGE_IMPORT] < 0)
+        st[GPUIPC_STAGE_IMPORT] = 0;
+    st[GPUIPC_STAGE_RESERVE] = (double)l[GPUIPC_LAP_RESERVE];
+    st[GPUIPC_STAGE_MAP] = (double)l[GPUIPC_LAP_MAP];
+    st[GPUIPC_STAGE_ACCESS] = (double)l[GPUIPC_LAP_ACCESS];
+    st[GPUIPC_STAGE_TOUCH] = (double)l[GPUIPC_LAP_TOUCH];
+    st[GPUIPC_STAGE_RELEASE_C] = (double)l[GPUIPC_LAP_RELEASE];
+    st[GPUIPC_STAGE_RELEASE_P] = (double)t->release_ns;
+    st[GPUIPC_STAGE_E2E] = diff(l[GPUIPC_LAP_MAPPED], t->export_start);
+}
+
+static void free_lat(gpuipc_bench_lat *r, size_t n)
+{
+    size_t i, k;
+
+    for (i = 0; i < n; i++)
+        for (k = 0; k < GPUIPC_STAGE_COUNT; k++)
+            gpuipc_samples_free(&r[i].st[k]);
+}
+
+static void free_bw(gpuipc_bench_bw *r, size_t n)
+{
+    size_t i, k;
+
+    for (i = 0; i < n; i++)
+        for (k = 0; k < GPUIPC_BW_COUNT; k++)
+            gpuipc_samples_free(&r[i].ns[k]);
+}
+
+void gpuipc_bench_free(gpuipc_bench *b)
+{
+    free_lat(b->lat, b->nlat);
+    free_lat(b->sizes, b->nsizes);
+    free_lat(b->chunks, b->nchunks);
+    free_bw(b->bw, b->nbw);
+    free_bw(b->cross, b->ncross);
+    gpuipc_samples_free(&b->oneshot_ns);
+}
+
+/* ---- numbers ------------------------------------------------------------------------------ */
+
+/* The median of s, or NaN if it has no samples. */
+static double median(const gpuipc_samples *s)
+{
+    gpuipc_stats st;
+
+    if (s->n == 0 || gpuipc_stats_summarize(s->v, s->n, &st, NULL) < 0)
+        return NAN;
+    return st.median;
+}
+
+/* Three significant digits, no unit. */
+static char *num3(double v, char *buf, size_t len)
+{
+    double a = fabs(v);
+
+    if (!isfinite(v))
+        snprintf(buf, len, "-");
+    else if (a >= 100 || a == 0)
+        snprintf(buf, len, "%.0f", v);
+    else if (a >= 10)
+        snprintf(buf, len, "%.1f", v);
+    else
+        snprintf(buf, len, "%.2f", v);
+    return buf;
+}
+
+/* "median (min-max)" of s scaled by 1/div, or "-" if s is empty or all 0. */
+static char *cell(const gpuipc_samples *s, double div, char *buf, size_t len)
+{
+    char a[24], b[24], c[24];
+    gpuipc_stats st;
+
+    if (s->n == 0 || gpuipc_stats_summarize(s->v, s->n, &st, NULL) < 0 || st.max == 0) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    snprintf(buf, len, "%s (%s-%s)", num3(st.median / div, a, sizeof(a)),
+             num3(st.min / div, b, sizeof(b)), num3(st.max / div, c, sizeof(c)));
+    return buf;
+}
+
+/* Bandwidth cell: bytes over each sample's time, in GB/s: "median (min-max)"
+ * (the fastest sample is the maximum rate). */
+static char *bw_cell(const gpuipc_samples *s, uint64_t bytes, char *buf, size_t len)
+{
+    char a[24], b[24], c[24];
+    gpuipc_stats st;
+
+    if (s->n == 0 || gpuipc_stats_summarize(s->v, s->n, &st, NULL) < 0 || st.min <= 0) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    snprintf(buf, len, "%s (%s-%s)", num3(gpuipc_stats_gbps(bytes, st.median), a, sizeof(a)),
+             num3(gpuipc_stats_gbps(bytes, st.max), b, sizeof(b)),
+             num3(gpuipc_stats_gbps(bytes, st.min), c, sizeof(c)));
+    return buf;
+}
+
+static double bw_median(const gpuipc_bench_bw *r, int op)
+{
+    double m = median(&r->ns[op]);
+
+    return isfinite(m) && m > 0 ? gpuipc_stats_gbps(r->size, m) : NAN;
+}
+
+static char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+    return gpuipc_units_format_size(bytes, buf, len);
+}
+
+static char *mib(uint64_t bytes, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.0f", (double)bytes / (1024.0 * 1024.0));
+    return buf;
+}
+
+/* ---- tables -------------------------------------------------------------------------------- */
+
+static void lat_header(FILE *out, const char *first, const int *cols, size_t ncols,
+                       const char *extra, size_t nextra)
+{
+    size_t i;
+
+    fprintf(out, "| %s |", first);
+    for (i = 0; i < ncols; i++)
+        fprintf(out, " %s |", stage_headers[cols[i]]);
+    if (extra != NULL)
+        fprintf(out, " %s |", extra);
+    fprintf(out, "\n|---|");
+    for (i = 0; i < ncols + nextra; i++)
+        fprintf(out, "---:|");
+    fputc('\n', out);
+}
+
+/* After the row's first cell: "not measured: why" and 0, or the stages in
+ * cols as "median (min-max)" microseconds and 1 (the caller ends the line). */
+static int lat_cells(FILE *out, const gpuipc_bench_lat *r, const int *cols, size_t ncols)
+{
+    char c[64];
+    size_t k;
+
+    if (r->note[0] != '\0') {
+        fprintf(out, " not measured: %s |\n", r->note);
+        return 0;
+    }
+    for (k = 0; k < ncols; k++)
+        fprintf(out, " %s |", cell(&r->st[cols[k]], 1e3, c, sizeof(c)));
+    return 1;
+}
+
+void gpuipc_bench_print_latency(FILE *out, const gpuipc_bench *b)
+{
+    static const int cols[] = {GPUIPC_STAGE_ALLOC,     GPUIPC_STAGE_EXPORT,
+                               GPUIPC_STAGE_TRANSFER,  GPUIPC_STAGE_IMPORT,
+                               GPUIPC_STAGE_RESERVE,   GPUIPC_STAGE_MAP,
+                               GPUIPC_STAGE_ACCESS,    GPUIPC_STAGE_TOUCH,
+                               GPUIPC_STAGE_RELEASE_C, GPUIPC_STAGE_RELEASE_P,
+                               GPUIPC_STAGE_E2E};
+    char sz[32];
+    size_t i;
+
+    if (b->nlat == 0)
+        return;
+    fprintf(out, "\n## Latency of one allocation of %s, per mechanism\n\n"
+            "Microseconds, median (min-max) of %u scenarios after one warm-up. P: the "
+            "producer, C: the consumer. Transfer: one way, from the producer's sendmsg() (or "
+            "the consumer's wait, if that began later) to the consumer's recvmsg() returning, "
+            "summed over the messages, plus pidfd_getfd for vmm-pidfd. Import: the import "
+            "calls less reserve, map and access. First touch: the consumer's first kernel over "
+            "the memory (the verify kernel, launch to completion, host clock). Export to "
+            "mapped: from the producer's first export call to the consumer's last import call "
+            "returning, mapped and accessible. '-': the mechanism has no such "
+            "step. memfd is the host baseline (no GPU).\n\n",
+            size_text(b->size, sz, sizeof(sz)), b->iters);
+    lat_header(out, "mechanism", cols, sizeof(cols) / sizeof(cols[0]), NULL, 0);
+    for (i = 0; i < b->nlat; i++) {
+        const gpuipc_bench_lat *r = &b->lat[i];
+
+        fprintf(out, "| %s |", r->name);
+        if (lat_cells(out, r, cols, sizeof(cols) / sizeof(cols[0])))
+            fputc('\n', out);
+    }
+}
+
+static void print_bw_rows(FILE *out, const gpuipc_bench_bw *rows, size_t n, uint64_t l2)
+{
+    static const char *const ops[3] = {"fill (bytes written)", "verify (bytes read)",
+                                       "copy to local (bytes copied)"};
+    char sz[32], l2t[32], a[64], c[64], r[32];
+    size_t i;
+    int op;
+
+    fprintf(out, "| size | operation | imported | local | imported/local |\n"
+            "|---|---|---:|---:|---:|\n");
+    for (i = 0; i < n; i++) {
+        const gpuipc_bench_bw *w = &rows[i];
+
+        size_text(w->size, sz, sizeof(sz));
+        if (l2 != 0 && w->size < 4 * l2) {
+            size_t used = strlen(sz);
+
+            snprintf(sz + used, sizeof(sz) - used, " (< 4x L2 %s)",
+                     size_text(l2, l2t, sizeof(l2t)));
+        }
+        if (w->note[0] != '\0') {
+            fprintf(out, "| %s | not measured: %s | | | |\n", sz, w->note);
+            continue;
+        }
+        for (op = 0; op < 3; op++) {
+            double ratio = bw_median(w, op) / bw_median(w, op + 3);
+
+            fprintf(out, "| %s | %s | %s | %s | %s |\n", sz, ops[op],
+                    bw_cell(&w->ns[op], w->size, a, sizeof(a)),
+                    bw_cell(&w->ns[op + 3], w->size, c, sizeof(c)),
+                    isfinite(ratio) ? (snprintf(r, sizeof(r), "%.3f", ratio), r) : "-");
+        }
+    }
+}
+
+void gpuipc_bench_print_bandwidth(FILE *out, const gpuipc_bench *b)
+{
+    if (b->nbw == 0)
+        return;
+    fprintf(out, "\n## Bandwidth through imported memory and local memory, GPU %d\n\n"
+            "GB/s (10^9 bytes/s), median (min-max) of %u runs, each timed alone with CUDA "
+            "events. Bytes are counted as nvbandwidth counts them: the fill kernel's bytes "
+            "written, the verify kernel's bytes read, a copy's size once (not read plus "
+            "written). Imported: the vmm mechanism's mapping in the consumer; local: the "
+            "consumer's own cuMemCreate memory of the same size; the copy goes from either "
+            "into a second local buffer.\n\n", b->ordinal, b->iters);
+    print_bw_rows(out, b->bw, b->nbw, b->l2_bytes);
+}
+
+/* The growth of stage k from the first to the last row, per unit. */
+static double slope(const gpuipc_bench_lat *rows, size_t n, int k, int by_chunks)
+{
+    double x0, x1, y0, y1;
+
+    if (n < 2)
+        return NAN;
+    x0 = by_chunks ? rows[0].chunks : (double)rows[0].size;
+    x1 = by_chunks ? rows[n - 1].chunks : (double)rows[n - 1].size;
+    y0 = median(&rows[0].st[k]);
+    y1 = median(&rows[n - 1].st[k]);
+    return x1 > x0 ? (y1 - y0) / (x1 - x0) : NAN;
+}
+
+/* The last row of a scaling table: each stage's growth from the first row
+ * to the last, per unit (per byte, or per chunk) times scale, in us; tail
+ * ends the line (empty cells for the extra columns). */
+static void growth_row(FILE *out, const char *label, const gpuipc_bench_lat *rows, size_t n,
+                       const int *cols, size_t ncols, int by_chunks, double scale,
+                       const char *tail)
+{
+    char c[32];
+    size_t k;
+
+    fprintf(out, "| %s |", label);
+    for (k = 0; k < ncols; k++)
+        fprintf(out, " %s |", num3(slope(rows, n, cols[k], by_chunks) * scale / 1e3, c,
+                                   sizeof(c)));
+    fprintf(out, "%s\n", tail);
+}
+
+static void print_sizes(FILE *out, const gpuipc_bench *b)
+{
+    static const int cols[] = {GPUIPC_STAGE_ALLOC,     GPUIPC_STAGE_EXPORT,
+                               GPUIPC_STAGE_TRANSFER,  GPUIPC_STAGE_IMPORT,
+                               GPUIPC_STAGE_MAP,       GPUIPC_STAGE_ACCESS,
+                               GPUIPC_STAGE_RELEASE_C, GPUIPC_STAGE_RELEASE_P,
+                               GPUIPC_STAGE_E2E};
+    const size_t ncols = sizeof(cols) / sizeof(cols[0]);
+    char sz[32], p[24], q[24];
+    size_t i;
+
+    fprintf(out, "\n## Scaling with size (vmm, one allocation)\n\n"
+            "Microseconds, median (min-max) of %u. Peak RSS: VmHWM of the producer and the "
+            "consumer during that size's scenarios, in MiB. The last row is the growth from "
+            "the smallest size to the largest, in microseconds per GiB.\n\n", b->iters);
+    lat_header(out, "size", cols, ncols, "peak RSS P/C (MiB)", 1);
+    for (i = 0; i < b->nsizes; i++) {
+        const gpuipc_bench_lat *r = &b->sizes[i];
+
+        fprintf(out, "| %s |", size_text(r->size, sz, sizeof(sz)));
+        if (lat_cells(out, r, cols, ncols))
+            fprintf(out, " %s / %s |\n", mib(r->hwm_producer, p, sizeof(p)),
+                    mib(r->hwm_consumer, q, sizeof(q)));
+    }
+    growth_row(out, "growth per GiB", b->sizes, b->nsizes, cols, ncols, 0, 1073741824.0, " |");
+}
+
+/* Export + transfer + import + map of one chunk, in ns, for row r. */
+static double per_chunk(const gpuipc_bench_lat *r)
+{
+    return (median(&r->st[GPUIPC_STAGE_EXPORT]) + median(&r->st[GPUIPC_STAGE_TRANSFER]) +
+            median(&r->st[GPUIPC_STAGE_IMPORT]) + median(&r->st[GPUIPC_STAGE_MAP])) /
+           (r->chunks ? r->chunks : 1);
+}
+
+static void print_chunks(FILE *out, const gpuipc_bench *b)
+{
+    static const int cols[] = {GPUIPC_STAGE_ALLOC,  GPUIPC_STAGE_EXPORT, GPUIPC_STAGE_TRANSFER,
+                               GPUIPC_STAGE_IMPORT, GPUIPC_STAGE_MAP,    GPUIPC_STAGE_ACCESS,
+                               GPUIPC_STAGE_E2E};
+    const size_t ncols = sizeof(cols) / sizeof(cols[0]);
+    char sz[32], d[24], e[24];
+    size_t i;
+
+    fprintf(out, "\n## Scaling with chunk count (vmm-chunks, 2 MiB chunks)\n\n"
+            "Microseconds for all chunks together, median (min-max) of %u. Per chunk: "
+            "(export + transfer + import + map) / chunks, from the medians; pipelined: export "
+            "to mapped / chunks (the consumer imports one batch of 253 FDs while the producer "
+            "exports the next). The last row is the growth per chunk from the fewest chunks to "
+            "the most.\n\n", b->iters);
+    lat_header(out, "chunks", cols, ncols, "per chunk (us) | pipelined per chunk (us)", 2);
+    for (i = 0; i < b->nchunks; i++) {
+        const gpuipc_bench_lat *r = &b->chunks[i];
+
+        fprintf(out, "| %u (%s) |", r->chunks, size_text(r->size, sz, sizeof(sz)));
+        if (lat_cells(out, r, cols, ncols))
+            fprintf(out, " %s | %s |\n", num3(per_chunk(r) / 1e3, d, sizeof(d)),
+                    num3(median(&r->st[GPUIPC_STAGE_E2E]) / r->chunks / 1e3, e, sizeof(e)));
+    }
+    growth_row(out, "growth per chunk", b->chunks, b->nchunks, cols, ncols, 1, 1.0, " | |");
+}
+
+void gpuipc_bench_print_scaling(FILE *out, const gpuipc_bench *b)
+{
+    if (b->nsizes > 0)
+        print_sizes(out, b);
+    if (b->nchunks > 0)
+        print_chunks(out, b);
+}
+
+void gpuipc_bench_print_cross(FILE *out, const gpuipc_bench *b)
+{
+    static const struct {
+        int op;
+        const char *what;
+    } mats[] = {{GPUIPC_BW_VERIFY_IMPORTED, "read (verify kernel, bytes read)"},
+                {GPUIPC_BW_FILL_IMPORTED, "write (fill kernel, bytes written)"},
+                {GPUIPC_BW_COPY_IMPORTED, "copy into the consumer's local memory (bytes copied)"}};
+    char sz[32], c[24];
+    size_t m, i;
+    int a, bb;
+
+    if (b->ncross == 0)
+        return;
+    fprintf(out, "\n## Cross-device bandwidth matrix, %d GPUs\n\n"
+            "GB/s, median of %u: the consumer on GPU b reads and writes the producer's %s of "
+            "vmm memory on GPU a. The diagonal is one device (imported memory, same GPU).\n",
+            b->ngpus, b->iters, size_text(b->cross[0].size, sz, sizeof(sz)));
+    for (m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
+        fprintf(out, "\n%s:\n\n| memory on \\ consumer on |", mats[m].what);
+        for (bb = 0; bb < b->ngpus; bb++)
+            fprintf(out, " GPU %d |", bb);
+        fprintf(out, "\n|---|");
+        for (bb = 0; bb < b->ngpus; bb++)
+            fprintf(out, "---:|");
+        fputc('\n', out);
+        for (a = 0; a < b->ngpus; a++) {
+            fprintf(out, "| GPU %d |", a);
+            for (bb = 0; bb < b->ngpus; bb++) {
+                const char *text = "n/a";
+
+                for (i = 0; i < b->ncross; i++)
+                    if (b->cross[i].a == a && b->cross[i].b == bb)
+                        text = b->cross[i].note[0] != '\0'
+                                   ? "failed"
+                                   : num3(bw_median(&b->cross[i], mats[m].op), c, sizeof(c));
+                fprintf(out, " %s |", text);
+            }
+            fputc('\n', out);
+        }
+    }
+    for (i = 0; i < b->ncross; i++)
+        if (b->cross[i].note[0] != '\0')
+            fprintf(out, "\nGPU %d -> GPU %d failed: %s\n", b->cross[i].a, b->cross[i].b,
+                    b->cross[i].note);
+}
+
+/* ---- targets -------------------------------------------------------------------------------- */
+
+static void target(gpuipc_bench_target *t, const char *name, const char *goal, int met,
+                   const char *fmt, double v1, double v2)
+{
+    snprintf(t->name, sizeof(t->name), "%s", name);
+    snprintf(t->target, sizeof(t->target), "%s", goal);
+    if (met < 0 && (!isfinite(v1) || v1 == 0))
+        snprintf(t->achieved, sizeof(t->achieved), "-");
+    else
+        snprintf(t->achieved, sizeof(t->achieved), fmt, v1, v2);
+    t->met = met;
+}
+
+size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_t cap)
+{
+    double worst_k = INFINITY, worst_r = INFINITY, e2e = NAN, chunk = NAN, wall = NAN;
+    size_t n = 0, i;
+    int op, have_big = 0;
+
+    if (cap < GPUIPC_BENCH_TARGETS)
+        return 0;
+    for (i = 0; i < b->nbw; i++) {
+        if (b->bw[i].size < (1ull << 30) || b->bw[i].note[0] != '\0')
+            continue;
+        have_big = 1;
+        for (op = 0; op < 2; op++) {
+            double imp = bw_median(&b->bw[i], op), loc = bw_median(&b->bw[i], op + 3);
+
+            worst_k = fmin(worst_k, fmin(imp, loc));
+            worst_r = fmin(worst_r, imp / loc);
+        }
+    }
+    target(&t[n++], "fill and verify kernels at 1 GiB and above, local and imported",
+           ">= 2500 GB/s", have_big ? worst_k >= 2500 : -1, "%.0f GB/s (the slowest)", worst_k,
+           0);
+    target(&t[n++], "imported/local, fill and verify, at 1 GiB and above", ">= 0.97",
+           have_big ? worst_r >= 0.97 : -1, "%.3f (the lowest)", worst_r, 0);
+    for (i = 0; i < b->nlat; i++)
+        if (strcmp(b->lat[i].name, "vmm") == 0)
+            e2e = median(&b->lat[i].st[GPUIPC_STAGE_E2E]);
+    target(&t[n++], "one allocation (vmm), export to mapped in the consumer", "<= 1.0 ms median",
+           isfinite(e2e) ? e2e <= 1e6 : -1, "%.3f ms median", e2e / 1e6, 0);
+    for (i = 0; i < b->nchunks; i++)
+        if (b->chunks[i].chunks == 4096 && b->chunks[i].note[0] == '\0')
+            chunk = per_chunk(&b->chunks[i]);
+    target(&t[n++], "per chunk at 4096 chunks: export + transfer + import + map", "<= 80 us median",
+           isfinite(chunk) ? chunk <= 80e3 : -1, "%.1f us", chunk / 1e3, 0);
+    if (b->oneshot_ns.n > 0)
+        wall = median(&b->oneshot_ns);
+    target(&t[n++], "default one-shot run, whole process, median of 5", "<= 1.0 s",
+           isfinite(wall) && !b->oneshot_failed ? wall <= 1e9 : -1,
+           b->oneshot_failed ? "%.2f s (a run failed)" : "%.2f s", wall / 1e9, 0);
+    {
+        uint64_t p = 0, c = 0;
+
+        /* Device memory of every size, 2 MiB to 16 GiB: the host memory
+         * mechanisms (memfd, vmm-host-numa) map their buffer into the
+         * process, and it counts in RSS by nature. */
+        for (i = 0; i < b->nsizes; i++) {
+            p = b->sizes[i].hwm_producer > p ? b->sizes[i].hwm_producer : p;
+            c = b->sizes[i].hwm_consumer > c ? b->sizes[i].hwm_consumer : c;
+        }
+        target(&t[n++], "peak RSS of either process, vmm at every size up to 16 GiB",
+               "<= 64 MiB", p && c ? (p <= (64u << 20) && c <= (64u << 20)) : -1,
+               "producer %.0f MiB, consumer %.0f MiB", (double)p / 1048576.0,
+               (double)c / 1048576.0);
+    }
+    return n;
+}
+
+void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b)
+{
+    gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
+    size_t n = gpuipc_bench_targets(b, t, GPUIPC_BENCH_TARGETS), i;
+
+    fprintf(out, "\n## Targets (set for the H100)\n\n| target | goal | achieved | verdict |\n"
+            "|---|---|---|---|\n");
+    for (i = 0; i < n; i++)
+        fprintf(out, "| %s | %s | %s | %s |\n", t[i].name, t[i].target, t[i].achieved,
+                t[i].met > 0 ? "met" : t[i].met == 0 ? "MISSED" : "not measured");
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static void json_lat(gpuipc_json *j, const char *key, const gpuipc_bench_lat *r, size_t n)
+{
+    size_t i, k;
+
+    gpuipc_json_array(j, key);
+    for (i = 0; i < n; i++) {
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_string(j, "mechanism", r[i].name);
+        gpuipc_json_int(j, "size", (long long)r[i].size);
+        gpuipc_json_int(j, "chunks", r[i].chunks);
+        gpuipc_json_string(j, "note", r[i].note[0] ? r[i].note : NULL);
+        gpuipc_json_int(j, "vmhwm_producer", (long long)r[i].hwm_producer);
+        gpuipc_json_int(j, "vmhwm_consumer", (long long)r[i].hwm_consumer);
+        gpuipc_json_object(j, "ns");
+        for (k = 0; k < GPUIPC_STAGE_COUNT; k++)
+            gpuipc_json_numbers(j, gpuipc_stage_names[k], r[i].st[k].v, r[i].st[k].n);
+        gpuipc_json_end(j, '}');
+        gpuipc_json_end(j, '}');
+    }
+    gpuipc_json_end(j, ']');
+}
+
+static void json_bw(gpuipc_json *j, const char *key, const gpuipc_bench_bw *r, size_t n)
+{
+    size_t i, k;
+
+    gpuipc_json_array(j, key);
+    for (i = 0; i < n; i++) {
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_int(j, "producer_gpu", r[i].a);
+        gpuipc_json_int(j, "consumer_gpu", r[i].b);
+        gpuipc_json_int(j, "size", (long long)r[i].size);
+        gpuipc_json_string(j, "note", r[i].note[0] ? r[i].note : NULL);
+        gpuipc_json_int(j, "vmhwm_consumer", (long long)r[i].hwm_consumer);
+        gpuipc_json_object(j, "ns");
+        for (k = 0; k < GPUIPC_BW_COUNT; k++)
+            gpuipc_json_numbers(j, bw_names[k], r[i].ns[k].v, r[i].ns[k].n);
+        gpuipc_json_end(j, '}');
+        gpuipc_json_object(j, "gbps_median");
+        for (k = 0; k < GPUIPC_BW_COUNT; k++)
+            gpuipc_json_double(j, bw_names[k], bw_median(&r[i], (int)k));
+        gpuipc_json_end(j, '}');
+        gpuipc_json_end(j, '}');
+    }
+    gpuipc_json_end(j, ']');
+}
+
+int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b)
+{
+    gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
+    size_t n = gpuipc_bench_targets(b, t, GPUIPC_BENCH_TARGETS), i;
+    gpuipc_json j;
+
+    gpuipc_json_init(&j, out);
+    gpuipc_json_object(&j, NULL);
+    gpuipc_json_string(&j, "schema", "gpuipc_test/bench");
+    gpuipc_json_int(&j, "schema_version", 1);
+    gpuipc_json_string(&j, "version", b->version);
+    gpuipc_json_string(&j, "timestamp", b->timestamp);
+    gpuipc_json_object(&j, "device");
+    gpuipc_json_string(&j, "name", b->device);
+    gpuipc_json_string(&j, "uuid", b->uuid);
+    gpuipc_json_int(&j, "ordinal", b->ordinal);
+    gpuipc_json_int(&j, "gpus", b->ngpus);
+    gpuipc_json_int(&j, "l2_bytes", (long long)b->l2_bytes);
+    gpuipc_json_string(&j, "driver", b->driver);
+    gpuipc_json_end(&j, '}');
+    gpuipc_json_object(&j, "options");
+    gpuipc_json_int(&j, "iters", b->iters);
+    gpuipc_json_int(&j, "size", (long long)b->size);
+    gpuipc_json_int(&j, "device", b->ordinal);
+    gpuipc_json_int(&j, "timeout_ns", (long long)b->timeout_ns);
+    gpuipc_json_end(&j, '}');
+    gpuipc_json_string(&j, "units", "samples in ns (CLOCK_MONOTONIC for host steps, CUDA "
+                       "events for the bandwidth runs); GB/s = 1e9 bytes/s; fill counts bytes "
+                       "written, verify bytes read, a copy its size once (as nvbandwidth)");
+    gpuipc_json_numbers(&j, "oneshot_wall_ns", b->oneshot_ns.v, b->oneshot_ns.n);
+    gpuipc_json_bool(&j, "oneshot_failed", b->oneshot_failed);
+    gpuipc_json_int(&j, "vmhwm_producer", (long long)b->hwm_producer);
+    json_lat(&j, "latency", b->lat, b->nlat);
+    json_bw(&j, "bandwidth", b->bw, b->nbw);
+    json_lat(&j, "size_scaling", b->sizes, b->nsizes);
+    json_lat(&j, "chunk_scaling", b->chunks, b->nchunks);
+    json_bw(&j, "cross_device", b->cross, b->ncross);
+    gpuipc_json_array(&j, "targets");
+    for (i = 0; i < n; i++) {
+        gpuipc_json_object(&j, NULL);
+        gpuipc_json_string(&j, "name", t[i].name);
+        gpuipc_json_string(&j, "goal", t[i].target);
+        gpuipc_json_string(&j, "achieved", t[i].achieved);
+        gpuipc_json_string(&j, "verdict", t[i].met > 0 ? "met" : t[i].met == 0 ? "missed"
+                                                                              : "not measured");
+        gpuipc_json_end(&j, '}');
+    }
+    gpuipc_json_end(&j, ']');
+    gpuipc_json_end(&j, '}');
+    return gpuipc_json_finish(&j);
+}

@@ -1,0 +1,123 @@
+/* bench.h: --bench's results, what is derived from the raw figures, and
+ * how they are printed (Markdown tables) and saved (JSON). None of it is
+ * GPU code: bench_run.c measures, this file reports, and the tests feed it
+ * known samples. */
+#ifndef GPUIPC_BENCH_H
+#define GPUIPC_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/err.h"
+#include "session/laps.h"
+
+/* A growing list of samples. */
+typedef struct gpuipc_samples {
+    double *v;
+    size_t n, cap;
+} gpuipc_samples;
+
+/* Appends x. Returns 0 or -ENOMEM. */
+int gpuipc_samples_add(gpuipc_samples *s, double x);
+void gpuipc_samples_free(gpuipc_samples *s);
+
+/* The stages of one shared allocation, as the latency tables show them. */
+enum gpuipc_stage {
+    GPUIPC_STAGE_ALLOC,     /* producer: allocate and map */
+    GPUIPC_STAGE_EXPORT,    /* producer: every export call */
+    GPUIPC_STAGE_TRANSFER,  /* OFFER (and FDS) one way: sendmsg began to recvmsg returned,
+                             * plus pidfd_getfd */
+    GPUIPC_STAGE_IMPORT,    /* consumer: the import calls less reserve, map, access, fetch */
+    GPUIPC_STAGE_RESERVE,
+    GPUIPC_STAGE_MAP,
+    GPUIPC_STAGE_ACCESS,
+    GPUIPC_STAGE_TOUCH,     /* consumer: the first kernel over the memory, host-timed */
+    GPUIPC_STAGE_RELEASE_C, /* consumer's teardown */
+    GPUIPC_STAGE_RELEASE_P, /* producer's teardown */
+    GPUIPC_STAGE_E2E,       /* export began (producer) to import returned (consumer) */
+    GPUIPC_STAGE_COUNT
+};
+
+/* Short names for headers and JSON keys: "alloc", "export", ... */
+extern const char *const gpuipc_stage_names[GPUIPC_STAGE_COUNT];
+
+/* Derives each stage's duration in ns from one scenario's raw figures. */
+void gpuipc_bench_derive(const gpuipc_timing *t, double st[GPUIPC_STAGE_COUNT]);
+
+/* One latency row: a mechanism at one size and chunk count. */
+typedef struct gpuipc_bench_lat {
+    char name[32];
+    uint64_t size;   /* bytes shared */
+    unsigned chunks; /* allocations (1 unless chunked) */
+    gpuipc_samples st[GPUIPC_STAGE_COUNT];
+    uint64_t hwm_producer, hwm_consumer; /* peak RSS seen in the row's scenarios */
+    char note[GPUIPC_ERR_LEN]; /* why the row has no samples, or "" */
+} gpuipc_bench_lat;
+
+/* One bandwidth row: consumer on GPU b over memory of the producer's GPU a. */
+typedef struct gpuipc_bench_bw {
+    int a, b;
+    uint64_t size;
+    gpuipc_samples ns[GPUIPC_BW_COUNT];
+    uint64_t hwm_consumer;
+    char note[GPUIPC_ERR_LEN];
+} gpuipc_bench_bw;
+
+#define GPUIPC_BENCH_ROWS 24
+#define GPUIPC_BENCH_CROSS 64
+
+typedef struct gpuipc_bench {
+    char device[128];   /* the producer's GPU */
+    char uuid[48];
+    char driver[96];    /* "580.159.04 (CUDA 13.0)" */
+    char timestamp[32]; /* UTC, ISO 8601 */
+    char version[32];   /* this program's */
+    int ordinal, ngpus;
+    unsigned iters;
+    uint64_t size;      /* --size: the latency rows' */
+    uint64_t l2_bytes;  /* the device's L2 cache */
+    uint64_t timeout_ns;
+    gpuipc_samples oneshot_ns;  /* wall time of whole default runs */
+    int oneshot_failed;         /* one of them did not exit 0 */
+    gpuipc_bench_lat lat[GPUIPC_BENCH_ROWS];
+    size_t nlat;
+    gpuipc_bench_bw bw[GPUIPC_BENCH_ROWS];
+    size_t nbw;
+    gpuipc_bench_lat sizes[GPUIPC_BENCH_ROWS];
+    size_t nsizes;
+    gpuipc_bench_lat chunks[GPUIPC_BENCH_ROWS];
+    size_t nchunks;
+    gpuipc_bench_bw cross[GPUIPC_BENCH_CROSS];
+    size_t ncross;
+    uint64_t hwm_producer; /* peak RSS of the producer over the GPU sections */
+} gpuipc_bench;
+
+/* Frees every sample list in b (b itself is the caller's). */
+void gpuipc_bench_free(gpuipc_bench *b);
+
+/* The targets of the H100 as a verdict each: name, target, achieved. */
+typedef struct gpuipc_bench_target {
+    char name[96];
+    char target[48];
+    char achieved[96];
+    int met;      /* 1 met, 0 missed, -1 not measured */
+} gpuipc_bench_target;
+
+#define GPUIPC_BENCH_TARGETS 8
+
+/* Evaluates the targets on b's medians. Returns how many it wrote into t. */
+size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_t cap);
+
+/* Prints the tables of the sections that have rows, as Markdown. */
+void gpuipc_bench_print_latency(FILE *out, const gpuipc_bench *b);
+void gpuipc_bench_print_bandwidth(FILE *out, const gpuipc_bench *b);
+void gpuipc_bench_print_scaling(FILE *out, const gpuipc_bench *b);
+void gpuipc_bench_print_cross(FILE *out, const gpuipc_bench *b);
+void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b);
+
+/* Writes b, every sample included, as one JSON document. Returns 0, or -1
+ * if writing failed. */
+int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b);
+
+#endif

@@ -1,0 +1,276 @@
+/* account.c: what this process holds: FDs through /proc/self/fd, driver
+ * objects through the ledger, shared memory through /proc/self/status, GPU
+ * memory through the caller's NVML reader. */
+#include "core/account.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/proc.h"
+#include "core/units.h"
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+    size_t cap = 64;
+    int self;
+
+    s->n = 0;
+    s->fd = NULL;
+    if (d == NULL)
+        return gpuipc_err_set(err, -errno, "opendir /proc/self/fd: %s", strerror(errno));
+    self = dirfd(d);
+    s->fd = malloc(cap * sizeof(int));
+    if (s->fd == NULL) {
+        closedir(d);
+        return gpuipc_err_set(err, -ENOMEM, "FD accounting: out of memory");
+    }
+    while ((de = readdir(d)) != NULL) {
+        char *end;
+        long v;
+
+        if (de->d_name[0] == '.')
+            continue;
+        v = strtol(de->d_name, &end, 10);
+        if (*end != '\0' || v == self)
+            continue;
+        if (s->n == cap) {
+            int *bigger = realloc(s->fd, 2 * cap * sizeof(int));
+
+            if (bigger == NULL) {
+                closedir(d);
+                gpuipc_account_free(s);
+                return gpuipc_err_set(err, -ENOMEM, "FD accounting: out of memory");
+            }
+            s->fd = bigger;
+            cap *= 2;
+        }
+        s->fd[s->n++] = (int)v;
+    }
+    closedir(d);
+    qsort(s->fd, s->n, sizeof(int), cmp_int);
+    return 0;
+}
+
+size_t gpuipc_account_leaks(const gpuipc_fds *before, const gpuipc_fds *now, gpuipc_err *err)
+{
+    char text[GPUIPC_ERR_LEN] = "";
+    size_t used = 0, leaked = 0, i = 0, j;
+
+    for (j = 0; j < now->n; j++) {
+        char path[64], target[128];
+        ssize_t len;
+
+        while (i < before->n && before->fd[i] < now->fd[j])
+            i++;
+        if (i < before->n && before->fd[i] == now->fd[j])
+            continue;
+        leaked++;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", now->fd[j]);
+        len = readlink(path, target, sizeof(target) - 1);
+        target[len > 0 ? len : 0] = '\0';
+        if (used < sizeof(text))
+            used += (size_t)snprintf(text + used, sizeof(text) - used, "%sfd %d (%s)",
+                                     leaked > 1 ? ", " : "", now->fd[j],
+                                     len > 0 ? target : "?");
+    }
+    if (leaked)
+        gpuipc_err_set(err, 0, "%zu FD%s leaked: %s", leaked, leaked > 1 ? "s" : "", text);
+    return leaked;
+}
+
+void gpuipc_account_free(gpuipc_fds *s)
+{
+    free(s->fd);
+    s->fd = NULL;
+    s->n = 0;
+}
+
+size_t gpuipc_account_leaks_now(const gpuipc_fds *before, gpuipc_err *err)
+{
+    gpuipc_fds now;
+    size_t n;
+
+    if (gpuipc_account_snapshot(&now, err) < 0)
+        return 0;
+    n = gpuipc_account_leaks(before, &now, err);
+    gpuipc_account_free(&now);
+    return n;
+}
+
+unsigned gpuipc_account_free_below(uint64_t limit, unsigned want)
+{
+    unsigned n = 0;
+    uint64_t fd;
+
+    for (fd = 0; fd < limit && fd < 1u << 20 && n < want; fd++)
+        n += fcntl((int)fd, F_GETFD) < 0 && errno == EBADF;
+    return n;
+}
+
+/* ---- what one process holds ------------------------------------------------------------ */
+
+int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err)
+{
+    int rc;
+
+    memset(u, 0, sizeof(*u));
+    gpuipc_ledger_mark_now(&u->objects);
+    if (gpuipc_proc_shmem(&u->shmem) < 0)
+        u->shmem = GPUIPC_USAGE_UNKNOWN;
+    u->gpu = GPUIPC_USAGE_UNKNOWN;
+    if (gpu == NULL)
+        gpuipc_err_set(&u->gpu_why, -ENOTSUP, "no GPU is open in this process");
+    else if (gpu(&u->gpu, &u->gpu_why) < 0)
+        u->gpu = GPUIPC_USAGE_UNKNOWN;
+    rc = gpuipc_account_snapshot(&u->fds, err);
+    u->have_fds = rc == 0;
+    return rc;
+}
+
+/* Appends "; " and text to err's message, or sets it if it is the first. */
+static void add_reason(gpuipc_err *err, int first, const char *text)
+{
+    size_t used = first ? 0 : strlen(err->msg);
+
+    snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s", first ? "" : "; ", text);
+}
+
+int gpuipc_usage_leaks(const gpuipc_usage *before, gpuipc_usage_gpu_fn gpu, uint64_t settle_ns,
+                       gpuipc_err *err)
+{
+    char text[GPUIPC_ERR_LEN], a[32], b[32], c[32];
+    uint64_t bytes = 0, now = 0;
+    gpuipc_err e;
+    size_t n;
+    int found = 0;
+
+    gpuipc_err_clear(err);
+    if (before->have_fds && gpuipc_account_leaks_now(&before->fds, &e) > 0)
+        add_reason(err, found++ == 0, e.msg);
+    n = gpuipc_ledger_since(&before->objects, &bytes, text, sizeof(text));
+    if (n > 0) {
+        char line[GPUIPC_ERR_LEN];
+
+        snprintf(line, sizeof(line), "%zu driver object%s still held (%s known): %.400s", n,
+                 n == 1 ? "" : "s", gpuipc_units_format_size(bytes, a, sizeof(a)), text);
+        add_reason(err, found++ == 0, line);
+    }
+    if (before->shmem != GPUIPC_USAGE_UNKNOWN && gpuipc_proc_shmem(&now) == 0 &&
+        now > before->shmem) {
+        snprintf(text, sizeof(text), "%s more shared memory resident in this process "
+                 "(RssShmem %s before, %s after)",
+                 gpuipc_units_format_size(now - before->shmem, a, sizeof(a)),
+                 gpuipc_units_format_size(before->shmem, b, sizeof(b)),
+                 gpuipc_units_format_size(now, c, sizeof(c)));
+        add_reason(err, found++ == 0, text);
+    }
+    if (before->gpu != GPUIPC_USAGE_UNKNOWN && gpu != NULL) {
+        uint64_t deadline = gpuipc_clock_deadline(settle_ns);
+
+        /* The driver may account a release a moment late: re-read before
+         * calling it a leak, within the bound. */
+        while (gpu(&now, &e) == 0 && now > before->gpu && gpuipc_clock_ms_left(deadline) > 0)
+            gpuipc_clock_sleep(10 * GPUIPC_NS_PER_MS);
+        if (gpu(&now, &e) == 0 && now > before->gpu) {
+            snprintf(text, sizeof(text), "%s more GPU memory held by this process, as NVML "
+                     "reports it (%s before, %s after)",
+                     gpuipc_units_format_size(now - before->gpu, a, sizeof(a)),
+                     gpuipc_units_format_size(before->gpu, b, sizeof(b)),
+                     gpuipc_units_format_size(now, c, sizeof(c)));
+            add_reason(err, found++ == 0, text);
+        }
+    }
+    return found;
+}
+
+void gpuipc_usage_figures_of(const gpuipc_usage *u, gpuipc_usage_figures *f)
+{
+    f->fds = u->have_fds ? u->fds.n : GPUIPC_USAGE_UNKNOWN;
+    f->objects = u->objects.live;
+    f->shmem = u->shmem;
+    f->gpu = u->gpu;
+}
+
+int gpuipc_usage_drift(const gpuipc_usage_figures *ref, const gpuipc_usage_figures *now,
+                       const char *who, char *why, size_t len)
+{
+    char a[32], b[32];
+
+#define KNOWN(field) (ref->field != GPUIPC_USAGE_UNKNOWN && now->field != GPUIPC_USAGE_UNKNOWN)
+    if (KNOWN(fds) && now->fds > ref->fds)
+        snprintf(why, len, "the %s has %llu FDs open, %llu more than after round 1", who,
+                 (unsigned long long)now->fds, (unsigned long long)(now->fds - ref->fds));
+    else if (KNOWN(objects) && now->objects > ref->objects)
+        snprintf(why, len, "the %s holds %llu driver objects, %llu more than after round 1",
+                 who, (unsigned long long)now->objects,
+                 (unsigned long long)(now->objects - ref->objects));
+    else if (KNOWN(shmem) && now->shmem > ref->shmem)
+        snprintf(why, len, "the %s has %s of shared memory resident, %s more than after "
+                 "round 1", who, gpuipc_units_format_size(now->shmem, a, sizeof(a)),
+                 gpuipc_units_format_size(now->shmem - ref->shmem, b, sizeof(b)));
+    else if (KNOWN(gpu) && now->gpu > ref->gpu)
+        snprintf(why, len, "the %s holds %s of GPU memory by NVML, %s more than after round 1",
+                 who, gpuipc_units_format_size(now->gpu, a, sizeof(a)),
+                 gpuipc_units_format_size(now->gpu - ref->gpu, b, sizeof(b)));
+    else
+        return 0;
+#undef KNOWN
+    return 1;
+}
+
+void gpuipc_usage_free(gpuipc_usage *u)
+{
+    if (u->have_fds)
+        gpuipc_account_free(&u->fds);
+    u->have_fds = 0;
+}
+
+void gpuipc_session_usage_note(gpuipc_session_usage *s, const uint8_t device[16],
+                               gpuipc_usage_gpu_fn gpu)
+{
+    gpuipc_err e;
+
+    if (s->have && memcmp(s->device, device, sizeof(s->device)) == 0)
+        return;
+    if (s->have)
+        gpuipc_usage_free(&s->ref);
+    gpuipc_usage_take(&s->ref, gpu, &e);
+    memcpy(s->device, device, sizeof(s->device));
+    s->have = 1;
+}
+
+int gpuipc_session_usage_leaks(gpuipc_session_usage *s, gpuipc_usage_gpu_fn gpu,
+                               uint64_t settle_ns, gpuipc_err *err)
+{
+    int n;
+
+    gpuipc_err_clear(err);
+    if (!s->have)
+        return 0;
+    n = gpuipc_usage_leaks(&s->ref, gpu, settle_ns, err);
+    gpuipc_usage_free(&s->ref);
+    s->have = 0;
+    return n;
+}
+
+void gpuipc_session_usage_free(gpuipc_session_usage *s)
+{
+    if (s->have)
+        gpuipc_usage_free(&s->ref);
+    s->have = 0;
+}

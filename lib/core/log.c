@@ -1,0 +1,56 @@
+/* log.c: the step log. */
+#include "core/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/step.h"
+
+void gpuipc_log_line(int fd, const char *text)
+{
+    char line[1024];
+    size_t len = strlen(text);
+    size_t off = 0;
+
+    if (len > sizeof(line) - 2)
+        len = sizeof(line) - 2;
+    memcpy(line, text, len);
+    line[len++] = '\n';
+    while (off < len) {
+        ssize_t n = write(fd, line + off, len - off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        off += (size_t)n;
+    }
+}
+
+void gpuipc_log_step(const gpuipc_log *log, int level, const char *scenario, unsigned step,
+                     uint64_t dur_ns, const char *fmt, ...)
+{
+    char text[768];
+    char line[1024];
+    double since = (double)(gpuipc_clock_ns() - log->t0_ns) / 1e6;
+    va_list ap;
+
+    if (level > log->level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (dur_ns == GPUIPC_LOG_NO_TIME)
+        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-16s %-8s %s", since,
+                 gpuipc_role_name(log->role), scenario ? scenario : "-",
+                 step ? gpuipc_step_name(step) : "-", text);
+    else
+        snprintf(line, sizeof(line), "%10.3f ms  %-8s  %-16s %-8s %s  [%.3f ms]", since,
+                 gpuipc_role_name(log->role), scenario ? scenario : "-",
+                 step ? gpuipc_step_name(step) : "-", text, (double)dur_ns / 1e6);
+    gpuipc_log_line(log->fd, line);
+}

@@ -1,0 +1,152 @@
+/* proc.c: bounded waits for child processes, and host memory. */
+#include "core/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
+{
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+
+        if (r == pid)
+            return 0;
+        if (r < 0 && errno != EINTR)
+            return -errno;
+        if (gpuipc_clock_ns() >= deadline_ns)
+            return -ETIMEDOUT;
+        gpuipc_clock_sleep(2 * GPUIPC_NS_PER_MS);
+    }
+}
+
+int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err)
+{
+    int rc = wait_until(pid, deadline_ns, status);
+
+    if (rc == 0)
+        return 0;
+    if (rc != -ETIMEDOUT)
+        return gpuipc_err_set(err, rc, "waitpid %d: %s", (int)pid, strerror(-rc));
+    kill(pid, SIGKILL);
+    rc = wait_until(pid, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), status);
+    if (rc == 0)
+        return 1;
+    return gpuipc_err_set(err, rc, "process %d did not exit even after SIGKILL (stuck in "
+                          "the kernel or the driver?)", (int)pid);
+}
+
+char *gpuipc_proc_describe(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exited %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "killed by signal %d (SIG%s)", WTERMSIG(status),
+                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+    else
+        snprintf(buf, len, "wait status 0x%x", (unsigned)status);
+    return buf;
+}
+
+/* Reads the "<key> <n> kB" line of a /proc file into *bytes. Returns 0, or
+ * -ENOENT if the file or the line is missing. */
+static int read_kib_line(const char *path, const char *key, uint64_t *bytes)
+{
+    FILE *f = fopen(path, "re");
+    unsigned long long kib = 0;
+    size_t klen = strlen(key);
+    char line[256];
+    int rc = -ENOENT;
+
+    if (f == NULL)
+        return -ENOENT;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, key, klen) == 0 && sscanf(line + klen, "%llu kB", &kib) == 1) {
+            *bytes = (uint64_t)kib * 1024;
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* The same, 0 if absent. */
+static uint64_t read_kib(const char *path, const char *key)
+{
+    uint64_t bytes = 0;
+
+    read_kib_line(path, key, &bytes);
+    return bytes;
+}
+
+int gpuipc_proc_shmem(uint64_t *bytes)
+{
+    return read_kib_line("/proc/self/status", "RssShmem:", bytes);
+}
+
+int gpuipc_proc_parse_ns(const char *link, const char *type, uint64_t *inode)
+{
+    size_t tlen = strlen(type);
+    unsigned long long v;
+    char *end;
+
+    if (strncmp(link, type, tlen) != 0 || strncmp(link + tlen, ":[", 2) != 0 ||
+        link[tlen + 2] < '0' || link[tlen + 2] > '9')
+        return -EINVAL;
+    errno = 0;
+    v = strtoull(link + tlen + 2, &end, 10);
+    if (errno != 0 || strcmp(end, "]") != 0)
+        return -EINVAL;
+    *inode = v;
+    return 0;
+}
+
+int gpuipc_proc_pid_ns(uint64_t *inode, gpuipc_err *err)
+{
+    char link[64];
+    ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+
+    if (n < 0)
+        return gpuipc_err_set(err, -errno, "readlink /proc/self/ns/pid: %s", strerror(errno));
+    link[n] = '\0';
+    if (gpuipc_proc_parse_ns(link, "pid", inode) < 0)
+        return gpuipc_err_set(err, -EINVAL, "/proc/self/ns/pid reads '%s', not pid:[inode]",
+                              link);
+    return 0;
+}
+
+uint64_t gpuipc_proc_mem_available(void)
+{
+    return read_kib("/proc/meminfo", "MemAvailable:");
+}
+
+uint64_t gpuipc_proc_hwm(void)
+{
+    return read_kib("/proc/self/status", "VmHWM:");
+}
+
+int gpuipc_proc_reset_hwm(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -errno;
+    n = write(fd, "5", 1);
+    if (n != 1) {
+        int e = n < 0 ? errno : EIO;
+
+        close(fd);
+        return -e;
+    }
+    close(fd);
+    return 0;
+}

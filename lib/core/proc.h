@@ -1,0 +1,45 @@
+/* proc.h: waiting for a child under a deadline, describing how it ended,
+ * and the host facts a role checks before it allocates. */
+#ifndef GPUIPC_PROC_H
+#define GPUIPC_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/err.h"
+
+/* Waits for child pid until deadline_ns; then sends it SIGKILL and waits up
+ * to 5 s more. Stores the wait status in *status. Returns 0 if it exited in
+ * time, 1 if it had to be killed, or a negative errno (err says why). */
+int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err);
+
+/* Writes "exited 0", "exited 1" or "killed by signal 9 (SIGKILL)" for a wait
+ * status into buf and returns buf. */
+char *gpuipc_proc_describe(int status, char *buf, size_t len);
+
+/* Returns MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
+uint64_t gpuipc_proc_mem_available(void);
+
+/* This process's peak resident set (VmHWM of /proc/self/status), in bytes;
+ * 0 if it cannot be read. */
+uint64_t gpuipc_proc_hwm(void);
+
+/* This process's shared memory that is resident (RssShmem of
+ * /proc/self/status: memfd, tmpfs and System V pages mapped here), in bytes,
+ * into *bytes. Returns 0, or -ENOENT where the kernel does not report it. */
+int gpuipc_proc_shmem(uint64_t *bytes);
+
+/* Parses a namespace link's text, "<type>:[<inode>]" (as readlink of
+ * /proc/self/ns/<type> gives it), into *inode. Returns 0 or -EINVAL. */
+int gpuipc_proc_parse_ns(const char *link, const char *type, uint64_t *inode);
+
+/* Reads the inode of this process's PID namespace into *inode. Returns 0 or
+ * a negative errno with why. */
+int gpuipc_proc_pid_ns(uint64_t *inode, gpuipc_err *err);
+
+/* Starts the peak over at the current resident set (writes 5 to
+ * /proc/self/clear_refs, Linux 4.0 and later). Returns 0 or -errno. */
+int gpuipc_proc_reset_hwm(void);
+
+#endif

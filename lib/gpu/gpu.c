@@ -1,0 +1,597 @@
+/* gpu.c: opening a device, its kernels, and device views for the roles. */
+#include "gpu/gpu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/cudrv.h"
+#include "gpu/kernels.h"
+#include "gpu/nvml.h"
+#include "session/pattern.h"
+#include "core/units.h"
+
+/* Devices open in this process, for gpuipc_gpu_process_bytes(). */
+static int open_count;
+
+struct gpuipc_gpu {
+    CUdevice dev;
+    int ordinal;
+    CUcontext ctx;
+    char name[128];
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    gpuipc_kernels kernels;
+    CUdeviceptr result; /* the kernels' result words */
+    char self_test[320]; /* what the self-test proved */
+};
+
+int gpuipc_gpu_init(gpuipc_err *err)
+{
+    static int done;
+    static int result;
+    static gpuipc_err saved;
+    CUresult rc;
+
+    if (done) {
+        if (result != 0 && err != NULL)
+            *err = saved;
+        return result;
+    }
+    done = 1;
+    result = gpuipc_cudrv_load(&saved);
+    if (result == 0) {
+        rc = gpuipc_cu.cuInit(0);
+        if (rc == CUDA_ERROR_NO_DEVICE)
+            result = gpuipc_err_set(&saved, -ENODEV, "no CUDA device: cuInit: "
+                                    "CUDA_ERROR_NO_DEVICE (check nvidia-smi, "
+                                    "CUDA_VISIBLE_DEVICES, and that the container was "
+                                    "given the GPU)");
+        else if (rc != CUDA_SUCCESS)
+            result = gpuipc_cudrv_errno(gpuipc_cudrv_fail(&saved, "cuInit", rc, __FILE__,
+                                                          __LINE__));
+    }
+    if (result != 0 && err != NULL)
+        *err = saved;
+    return result;
+}
+
+int gpuipc_gpu_count(int *count, gpuipc_err *err)
+{
+    CUresult rc;
+    int ret;
+
+    if ((ret = gpuipc_gpu_init(err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGetCount(count);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetCount", rc, __FILE__,
+                                                    __LINE__));
+    return 0;
+}
+
+/* Launches fill (verify: 0) or verify (1) over nwords at dptr with blocks
+ * (0: the device's grid), waits, and reads the result words into r. */
+static int run_kernel(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nwords,
+                      uint64_t first, uint64_t seed, unsigned blocks,
+                      uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
+{
+    uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, gpu->result, fresh, sizeof(fresh));
+    rc = verify ? gpuipc_kernels_verify(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
+                                        blocks, err)
+                : gpuipc_kernels_fill(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
+                                      blocks, err);
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, r, gpu->result, sizeof(fresh));
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+/* One self-test case: fill nwords at scratch with the pattern from first on
+ * a grid of blocks (0: the device's), and check the fill's own count and
+ * digest against the CPU's; then plant wrong words at the indexes in plant
+ * (through host, which holds the CPU's copy when check_all is set, else only
+ * the planted words are written), verify on the same grid, and check that
+ * it counted every word, found exactly the planted ones with the lowest
+ * first, and read the digest the CPU expects. */
+static int self_test_case(gpuipc_gpu *gpu, CUdeviceptr scratch, uint64_t *host, uint64_t nwords,
+                          unsigned blocks, const uint64_t *plant, unsigned nplant,
+                          int check_all, gpuipc_err *err)
+{
+    const uint64_t first = 1000003, seed = 0x0123456789abcdefull;
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], digest, i;
+    char what[96];
+    gpuipc_check check;
+    CUresult rc;
+    int ret;
+
+    snprintf(what, sizeof(what), "%llu words on %u block%s of %u threads",
+             (unsigned long long)nwords, blocks ? blocks : gpu->kernels.max_blocks,
+             blocks == 1 ? "" : "s", gpu->kernels.threads);
+    if ((ret = run_kernel(gpu, 0, scratch, nwords, first, seed, blocks, r, err)) < 0)
+        return ret;
+    digest = gpuipc_pattern_digest(nwords, first, seed);
+    if (r[GPUIPC_KERNELS_WORDS] != nwords || r[GPUIPC_KERNELS_DIGEST] != digest)
+        return gpuipc_err_set(err, -EIO, "self-test, %s: the fill kernel counted %llu words "
+                              "and digest 0x%016llx; the CPU expects %llu and 0x%016llx", what,
+                              (unsigned long long)r[GPUIPC_KERNELS_WORDS],
+                              (unsigned long long)r[GPUIPC_KERNELS_DIGEST],
+                              (unsigned long long)nwords, (unsigned long long)digest);
+    if (check_all) {
+        /* The CPU's own indexing, independent of the kernels' grid-stride
+         * loop, reads every word the GPU wrote. */
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, host, scratch, nwords * sizeof(uint64_t));
+        if (gpuipc_pattern_verify(host, nwords, first, seed, &check) != 0) {
+            char text[256];
+
+            return gpuipc_err_set(err, -EIO, "self-test, %s: the GPU fill kernel disagrees "
+                                  "with the CPU pattern: %s", what,
+                                  gpuipc_pattern_describe(&check, first, text, sizeof(text)));
+        }
+    }
+    for (i = 0; i < nplant; i++) {
+        uint64_t good = gpuipc_pattern_word(first + plant[i], seed), bad = good ^ (1ull << 17);
+
+        digest += gpuipc_pattern_digest_term(first + plant[i], bad) -
+                  gpuipc_pattern_digest_term(first + plant[i], good);
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, scratch + plant[i] * sizeof(uint64_t), &bad,
+                       sizeof(bad));
+    }
+    if ((ret = run_kernel(gpu, 1, scratch, nwords, first, seed, blocks, r, err)) < 0)
+        return ret;
+    if (r[GPUIPC_KERNELS_MISMATCHES] != nplant || r[GPUIPC_KERNELS_FIRST_BAD] !=
+                                                      first + plant[0] ||
+        r[GPUIPC_KERNELS_WORDS] != nwords || r[GPUIPC_KERNELS_DIGEST] != digest)
+        return gpuipc_err_set(err, -EIO, "self-test, %s: the verify kernel reported %llu "
+                              "mismatches (first at %llu) in %llu words, digest 0x%016llx, for "
+                              "%u planted (first at %llu) in %llu words, digest 0x%016llx", what,
+                              (unsigned long long)r[GPUIPC_KERNELS_MISMATCHES],
+                              (unsigned long long)r[GPUIPC_KERNELS_FIRST_BAD],
+                              (unsigned long long)r[GPUIPC_KERNELS_WORDS],
+                              (unsigned long long)r[GPUIPC_KERNELS_DIGEST], nplant,
+                              (unsigned long long)(first + plant[0]), (unsigned long long)nwords,
+                              (unsigned long long)digest);
+    return 0;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+/* Proves on this device, before any scenario, that the kernels compute the
+ * same pattern as the CPU, that every word of a buffer is written and read
+ * however the grid-stride loop divides it, and that verify reports planted
+ * errors at the right index: a GPU or JIT problem then shows up as itself,
+ * not as a sharing failure. Two cases:
+ *   - 2 blocks over 5.07 times their threads' reach (a size that is not a
+ *     multiple of the grid), every word read back by the CPU, errors planted
+ *     at the first word, in the fourth round of the loop, and at the last;
+ *   - the device's own grid over 2.5 times its reach, as every real size uses
+ *     it, with the last word planted. */
+static int self_test(gpuipc_gpu *gpu, gpuipc_err *err)
+{
+    const unsigned small = 2;
+    const uint64_t reach = (uint64_t)small * gpu->kernels.threads * 2; /* words per round */
+    const uint64_t n1 = 5 * reach + 2 * 37;
+    const uint64_t plant1[] = {0, 3 * reach + 5, n1 - 1};
+    const uint64_t full = (uint64_t)gpu->kernels.max_blocks * gpu->kernels.threads * 2;
+    const uint64_t n2 = 2 * full + full / 2 + 6;
+    const uint64_t plant2[] = {n2 - 1};
+    uint64_t *host = malloc(n1 * sizeof(uint64_t));
+    CUdeviceptr scratch = 0;
+    CUresult rc;
+    int ret = -EIO;
+
+    if (host == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "self-test: out of memory");
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &scratch, n2 * sizeof(uint64_t));
+    ret = self_test_case(gpu, scratch, host, n1, small, plant1, 3, 1, err);
+    if (ret == 0)
+        ret = self_test_case(gpu, scratch, host, n2, 0, plant2, 1, 0, err);
+    gpuipc_cu.cuMemFree(scratch);
+    snprintf(gpu->self_test, sizeof(gpu->self_test), "self-test: %llu words on %u blocks of %u "
+             "threads (%.2f rounds of the loop) and %llu words on the device's %u blocks "
+             "(%.2f rounds): every word written and read, planted wrong words found at their "
+             "indexes; digests and word counts match the CPU's", (unsigned long long)n1, small,
+             gpu->kernels.threads, (double)n1 / (double)reach, (unsigned long long)n2,
+             gpu->kernels.max_blocks, (double)n2 / (double)full);
+out:
+    free(host);
+    if (ret != 0 && err != NULL && strncmp(err->msg, "self-test", 9) != 0)
+        gpuipc_err_prefix(err, "self-test");
+    return ret;
+}
+
+static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *err)
+{
+    gpuipc_gpu *gpu;
+    CUuuid uuid;
+    CUresult rc;
+    int sms = 0;
+
+    gpu = calloc(1, sizeof(*gpu));
+    if (gpu == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "out of memory");
+    gpu->dev = dev;
+    gpu->ordinal = ordinal;
+    GPUIPC_CU_GOTO(rc, err, out_free, cuDeviceGetName, gpu->name, (int)sizeof(gpu->name), dev);
+    GPUIPC_CU_GOTO(rc, err, out_free, cuDeviceGetUuid, &uuid, dev);
+    memcpy(gpu->uuid, uuid.bytes, GPUIPC_UUID_LEN);
+    GPUIPC_CU_GOTO(rc, err, out_free, cuDeviceGetAttribute, &sms,
+                   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    GPUIPC_CU_GOTO(rc, err, out_free, cuDevicePrimaryCtxRetain, &gpu->ctx, dev);
+    GPUIPC_CU_GOTO(rc, err, out_release, cuCtxSetCurrent, gpu->ctx);
+    if (gpuipc_kernels_load(&gpu->kernels, sms, err) != CUDA_SUCCESS) {
+        rc = CUDA_ERROR_INVALID_PTX;
+        goto out_release;
+    }
+    GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result,
+                   GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
+    if (self_test(gpu, err) != 0) {
+        rc = CUDA_ERROR_UNKNOWN;
+        goto out_result;
+    }
+    *out = gpu;
+    open_count++;
+    return 0;
+
+out_result:
+    gpuipc_cu.cuMemFree(gpu->result);
+out_unload:
+    gpuipc_kernels_unload(&gpu->kernels);
+out_release:
+    gpuipc_cu.cuDevicePrimaryCtxRelease(dev);
+out_free:
+    free(gpu);
+    gpuipc_err_prefix(err, "opening GPU %d", ordinal);
+    return rc == CUDA_ERROR_UNKNOWN ? -EIO : gpuipc_cudrv_errno(rc);
+}
+
+int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err)
+{
+    CUdevice dev;
+    CUresult rc;
+    int n, ret;
+
+    if ((ret = gpuipc_gpu_count(&n, err)) < 0)
+        return ret;
+    if (ordinal < 0 || ordinal >= n)
+        return gpuipc_err_set(err, -ENODEV, "no GPU %d: %d visible (ordinals 0 to %d)",
+                              ordinal, n, n - 1);
+    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGet", rc, __FILE__,
+                                                    __LINE__));
+    return open_device(out, dev, ordinal, err);
+}
+
+int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err)
+{
+    char text[48];
+    CUdevice dev;
+    CUuuid u;
+    CUresult rc;
+    int n, i, ret;
+
+    if ((ret = gpuipc_gpu_count(&n, err)) < 0)
+        return ret;
+    for (i = 0; i < n; i++) {
+        rc = gpuipc_cu.cuDeviceGet(&dev, i);
+        if (rc == CUDA_SUCCESS)
+            rc = gpuipc_cu.cuDeviceGetUuid(&u, dev);
+        if (rc != CUDA_SUCCESS)
+            return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
+                                                        __LINE__));
+        if (memcmp(u.bytes, uuid, GPUIPC_UUID_LEN) == 0) {
+            *ordinal = i;
+            return 0;
+        }
+    }
+    return gpuipc_err_set(err, -ENODEV, "none of the %d GPUs this process sees is %s, the "
+                          "producer's (check CUDA_VISIBLE_DEVICES and the container's device "
+                          "list: both processes must see it)",
+                          n, gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
+int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err)
+{
+    CUdevice dev;
+    CUuuid u;
+    CUresult rc;
+    int ret;
+
+    if ((ret = gpuipc_gpu_init(err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = gpuipc_cu.cuDeviceGetUuid(&u, dev);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
+                                                    __LINE__));
+    memcpy(uuid, u.bytes, GPUIPC_UUID_LEN);
+    return 0;
+}
+
+int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
+                         gpuipc_err *err)
+{
+    CUdevice dev;
+    CUresult rc;
+    int ordinal, ret;
+
+    if ((ret = gpuipc_gpu_find_uuid(uuid, &ordinal, err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGet", rc, __FILE__,
+                                                    __LINE__));
+    return open_device(out, dev, ordinal, err);
+}
+
+int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err)
+{
+    char text[48];
+
+    if (memcmp(uuid, env->home_uuid, GPUIPC_UUID_LEN) == 0)
+        return 0;
+    return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
+                          gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
+int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err)
+{
+    char home[48];
+    CUdevice dev;
+    CUresult rc;
+    int ret, can = 0;
+
+    if (env->gpu == NULL)
+        return gpuipc_err_set(err, -ENODEV, "no GPU is open");
+    if (memcmp(env->home_uuid, env->uuid, GPUIPC_UUID_LEN) == 0) {
+        env->home_ordinal = gpuipc_gpu_ordinal(env->gpu);
+        return 0;
+    }
+    if ((ret = gpuipc_gpu_find_uuid(env->home_uuid, &env->home_ordinal, err)) < 0)
+        return ret;
+    rc = gpuipc_cu.cuDeviceGet(&dev, env->home_ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = gpuipc_cu.cuDeviceCanAccessPeer(&can, gpuipc_gpu_device(env->gpu), dev);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceCanAccessPeer", rc,
+                                                    __FILE__, __LINE__));
+    if (!can)
+        return gpuipc_err_set(err, -ENOTSUP, "cuDeviceCanAccessPeer: GPU %d (%s) cannot access "
+                              "the memory of GPU %d (%s): no peer path between them (NVLink, "
+                              "or PCIe P2P, which IOMMU and ACS settings can disable)",
+                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu),
+                              env->home_ordinal,
+                              gpuipc_units_format_uuid(env->home_uuid, home, sizeof(home)));
+    return 0;
+}
+
+void gpuipc_gpu_close(gpuipc_gpu *gpu)
+{
+    if (gpu == NULL)
+        return;
+    gpuipc_cu.cuCtxSetCurrent(gpu->ctx);
+    gpuipc_cu.cuCtxSynchronize();
+    gpuipc_cu.cuMemFree(gpu->result);
+    gpuipc_kernels_unload(&gpu->kernels);
+    gpuipc_cu.cuCtxSetCurrent(NULL);
+    gpuipc_cu.cuDevicePrimaryCtxRelease(gpu->dev);
+    free(gpu);
+    open_count--;
+}
+
+int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why)
+{
+    if (open_count == 0)
+        return gpuipc_err_set(why, -ENOTSUP, "this process has no GPU open");
+    return gpuipc_nvml_process_bytes(bytes, why);
+}
+
+int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err)
+{
+    gpuipc_gpu *gpu;
+    int rc;
+
+    if (env->gpu != NULL && memcmp(env->gpu->uuid, env->uuid, GPUIPC_UUID_LEN) == 0)
+        return 0;
+    if ((rc = gpuipc_gpu_init(err)) < 0)
+        return rc;
+    if ((rc = gpuipc_gpu_open_uuid(&gpu, env->uuid, err)) < 0)
+        return rc;
+    gpuipc_gpu_close(env->gpu);
+    env->gpu = gpu;
+    gpuipc_cu.cuCtxSetCurrent(gpu->ctx);
+    return 0;
+}
+
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err)
+{
+    int rc;
+
+    memset(env->peer_uuid, 0, GPUIPC_UUID_LEN);
+    if ((rc = gpuipc_gpu_uuid_of(a, env->uuid, err)) < 0 ||
+        (rc = gpuipc_gpu_attach(env, err)) < 0)
+        return rc;
+    if (b != a && (rc = gpuipc_gpu_uuid_of(b, env->peer_uuid, err)) < 0)
+        return rc;
+    return 0;
+}
+
+CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu)
+{
+    return gpu->dev;
+}
+
+int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu)
+{
+    return gpu->ordinal;
+}
+
+const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu)
+{
+    return gpu->self_test;
+}
+
+const char *gpuipc_gpu_name(const gpuipc_gpu *gpu)
+{
+    return gpu->name;
+}
+
+const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu)
+{
+    return gpu->uuid;
+}
+
+const gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu)
+{
+    return &gpu->kernels;
+}
+
+CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu)
+{
+    return gpu->result;
+}
+
+CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,
+                         gpuipc_err *err)
+{
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuDeviceGetAttribute, value, attr, gpu->dev);
+out:
+    return rc;
+}
+
+CUresult gpuipc_gpu_mem_info(const gpuipc_gpu *gpu, uint64_t *free_bytes, uint64_t *total,
+                             gpuipc_err *err)
+{
+    size_t f = 0, t = 0;
+    CUresult rc;
+
+    (void)gpu; /* cuMemGetInfo reads the current context's device */
+    GPUIPC_CU_GOTO(rc, err, out, cuMemGetInfo, &f, &t);
+    *free_bytes = f;
+    *total = t;
+out:
+    return rc;
+}
+
+CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err)
+{
+    CUresult rc;
+
+    (void)gpu;
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+out:
+    return rc;
+}
+
+/* ---- device views ---------------------------------------------------------------------- */
+
+static int gpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_written *wrote, gpuipc_err *err)
+{
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
+    int ret = run_kernel(v->ctx, 0, v->dev, v->size / 8, v->first_word, seed, 0, r, err);
+
+    if (ret < 0)
+        return ret;
+    wrote->words = r[GPUIPC_KERNELS_WORDS];
+    wrote->digest = r[GPUIPC_KERNELS_DIGEST];
+    return 0;
+}
+
+static int gpu_verify(const gpuipc_view *v, uint64_t seed, gpuipc_check *check,
+                      gpuipc_err *err)
+{
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
+    CUresult rc;
+    int ret;
+
+    memset(check, 0, sizeof(*check));
+    if ((ret = run_kernel(v->ctx, 1, v->dev, v->size / 8, v->first_word, seed, 0, r, err)) < 0)
+        return ret;
+    check->words = r[GPUIPC_KERNELS_WORDS];
+    check->digest = r[GPUIPC_KERNELS_DIGEST];
+    check->mismatches = r[GPUIPC_KERNELS_MISMATCHES];
+    if (check->mismatches != 0) {
+        uint64_t bad = r[GPUIPC_KERNELS_FIRST_BAD];
+
+        check->first_bad = bad;
+        check->expected = gpuipc_pattern_word(bad, seed);
+        /* A corrupt index must not send the copy outside the view. */
+        if (bad < v->first_word || bad - v->first_word >= v->size / 8)
+            return gpuipc_err_set(err, -EIO, "the verify kernel named word %llu, outside the "
+                                  "view's %llu words", (unsigned long long)bad,
+                                  (unsigned long long)(v->size / 8));
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, &check->got,
+                       v->dev + (bad - v->first_word) * 8, sizeof(uint64_t));
+    }
+    return 0;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int gpu_poke(const gpuipc_view *v, uint64_t index, uint64_t value, gpuipc_err *err)
+{
+    CUresult rc;
+
+    if (index < v->first_word || index - v->first_word >= v->size / 8)
+        return gpuipc_err_set(err, -ERANGE, "word %llu is outside the view (words %llu to "
+                              "%llu)", (unsigned long long)index,
+                              (unsigned long long)v->first_word,
+                              (unsigned long long)(v->first_word + v->size / 8 - 1));
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, v->dev + (index - v->first_word) * 8, &value,
+                   sizeof(value));
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+static const gpuipc_view_ops gpu_view_ops = {
+    .fill = gpu_fill,
+    .verify = gpu_verify,
+    .poke = gpu_poke,
+};
+
+void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,
+                     gpuipc_view *view)
+{
+    memset(view, 0, sizeof(*view));
+    view->ops = &gpu_view_ops;
+    view->dev = dptr;
+    view->size = size;
+    view->first_word = first_word;
+    view->ctx = gpu;
+}
+
+void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
+                    void *priv, const char *how, gpuipc_buf *buf)
+{
+    char human[32];
+
+    gpuipc_gpu_view(gpu, dptr, size, 0, &buf->view);
+    buf->size = size;
+    buf->granularity = granularity;
+    buf->priv = priv;
+    snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d %s",
+             gpuipc_units_format_size(size, human, sizeof(human)), gpu->ordinal, how);
+}
+
+void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err)
+{
+    uint64_t free_b = 0, total = 0;
+    char a[32], b[32];
+
+    if (rc != CUDA_ERROR_OUT_OF_MEMORY || gpu == NULL ||
+        gpuipc_gpu_mem_info(gpu, &free_b, &total, NULL) != CUDA_SUCCESS)
+        return;
+    gpuipc_err_prefix(err, "%s requested, %s free", gpuipc_units_format_size(requested, a, sizeof(a)),
+                      gpuipc_units_format_size(free_b, b, sizeof(b)));
+}

@@ -1,0 +1,114 @@
+/* gpu.h: one CUDA device as a role uses it: its retained primary context, its
+ * identity, the pattern kernels, and views of device memory for the roles. */
+#ifndef GPUIPC_GPU_H
+#define GPUIPC_GPU_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "session/env.h"
+#include "core/err.h"
+#include "session/mech.h"
+
+typedef struct gpuipc_gpu gpuipc_gpu;
+
+/* Loads the driver and calls cuInit(0), once per process; later calls return
+ * the first result. Returns 0; -ENOENT (no driver) or -ENODEV (no device),
+ * which mean nothing can run here; or another negative errno for a driver
+ * that is present but failed. err says which, with the fix. */
+int gpuipc_gpu_init(gpuipc_err *err);
+
+/* Stores the number of visible devices in *count. Returns 0 or negative errno. */
+int gpuipc_gpu_count(int *count, gpuipc_err *err);
+
+/* Opens device ordinal: retains its primary context and makes it current,
+ * loads the kernels and checks them against the CPU pattern. On success the
+ * caller owns *out and closes it with gpuipc_gpu_close(). Returns 0 or a
+ * negative errno with the reason. */
+int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err);
+
+/* Opens the visible device whose UUID is uuid, as gpuipc_gpu_open() does.
+ * Returns -ENODEV if no visible device has it. */
+int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
+                         gpuipc_err *err);
+
+/* Finds the ordinal under which this process sees the device with uuid.
+ * Returns 0, or -ENODEV naming the UUID and the likely cause. */
+int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err);
+
+/* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
+int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
+
+/* Consumer, once env->gpu is its device: finds the device that holds the
+ * memory (env->home_uuid) by UUID, sets env->home_ordinal, and where that is
+ * another device, checks with cuDeviceCanAccessPeer that this one can reach
+ * its memory. Returns 0, -ENOTSUP with why (no peer path), or an errno. */
+int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err);
+
+/* Consumer: checks that an offer names the device that BEGIN named as the
+ * memory's (env->home_uuid). Returns 0, or -EPROTO naming the offered one. */
+int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err);
+
+/* Waits for the device, frees what the handle allocated and releases the
+ * primary context. NULL is allowed. */
+void gpuipc_gpu_close(gpuipc_gpu *gpu);
+
+/* Makes sure env->gpu is the device named by env->uuid, opening it (and
+ * closing another) if needed. For the consumer, whose device is named by the
+ * producer. Returns 0 or a negative errno. */
+int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err);
+
+/* Producer: makes GPU a this side's device (opened if need be) and names
+ * GPU b as the consumer's in env->peer_uuid (all zero when b == a: the
+ * consumer then uses a too). Returns 0 or a negative errno with why. */
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err);
+
+/* env->gpu_bytes for a program with CUDA support: the GPU memory NVML
+ * attributes to this process, or -ENOTSUP with why where it cannot say (no
+ * device open here yet, no NVML, another PID namespace: nvml.h). */
+int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why);
+
+CUdevice gpuipc_gpu_device(const gpuipc_gpu *gpu);
+int gpuipc_gpu_ordinal(const gpuipc_gpu *gpu);
+const char *gpuipc_gpu_name(const gpuipc_gpu *gpu);
+
+/* What the kernels' self-test at open proved, in one line. */
+const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu);
+const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
+
+/* The device's loaded kernels, and verify's two counters (device memory),
+ * for code that launches the kernels itself (bandwidth.c). */
+struct gpuipc_kernels;
+const struct gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu);
+CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu);
+
+/* Reads a device attribute into *value. Returns the CUresult, recorded in err. */
+CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,
+                         gpuipc_err *err);
+
+/* Reads the free and total memory of the device. Returns CUresult. */
+CUresult gpuipc_gpu_mem_info(const gpuipc_gpu *gpu, uint64_t *free_bytes, uint64_t *total,
+                             gpuipc_err *err);
+
+/* Waits for all work in the context. Returns the CUresult, recorded in err. */
+CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err);
+
+/* Describes size bytes of device memory at dptr, whose first word has
+ * pattern index first_word, as a view the roles fill and verify with the
+ * GPU kernels. */
+void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,
+                     gpuipc_view *view);
+
+/* Describes size bytes at dptr on gpu as buf: a device view (pattern index
+ * 0 at dptr), the size and granularity, the mechanism's state priv, and the
+ * detail line "<size> on GPU <n> <how>". */
+void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
+                    void *priv, const char *how, gpuipc_buf *buf);
+
+/* After a call that failed with rc while allocating requested bytes on gpu:
+ * if rc is CUDA_ERROR_OUT_OF_MEMORY, prefixes err with the requested and the
+ * free sizes ("78.30 GiB requested, 78.15 GiB free: "). */
+void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err);
+
+#endif

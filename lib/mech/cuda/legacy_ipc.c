@@ -1,0 +1,198 @@
+/* mech_legacy_ipc.c: the original CUDA IPC: cuMemAlloc memory, a 64-byte
+ * cuIpcGetMemHandle handle sent in the message, cuIpcOpenMemHandle in the
+ * consumer. The CUDA samples and older NCCL and PyTorch use it. It shares
+ * only cuMemAlloc memory, and the producer's probe shows that it refuses a
+ * VMM allocation, so that users learn why their legacy path fails on it.
+ *
+ *   P probe: UNIFIED_ADDRESSING; cuIpcGetMemHandle on a VMM allocation is
+ *            expected to fail (reported, not a failure)
+ *   P alloc: cuMemAlloc (size rounded up to 2 MiB)
+ *   P export: cuIpcGetMemHandle -> 64 bytes in the offer, no FD
+ *   C import: cuIpcOpenMemHandle(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+ *   C release: cuIpcCloseMemHandle, before the producer's cuMemFree */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "gpu/cudrv.h"
+#include "session/env.h"
+#include "gpu/gpu.h"
+#include "session/mech.h"
+#include "core/step.h"
+#include "mech/cuda/vmm.h"
+
+#define NAME "legacy-ipc"
+#define ROUND (2ull << 20) /* cuMemAlloc has no granularity to ask for; 2 MiB pages */
+
+typedef struct legacy_priv {
+    CUdeviceptr ptr;
+    uint64_t size;
+    int opened; /* consumer: from cuIpcOpenMemHandle */
+} legacy_priv;
+
+/* Shows, once per run, what cuIpcGetMemHandle does with VMM memory. */
+static void show_vmm_refusal(gpuipc_env *env)
+{
+    CUmemAllocationProp prop;
+    CUipcMemHandle h;
+    gpuipc_buf vmm;
+    gpuipc_err e;
+    CUresult rc;
+    int ok = 0;
+
+    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &ok,
+                        NULL) != CUDA_SUCCESS || !ok)
+        return;
+    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
+    if (gpuipc_vmm_create(env, &prop, 1, &vmm, &e) < 0)
+        return;
+    rc = gpuipc_cu.cuIpcGetMemHandle(&h, vmm.view.dev);
+    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, NAME, GPUIPC_STEP_PROBE, GPUIPC_LOG_NO_TIME,
+                    rc != CUDA_SUCCESS
+                        ? "expected refusal: cuIpcGetMemHandle on a VMM (cuMemCreate) allocation "
+                          "returns %s: legacy IPC shares only cuMemAlloc memory"
+                        : "note: cuIpcGetMemHandle accepted a VMM allocation (%s), which older "
+                          "drivers refuse",
+                    gpuipc_cudrv_error_name(rc));
+    gpuipc_vmm_release(env, &vmm, NULL);
+}
+
+static int legacy_probe(gpuipc_env *env, gpuipc_err *why)
+{
+    int uva = 0, rc;
+
+    if (env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(env, why)) < 0)
+        return rc;
+    if (env->gpu == NULL)
+        return gpuipc_err_set(why, -ENODEV, "no GPU is open");
+    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, &uva, why) !=
+        CUDA_SUCCESS)
+        return -EIO;
+    if (!uva)
+        return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING is 0 on GPU "
+                              "%d: legacy IPC needs unified addressing (64-bit Linux)",
+                              gpuipc_gpu_ordinal(env->gpu));
+    if (env->role == GPUIPC_ROLE_PRODUCER)
+        show_vmm_refusal(env);
+    return 0;
+}
+
+static int legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+{
+    legacy_priv *priv = calloc(1, sizeof(*priv));
+    CUresult rc;
+
+    memset(buf, 0, sizeof(*buf));
+    if (priv == NULL)
+        return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
+    priv->size = (size + ROUND - 1) / ROUND * ROUND;
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &priv->ptr, priv->size);
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuMemAlloc", buf);
+    return 0;
+out:
+    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
+    free(priv);
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int legacy_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+                         unsigned *nfds, gpuipc_err *err)
+{
+    legacy_priv *priv = buf->priv;
+    CUipcMemHandle h;
+    CUresult rc;
+
+    (void)fds;
+    GPUIPC_CU_GOTO(rc, err, out, cuIpcGetMemHandle, &h, priv->ptr);
+    *nfds = 0;
+    offer->size = buf->size;
+    offer->granularity = buf->granularity;
+    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+    memcpy(offer->blob, h.reserved, sizeof(h.reserved));
+    offer->blob_len = sizeof(h.reserved);
+    return 0;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    legacy_priv *priv;
+    CUipcMemHandle h;
+    CUdeviceptr base = 0;
+    size_t mapped = 0;
+    uint64_t t;
+    CUresult rc;
+
+    (void)fds;
+    memset(buf, 0, sizeof(*buf));
+    if (nfds != 0 || offer->blob_len != sizeof(h.reserved))
+        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs and %u bytes, expected "
+                              "none and %zu", nfds, offer->blob_len, sizeof(h.reserved));
+    if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
+        return -EPROTO;
+    priv = calloc(1, sizeof(*priv));
+    if (priv == NULL)
+        return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
+    memcpy(h.reserved, offer->blob, sizeof(h.reserved));
+    t = gpuipc_clock_ns();
+    GPUIPC_CU_GOTO(rc, err, out, cuIpcOpenMemHandle, &priv->ptr, h,
+                   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    priv->opened = 1;
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NAME, GPUIPC_STEP_IMPORT,
+                    gpuipc_clock_ns() - t, "cuIpcOpenMemHandle");
+    /* The handle names an allocation, not a size: the range it opened must
+     * hold what the offer claims. */
+    GPUIPC_CU_GOTO(rc, err, out_close, cuMemGetAddressRange, &base, &mapped, priv->ptr);
+    if (mapped < offer->size) {
+        gpuipc_err_set(err, -EPROTO, "cuIpcOpenMemHandle opened %zu bytes, the offer claims "
+                       "%llu", mapped, (unsigned long long)offer->size);
+        gpuipc_cu.cuIpcCloseMemHandle(priv->ptr);
+        free(priv);
+        return -EPROTO;
+    }
+    priv->size = offer->size;
+    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuIpcOpenMemHandle", buf);
+    return 0;
+
+out_close:
+    gpuipc_cu.cuIpcCloseMemHandle(priv->ptr);
+out:
+    free(priv);
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int legacy_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+{
+    legacy_priv *priv = buf->priv;
+    CUresult first = CUDA_SUCCESS;
+
+    (void)env;
+    if (priv == NULL)
+        return 0;
+    GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);
+    if (priv->opened)
+        GPUIPC_CU_NOTE(first, err, cuIpcCloseMemHandle, priv->ptr);
+    else
+        GPUIPC_CU_NOTE(first, err, cuMemFree, priv->ptr);
+    free(priv);
+    memset(buf, 0, sizeof(*buf));
+    return gpuipc_cudrv_errno(first);
+}
+
+const gpuipc_mech gpuipc_mech_legacy_ipc = {
+    .name = NAME,
+    .summary = "cuMemAlloc memory; cuIpcGetMemHandle sent in-band; cuIpcOpenMemHandle",
+    .needs_cuda = 1,
+    .by_default = 1,
+    .probe = legacy_probe,
+    .alloc = legacy_alloc,
+    .export = legacy_export,
+    .import = legacy_import,
+    .release = legacy_release,
+};

@@ -1,0 +1,143 @@
+/* env.h: what a role works with: its log, its deadline, the test hooks and,
+ * once opened, its GPU. The program builds one per process. */
+#ifndef GPUIPC_ENV_H
+#define GPUIPC_ENV_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "core/account.h"
+#include "core/err.h"
+#include "session/inject.h"
+#include "session/laps.h"
+#include "core/log.h"
+#include "wire/wire.h"
+
+struct gpuipc_gpu;
+struct gpuipc_mech;
+struct gpuipc_view;
+
+typedef struct gpuipc_env {
+    int role;            /* enum gpuipc_role */
+    gpuipc_log log;
+    uint64_t timeout_ns; /* every wait's deadline is this far from its start */
+    gpuipc_inject inject;
+
+    /* Carries out an injected fault at step. Set by the program, since the
+     * library never ends the process itself. */
+    void (*act)(struct gpuipc_env *env, int action, unsigned step);
+
+    /* The connection in use, for the faults that misuse it (corrupt,
+     * extra-fds, close). The roles set it. */
+    gpuipc_wire *wire;
+
+    /* The device this process works on, or NULL. The producer opens it by
+     * ordinal before any scenario; the consumer's GPU mechanisms open the
+     * one named by uuid when they probe. The program closes it. */
+    struct gpuipc_gpu *gpu;
+
+    /* The device of the scenario under way: the producer's own, and for the
+     * consumer the one named in PROBE or BEGIN. All zero: no device. */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+
+    /* Producer: the device the consumer is to use, when it is not the one
+     * that holds the memory (--pairs); all zero: the same one. */
+    uint8_t peer_uuid[GPUIPC_UUID_LEN];
+
+    /* Consumer: the device that holds the memory (the producer's), and its
+     * ordinal in this process. Equal to uuid except with --pairs. */
+    uint8_t home_uuid[GPUIPC_UUID_LEN];
+    int home_ordinal;
+
+    /* --chunks: how many allocations a chunked mechanism makes (producer). */
+    unsigned chunks;
+
+    /* The other process's pid, from its HELLO (pidfd mechanisms need it);
+     * 0 if it lives in another pid namespace (see cred_pid). */
+    int peer_pid;
+
+    /* --serve/--connect: the peer's pid as SO_PEERCRED gives it, translated
+     * into this pid namespace, or -1 where it is not visible here; 0 in the
+     * forked mode. A HELLO whose pid differs comes from another pid
+     * namespace. */
+    int cred_pid;
+
+    /* The mechanism being probed or run, set by the roles, so that code
+     * shared by several mechanisms can name the one it serves. */
+    const struct gpuipc_mech *mech;
+
+    /* Reads the GPU memory the driver attributes to this process (NVML),
+     * for the leak check; NULL where the process has no GPU. */
+    gpuipc_usage_gpu_fn gpu_bytes;
+
+    /* The end-of-session check's reference (account.h), kept only where
+     * session_check is set: by the program, which runs the check and frees
+     * it; a role driven alone (the tests) keeps none. */
+    int session_check;
+    gpuipc_session_usage session;
+
+    /* At the end of the session, before this side's last verdict: what the
+     * program checks beyond the scenarios (the FDs of a process that never
+     * loaded CUDA, against those it had when it started). Returns the count
+     * of what leaked, named in why. NULL: nothing more. */
+    size_t (*last_check)(struct gpuipc_env *env, gpuipc_err *why);
+
+    /* Producer: waits, within the deadline, for the consumer of a
+     * destructive scenario to exit (its exit releases what it held), and
+     * returns 0 or a negative errno with why. NULL: no such consumer. */
+    int (*reap_peer)(struct gpuipc_env *env, gpuipc_err *err);
+
+    /* Consumer: starts the CUDA driver early, while the producer starts its
+     * own, when HELLO says CUDA will be needed. NULL where the program has no
+     * CUDA support. */
+    void (*prepare_cuda)(struct gpuipc_env *env);
+
+    /* --bench: the laps that the mechanisms add to while the consumer times
+     * a scenario; NULL otherwise. */
+    gpuipc_laps *laps;
+
+    /* --bench, producer: what to ask of the next scenario and where its
+     * figures go; NULL for a plain scenario. */
+    gpuipc_timing *timing;
+
+    /* --bench, consumer: times iters runs each of the fill and verify
+     * kernels and a device-to-device copy over view (imported memory that
+     * holds the pattern of seed, which it still holds afterwards) and over
+     * local memory of the same size, into ns[GPUIPC_BW_*][0..iters). NULL
+     * where the program has no CUDA. Returns 0 or a negative errno. */
+    int (*bandwidth)(struct gpuipc_env *env, const struct gpuipc_view *view, uint64_t seed,
+                     unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
+
+    /* The step under way, for a signal handler that must name it. */
+    volatile sig_atomic_t step;
+
+    /* Set once the role has printed why its connection broke, so that a
+     * signal handler does not print it again. */
+    volatile sig_atomic_t lost_reported;
+} gpuipc_env;
+
+/* How long a leak check waits for the driver's figure of this process's
+ * GPU memory to come back down after a release, before it counts a leak. */
+#define GPUIPC_ENV_SETTLE_NS (500ull * 1000000ull)
+
+/* Marks step as under way and carries out a fault injected there, if any. */
+static inline void gpuipc_env_at(gpuipc_env *env, unsigned step)
+{
+    int action = gpuipc_inject_fault(&env->inject, env->role, step);
+
+    env->step = (sig_atomic_t)step;
+    if (action != GPUIPC_FAULT_NONE && env->act != NULL)
+        env->act(env, action, step);
+}
+
+/* The peer's pid to use, given the one its HELLO names: that one in the
+ * forked mode, else the kernel's view, or 0 if the two differ (another pid
+ * namespace, where the HELLO pid means nothing here). */
+static inline int gpuipc_env_peer_pid(const gpuipc_env *env, uint32_t hello_pid)
+{
+    if (env->cred_pid == 0 || (env->cred_pid > 0 && (uint32_t)env->cred_pid == hello_pid))
+        return (int)hello_pid;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/* mech.c: finding and selecting mechanisms by name. */
+#include "session/mech.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+static void list_names(const gpuipc_mech *const *all, size_t n, char *buf, size_t len)
+{
+    size_t i, used = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", all[i]->name);
+}
+
+int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only,
+                       const gpuipc_mech **sel, size_t *nsel, gpuipc_err *err)
+{
+    char names[256];
+    size_t i, k = 0;
+    const char *p;
+
+    if (only == NULL) {
+        for (i = 0; i < n; i++)
+            if (all[i]->by_default)
+                sel[k++] = all[i];
+        *nsel = k;
+        return 0;
+    }
+    list_names(all, n, names, sizeof(names));
+    p = only;
+    for (;;) {
+        char name[GPUIPC_WIRE_NAME_LEN + 1];
+        size_t len = strcspn(p, ",");
+        const gpuipc_mech *m;
+
+        if (len == 0)
+            return gpuipc_err_set(err, -EINVAL, "empty mechanism name in '%s' (known: %s)",
+                                  only, names);
+        if (len >= sizeof(name))
+            return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%.*s' (known: %s)",
+                                  (int)len, p, names);
+        memcpy(name, p, len);
+        name[len] = '\0';
+        m = gpuipc_mech_find(all, n, name);
+        if (m == NULL)
+            return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%s' (known: %s)", name,
+                                  names);
+        for (i = 0; i < k; i++)
+            if (sel[i] == m)
+                return gpuipc_err_set(err, -EINVAL, "mechanism '%s' is named twice", name);
+        if (k == n)
+            return gpuipc_err_set(err, -EINVAL, "too many mechanisms in '%s'", only);
+        sel[k++] = m;
+        if (p[len] == '\0')
+            break;
+        p += len + 1;
+    }
+    *nsel = k;
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* report.h: the summary printed after a run, and the exit code it implies. */
+#ifndef GPUIPC_REPORT_H
+#define GPUIPC_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/producer.h"
+
+/* The exit code for results[0..n) and the consumer's own verdict
+ * (consumer_ok: it exited 0): GPUIPC_FAIL if any scenario failed or the
+ * consumer did not exit 0; otherwise GPUIPC_PASS if at least one scenario
+ * passed; otherwise GPUIPC_SKIP (nothing could run). Results with status -1
+ * (not run) count for nothing. */
+int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer_ok);
+
+/* Writes the summary to fd: a heading (where), one line per scenario with
+ * its result, size, both directions' checks and time, an indented reason
+ * under every FAIL and SKIP, the lines in notes (NULL-terminated, may be
+ * NULL), the consumer line, and the overall result with its counts and the
+ * wall time. */
+void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
+                           const char *const *notes, const char *consumer, int exit_code,
+                           uint64_t wall_ns);
+
+#endif

@@ -1,0 +1,302 @@
+/* wire.h: the framed, versioned messages that producer and consumer exchange
+ * over a SOCK_SEQPACKET socket, with FDs as SCM_RIGHTS, under deadlines.
+ *
+ * Frame (little-endian, 20 bytes, then the type's fixed-width payload):
+ *   u32 magic "GIPC" | u16 version | u16 type | u32 sequence | u32 payload length
+ *   | u16 FD count | u16 reserved (0)
+ * Each direction numbers its messages from 1. The FD count is the number of
+ * FDs sent with the message as SCM_RIGHTS on the same sendmsg(). */
+#ifndef GPUIPC_WIRE_H
+#define GPUIPC_WIRE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/account.h"
+#include "core/err.h"
+
+#define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
+#define GPUIPC_WIRE_VERSION 4
+#define GPUIPC_WIRE_HEADER_LEN 20
+#define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
+#define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
+#define GPUIPC_WIRE_MAX_MSG 4096 /* receive buffer; larger datagrams are refused */
+#define GPUIPC_WIRE_REASON_LEN 384
+#define GPUIPC_WIRE_NAME_LEN 32
+#define GPUIPC_WIRE_BLOB_LEN 128
+#define GPUIPC_UUID_LEN 16
+
+enum gpuipc_msg_type {
+    GPUIPC_MSG_HELLO = 1,   /* both ways, first: pid, role, flags */
+    GPUIPC_MSG_BEGIN = 2,   /* producer: a scenario starts */
+    GPUIPC_MSG_READY = 3,   /* consumer: whether it can take part */
+    GPUIPC_MSG_OFFER = 4,   /* producer: the memory, with its FDs */
+    GPUIPC_MSG_REPORT = 5,  /* consumer: its check of the producer's bytes */
+    GPUIPC_MSG_END = 6,     /* producer: its check of the consumer's bytes */
+    GPUIPC_MSG_END_ACK = 7, /* consumer: its verdict after teardown */
+    GPUIPC_MSG_BYE = 8,     /* producer: no more scenarios, and its verdict */
+    GPUIPC_MSG_PROBE = 9,   /* producer: can you run this mechanism? */
+    GPUIPC_MSG_PROBE_ACK = 10, /* consumer: yes, or why not */
+    GPUIPC_MSG_FDS = 11,    /* producer: the next batch of an offer's FDs */
+    GPUIPC_MSG_TIMES = 12,  /* consumer, --bench: its timings, after END_ACK */
+    GPUIPC_MSG_BYE_ACK = 13, /* consumer: its last checks, after BYE */
+    GPUIPC_MSG_TYPE_MAX = 13
+};
+
+#define GPUIPC_MSG_BIT(type) (1u << (type))
+
+/* HELLO flags. */
+#define GPUIPC_HELLO_NEEDS_CUDA 0x1u /* the consumer may start cuInit now */
+
+/* BEGIN flags (--bench). */
+#define GPUIPC_BEGIN_TIMES 0x1u     /* after END_ACK, send TIMES with the consumer's laps */
+#define GPUIPC_BEGIN_BANDWIDTH 0x2u /* before REPORT, time the kernels and a copy over the
+                                     * imported memory and local memory, iters times each
+                                     * (needs GPUIPC_BEGIN_TIMES, to send them) */
+#define GPUIPC_BENCH_ITERS_MAX 1000
+
+/* TIMES: one slice of a series of u64 figures (see laps.h for the series). */
+#define GPUIPC_WIRE_TIMES_MAX 64        /* values in one message */
+#define GPUIPC_WIRE_SERIES_MAX 8        /* series numbers 0 to 7 */
+#define GPUIPC_WIRE_SERIES_LEN 65536    /* the most values of one series */
+#define GPUIPC_TIMES_LAST 0x1u          /* no TIMES follows for this scenario */
+
+/* BYE: the most scenarios one session can count (what a verdict may claim). */
+#define GPUIPC_BYE_MAX_SCENARIOS 65536
+
+/* REPORT flags. */
+#define GPUIPC_REPORT_WROTE 0x1u /* the consumer wrote its pattern */
+
+/* One side's outcome of a step: GPUIPC_PASS, GPUIPC_FAIL or GPUIPC_SKIP, the
+ * step it refers to, and a printable reason. */
+typedef struct gpuipc_status {
+    int32_t code;
+    uint32_t step;
+    char reason[GPUIPC_WIRE_REASON_LEN];
+} gpuipc_status;
+
+/* A verification: the words read (as the reading loop counted them, not as
+ * the size implies), the mismatches, the first bad word's pattern index with
+ * what was expected there and what was found, and the digest of every word
+ * read (gpuipc_pattern_digest_term summed), which the writer's own digest of
+ * what it wrote must equal. */
+typedef struct gpuipc_check {
+    uint64_t words;
+    uint64_t mismatches;
+    uint64_t first_bad;
+    uint64_t expected;
+    uint64_t got;
+    uint64_t digest;
+} gpuipc_check;
+
+/* What a fill wrote: the words, as the writing loop counted them, and the
+ * digest of the values written. */
+typedef struct gpuipc_written {
+    uint64_t words;
+    uint64_t digest;
+} gpuipc_written;
+
+typedef struct gpuipc_msg_hello {
+    uint32_t pid;
+    uint32_t role; /* enum gpuipc_role */
+    uint32_t flags;
+} gpuipc_msg_hello;
+
+typedef struct gpuipc_msg_begin {
+    char mech[GPUIPC_WIRE_NAME_LEN]; /* [a-z0-9-], NUL-terminated */
+    uint32_t index;                  /* scenario number in this session */
+    uint32_t flags;                  /* GPUIPC_BEGIN_TIMES, GPUIPC_BEGIN_BANDWIDTH */
+    uint32_t iters;                  /* with GPUIPC_BEGIN_BANDWIDTH: 1 to
+                                      * GPUIPC_BENCH_ITERS_MAX; else 0 */
+    uint64_t size;                   /* bytes requested */
+    uint8_t uuid[GPUIPC_UUID_LEN];   /* producer's device, zero if none */
+    uint8_t consumer_uuid[GPUIPC_UUID_LEN]; /* the device the consumer is to use, when
+                                             * not the producer's (--pairs); zero if not */
+} gpuipc_msg_begin;
+
+/* PROBE names a mechanism and the devices, like BEGIN without a size. */
+typedef struct gpuipc_msg_probe {
+    char mech[GPUIPC_WIRE_NAME_LEN];
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    uint8_t consumer_uuid[GPUIPC_UUID_LEN];
+} gpuipc_msg_probe;
+
+typedef struct gpuipc_msg_offer {
+    gpuipc_status st; /* not PASS: nothing offered, no FDs */
+    uint64_t size;    /* bytes to map, a multiple of granularity */
+    uint64_t granularity;
+    uint64_t seed;    /* the producer's pattern seed */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    uint32_t blob_len; /* mechanism-specific in-band data */
+    uint8_t blob[GPUIPC_WIRE_BLOB_LEN];
+    /* Every FD the offer hands over: those on OFFER itself, then FDS
+     * messages with the rest, numbered on from there. */
+    uint32_t fds_total;
+    gpuipc_written wrote; /* what the producer's fill wrote */
+} gpuipc_msg_offer;
+
+/* FDS: one more batch of an offer's FDs, the first of them being FD number
+ * first of the offer. A status other than PASS carries no FDs: the producer
+ * could not export the rest, and no more batches follow. */
+typedef struct gpuipc_msg_fds {
+    gpuipc_status st;
+    uint32_t first;
+} gpuipc_msg_fds;
+
+typedef struct gpuipc_msg_report {
+    gpuipc_status st;
+    gpuipc_check check;   /* the consumer's verification of the producer's bytes */
+    uint64_t seed;        /* the seed of the pattern the consumer wrote */
+    uint32_t flags;       /* GPUIPC_REPORT_WROTE */
+    gpuipc_written wrote; /* what the consumer's fill wrote */
+} gpuipc_msg_report;
+
+typedef struct gpuipc_msg_end {
+    gpuipc_status st;
+    gpuipc_check check; /* the producer's verification of the consumer's bytes */
+} gpuipc_msg_end;
+
+/* END_ACK: the consumer's verdict after its release and accounting, and what
+ * it holds then, which the soak compares round by round. */
+typedef struct gpuipc_msg_end_ack {
+    gpuipc_status st;
+    gpuipc_usage_figures usage;
+} gpuipc_msg_end_ack;
+
+/* BYE: the producer's verdict on the session so far (an exit status: 0, 1,
+ * 2 or 77) and its scenario counts. The consumer answers BYE_ACK with its
+ * own last checks; both then exit with the session's status: the
+ * producer's, or 1 if the consumer's last checks failed. */
+typedef struct gpuipc_msg_bye {
+    int32_t code;
+    uint32_t passed;
+    uint32_t failed;
+    uint32_t skipped;
+} gpuipc_msg_bye;
+
+/* TIMES: values first to first + count - 1 of series; v[count..] are 0. */
+typedef struct gpuipc_msg_times {
+    uint32_t series;
+    uint32_t first;
+    uint32_t count; /* 1 to GPUIPC_WIRE_TIMES_MAX */
+    uint32_t flags; /* GPUIPC_TIMES_LAST */
+    uint64_t v[GPUIPC_WIRE_TIMES_MAX];
+} gpuipc_msg_times;
+
+typedef struct gpuipc_msg {
+    uint16_t type;
+    uint16_t nfds; /* FDs travelling with it */
+    uint32_t seq;  /* set by the wire */
+    union {
+        gpuipc_msg_hello hello;
+        gpuipc_msg_begin begin;
+        gpuipc_status ready;
+        gpuipc_msg_offer offer;
+        gpuipc_msg_report report;
+        gpuipc_msg_end end;
+        gpuipc_msg_end_ack end_ack;
+        gpuipc_msg_bye bye;
+        gpuipc_status bye_ack;
+        gpuipc_msg_probe probe;
+        gpuipc_status probe_ack;
+        gpuipc_msg_fds fds;
+        gpuipc_msg_times times;
+    } u;
+} gpuipc_msg;
+
+/* Returns "HELLO", "OFFER", ... or "unknown". */
+const char *gpuipc_wire_type_name(unsigned type);
+
+/* Fills st with code, step and a printable copy of reason (NULL: empty). */
+void gpuipc_wire_status(gpuipc_status *st, int code, unsigned step, const char *reason);
+
+/* Records a failure at step in st, unless st already holds one: the first
+ * failure is the one worth reporting. */
+void gpuipc_wire_status_fail(gpuipc_status *st, unsigned step, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Encodes msg with sequence number seq into buf. Returns the frame length,
+ * or 0 if the type is unknown or cap is too small. */
+size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap);
+
+/* Decodes and validates one frame of len bytes that arrived with nfds FDs:
+ * magic, version, type (one of the bits in accept, or any known type if
+ * accept is 0), reserved bits, sequence (must be expect_seq), payload length,
+ * FD count (header against arrival, and against the type's limit) and every
+ * payload field. Returns 0, or -EPROTO with what was wrong. Owns no FDs. */
+int gpuipc_wire_decode(const uint8_t *buf, size_t len, unsigned nfds, uint32_t expect_seq,
+                       unsigned accept, gpuipc_msg *msg, gpuipc_err *err);
+
+/* One end of a connection: the socket, both sequence counters, and the
+ * reason it became unusable, if it did. */
+typedef struct gpuipc_wire gpuipc_wire;
+
+/* Wraps the connected socket fd, whose peer is called peer ("consumer",
+ * "producer") in messages. On success the wire owns fd. Returns 0 or -ENOMEM. */
+int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err);
+
+/* Closes the socket and frees w. NULL is allowed. */
+void gpuipc_wire_close(gpuipc_wire *w);
+
+/* Returns the socket. The wire still owns it. */
+int gpuipc_wire_fd(const gpuipc_wire *w);
+
+/* Returns why the wire became unusable, or NULL while it is healthy. After a
+ * timeout, a lost peer or a malformed message every later call fails at once
+ * with this reason. */
+const char *gpuipc_wire_broken(const gpuipc_wire *w);
+
+/* Sends msg with the msg->nfds FDs in fds, waiting for buffer space until
+ * deadline_ns. Writes use MSG_NOSIGNAL. The FDs stay the caller's. Returns 0;
+ * -EPIPE if the peer is gone ("peer gone during <step>"), -ETIMEDOUT, or
+ * another negative errno. */
+int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
+                     unsigned step, gpuipc_err *err);
+
+/* Receives one message of a type in accept, waiting until deadline_ns. On
+ * success the msg->nfds FDs in fds (room for GPUIPC_WIRE_MAX_FDS) belong to
+ * the caller; on failure every FD that arrived has been closed. Returns 0;
+ * -EPIPE (peer gone), -ETIMEDOUT, -EPROTO (malformed, rejected with the
+ * reason) or another negative errno.
+ *
+ * -EMFILE is the one failure that leaves the wire usable: the message was
+ * sound, but the kernel could not hand over all its FDs (MSG_CTRUNC, most
+ * often because this process reached RLIMIT_NOFILE). msg is then decoded,
+ * msg->nfds is the count that was sent, every entry of fds is -1 (those that
+ * arrived were closed), and err gives both numbers: what was sent and what
+ * the limit let through. */
+int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
+                     uint64_t deadline_ns, unsigned step, gpuipc_err *err);
+
+/* The second half of gpuipc_wire_recv, for the fuzzer and the tests: takes
+ * the n bytes in buf that recvmsg() returned in mh (its control data and
+ * msg_flags), with the poll revents that preceded it, and validates them as
+ * gpuipc_wire_recv does. The FDs in mh's SCM_RIGHTS headers belong to the
+ * call: on success they are in fds, on failure closed. */
+struct msghdr;
+int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr *mh,
+                     short revents, unsigned accept, gpuipc_msg *msg, int *fds, unsigned step,
+                     gpuipc_err *err);
+
+/* A signal handler sets this to its signal's number (SIGINT, SIGTERM) to stop
+ * the session: every wait of every wire then ends at once with -EINTR and
+ * "interrupted by SIGINT during <step>", and the wire becomes unusable. */
+extern volatile sig_atomic_t gpuipc_wire_stop;
+
+/* Test-only faults (GPUIPC_FAULT): what gpuipc_wire_send_fault sends. */
+enum gpuipc_wire_fault {
+    GPUIPC_WIRE_FAULT_CORRUPT = 1, /* a HELLO frame with its magic bits flipped */
+    GPUIPC_WIRE_FAULT_EXTRA_FDS,   /* a HELLO carrying 2 FDs (of /dev/null), which
+                                    * HELLO may not carry */
+};
+
+/* Sends the fault frame kind as the next message, so that the peer must
+ * reject it. Returns 0 or a negative errno, like gpuipc_wire_send. */
+int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsigned step,
+                           gpuipc_err *err);
+
+/* Closes n FDs of fds, ignoring -1 entries. */
+void gpuipc_wire_close_fds(int *fds, unsigned n);
+
+#endif
