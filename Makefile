@@ -1,5 +1,8 @@
 # gpuipc_test: flat, non-recursive build. `make`, `make check`, `make help`.
 
+# The build needs no CUDA toolkit: the driver API is declared in
+# lib/gpu/cuda_api.h and cuda_pfn.h, and libcuda is loaded at run time. A
+# toolkit's cuda.h, where there is one, serves only `make cuda-check`.
 CUDA_HOME ?= /usr/local/cuda
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -7,11 +10,6 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 BUILD ?= build
 PROG ?= gpuipc_test
-
-CUDA_H := $(CUDA_HOME)/include/cuda.h
-ifeq ($(wildcard $(CUDA_H)),)
-$(error cuda.h not found at $(CUDA_H): install the CUDA toolkit, or set CUDA_HOME=/path/to/cuda)
-endif
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # CFLAGS may be given on the command line (make asan does); override keeps
@@ -22,7 +20,7 @@ override LDFLAGS += $(SAN_LDFLAGS)
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif
-CPPFLAGS += -D_GNU_SOURCE -Ilib -I$(CUDA_HOME)/include
+CPPFLAGS += -D_GNU_SOURCE -Ilib
 
 # Check and subunit are linked statically, so that the binary also runs where
 # libcheck is not installed (the GPU machines). Recursive variables: they are
@@ -51,13 +49,15 @@ TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
-.PHONY: layers all check check-gpu deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
+.PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN)
 
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
 	@echo "make            build ./gpuipc_test and the test suites"
-	@echo "make check      run the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
+	@echo "make check      cuda-check, the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
+	@echo "make cuda-check compare lib/gpu/cuda_api.h and cuda_pfn.h with $(CUDA_H) at"
+	@echo "                compile time (skipped, saying so, where it is absent)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
 	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
 	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
@@ -65,7 +65,8 @@ help:
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
 	@echo "make install    install gpuipc_test into \$$(DESTDIR)\$$(PREFIX)/bin"
-	@echo "variables: CUDA_HOME=$(CUDA_HOME) WERROR=1 (warnings are errors)"
+	@echo "variables: WERROR=1 (warnings are errors); CUDA_HOME=$(CUDA_HOME) (only for cuda-check:"
+	@echo "           the build itself needs no CUDA toolkit)"
 
 deps:
 	@if $(PKG_CONFIG) --exists check 2>/dev/null; then \
@@ -93,9 +94,35 @@ $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/g
 		$(HOST_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The no-GPU suites, then the program itself, whose exit 77 (no GPU here) is
-# shown as SKIP and not counted as a pass.
-check: gpuipc_test $(TEST_NOGPU)
+# The project's driver API declarations held against a toolkit's: the check
+# is a translation unit of _Static_asserts (tests/cuda_check.c), so it passes
+# by compiling, and a mismatch fails the build with the declaration's name.
+# Where no toolkit is installed it is skipped, and says so.
+CUDA_H := $(CUDA_HOME)/include/cuda.h
+CUDA_CHECK := $(BUILD)/tests/cuda_check.o
+ifneq ($(wildcard $(CUDA_H)),)
+cuda-check: $(CUDA_CHECK)
+	@echo "cuda-check: lib/gpu/cuda_api.h and cuda_pfn.h match $(CUDA_H)" \
+		"(CUDA_VERSION $$(sed -n 's/^#define CUDA_VERSION //p' $(CUDA_H)))"
+
+# -Werror always: two of its findings are warnings (a CUDAAPI that differs
+# from cuda.h's, a type in cuda_pfn.h that no table entry uses), and a check
+# that warns is no check. -isystem: the toolkit's headers are not ours to
+# warn about.
+$(CUDA_CHECK): tests/cuda_check.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -isystem $(CUDA_HOME)/include $(filter-out -Werror,$(CFLAGS)) -Werror \
+		-c $< -o $@
+else
+cuda-check:
+	@echo "cuda-check: skipped: no CUDA toolkit header at $(CUDA_H) (set CUDA_HOME to" \
+		"check lib/gpu/cuda_api.h against one)"
+endif
+
+# The declarations' check first, then the no-GPU suites, then the program
+# itself, whose exit 77 (no GPU here) is shown as SKIP and not counted as a
+# pass.
+check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"

@@ -4,15 +4,15 @@
 #ifndef GPUIPC_CUDRV_H
 #define GPUIPC_CUDRV_H
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
 #include "core/err.h"
+#include "gpu/cuda_api.h"
+#include "gpu/cuda_pfn.h"
 
 /* Every driver entry point the project calls, with the CUDA version of the
  * ABI it is called with. cuGetProcAddress() is asked for exactly that
- * version, and the member has cudaTypedefs.h's type for it, so the pointer
- * always matches the call. Asking for the toolkit's own version instead is a
+ * version, and the member has the type cuda_pfn.h declares for it (the one
+ * cudaTypedefs.h gives it; make cuda-check compares), so the pointer always
+ * matches the call. Asking for the toolkit's own version instead is a
  * trap: for cuCtxSynchronize, CUDA 13.0 returns cuCtxSynchronize_v2(CUcontext)
  * while cuda.h still declares cuCtxSynchronize(void), and the call then fails
  * with CUDA_ERROR_CONTEXT_IS_DESTROYED (seen on an H100, driver 580). */
@@ -42,8 +42,10 @@
 /* The newest ABI version in the table: the driver must support at least it. */
 #define GPUIPC_CU_MIN_DRIVER 11040
 
-/* The member is named as cuda.h maps the function (cuMemGetInfo becomes
- * cuMemGetInfo_v2), so that gpuipc_cu.cuMemGetInfo(...) reads as the call. */
+/* The member is named after the function, so that gpuipc_cu.cuMemGetInfo(...)
+ * reads as the call. (Where the toolkit's cuda.h is included first, as in
+ * the cross-check, its macros rename members the way they rename the
+ * functions, cuMemGetInfo to cuMemGetInfo_v2, consistently everywhere.) */
 typedef struct gpuipc_cudrv {
 #define GPUIPC_CU_MEMBER(fn, version) PFN_##fn##_v##version fn;
     GPUIPC_CU_FUNCS(GPUIPC_CU_MEMBER)

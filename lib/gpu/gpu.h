@@ -3,9 +3,9 @@
 #ifndef GPUIPC_GPU_H
 #define GPUIPC_GPU_H
 
-#include <cuda.h>
 #include <stdint.h>
 
+#include "gpu/cuda_api.h"
 #include "session/env.h"
 #include "core/err.h"
 #include "session/mech.h"

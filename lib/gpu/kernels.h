@@ -3,10 +3,10 @@
 #ifndef GPUIPC_KERNELS_H
 #define GPUIPC_KERNELS_H
 
-#include <cuda.h>
 #include <stdint.h>
 
 #include "core/err.h"
+#include "gpu/cuda_api.h"
 
 typedef struct gpuipc_kernels {
     CUmodule module;

@@ -4,9 +4,9 @@
 #ifndef GPUIPC_VMM_H
 #define GPUIPC_VMM_H
 
-#include <cuda.h>
 #include <stdint.h>
 
+#include "gpu/cuda_api.h"
 #include "session/env.h"
 #include "core/err.h"
 #include "session/mech.h"
