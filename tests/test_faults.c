@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/matrix.h"
 #include "app/pair.h"
+#include "core/step.h"
+#include "session/inject.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -20,37 +23,10 @@
 #define TIMEOUT_S 0.5
 #define MARGIN_S 1.5
 
-/* Each role's steps, and the step the survivor waits in when the fault
- * strikes there (what its report must name). */
-static const struct {
-    const char *role, *step, *waiting;
-} steps[] = {
-    {"producer", "hello", "hello"},   {"producer", "begin", "begin"},
-    {"producer", "probe", "begin"},   {"producer", "alloc", "offer"},
-    {"producer", "fill", "offer"},    {"producer", "export", "offer"},
-    {"producer", "offer", "offer"},   {"producer", "check", "end"},
-    {"producer", "release", "begin"}, {"producer", "end", "end"},
-    {"producer", "bye", "begin"},     {"consumer", "hello", "hello"},
-    {"consumer", "probe", "probe"},   {"consumer", "ready", "ready"},
-    {"consumer", "import", "report"}, {"consumer", "verify", "report"},
-    {"consumer", "write", "report"},  {"consumer", "report", "report"},
-    {"consumer", "release", "end-ack"}, {"consumer", "end-ack", "end-ack"},
-    {"consumer", "bye-ack", "bye-ack"},
-};
-#define N_STEPS (int)(sizeof(steps) / sizeof(steps[0]))
-
-/* Each action, and what the survivor's report says of it. */
-static const struct {
-    const char *action, *said;
-} actions[] = {
-    {"exit", "peer gone during"},
-    {"kill", "peer gone during"},
-    {"hang", "timed out during"},
-    {"corrupt", "bad magic"},
-    {"extra-fds", "HELLO: carries 2 FDs, at most 0 allowed"},
-    {"close", "closed the connection"},
-};
-#define N_ACTIONS (int)(sizeof(actions) / sizeof(actions[0]))
+/* The cases are the fault matrix's (app/matrix.h): every step of both roles
+ * times every action, the matrix also saying which step the survivor waits
+ * in and what it says the peer did. faults_suite() lists them. */
+static gpuipc_matrix_case cases[GPUIPC_MATRIX_MAX];
 
 static gpuipc_pair pair;
 
@@ -61,9 +37,17 @@ static int gone(pid_t pid)
 
 START_TEST(test_faults_survivor_reports_and_leaks_nothing)
 {
-    const char *role = steps[_i / N_ACTIONS].role, *action = actions[_i % N_ACTIONS].action;
-    const char *said = actions[_i % N_ACTIONS].said;
-    int consumer_faults = strcmp(role, "consumer") == 0;
+    const gpuipc_matrix_case *c = &cases[_i];
+    const char *action = gpuipc_inject_action_name(c->action);
+    /* What the peer did (the matrix knows the odd one out: a consumer that
+     * ends its connection before its HELLO is, to --serve, a connection
+     * that was not a consumer, dropped while the wait goes on). */
+    const char *said = gpuipc_matrix_phrase(c->role, c->step, c->action);
+    /* Beyond the matrix's words: a peer that shut the connection down is
+     * seen to have closed it, not merely to be gone. */
+    const char *closed = c->action == GPUIPC_FAULT_CLOSE && strcmp(said, "peer gone during") == 0
+                             ? "closed the connection" : NULL;
+    int consumer_faults = c->role == GPUIPC_ROLE_CONSUMER;
     const gpuipc_pair_proc *s = &pair.proc[consumer_faults ? 0 : 1];
     char fault[96], sock[64], during[48];
     const char *env[] = {fault, NULL};
@@ -71,15 +55,10 @@ START_TEST(test_faults_survivor_reports_and_leaks_nothing)
     const char *cargs[] = {"--timeout", TIMEOUT, "-v", NULL};
     gpuipc_err err;
 
-    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", role, steps[_i / N_ACTIONS].step,
-             action);
-    snprintf(during, sizeof(during), "during %s", steps[_i / N_ACTIONS].waiting);
-    /* A consumer that ends its connection before its HELLO is, to --serve, a
-     * connection that was not a consumer: dropped, and the wait times out. */
-    if (consumer_faults && strcmp(steps[_i / N_ACTIONS].step, "hello") == 0 &&
-        (strcmp(action, "exit") == 0 || strcmp(action, "kill") == 0 ||
-         strcmp(action, "close") == 0))
-        said = "closed before its HELLO";
+    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", gpuipc_role_name(c->role),
+             gpuipc_step_name(c->step), action);
+    snprintf(during, sizeof(during), "during %s",
+             gpuipc_step_name(gpuipc_matrix_waiting(c->role, c->step)));
     snprintf(sock, sizeof(sock), "@gpuipc-faults-%d", (int)getpid());
     ck_assert_msg(gpuipc_pair_run(th_program(), sock, args, cargs, env, 8.0,
                                   strcmp(action, "hang") == 0 ? 0.2 : 3.0, &pair, &err) == 0,
@@ -92,6 +71,8 @@ START_TEST(test_faults_survivor_reports_and_leaks_nothing)
     ck_assert_msg(strstr(s->out, during) != NULL && strstr(s->out, said),
                   "%s: the survivor does not say '%s' and '%s':\n%s", fault, during, said,
                   s->out);
+    ck_assert_msg(closed == NULL || strstr(s->out, closed) != NULL,
+                  "%s: the survivor does not say '%s':\n%s", fault, closed, s->out);
     /* -v: the check at exit (or at the end of a session that reached BYE)
      * says so when the FDs match the start. */
     ck_assert_msg(strstr(s->out, "the same as at the start") && !strstr(s->out, "leaked"),
@@ -136,7 +117,7 @@ Suite *faults_suite(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_faults_survivor_reports_and_leaks_nothing, 0,
-                        N_STEPS * N_ACTIONS);
+                        (int)gpuipc_matrix_cases(cases, GPUIPC_MATRIX_MAX));
     tcase_add_test(tc, test_faults_fd_kept_by_a_role_is_found_at_the_end);
     suite_add_tcase(s, tc);
     return s;

@@ -13,8 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/matrix.h"
 #include "core/clock.h"
 #include "session/consumer.h"
+#include "mech/memfd.h"
 #include "session/producer.h"
 #include "core/step.h"
 #include "helpers.h"
@@ -234,23 +236,52 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
 }
 END_TEST
 
-/* The consumer's steps, and the step the producer is waiting in while each
- * happens, which its report must name. */
-static const struct {
-    const char *step;
-    const char *waiting;
-} consumer_steps[] = {
-    {"hello", "hello"},   {"probe", "ready"},   {"ready", "ready"},
-    {"import", "report"}, {"verify", "report"}, {"write", "report"},
-    {"report", "report"}, {"release", "end-ack"}, {"end-ack", "end-ack"},
-};
-#define N_CONSUMER_STEPS (int)(sizeof(consumer_steps) / sizeof(consumer_steps[0]))
+/* The fault matrix's cases (app/matrix.h) where role dies, killed or by
+ * exiting, at a step that this suite's sessions reach. They run in-process:
+ * the producer calls the roles' functions itself and is not the program, so
+ * two steps are left out on purpose. Returns the count, cases in out. */
+static unsigned list_deaths(int role, gpuipc_matrix_case *out)
+{
+    gpuipc_matrix_case all[GPUIPC_MATRIX_MAX];
+    unsigned n = gpuipc_matrix_cases(all, GPUIPC_MATRIX_MAX), i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        if (all[i].role != role ||
+            (all[i].action != GPUIPC_FAULT_EXIT && all[i].action != GPUIPC_FAULT_KILL))
+            continue;
+        /* The producer here goes straight to its scenario: it never sends a
+         * PROBE of its own (the program does, before the scenarios), so a
+         * producer's fault at probe would never strike. */
+        if (role == GPUIPC_ROLE_PRODUCER && all[i].step == GPUIPC_STEP_PROBE)
+            continue;
+        /* The producer watching a consumer die says no BYE, so a consumer's
+         * fault at bye-ack would never strike. */
+        if (role == GPUIPC_ROLE_CONSUMER && all[i].step == GPUIPC_STEP_BYE_ACK)
+            continue;
+        out[k++] = all[i];
+    }
+    return k;
+}
+
+/* The step the survivor is waiting in when c strikes, which its report must
+ * name: the matrix's, but for one. With no PROBE exchange the consumer's
+ * first probe is its scenario's own, made while the producer waits for
+ * READY. */
+static unsigned waiting_in_process(const gpuipc_matrix_case *c)
+{
+    if (c->role == GPUIPC_ROLE_CONSUMER && c->step == GPUIPC_STEP_PROBE)
+        return GPUIPC_STEP_READY;
+    return gpuipc_matrix_waiting(c->role, c->step);
+}
+
+/* Filled by roles_suite(). */
+static gpuipc_matrix_case consumer_deaths[GPUIPC_MATRIX_MAX];
+static gpuipc_matrix_case producer_deaths[GPUIPC_MATRIX_MAX];
 
 START_TEST(test_roles_producer_reports_a_consumer_that_dies)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    const char *step = consumer_steps[_i / 2].step;
-    const char *action = _i % 2 ? "kill" : "exit";
+    const gpuipc_matrix_case *c = &consumer_deaths[_i];
     char fault[64], want[64];
     int sv[2], peer, before, status, rc;
     uint64_t t0;
@@ -260,8 +291,9 @@ START_TEST(test_roles_producer_reports_a_consumer_that_dies)
     gpuipc_err e;
     pid_t pid;
 
-    snprintf(fault, sizeof(fault), "consumer:%s:%s", step, action);
-    snprintf(want, sizeof(want), "peer gone during %s", consumer_steps[_i / 2].waiting);
+    snprintf(fault, sizeof(fault), "consumer:%s:%s", gpuipc_step_name(c->step),
+             gpuipc_inject_action_name(c->action));
+    snprintf(want, sizeof(want), "peer gone during %s", gpuipc_step_name(waiting_in_process(c)));
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
     pair(sv);
@@ -278,7 +310,7 @@ START_TEST(test_roles_producer_reports_a_consumer_that_dies)
     ck_assert_msg(gpuipc_clock_ns() - t0 < GPUIPC_NS_PER_S, "%s: noticed after %.2f s", fault,
                   (double)(gpuipc_clock_ns() - t0) / 1e9);
     status = wait_exit(pid);
-    if (_i % 2)
+    if (c->action == GPUIPC_FAULT_KILL)
         ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     else
         ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_FAIL);
@@ -286,16 +318,6 @@ START_TEST(test_roles_producer_reports_a_consumer_that_dies)
     ck_assert_int_eq(th_fd_count(), before);
 }
 END_TEST
-
-static const struct {
-    const char *step;
-    const char *waiting;
-} producer_steps[] = {
-    {"hello", "hello"},  {"begin", "begin"},  {"alloc", "offer"},   {"fill", "offer"},
-    {"export", "offer"}, {"offer", "offer"},  {"check", "end"},     {"release", "begin"},
-    {"end", "end"},      {"bye", "begin"},
-};
-#define N_PRODUCER_STEPS (int)(sizeof(producer_steps) / sizeof(producer_steps[0]))
 
 /* The producer, forked, runs one scenario and says BYE. */
 static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
@@ -331,8 +353,7 @@ static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
 START_TEST(test_roles_consumer_reports_a_producer_that_dies)
 {
     const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    const char *step = producer_steps[_i / 2].step;
-    const char *action = _i % 2 ? "kill" : "exit";
+    const gpuipc_matrix_case *c = &producer_deaths[_i];
     char fault[64], want[64], log[4096];
     int sv[2], before, verdict;
     gpuipc_session_end end;
@@ -342,8 +363,9 @@ START_TEST(test_roles_consumer_reports_a_producer_that_dies)
     gpuipc_err e;
     pid_t pid;
 
-    snprintf(fault, sizeof(fault), "producer:%s:%s", step, action);
-    snprintf(want, sizeof(want), "peer gone during %s", producer_steps[_i / 2].waiting);
+    snprintf(fault, sizeof(fault), "producer:%s:%s", gpuipc_step_name(c->step),
+             gpuipc_inject_action_name(c->action));
+    snprintf(want, sizeof(want), "peer gone during %s", gpuipc_step_name(waiting_in_process(c)));
     env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
     pair(sv);
@@ -659,9 +681,9 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_read_only_consumer_leaves_the_bytes_unchanged);
     tcase_add_test(session, test_roles_a_write_through_a_read_only_mapping_is_caught);
     tcase_add_loop_test(death, test_roles_producer_reports_a_consumer_that_dies, 0,
-                        2 * N_CONSUMER_STEPS);
+                        (int)list_deaths(GPUIPC_ROLE_CONSUMER, consumer_deaths));
     tcase_add_loop_test(death, test_roles_consumer_reports_a_producer_that_dies, 0,
-                        2 * N_PRODUCER_STEPS);
+                        (int)list_deaths(GPUIPC_ROLE_PRODUCER, producer_deaths));
     tcase_add_test(death, test_roles_producer_times_out_on_a_hung_consumer);
     tcase_add_test(death, test_roles_consumer_times_out_on_a_hung_producer);
     tcase_add_loop_test(sab, test_roles_sabotaged_bytes_fail_the_scenario, 0,

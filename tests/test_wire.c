@@ -2,6 +2,7 @@
  * every kind of malformed input (with its exact reason and no FD left
  * behind), FD passing, deadlines and a lost peer. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -169,11 +170,12 @@ static int new_memfd(void)
 /* Sends frame with nfds fresh FDs, receives it through a wire that accepts
  * the types in accept, and checks that it is refused with -EPROTO and a
  * reason containing needle, that the wire is now marked broken, and that
- * every FD is closed again once both ends are. */
-static void expect_rejected(const uint8_t *frame, size_t len, int nfds, unsigned accept,
-                            const char *needle)
+ * every FD is closed again once both ends are. Each failure names the case. */
+static void expect_rejected(const char *name, const uint8_t *frame, size_t len, int nfds,
+                            unsigned accept, const char *needle)
 {
     int before = th_fd_count(), sv[2], fds[GPUIPC_WIRE_MAX_FDS], i, rc;
+    ssize_t sent;
     gpuipc_wire *w;
     gpuipc_msg m;
     gpuipc_err e;
@@ -181,19 +183,24 @@ static void expect_rejected(const uint8_t *frame, size_t len, int nfds, unsigned
     pair(sv);
     for (i = 0; i < nfds; i++)
         fds[i] = new_memfd();
-    ck_assert_int_eq(th_send_raw(sv[0], frame, len, fds, nfds), (ssize_t)len);
+    sent = th_send_raw(sv[0], frame, len, fds, nfds);
+    ck_assert_msg(sent == (ssize_t)len, "%s: sent %zd of %zu bytes", name, sent, len);
     for (i = 0; i < nfds; i++)
         close(fds[i]);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
+    ck_assert_msg(gpuipc_wire_open(&w, sv[1], "producer", &e) == 0, "%s: open: %s", name, e.msg);
     rc = gpuipc_wire_recv(w, accept, &m, fds, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
                           GPUIPC_STEP_OFFER, &e);
-    ck_assert_int_eq(rc, -EPROTO);
-    ck_assert_msg(strstr(e.msg, needle) != NULL, "reason '%s' does not say '%s'", e.msg, needle);
-    ck_assert_msg(strstr(e.msg, "during offer") != NULL, "reason '%s' names no step", e.msg);
-    ck_assert_ptr_nonnull(gpuipc_wire_broken(w));
+    ck_assert_msg(rc == -EPROTO, "%s: recv returned %d, not -EPROTO (%d): '%s'", name, rc,
+                  -EPROTO, rc < 0 ? e.msg : "");
+    ck_assert_msg(strstr(e.msg, needle) != NULL, "%s: reason '%s' does not say '%s'", name, e.msg,
+                  needle);
+    ck_assert_msg(strstr(e.msg, "during offer") != NULL, "%s: reason '%s' names no step", name,
+                  e.msg);
+    ck_assert_msg(gpuipc_wire_broken(w) != NULL, "%s: the wire is not marked broken", name);
     gpuipc_wire_close(w);
     close(sv[0]);
-    ck_assert_int_eq(th_fd_count(), before);
+    ck_assert_msg(th_fd_count() == before, "%s: %d FDs open after, %d before", name,
+                  th_fd_count(), before);
 }
 
 #define ANY 0u
@@ -253,257 +260,264 @@ START_TEST(test_wire_sends_every_type_over_a_socket)
 }
 END_TEST
 
-START_TEST(test_wire_rejects_bad_magic)
+/* TIMES: the largest valid slice (the last series, its last 64 values, each
+ * near UINT64_MAX) decodes, so the limits below reject nothing valid. */
+START_TEST(test_wire_accepts_the_largest_times_slice)
 {
     uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
+    gpuipc_msg m, got;
+    gpuipc_err e;
+    size_t i, len;
 
-    put32(buf, 0x12345678);
-    expect_rejected(buf, len, 0, ANY, "bad magic 0x12345678");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_wrong_version)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
-
-    put16(buf + OFF_VERSION, 9);
-    expect_rejected(buf, len, 0, ANY, "protocol version 9");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_unknown_type)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
-
-    put16(buf + OFF_TYPE, 77);
-    expect_rejected(buf, len, 0, ANY, "unknown message type 77");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_unexpected_type)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_BYE, 1, buf);
-
-    expect_rejected(buf, len, 0, GPUIPC_MSG_BIT(GPUIPC_MSG_READY), "got BYE, expected READY");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_short_header)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-
-    encode(GPUIPC_MSG_HELLO, 1, buf);
-    expect_rejected(buf, 12, 0, ANY, "short message: 12 bytes");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_short_payload)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_READY, 1, buf);
-
-    put32(buf + OFF_LEN, (uint32_t)(len - GPUIPC_WIRE_HEADER_LEN - 8));
-    expect_rejected(buf, len - 8, 0, ANY, "READY: payload is 384 bytes, expected 392");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_long_payload)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
-
-    memset(buf + len, 0, 4);
-    put32(buf + OFF_LEN, (uint32_t)(len - GPUIPC_WIRE_HEADER_LEN + 4));
-    expect_rejected(buf, len + 4, 0, ANY, "HELLO: payload is 16 bytes, expected 12");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_length_field_that_lies)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
-
-    put32(buf + OFF_LEN, 100);
-    expect_rejected(buf, len, 0, ANY, "header says 100 payload bytes, 12 arrived");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_wrong_sequence)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 4, buf);
-
-    expect_rejected(buf, len, 0, ANY, "sequence number 4, expected 1");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_nonzero_reserved_field)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_HELLO, 1, buf);
-
-    put16(buf + OFF_RESERVED, 1);
-    expect_rejected(buf, len, 0, ANY, "reserved header field is 0x0001");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_missing_fd)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
-
-    put16(buf + OFF_NFDS, 1);
-    expect_rejected(buf, len, 0, ANY, "OFFER: header says 1 FDs, 0 arrived");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_extra_fds)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
-
-    put16(buf + OFF_NFDS, 1);
-    expect_rejected(buf, len, 3, ANY, "OFFER: header says 1 FDs, 3 arrived");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_fds_on_a_type_that_carries_none)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_READY, 1, buf);
-
-    put16(buf + OFF_NFDS, 2);
-    expect_rejected(buf, len, 2, ANY, "READY: carries 2 FDs, at most 0 allowed");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_fds_on_a_failed_offer)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len;
-    gpuipc_msg m;
-
-    sample(GPUIPC_MSG_OFFER, &m);
-    gpuipc_wire_status(&m.u.offer.st, GPUIPC_FAIL, GPUIPC_STEP_ALLOC, "out of memory");
-    m.nfds = 1;
-    m.u.offer.fds_total = 0;
+    sample(GPUIPC_MSG_TIMES, &m);
+    m.u.times.series = GPUIPC_WIRE_SERIES_MAX - 1;
+    m.u.times.first = GPUIPC_WIRE_SERIES_LEN - GPUIPC_WIRE_TIMES_MAX;
+    m.u.times.count = GPUIPC_WIRE_TIMES_MAX;
+    for (i = 0; i < GPUIPC_WIRE_TIMES_MAX; i++)
+        m.u.times.v[i] = UINT64_MAX - i;
     len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 1, ANY, "a failed offer carries 1 FDs and announces 0");
+    ck_assert_int_eq(gpuipc_wire_decode(buf, len, 0, 1, ANY, &got, &e), 0);
+    ck_assert_uint_eq(got.u.times.v[63], UINT64_MAX - 63);
 }
 END_TEST
 
-START_TEST(test_wire_rejects_zero_size)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
+/* One field of a message, set before it is encoded: to value, or where text
+ * is given, to that string (the rest of the field zeroed). */
+typedef struct msg_field {
+    size_t at, size;
+    uint64_t value;
+    const char *text;
+} msg_field;
 
-    put64(buf + OFF_OFFER_SIZE, 0);
-    expect_rejected(buf, len, 0, ANY, "OFFER: size is 0");
+#define SET(f, v) {offsetof(gpuipc_msg, f), sizeof(((gpuipc_msg *)0)->f), (uint64_t)(v), NULL}
+#define SET_TEXT(f, s) {offsetof(gpuipc_msg, f), sizeof(((gpuipc_msg *)0)->f), 0, (s)}
+
+/* Bytes of an encoded frame overwritten after encoding: value, little-endian,
+ * in width bytes at offset at, repeat times over (0: no change). */
+typedef struct frame_poke {
+    size_t at;
+    unsigned width;
+    uint64_t value;
+    size_t repeat;
+} frame_poke;
+
+#define U8(at, v) {(at), 1, (v), 1}
+#define U16(at, v) {(at), 2, (v), 1}
+#define U32(at, v) {(at), 4, (v), 1}
+#define U64(at, v) {(at), 8, (v), 1}
+#define FILL(at, byte, n) {(at), 1, (byte), (n)}
+
+/* Every malformed message the receiver must refuse, each as one spoiled
+ * sample(): a message field set before encoding, or a frame field after,
+ * or the length sent changed; with the FDs sent along, the types the
+ * receiver accepts, and what its reason must say. A new case is a row. */
+static const struct bad_message {
+    const char *name;
+    unsigned type;       /* the sample() it starts from; 0: none, an empty datagram */
+    uint32_t seq;        /* the sequence number it carries; 0: 1, the expected one */
+    msg_field set[5];    /* message fields, before encoding */
+    frame_poke poke;     /* frame bytes, after encoding */
+    int payload;         /* bytes added to the payload (negative: cut), the header agreeing */
+    size_t length;       /* bytes sent, zeros past the frame; 0: the frame as it is */
+    int nfds;            /* fresh FDs sent with it */
+    unsigned accept;     /* the types the receiver accepts; 0: any */
+    const char *reason;  /* what the rejection must say */
+} bad_messages[] = {
+    /* The frame and its header. */
+    {.name = "bad magic", .type = GPUIPC_MSG_HELLO, .poke = U32(0, 0x12345678),
+     .reason = "bad magic 0x12345678"},
+    {.name = "wrong version", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_VERSION, 9),
+     .reason = "protocol version 9"},
+    {.name = "unknown type", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_TYPE, 77),
+     .reason = "unknown message type 77"},
+    {.name = "unexpected type", .type = GPUIPC_MSG_BYE,
+     .accept = GPUIPC_MSG_BIT(GPUIPC_MSG_READY), .reason = "got BYE, expected READY"},
+    {.name = "empty datagram", .type = 0, .reason = "short message: 0 bytes"},
+    {.name = "short header", .type = GPUIPC_MSG_HELLO, .length = 12,
+     .reason = "short message: 12 bytes"},
+    {.name = "short payload", .type = GPUIPC_MSG_READY, .payload = -8,
+     .reason = "READY: payload is 384 bytes, expected 392"},
+    {.name = "long payload", .type = GPUIPC_MSG_HELLO, .payload = 4,
+     .reason = "HELLO: payload is 16 bytes, expected 12"},
+    {.name = "length field that lies", .type = GPUIPC_MSG_HELLO, .poke = U32(OFF_LEN, 100),
+     .reason = "header says 100 payload bytes, 12 arrived"},
+    {.name = "oversized datagram", .type = GPUIPC_MSG_HELLO,
+     .length = GPUIPC_WIRE_MAX_MSG + 1000, .nfds = 2, .reason = "message truncated (MSG_TRUNC)"},
+    {.name = "wrong sequence", .type = GPUIPC_MSG_HELLO, .seq = 4,
+     .reason = "sequence number 4, expected 1"},
+    {.name = "nonzero reserved field", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_RESERVED, 1),
+     .reason = "reserved header field is 0x0001"},
+    /* FDs against the header and the message. */
+    {.name = "missing fd", .type = GPUIPC_MSG_OFFER, .poke = U16(OFF_NFDS, 1),
+     .reason = "OFFER: header says 1 FDs, 0 arrived"},
+    {.name = "extra fds", .type = GPUIPC_MSG_OFFER, .poke = U16(OFF_NFDS, 1), .nfds = 3,
+     .reason = "OFFER: header says 1 FDs, 3 arrived"},
+    {.name = "fds on a type that carries none", .type = GPUIPC_MSG_READY,
+     .poke = U16(OFF_NFDS, 2), .nfds = 2, .reason = "READY: carries 2 FDs, at most 0 allowed"},
+    {.name = "fds on a failed offer", .type = GPUIPC_MSG_OFFER,
+     .set = {SET(u.offer.st.code, GPUIPC_FAIL), SET(u.offer.st.step, GPUIPC_STEP_ALLOC),
+             SET_TEXT(u.offer.st.reason, "out of memory"), SET(nfds, 1),
+             SET(u.offer.fds_total, 0)},
+     .nfds = 1, .reason = "a failed offer carries 1 FDs and announces 0"},
+    {.name = "offer announcing too many fds", .type = GPUIPC_MSG_OFFER,
+     .set = {SET(u.offer.fds_total, GPUIPC_WIRE_MAX_OFFER_FDS + 1)},
+     .reason = "offer announces 65537 FDs, at most 65536 allowed"},
+    {.name = "offer carrying more fds than it announces", .type = GPUIPC_MSG_OFFER,
+     .set = {SET(u.offer.fds_total, 1), SET(nfds, 2)}, .nfds = 2,
+     .reason = "offer carries 2 FDs but announces only 1 in all"},
+    {.name = "failed offer announcing fds", .type = GPUIPC_MSG_OFFER,
+     .set = {SET(u.offer.st.code, GPUIPC_FAIL), SET(u.offer.st.step, GPUIPC_STEP_ALLOC),
+             SET_TEXT(u.offer.st.reason, "out of memory")},
+     .reason = "a failed offer carries 0 FDs and announces 1000"},
+    {.name = "fd batch reporting success without fds", .type = GPUIPC_MSG_FDS,
+     .set = {SET(u.fds.st.code, GPUIPC_PASS), SET(u.fds.st.step, GPUIPC_STEP_NONE),
+             SET_TEXT(u.fds.st.reason, "")},
+     .reason = "a batch that reports success carries no FDs"},
+    {.name = "failed fd batch with fds", .type = GPUIPC_MSG_FDS, .set = {SET(nfds, 2)},
+     .nfds = 2, .reason = "a failed batch carries 2 FDs"},
+    {.name = "fd batch starting at fd number 0", .type = GPUIPC_MSG_FDS,
+     .set = {SET(u.fds.first, 0)}, .reason = "first FD number 0 is outside 1 to 65535"},
+    /* Status fields. */
+    {.name = "unterminated reason", .type = GPUIPC_MSG_READY,
+     .poke = FILL(OFF_STATUS_REASON, 'x', GPUIPC_WIRE_REASON_LEN),
+     .reason = "status reason is not NUL-terminated"},
+    {.name = "nonprintable reason", .type = GPUIPC_MSG_READY,
+     .poke = U8(OFF_STATUS_REASON + 2, 0x1b), /* ESC: a terminal escape sequence */
+     .reason = "non-printable byte 0x1b at 2"},
+    {.name = "unknown status code", .type = GPUIPC_MSG_END_ACK,
+     .poke = U32(GPUIPC_WIRE_HEADER_LEN, 5), .reason = "status code 5 is none of 0, 1, 77"},
+    /* OFFER's sizes. */
+    {.name = "zero size", .type = GPUIPC_MSG_OFFER, .poke = U64(OFF_OFFER_SIZE, 0),
+     .reason = "OFFER: size is 0"},
+    {.name = "oversized size", .type = GPUIPC_MSG_OFFER, .poke = U64(OFF_OFFER_SIZE, 1ull << 50),
+     .reason = "exceeds the 16 TiB limit"},
+    {.name = "size not a multiple of granularity", .type = GPUIPC_MSG_OFFER,
+     .poke = U64(OFF_OFFER_SIZE, (6u << 20) + 4096),
+     .reason = "is not a multiple of granularity 2097152"},
+    {.name = "granularity not a power of two", .type = GPUIPC_MSG_OFFER,
+     .poke = U64(OFF_OFFER_SIZE + 8, 3u << 20),
+     .reason = "granularity 3145728 is not a power of two"},
+    /* BEGIN: the mechanism's name and the --bench fields. */
+    {.name = "bad mechanism name", .type = GPUIPC_MSG_BEGIN, .poke = U8(OFF_BEGIN_NAME + 1, '/'),
+     .reason = "mechanism name has byte 0x2f at 1"},
+    {.name = "bench: unknown flags", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, 0x4), SET(u.begin.iters, 0)}, .reason = "unknown flags 0x4"},
+    {.name = "bench: bandwidth without times", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, GPUIPC_BEGIN_BANDWIDTH), SET(u.begin.iters, 20)},
+     .reason = "without TIMES"},
+    {.name = "bench: 0 iterations", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH),
+             SET(u.begin.iters, 0)},
+     .reason = "0 iterations, outside 1 to 1000"},
+    {.name = "bench: 1001 iterations", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH),
+             SET(u.begin.iters, 1001)},
+     .reason = "1001 iterations"},
+    {.name = "bench: iterations without bandwidth", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, GPUIPC_BEGIN_TIMES), SET(u.begin.iters, 5)},
+     .reason = "5 iterations without bandwidth runs"},
+    /* REPORT. */
+    {.name = "more mismatches than words", .type = GPUIPC_MSG_REPORT,
+     .set = {SET(u.report.check.mismatches, 2000)},
+     .reason = "check counts 2000 mismatches in 1000 words"},
+    /* TIMES slices. Each sets the value just past its count too: to zero,
+     * but in the last row, where that value is the fault. */
+    {.name = "times: unknown series", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 8), SET(u.times.first, 0), SET(u.times.count, 1),
+             SET(u.times.flags, 0), SET(u.times.v[1], 0)},
+     .reason = "series 8 is unknown"},
+    {.name = "times: 0 values", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 0), SET(u.times.first, 0), SET(u.times.count, 0),
+             SET(u.times.flags, 0), SET(u.times.v[0], 0)},
+     .reason = "0 values, outside 1 to 64"},
+    {.name = "times: 65 values", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 0), SET(u.times.first, 0), SET(u.times.count, 65),
+             SET(u.times.flags, 0)},
+     .reason = "65 values"},
+    {.name = "times: values past the series", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 1), SET(u.times.first, 65535), SET(u.times.count, 2),
+             SET(u.times.flags, 0), SET(u.times.v[2], 0)},
+     .reason = "values 65535 to 65536 lie beyond"},
+    {.name = "times: first value wrapping around", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 1), SET(u.times.first, 0xffffffffu), SET(u.times.count, 2),
+             SET(u.times.flags, 0), SET(u.times.v[2], 0)},
+     .reason = "lie beyond"},
+    {.name = "times: unknown flags", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 2), SET(u.times.first, 0), SET(u.times.count, 2),
+             SET(u.times.flags, 0x2), SET(u.times.v[2], 0)},
+     .reason = "unknown flags 0x2"},
+    {.name = "times: value set past the count", .type = GPUIPC_MSG_TIMES,
+     .set = {SET(u.times.series, 2), SET(u.times.first, 0), SET(u.times.count, 2),
+             SET(u.times.flags, 0), SET(u.times.v[2], 7)},
+     .reason = "value 2 is set beyond the count 2"},
+};
+#define N_BAD_MESSAGES (int)(sizeof(bad_messages) / sizeof(bad_messages[0]))
+
+static void set_field(gpuipc_msg *m, const msg_field *f, const char *name)
+{
+    uint8_t *p = (uint8_t *)m + f->at;
+    uint16_t v16 = (uint16_t)f->value;
+    uint32_t v32 = (uint32_t)f->value;
+
+    if (f->text != NULL) {
+        memset(p, 0, f->size);
+        snprintf((char *)p, f->size, "%s", f->text);
+        return;
+    }
+    switch (f->size) {
+    case 1:
+        *p = (uint8_t)f->value;
+        break;
+    case 2:
+        memcpy(p, &v16, 2);
+        break;
+    case 4:
+        memcpy(p, &v32, 4);
+        break;
+    case 8:
+        memcpy(p, &f->value, 8);
+        break;
+    default:
+        ck_abort_msg("%s: a field of %zu bytes", name, f->size);
+    }
 }
-END_TEST
 
-START_TEST(test_wire_rejects_oversized_size)
+/* Builds row's message in buf (cap bytes, zeroed first). Returns the bytes
+ * to send. */
+static size_t build_bad_message(const struct bad_message *row, uint8_t *buf, size_t cap)
 {
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
-
-    put64(buf + OFF_OFFER_SIZE, 1ull << 50);
-    expect_rejected(buf, len, 0, ANY, "exceeds the 16 TiB limit");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_size_not_a_multiple_of_granularity)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
-
-    put64(buf + OFF_OFFER_SIZE, (6u << 20) + 4096);
-    expect_rejected(buf, len, 0, ANY, "is not a multiple of granularity 2097152");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_granularity_not_a_power_of_two)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_OFFER, 1, buf);
-
-    put64(buf + OFF_OFFER_SIZE + 8, 3u << 20);
-    expect_rejected(buf, len, 0, ANY, "granularity 3145728 is not a power of two");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_unterminated_reason)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_READY, 1, buf);
-
-    memset(buf + OFF_STATUS_REASON, 'x', GPUIPC_WIRE_REASON_LEN);
-    expect_rejected(buf, len, 0, ANY, "status reason is not NUL-terminated");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_nonprintable_reason)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_READY, 1, buf);
-
-    buf[OFF_STATUS_REASON + 2] = 0x1b; /* ESC: a terminal escape sequence */
-    expect_rejected(buf, len, 0, ANY, "non-printable byte 0x1b at 2");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_unknown_status_code)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_END_ACK, 1, buf);
-
-    put32(buf + GPUIPC_WIRE_HEADER_LEN, 5);
-    expect_rejected(buf, len, 0, ANY, "status code 5 is none of 0, 1, 77");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_bad_mechanism_name)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len = encode(GPUIPC_MSG_BEGIN, 1, buf);
-
-    buf[OFF_BEGIN_NAME + 1] = '/';
-    expect_rejected(buf, len, 0, ANY, "mechanism name has byte 0x2f at 1");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_more_mismatches_than_words)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    size_t len;
     gpuipc_msg m;
+    size_t len, i, j;
+    unsigned b;
 
-    sample(GPUIPC_MSG_REPORT, &m);
-    m.u.report.check.mismatches = 2000;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 0, ANY, "check counts 2000 mismatches in 1000 words");
+    memset(buf, 0, cap);
+    if (row->type == 0)
+        return 0;
+    sample(row->type, &m);
+    for (i = 0; i < sizeof(row->set) / sizeof(row->set[0]) && row->set[i].size > 0; i++)
+        set_field(&m, &row->set[i], row->name);
+    len = gpuipc_wire_encode(&m, row->seq ? row->seq : 1, buf, GPUIPC_WIRE_MAX_MSG);
+    ck_assert_msg(len > 0, "%s: the message does not encode", row->name);
+    for (j = 0; j < row->poke.repeat; j++)
+        for (b = 0; b < row->poke.width; b++)
+            buf[row->poke.at + j * row->poke.width + b] = (uint8_t)(row->poke.value >> (8 * b));
+    if (row->payload != 0) {
+        len = (size_t)((long)len + row->payload);
+        put32(buf + OFF_LEN, (uint32_t)(len - GPUIPC_WIRE_HEADER_LEN));
+    }
+    return row->length ? row->length : len;
 }
-END_TEST
 
-START_TEST(test_wire_rejects_oversized_datagram)
+START_TEST(test_wire_rejects_a_malformed_message)
 {
+    const struct bad_message *row = &bad_messages[_i];
     uint8_t buf[GPUIPC_WIRE_MAX_MSG + 1000];
+    size_t len = build_bad_message(row, buf, sizeof(buf));
 
-    memset(buf, 0, sizeof(buf));
-    encode(GPUIPC_MSG_HELLO, 1, buf);
-    expect_rejected(buf, sizeof(buf), 2, ANY, "message truncated (MSG_TRUNC)");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_empty_datagram)
-{
-    uint8_t buf[1] = {0};
-
-    expect_rejected(buf, 0, 0, ANY, "short message: 0 bytes");
+    ck_assert_msg(len <= sizeof(buf), "%s: %zu bytes to send, room for %zu", row->name, len,
+                  sizeof(buf));
+    expect_rejected(row->name, buf, len, row->nfds, row->accept ? row->accept : ANY,
+                    row->reason);
 }
 END_TEST
 
@@ -634,52 +648,6 @@ START_TEST(test_wire_rejects_truncated_fds_on_a_bad_message)
     ck_assert_ptr_nonnull(gpuipc_wire_broken(w));
     gpuipc_wire_close(w);
     close(sv[0]);
-}
-END_TEST
-
-START_TEST(test_wire_rejects_bad_fd_batches)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    gpuipc_msg m;
-    size_t len;
-
-    /* A batch that reports success must carry FDs ... */
-    sample(GPUIPC_MSG_FDS, &m);
-    gpuipc_wire_status(&m.u.fds.st, GPUIPC_PASS, GPUIPC_STEP_NONE, "");
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 0, ANY, "a batch that reports success carries no FDs");
-    /* ... a failed one none ... */
-    sample(GPUIPC_MSG_FDS, &m);
-    m.nfds = 2;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 2, ANY, "a failed batch carries 2 FDs");
-    /* ... and FD number 0 always travels with OFFER. */
-    sample(GPUIPC_MSG_FDS, &m);
-    m.u.fds.first = 0;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 0, ANY, "first FD number 0 is outside 1 to 65535");
-}
-END_TEST
-
-START_TEST(test_wire_rejects_bad_fd_totals)
-{
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    gpuipc_msg m;
-    size_t len;
-
-    sample(GPUIPC_MSG_OFFER, &m);
-    m.u.offer.fds_total = GPUIPC_WIRE_MAX_OFFER_FDS + 1;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 0, ANY, "offer announces 65537 FDs, at most 65536 allowed");
-    sample(GPUIPC_MSG_OFFER, &m);
-    m.u.offer.fds_total = 1;
-    m.nfds = 2;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 2, ANY, "offer carries 2 FDs but announces only 1 in all");
-    sample(GPUIPC_MSG_OFFER, &m);
-    gpuipc_wire_status(&m.u.offer.st, GPUIPC_FAIL, GPUIPC_STEP_ALLOC, "out of memory");
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    expect_rejected(buf, len, 0, ANY, "a failed offer carries 0 FDs and announces 1000");
 }
 END_TEST
 
@@ -910,77 +878,6 @@ START_TEST(test_wire_stays_broken_after_a_failure)
 }
 END_TEST
 
-/* BEGIN's --bench fields, each wrong in one way. */
-START_TEST(test_wire_rejects_bad_bench_requests)
-{
-    static const struct {
-        unsigned flags, iters;
-        const char *needle;
-    } bad[] = {
-        {0x4, 0, "unknown flags 0x4"},
-        {GPUIPC_BEGIN_BANDWIDTH, 20, "without TIMES"},
-        {GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH, 0, "0 iterations, outside 1 to 1000"},
-        {GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH, 1001, "1001 iterations"},
-        {GPUIPC_BEGIN_TIMES, 5, "5 iterations without bandwidth runs"},
-    };
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    gpuipc_msg m;
-    size_t i, len;
-
-    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        sample(GPUIPC_MSG_BEGIN, &m);
-        m.u.begin.flags = bad[i].flags;
-        m.u.begin.iters = bad[i].iters;
-        len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-        expect_rejected(buf, len, 0, ANY, bad[i].needle);
-    }
-}
-END_TEST
-
-/* TIMES slices, each wrong in one way; and the largest valid one passes. */
-START_TEST(test_wire_rejects_bad_times)
-{
-    static const struct {
-        uint32_t series, first, count, flags;
-        uint64_t stray; /* written to v[count] when count < 64 */
-        const char *needle;
-    } bad[] = {
-        {8, 0, 1, 0, 0, "series 8 is unknown"},
-        {0, 0, 0, 0, 0, "0 values, outside 1 to 64"},
-        {0, 0, 65, 0, 0, "65 values"},
-        {1, 65535, 2, 0, 0, "values 65535 to 65536 lie beyond"},
-        {1, 0xffffffffu, 2, 0, 0, "lie beyond"},
-        {2, 0, 2, 0x2, 0, "unknown flags 0x2"},
-        {2, 0, 2, 0, 7, "value 2 is set beyond the count 2"},
-    };
-    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
-    gpuipc_msg m, got;
-    gpuipc_err e;
-    size_t i, len;
-
-    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        sample(GPUIPC_MSG_TIMES, &m);
-        m.u.times.series = bad[i].series;
-        m.u.times.first = bad[i].first;
-        m.u.times.count = bad[i].count;
-        m.u.times.flags = bad[i].flags;
-        if (bad[i].count < GPUIPC_WIRE_TIMES_MAX)
-            m.u.times.v[bad[i].count] = bad[i].stray;
-        len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-        expect_rejected(buf, len, 0, ANY, bad[i].needle);
-    }
-    sample(GPUIPC_MSG_TIMES, &m);
-    m.u.times.series = GPUIPC_WIRE_SERIES_MAX - 1;
-    m.u.times.first = GPUIPC_WIRE_SERIES_LEN - GPUIPC_WIRE_TIMES_MAX;
-    m.u.times.count = GPUIPC_WIRE_TIMES_MAX;
-    for (i = 0; i < GPUIPC_WIRE_TIMES_MAX; i++)
-        m.u.times.v[i] = UINT64_MAX - i;
-    len = gpuipc_wire_encode(&m, 1, buf, sizeof(buf));
-    ck_assert_int_eq(gpuipc_wire_decode(buf, len, 0, 1, ANY, &got, &e), 0);
-    ck_assert_uint_eq(got.u.times.v[63], UINT64_MAX - 63);
-}
-END_TEST
-
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -992,39 +889,12 @@ Suite *wire_suite(void)
     tcase_add_loop_test(codec, test_wire_round_trips_every_type, 1, GPUIPC_MSG_TYPE_MAX + 1);
     tcase_add_test(codec, test_wire_encode_refuses_a_small_buffer);
     tcase_add_test(codec, test_wire_sends_every_type_over_a_socket);
-    tcase_add_test(bad, test_wire_rejects_bad_magic);
-    tcase_add_test(bad, test_wire_rejects_wrong_version);
-    tcase_add_test(bad, test_wire_rejects_unknown_type);
-    tcase_add_test(bad, test_wire_rejects_unexpected_type);
-    tcase_add_test(bad, test_wire_rejects_short_header);
-    tcase_add_test(bad, test_wire_rejects_short_payload);
-    tcase_add_test(bad, test_wire_rejects_long_payload);
-    tcase_add_test(bad, test_wire_rejects_length_field_that_lies);
-    tcase_add_test(bad, test_wire_rejects_wrong_sequence);
-    tcase_add_test(bad, test_wire_rejects_nonzero_reserved_field);
-    tcase_add_test(bad, test_wire_rejects_missing_fd);
-    tcase_add_test(bad, test_wire_rejects_extra_fds);
-    tcase_add_test(bad, test_wire_rejects_fds_on_a_type_that_carries_none);
-    tcase_add_test(bad, test_wire_rejects_fds_on_a_failed_offer);
-    tcase_add_test(bad, test_wire_rejects_zero_size);
-    tcase_add_test(bad, test_wire_rejects_oversized_size);
-    tcase_add_test(bad, test_wire_rejects_size_not_a_multiple_of_granularity);
-    tcase_add_test(bad, test_wire_rejects_granularity_not_a_power_of_two);
-    tcase_add_test(bad, test_wire_rejects_unterminated_reason);
-    tcase_add_test(bad, test_wire_rejects_nonprintable_reason);
-    tcase_add_test(bad, test_wire_rejects_unknown_status_code);
-    tcase_add_test(bad, test_wire_rejects_bad_mechanism_name);
-    tcase_add_test(bad, test_wire_rejects_bad_bench_requests);
-    tcase_add_test(bad, test_wire_rejects_bad_times);
-    tcase_add_test(bad, test_wire_rejects_more_mismatches_than_words);
-    tcase_add_test(bad, test_wire_rejects_oversized_datagram);
-    tcase_add_test(bad, test_wire_rejects_empty_datagram);
+    tcase_add_test(codec, test_wire_accepts_the_largest_times_slice);
+    tcase_add_loop_test(bad, test_wire_rejects_a_malformed_message, 0, N_BAD_MESSAGES);
     tcase_add_test(bad, test_wire_rejects_foreign_control_message);
     th_add_unless_valgrind(bad, test_wire_reports_truncated_fds_and_stays_usable,
                            "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
     tcase_add_test(bad, test_wire_rejects_truncated_fds_on_a_bad_message);
-    tcase_add_test(bad, test_wire_rejects_bad_fd_batches);
-    tcase_add_test(bad, test_wire_rejects_bad_fd_totals);
     tcase_add_test(fds, test_wire_passes_one_fd);
     tcase_add_test(fds, test_wire_passes_253_fds);
     tcase_add_test(fds, test_wire_refuses_to_send_254_fds);
