@@ -102,6 +102,7 @@ static void fill_known(gpuipc_bench *b)
     int k;
 
     memset(b, 0, sizeof(*b));
+    snprintf(b->reference, sizeof(b->reference), "vmm");
     snprintf(b->device, sizeof(b->device), "Test GPU \"quoted\"");
     snprintf(b->driver, sizeof(b->driver), "1.2.3 (CUDA 13.0)");
     snprintf(b->timestamp, sizeof(b->timestamp), "2026-11-21T00:00:00Z");

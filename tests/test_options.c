@@ -100,8 +100,6 @@ static const struct {
     {"--size", NULL, "--size: missing value"},
     {"extra", NULL, "unexpected argument 'extra'"},
     {"--quiet", "--verbose", "--quiet and --verbose contradict each other"},
-    {"--pairs=all", "--only=memfd", "--pairs runs the vmm mechanism between devices; it does "
-                                    "not combine with --only memfd"},
     {"--json", NULL, "--json: only with --list"},
     {"--iters", "5", "--iters: only with --bench"},
     {"--bench", "--json", "--json: --bench writes its JSON to a file"},

@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/matrix.h"
+#include "core/step.h"
+#include "session/inject.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -29,8 +32,12 @@ START_TEST(test_program_memfd_round_trip_passes)
 
     spawn(args, NULL, 20);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("Checks: 1, Failures: 0, Errors: 0");
-    OUT_HAS("memfd            PASS   8 MiB      0/1048576 bad          0/1048576 bad");
+    OUT_HAS("  scenario result size       producer->consumer     consumer->producer");
+    OUT_HAS("  memfd    PASS   8 MiB      0/1048576 bad          0/1048576 bad");
+    /* Check runs the scenario as a test, but its runner's lines stay off
+     * the console: the step log and the summary are the output. */
+    ck_assert_msg(strstr(run.out, "Running suite") == NULL && strstr(run.out, "Checks: ") == NULL,
+                  "Check's runner lines in the output:\n%s", run.out);
     OUT_HAS("consumer: exited 0");
     OUT_HAS("result: PASS: 1 passed, 0 failed, 0 skipped");
     ck_assert_int_eq(run.leftover, 0);
@@ -54,7 +61,8 @@ START_TEST(test_program_writes_tap_naming_the_mechanism)
     text[n > 0 ? n : 0] = '\0';
     close(fd);
     unlink(tap);
-    ck_assert_msg(strstr(text, "ok 1 - gpuipc_test.c:memfd:test_scenario_both_ways: Passed") &&
+    ck_assert_msg(strstr(text, ":memfd:test_scenario_both_ways: Passed") &&
+                  strncmp(text, "ok 1 - ", 7) == 0 &&
                   strstr(text, "1..1"), "TAP:\n%s", text);
 }
 END_TEST
@@ -142,6 +150,20 @@ START_TEST(test_program_usage_errors_exit_2)
     spawn(args, NULL, 10);
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS(usage_errors[_i].reason);
+    OUT_HAS("Try 'gpuipc_test --help'");
+}
+END_TEST
+
+/* --pairs runs the reference mechanism, which the registry's table names;
+ * another --only is a usage error, said before any device is looked at. */
+START_TEST(test_program_pairs_refuses_another_mechanism)
+{
+    const char *args[] = {"--pairs", "all", "--only", "memfd", NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("--pairs runs the vmm mechanism between devices; it does not combine with --only "
+            "memfd");
     OUT_HAS("Try 'gpuipc_test --help'");
 }
 END_TEST
@@ -249,40 +271,39 @@ START_TEST(test_program_sabotage_exits_1_naming_the_first_bad_word)
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS(sabotages[_i].reason);
     OUT_HAS("first bad word 0 (byte offset 0x0)");
-    OUT_HAS("memfd            FAIL");
+    OUT_HAS("  memfd    FAIL");
     OUT_HAS("result: FAIL");
 }
 END_TEST
 
-/* Every step of both roles, with the step the survivor is waiting in. */
-static const struct {
-    const char *role, *step, *waiting;
-} steps[] = {
-    {"consumer", "hello", "hello"},     {"consumer", "probe", "probe"},
-    {"consumer", "ready", "ready"},     {"consumer", "import", "report"},
-    {"consumer", "verify", "report"},   {"consumer", "write", "report"},
-    {"consumer", "report", "report"},   {"consumer", "release", "end-ack"},
-    {"consumer", "end-ack", "end-ack"}, {"producer", "hello", "hello"},
-    {"producer", "probe", "begin"},     {"producer", "begin", "begin"},
-    {"producer", "alloc", "offer"},
-    {"producer", "fill", "offer"},      {"producer", "export", "offer"},
-    {"producer", "offer", "offer"},     {"producer", "check", "end"},
-    {"producer", "release", "begin"},     {"producer", "end", "end"},
-    {"producer", "bye", "begin"},
-};
-#define N_STEPS (int)(sizeof(steps) / sizeof(steps[0]))
+/* The fault matrix's cases (app/matrix.h) where the peer dies, killed or by
+ * exiting: every step of both roles, twice. The matrix also says which step
+ * the survivor waits in. program_suite() lists them. */
+static gpuipc_matrix_case deaths[GPUIPC_MATRIX_MAX];
+
+static unsigned list_deaths(void)
+{
+    gpuipc_matrix_case all[GPUIPC_MATRIX_MAX];
+    unsigned n = gpuipc_matrix_cases(all, GPUIPC_MATRIX_MAX), i, k = 0;
+
+    for (i = 0; i < n; i++)
+        if (all[i].action == GPUIPC_FAULT_EXIT || all[i].action == GPUIPC_FAULT_KILL)
+            deaths[k++] = all[i];
+    return k;
+}
 
 START_TEST(test_program_survivor_reports_a_dead_peer)
 {
-    const char *action = _i % 2 ? "kill" : "exit";
-    const char *role = steps[_i / 2].role;
-    int consumer_dies = strcmp(role, "consumer") == 0;
+    const gpuipc_matrix_case *c = &deaths[_i];
+    int consumer_dies = c->role == GPUIPC_ROLE_CONSUMER, killed = c->action == GPUIPC_FAULT_KILL;
     char fault[96], want[96];
     const char *env[] = {fault, NULL};
     const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "3", NULL};
 
-    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", role, steps[_i / 2].step, action);
-    snprintf(want, sizeof(want), "FAIL peer gone during %s", steps[_i / 2].waiting);
+    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:%s", gpuipc_role_name(c->role),
+             gpuipc_step_name(c->step), gpuipc_inject_action_name(c->action));
+    snprintf(want, sizeof(want), "FAIL peer gone during %s",
+             gpuipc_step_name(gpuipc_matrix_waiting(c->role, c->step)));
     spawn(args, env, 10);
     ck_assert_msg(run.finished, "%s: still running after 10 s:\n%s", fault, run.out);
     ck_assert_msg(th_line_has(run.out, consumer_dies ? "  producer  " : "  consumer  ", want),
@@ -292,7 +313,7 @@ START_TEST(test_program_survivor_reports_a_dead_peer)
     ck_assert_msg(run.leftover == 0, "%s: a process was left behind", fault);
     if (consumer_dies) {
         ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x", fault, run.status);
-    } else if (_i % 2) {
+    } else if (killed) {
         ck_assert(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGKILL);
     } else {
         ck_assert(th_exited(&run, 1));
@@ -368,7 +389,7 @@ START_TEST(test_program_chunks_travel_in_batches)
     OUT_HAS("export   600 FDs, the first 253 of them now");
     OUT_HAS("offer    FDs 253 to 599 sent in 2 more messages");
     OUT_HAS("import   FDs 253 to 599 received in 2 more messages and imported");
-    OUT_HAS("memfd-chunks     PASS");
+    OUT_HAS("  memfd-chunks PASS");
     ck_assert_int_eq(run.leftover, 0);
 }
 END_TEST
@@ -581,6 +602,7 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_bench_without_a_gpu_exits_77_with_one_line);
     tcase_add_loop_test(basics, test_program_usage_errors_exit_2, 0,
                         (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));
+    tcase_add_test(basics, test_program_pairs_refuses_another_mechanism);
     tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
     tcase_add_test(basics, test_program_memfd_size_beyond_host_memory_exits_2);
     tcase_add_test(basics, test_program_help_describes_every_option);
@@ -601,7 +623,7 @@ Suite *program_suite(void)
                            "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
     th_add_unless_valgrind(basics, test_program_low_hard_fd_limit_fails_cleanly,
                            "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
-    tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, 2 * N_STEPS);
+    tcase_add_loop_test(faults, test_program_survivor_reports_a_dead_peer, 0, (int)list_deaths());
     tcase_add_test(faults, test_program_producer_times_out_on_a_hung_consumer);
     tcase_add_test(faults, test_program_consumer_times_out_on_a_hung_producer);
     tcase_add_test(faults, test_program_foreign_sigterm_still_ends_the_consumer);

@@ -1,5 +1,12 @@
-/* test_report.c: the exit code a set of results implies. */
+/* test_report.c: the exit code a set of results implies, and the summary
+ * that shows them. */
 #include "session/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "suites.h"
 
 static gpuipc_result with(int status)
@@ -57,6 +64,76 @@ START_TEST(test_report_nothing_run_is_not_a_pass)
 }
 END_TEST
 
+/* The summary of results[0..n), as the program writes it to a file. */
+static char *summary_of(const gpuipc_result *results, size_t n)
+{
+    const char *notes[2] = {"a note", NULL};
+    FILE *f = tmpfile();
+    char *text;
+    long len;
+
+    ck_assert_ptr_nonnull(f);
+    gpuipc_report_summary(fileno(f), "where", results, n, notes, "exited 0", 0, 1000000000u);
+    len = lseek(fileno(f), 0, SEEK_END);
+    ck_assert_int_gt(len, 0);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_int_eq(pread(fileno(f), text, (size_t)len, 0), len);
+    fclose(f);
+    return text;
+}
+
+static size_t occurrences(const char *text, const char *what)
+{
+    size_t n = 0;
+
+    for (; (text = strstr(text, what)) != NULL; text++)
+        n++;
+    return n;
+}
+
+START_TEST(test_report_a_shared_cause_is_said_once_with_its_scenarios)
+{
+    gpuipc_result r[4] = {with(GPUIPC_PASS), with(GPUIPC_SKIP), with(GPUIPC_SKIP),
+                          with(GPUIPC_FAIL)};
+    char *text;
+
+    r[0].mech = "memfd";
+    r[1].mech = "legacy-ipc";
+    r[2].mech = "mempool-ipc";
+    r[3].mech = "vmm";
+    strcpy(r[1].reason, "consumer cannot see the GPU");
+    strcpy(r[2].reason, "consumer cannot see the GPU");
+    strcpy(r[3].reason, "a cause of its own");
+    text = summary_of(r, 4);
+    ck_assert_uint_eq(occurrences(text, "consumer cannot see the GPU"), 1);
+    ck_assert_ptr_nonnull(strstr(text, "the same cause for 2 scenarios (legacy-ipc, "
+                                       "mempool-ipc): consumer cannot see the GPU\n"));
+    ck_assert_uint_eq(occurrences(text, "a cause of its own"), 1);
+    ck_assert_ptr_nonnull(strstr(text, "  vmm         FAIL\n              a cause of its own\n"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_report_long_names_widen_the_column_and_result_is_last)
+{
+    gpuipc_result r[2] = {with(GPUIPC_SKIP), with(GPUIPC_SKIP)};
+    char *text, *last;
+
+    r[0].mech = "a-mechanism-with-a-name-of-40-characters";
+    r[1].mech = "short";
+    strcpy(r[0].reason, "one");
+    strcpy(r[1].reason, "two");
+    text = summary_of(r, 2);
+    ck_assert_ptr_nonnull(strstr(text, "  a-mechanism-with-a-name-of-40-characters SKIP\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  short                                    SKIP\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  scenario                                 result"));
+    last = strstr(text, "result: ");
+    ck_assert_ptr_nonnull(last);
+    ck_assert_str_eq(last, "result: PASS: 0 passed, 0 failed, 2 skipped, in 1.00 s (exit 0)\n");
+    free(text);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -68,6 +145,10 @@ Suite *report_suite(void)
     tcase_add_test(tc, test_report_a_failed_consumer_is_1);
     tcase_add_test(tc, test_report_only_skips_is_77);
     tcase_add_test(tc, test_report_nothing_run_is_not_a_pass);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("summary");
+    tcase_add_test(tc, test_report_a_shared_cause_is_said_once_with_its_scenarios);
+    tcase_add_test(tc, test_report_long_names_widen_the_column_and_result_is_last);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -80,7 +80,7 @@ START_TEST(test_twoterm_memfd_round_trip_through_a_socket_file)
                   WEXITSTATUS(pair.proc[1].status) == 0, "consumer:\n%s", pair.proc[1].out);
     ck_assert_msg(strstr(pair.proc[0].out, "(mode 0600)") &&
                   strstr(pair.proc[0].out, "result: PASS: 2 passed, 0 failed, 0 skipped") &&
-                  strstr(pair.proc[0].out, "memfd-chunks     PASS   2 MiB"),
+                  strstr(pair.proc[0].out, "memfd-chunks PASS   2 MiB"),
                   "producer:\n%s", pair.proc[0].out);
     ck_assert_msg(strstr(pair.proc[1].out, "memfd            verify   0 mismatches") &&
                   strstr(pair.proc[1].out, "result: PASS: the session with ") &&
@@ -631,8 +631,22 @@ START_TEST(test_twoterm_repeat_soaks_without_drift)
 
     ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("round 20/20 passed");
     OUT_HAS("soak: 20 rounds, 40 scenarios passed; drift: 0 FDs");
+    /* -q prints failures and the summary only: no line per round. */
+    ck_assert_msg(strstr(run.out, "round 1/20") == NULL && strstr(run.out, "round 20/20") == NULL,
+                  "-q printed the rounds:\n%s", run.out);
+}
+END_TEST
+
+/* Without -q, every round says how it went. */
+START_TEST(test_twoterm_repeat_says_each_round_unless_quiet)
+{
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--repeat", "3", NULL};
+
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("round 1/3 passed");
+    OUT_HAS("round 3/3 passed");
 }
 END_TEST
 
@@ -802,6 +816,7 @@ Suite *twoterm_suite(void)
     tcase_set_timeout(more, 120);
     tcase_add_test(more, test_twoterm_ctrl_c_stops_both_processes_with_130);
     tcase_add_test(more, test_twoterm_repeat_soaks_without_drift);
+    tcase_add_test(more, test_twoterm_repeat_says_each_round_unless_quiet);
     tcase_add_test(more, test_twoterm_repeat_stops_at_the_first_drift);
     tcase_add_test(more, test_twoterm_fault_matrix_mode_over_memfd);
     tcase_add_loop_test(more, test_twoterm_a_stopped_fault_matrix_leaves_no_process, 0, 2);

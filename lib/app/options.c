@@ -146,9 +146,6 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
                               : o->repeat != 1 ? "--repeat"
                               : o->pairs ? "--pairs (it measures every device pair itself)"
                               : o->destructive ? "--destructive" : "--serve");
-    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, "vmm") != 0)
-        return gpuipc_err_set(err, -EINVAL, "--pairs runs the vmm mechanism between devices; "
-                              "it does not combine with --only %s", o->only);
     if (o->serve != NULL && o->connect != NULL)
         return gpuipc_err_set(err, -EINVAL, "--serve and --connect: one process takes one "
                               "role; run the other in a second command");

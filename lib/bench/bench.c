@@ -428,8 +428,8 @@ void gpuipc_bench_print_cross(FILE *out, const gpuipc_bench *b)
         return;
     fprintf(out, "\n## Cross-device bandwidth matrix, %d GPUs\n\n"
             "GB/s, median of %u: the consumer on GPU b reads and writes the producer's %s of "
-            "vmm memory on GPU a. The diagonal is one device (imported memory, same GPU).\n",
-            b->ngpus, b->iters, size_text(b->cross[0].size, sz, sizeof(sz)));
+            "%s memory on GPU a. The diagonal is one device (imported memory, same GPU).\n",
+            b->ngpus, b->iters, size_text(b->cross[0].size, sz, sizeof(sz)), b->reference);
     for (m = 0; m < sizeof(mats) / sizeof(mats[0]); m++) {
         fprintf(out, "\n%s:\n\n| memory on \\ consumer on |", mats[m].what);
         for (bb = 0; bb < b->ngpus; bb++)
@@ -476,6 +476,7 @@ static void target(gpuipc_bench_target *t, const char *name, const char *goal, i
 size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_t cap)
 {
     double worst_k = INFINITY, worst_r = INFINITY, e2e = NAN, chunk = NAN, wall = NAN;
+    char one[96];
     size_t n = 0, i;
     int op, have_big = 0;
 
@@ -498,9 +499,11 @@ size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_
     target(&t[n++], "imported/local, fill and verify, at 1 GiB and above", ">= 0.97",
            have_big ? worst_r >= 0.97 : -1, "%.3f (the lowest)", worst_r, 0);
     for (i = 0; i < b->nlat; i++)
-        if (strcmp(b->lat[i].name, "vmm") == 0)
+        if (strcmp(b->lat[i].name, b->reference) == 0)
             e2e = median(&b->lat[i].st[GPUIPC_STAGE_E2E]);
-    target(&t[n++], "one allocation (vmm), export to mapped in the consumer", "<= 1.0 ms median",
+    snprintf(one, sizeof(one), "one allocation (%s), export to mapped in the consumer",
+             b->reference);
+    target(&t[n++], one, "<= 1.0 ms median",
            isfinite(e2e) ? e2e <= 1e6 : -1, "%.3f ms median", e2e / 1e6, 0);
     for (i = 0; i < b->nchunks; i++)
         if (b->chunks[i].chunks == 4096 && b->chunks[i].note[0] == '\0')

@@ -73,6 +73,7 @@ typedef struct gpuipc_bench {
     char driver[96];    /* "580.159.04 (CUDA 13.0)" */
     char timestamp[32]; /* UTC, ISO 8601 */
     char version[32];   /* this program's */
+    char reference[32]; /* the reference mechanism: the targets' one allocation */
     int ordinal, ngpus;
     unsigned iters;
     uint64_t size;      /* --size: the latency rows' */

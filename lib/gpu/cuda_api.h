@@ -25,12 +25,6 @@
  * oldest driver that runs the program is GPUIPC_CU_MIN_DRIVER. */
 #define GPUIPC_CUDA_API_VERSION 13000
 
-/* Until the program prints GPUIPC_CUDA_API_VERSION itself. Never defined
- * where a real cuda.h came first (tests/cuda_check.c). */
-#ifndef CUDA_VERSION
-#define CUDA_VERSION GPUIPC_CUDA_API_VERSION
-#endif
-
 /* The calling convention of the driver's entry points: the C one on Linux
  * (cuda.h has __stdcall only for Windows, which this program does not run
  * on). */

@@ -213,6 +213,7 @@ const gpuipc_mech gpuipc_mech_memfd = {
     .summary = "host shared memory: memfd_create, FD over SCM_RIGHTS, mmap (no GPU; baseline)",
     .needs_cuda = 0,
     .by_default = 0,
+    .memory = GPUIPC_MECH_HOST,
     .probe = gpuipc_memfd_probe,
     .alloc = memfd_alloc,
     .export = memfd_export,

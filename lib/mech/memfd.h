@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "session/env.h"
+#include "session/mech.h"
 #include "core/err.h"
 
 /* Says whether memfd_create works here. Returns 0 or -ENOTSUP with why. */
@@ -19,5 +20,9 @@ int gpuipc_memfd_create(uint64_t len, gpuipc_err *err);
 /* Checks that a received fd is a memfd of at least len bytes that can never
  * shrink under a mapping. Returns 0 or -EPROTO/-errno with the reason. */
 int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err);
+
+/* The mechanisms themselves (memfd.c, memfd_chunks.c). */
+extern const gpuipc_mech gpuipc_mech_memfd;
+extern const gpuipc_mech gpuipc_mech_memfd_chunks;
 
 #endif

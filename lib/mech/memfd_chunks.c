@@ -267,6 +267,8 @@ const gpuipc_mech gpuipc_mech_memfd_chunks = {
                "back (no GPU)",
     .needs_cuda = 0,
     .by_default = 0,
+    .memory = GPUIPC_MECH_HOST,
+    .chunked = 1,
     .probe = gpuipc_memfd_probe,
     .alloc = chunks_alloc,
     .export = chunks_export,

@@ -93,6 +93,30 @@ static void fail(scenario *s, unsigned step, const char *what)
     log_fail(s, step, s->mine.reason);
 }
 
+/* Logs the consumer's answer to a PROBE. A reason the same as the last
+ * mechanism's (say, this side cannot see the producer's GPU) is said once:
+ * the next mechanisms it stops name the first. */
+static void log_probe(gpuipc_env *env, const char *name, const gpuipc_status *st, uint64_t ns)
+{
+    static char last_reason[sizeof(st->reason)], last_name[GPUIPC_WIRE_NAME_LEN];
+    int level = st->code == GPUIPC_FAIL ? GPUIPC_LOG_QUIET : GPUIPC_LOG_NORMAL;
+    const char *verdict = st->code == GPUIPC_SKIP ? "SKIP" : "FAIL";
+
+    if (st->code == GPUIPC_PASS) {
+        last_reason[0] = '\0';
+        gpuipc_log_step(&env->log, level, name, GPUIPC_STEP_PROBE, ns, "can run it");
+        return;
+    }
+    if (strcmp(last_reason, st->reason) == 0) {
+        gpuipc_log_step(&env->log, level, name, GPUIPC_STEP_PROBE, ns, "%s: the same reason "
+                        "as %s", verdict, last_name);
+        return;
+    }
+    snprintf(last_reason, sizeof(last_reason), "%s", st->reason);
+    snprintf(last_name, sizeof(last_name), "%s", name);
+    gpuipc_log_step(&env->log, level, name, GPUIPC_STEP_PROBE, ns, "%s %s", verdict, st->reason);
+}
+
 /* Finds mechanism name and lets it probe the device named by uuid (opening
  * it if need be). Fills st: PASS, SKIP (the mechanism cannot run here, and
  * why) or FAIL. Returns the mechanism, or NULL if there is none by that name. */
@@ -123,10 +147,7 @@ static const gpuipc_mech *probe_mech(gpuipc_env *env, const gpuipc_mech *const *
                            NULL);
         snprintf(st->reason, sizeof(st->reason), "probe: %.370s", err.msg);
     }
-    gpuipc_log_step(&env->log, st->code == GPUIPC_FAIL ? GPUIPC_LOG_QUIET : GPUIPC_LOG_NORMAL,
-                    name, GPUIPC_STEP_PROBE, gpuipc_clock_ns() - t, "%s%s",
-                    st->code == GPUIPC_PASS ? "can run it" :
-                    st->code == GPUIPC_SKIP ? "SKIP " : "FAIL ", st->reason);
+    log_probe(env, name, st, gpuipc_clock_ns() - t);
     return m;
 }
 

@@ -59,11 +59,24 @@ typedef struct gpuipc_buf {
     void *priv;
 } gpuipc_buf;
 
+/* gpuipc_mech.memory */
+enum gpuipc_mech_memory {
+    GPUIPC_MECH_DEVICE = 0, /* GPU memory */
+    GPUIPC_MECH_HOST = 1,   /* host memory (memfd, a host NUMA node the GPU maps) */
+};
+
 typedef struct gpuipc_mech {
-    const char *name;    /* as given to --only: [a-z0-9-], at most 16 bytes */
+    const char *name;    /* as given to --only: [a-z0-9-], shorter than GPUIPC_WIRE_NAME_LEN */
     const char *summary; /* one line for --list and --help */
     int needs_cuda;      /* cannot run without the CUDA driver */
     int by_default;      /* part of the set run with no --only */
+    int memory;          /* enum gpuipc_mech_memory: whose memory it shares */
+    int chunked;         /* many allocations, offered in batches (export_more) */
+    int read_only;       /* the consumer maps read-only (prove_read_only) */
+    /* The plain mechanism the others are measured against: --pairs runs
+     * it, --fault-matrix defaults to it, --bench's bandwidth and scaling
+     * runs use it. One in the registry. */
+    int reference;
     /* It leaves the consumer unusable (a faulted CUDA context): it runs only
      * with --destructive, in a sacrificial consumer of its own, which exits
      * after the scenario; the producer waits for that exit before releasing. */
@@ -132,21 +145,5 @@ const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, con
  * unknown or repeated entry and listing the known names. */
 int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only,
                        const gpuipc_mech **sel, size_t *nsel, gpuipc_err *err);
-
-/* The mechanisms, one file each. Only the program links the GPU ones. */
-extern const gpuipc_mech gpuipc_mech_vmm;              /* mech_vmm.c */
-extern const gpuipc_mech gpuipc_mech_vmm_pidfd;        /* mech_vmm_pidfd.c */
-extern const gpuipc_mech gpuipc_mech_vmm_chunks;       /* mech_vmm_chunks.c */
-extern const gpuipc_mech gpuipc_mech_vmm_offset;       /* mech_vmm_offset.c */
-extern const gpuipc_mech gpuipc_mech_vmm_compressible; /* mech_vmm_compressible.c */
-extern const gpuipc_mech gpuipc_mech_vmm_host_numa;    /* mech_vmm_host_numa.c */
-extern const gpuipc_mech gpuipc_mech_vmm_alias;        /* mech_vmm_alias.c */
-extern const gpuipc_mech gpuipc_mech_vmm_readonly;     /* mech_vmm_readonly.c */
-extern const gpuipc_mech gpuipc_mech_vmm_readonly_fault; /* mech_vmm_readonly_fault.c */
-extern const gpuipc_mech gpuipc_mech_legacy_ipc;       /* mech_legacy_ipc.c */
-extern const gpuipc_mech gpuipc_mech_mempool_ipc;      /* mech_mempool_ipc.c */
-extern const gpuipc_mech gpuipc_mech_fabric;           /* mech_fabric.c */
-extern const gpuipc_mech gpuipc_mech_memfd;            /* mech_memfd.c, no GPU */
-extern const gpuipc_mech gpuipc_mech_memfd_chunks;     /* mech_memfd_chunks.c, no GPU */
 
 #endif

@@ -43,17 +43,63 @@ static void direction(const gpuipc_check *k, char *buf, size_t len)
                  (unsigned long long)k->words);
 }
 
+/* The first result before i (or i itself) whose FAIL or SKIP reason is
+ * results[i]'s, and how many results share it. */
+static size_t first_with_reason(const gpuipc_result *results, size_t n, size_t i, size_t *count)
+{
+    size_t j, first = i;
+
+    *count = 0;
+    for (j = 0; j < n; j++) {
+        if ((results[j].status != GPUIPC_FAIL && results[j].status != GPUIPC_SKIP) ||
+            strcmp(results[j].reason, results[i].reason) != 0)
+            continue;
+        if (*count == 0)
+            first = j;
+        (*count)++;
+    }
+    return first;
+}
+
+/* Below the table: each reason that stopped two or more scenarios, once,
+ * after the list of the scenarios it stopped. */
+static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
+{
+    char line[2048];
+    size_t i, j, count, used;
+
+    for (i = 0; i < n; i++) {
+        if ((results[i].status != GPUIPC_FAIL && results[i].status != GPUIPC_SKIP) ||
+            first_with_reason(results, n, i, &count) != i || count < 2)
+            continue;
+        used = (size_t)snprintf(line, sizeof(line), "  the same cause for %zu scenarios (", count);
+        for (j = i; j < n && used < sizeof(line); j++)
+            if ((results[j].status == GPUIPC_FAIL || results[j].status == GPUIPC_SKIP) &&
+                strcmp(results[j].reason, results[i].reason) == 0)
+                used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s",
+                                         j == i ? "" : ", ", results[j].mech);
+        if (used < sizeof(line))
+            snprintf(line + used, sizeof(line) - used, "): %s", results[i].reason);
+        gpuipc_log_line(fd, line);
+    }
+}
+
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns)
 {
     char line[1024], size[32], fwd[48], back[48];
-    size_t i, counts[3] = {0, 0, 0};
+    size_t i, count, counts[3] = {0, 0, 0};
+    int w = (int)strlen("scenario");
 
+    /* The first column is as wide as the longest scenario's name. */
+    for (i = 0; i < n; i++)
+        if ((int)strlen(results[i].mech) > w)
+            w = (int)strlen(results[i].mech);
     snprintf(line, sizeof(line), "summary: %s", where);
     gpuipc_log_line(fd, line);
-    snprintf(line, sizeof(line), "  %-16s %-6s %-10s %-22s %-22s %s", "scenario", "result", "size",
-             "producer->consumer", "consumer->producer", "time");
+    snprintf(line, sizeof(line), "  %-*s %-6s %-10s %-22s %-22s %s", w, "scenario", "result",
+             "size", "producer->consumer", "consumer->producer", "time");
     gpuipc_log_line(fd, line);
     for (i = 0; i < n; i++) {
         const gpuipc_result *r = &results[i];
@@ -66,19 +112,24 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         /* A scenario that never ran (skipped, refused before it started) has
          * no size, checks or time to show. */
         if (r->status == GPUIPC_SKIP || r->status < 0 || r->ns == 0)
-            snprintf(line, sizeof(line), "  %-16s %s", r->mech, status_name(r->status));
+            snprintf(line, sizeof(line), "  %-*s %s", w, r->mech, status_name(r->status));
         else
-            snprintf(line, sizeof(line), "  %-16s %-6s %-10s %-22s %-22s %.1f ms", r->mech,
+            snprintf(line, sizeof(line), "  %-*s %-6s %-10s %-22s %-22s %.1f ms", w, r->mech,
                      status_name(r->status), gpuipc_units_format_size(r->size, size, sizeof(size)),
                      fwd, back, (double)r->ns / 1e6);
         gpuipc_log_line(fd, line);
         if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) {
-            snprintf(line, sizeof(line), "                   %s", r->reason);
+            first_with_reason(results, n, i, &count);
+            snprintf(line, sizeof(line), "  %*s %s", w, "",
+                     count < 2 ? r->reason : "(the cause is below the table)");
             gpuipc_log_line(fd, line);
         } else if (r->status < 0) {
-            gpuipc_log_line(fd, "                   not run (not selected by CK_RUN_SUITE/CK_RUN_CASE)");
+            snprintf(line, sizeof(line), "  %*s not run (not selected by CK_RUN_SUITE/"
+                     "CK_RUN_CASE)", w, "");
+            gpuipc_log_line(fd, line);
         }
     }
+    shared_reasons(fd, results, n);
     for (i = 0; notes != NULL && notes[i] != NULL; i++)
         gpuipc_log_line(fd, notes[i]);
     snprintf(line, sizeof(line), "consumer: %s", consumer);

@@ -15,10 +15,12 @@
 int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer_ok);
 
 /* Writes the summary to fd: a heading (where), one line per scenario with
- * its result, size, both directions' checks and time, an indented reason
- * under every FAIL and SKIP, the lines in notes (NULL-terminated, may be
- * NULL), the consumer line, and the overall result with its counts and the
- * wall time. */
+ * its result, size, both directions' checks and time (the first column as
+ * wide as the longest name), an indented reason under every FAIL and SKIP,
+ * except that a reason shared by two or more scenarios is written once,
+ * below the table, after the scenarios it stopped; then the lines in notes
+ * (NULL-terminated, may be NULL), the consumer line, and last the overall
+ * result with its counts and the wall time. */
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns);

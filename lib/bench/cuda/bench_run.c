@@ -148,7 +148,7 @@ static void run_bw(ctx *c, uint64_t size, gpuipc_bench_bw *row)
             goto out;
         }
     }
-    if (scenario(c, c->cfg->vmm, size, &t, row->note, sizeof(row->note)) < 0)
+    if (scenario(c, c->cfg->reference, size, &t, row->note, sizeof(row->note)) < 0)
         goto out;
     row->hwm_consumer = t.laps[GPUIPC_LAP_HWM];
     for (k = 0; k < GPUIPC_BW_COUNT; k++) {
@@ -235,31 +235,31 @@ static void section_scaling(ctx *c)
             size = SIZE_SCALING_MAX; /* the end point, after 8 GiB */
         row = &c->b->sizes[c->b->nsizes++];
         if (size + GiB > avail) {
-            snprintf(row->name, sizeof(row->name), "vmm");
+            snprintf(row->name, sizeof(row->name), "%s", c->cfg->reference->name);
             row->size = size;
             too_big(row->note, sizeof(row->note), size + GiB, avail);
             break;
         }
         progress(c, "size scaling: %s, %u scenarios",
                  gpuipc_units_format_size(size, h, sizeof(h)), c->cfg->iters + 1);
-        run_row(c, c->cfg->vmm, size, 1, row);
+        run_row(c, c->cfg->reference, size, 1, row);
         if (size == SIZE_SCALING_MAX)
             break;
     }
-    for (n = 1; c->cfg->chunks != NULL && n <= 4096 && c->b->nchunks < GPUIPC_BENCH_ROWS;
+    for (n = 1; c->cfg->chunked != NULL && n <= 4096 && c->b->nchunks < GPUIPC_BENCH_ROWS;
          n *= 4) {
         gpuipc_bench_lat *row = &c->b->chunks[c->b->nchunks++];
         uint64_t avail = free_mem(c);
 
         if ((uint64_t)n * 2 * MiB + GiB > avail) {
-            snprintf(row->name, sizeof(row->name), "vmm-chunks");
+            snprintf(row->name, sizeof(row->name), "%s", c->cfg->chunked->name);
             row->size = (uint64_t)n * 2 * MiB;
             row->chunks = n;
             too_big(row->note, sizeof(row->note), row->size + GiB, avail);
             break;
         }
         progress(c, "chunk scaling: %u chunks of 2 MiB, %u scenarios", n, c->cfg->iters + 1);
-        run_row(c, c->cfg->chunks, (uint64_t)n * 2 * MiB, n, row);
+        run_row(c, c->cfg->chunked, (uint64_t)n * 2 * MiB, n, row);
     }
     c->env->chunks = 0;
     gpuipc_bench_print_scaling(stdout, c->b);
@@ -323,12 +323,14 @@ int gpuipc_bench_run(gpuipc_env *env, gpuipc_wire *w, const gpuipc_bench_cfg *cf
     uint64_t hwm;
 
     describe_device(&c);
+    snprintf(b->reference, sizeof(b->reference), "%s",
+             cfg->reference != NULL ? cfg->reference->name : "-");
     printf("# gpuipc_test --bench: %s (GPU %d), driver %s, %s\n", b->device, b->ordinal,
            b->driver, b->timestamp);
     gpuipc_proc_reset_hwm();
     section_latency(&c);
     hwm = gpuipc_proc_hwm();
-    if (cfg->vmm != NULL) {
+    if (cfg->reference != NULL) {
         section_bandwidth(&c);
         section_scaling(&c);
     }
@@ -341,7 +343,7 @@ int gpuipc_bench_run(gpuipc_env *env, gpuipc_wire *w, const gpuipc_bench_cfg *cf
             if (b->sizes[i].hwm_producer > b->hwm_producer)
                 b->hwm_producer = b->sizes[i].hwm_producer;
     }
-    if (cfg->vmm != NULL && b->ngpus >= 2)
+    if (cfg->reference != NULL && b->ngpus >= 2)
         section_cross(&c);
     gpuipc_bench_print_targets(stdout, b);
     progress(&c, "done%s", c.failed ? ", with failures (see the tables)" : "");

@@ -14,8 +14,8 @@
 typedef struct gpuipc_bench_cfg {
     const gpuipc_mech *const *lat; /* the latency section's mechanisms (both sides can run) */
     size_t nlat;
-    const gpuipc_mech *vmm;        /* for bandwidth, size scaling, cross-device; or NULL */
-    const gpuipc_mech *chunks;     /* vmm-chunks, for chunk scaling; or NULL */
+    const gpuipc_mech *reference;  /* for bandwidth, size scaling, cross-device; or NULL */
+    const gpuipc_mech *chunked;    /* a chunked GPU mechanism, for chunk scaling; or NULL */
     unsigned iters;
     uint64_t size;                 /* the latency section's size */
     unsigned latency_chunks;       /* --chunks: the latency row of a chunked mechanism */

@@ -446,6 +446,7 @@ const gpuipc_mech gpuipc_mech_vmm_chunks = {
                "into one range",
     .needs_cuda = 1,
     .by_default = 1,
+    .chunked = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = chunks_alloc,
     .export = chunks_export,

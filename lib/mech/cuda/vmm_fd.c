@@ -21,6 +21,7 @@ const gpuipc_mech gpuipc_mech_vmm = {
     .summary = "CUDA VMM device memory: cuMemCreate, POSIX FD over SCM_RIGHTS, cuMemMap",
     .needs_cuda = 1,
     .by_default = 1,
+    .reference = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = gpuipc_vmm_fd_alloc,
     .export = gpuipc_vmm_fd_export,

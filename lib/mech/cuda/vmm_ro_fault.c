@@ -27,12 +27,13 @@
 static int fault_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_mech_vmm_readonly.import(env, offer, fds, nfds, buf, err);
+    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
 
     if (rc == 0) {
         size_t used = strlen(buf->detail);
 
-        snprintf(buf->detail + used, sizeof(buf->detail) - used, " in a sacrificial consumer");
+        snprintf(buf->detail + used, sizeof(buf->detail) - used,
+                 ", mapped read-only in a sacrificial consumer");
     }
     return rc;
 }
@@ -75,6 +76,7 @@ const gpuipc_mech gpuipc_mech_vmm_readonly_fault = {
                "sacrificial consumer)",
     .needs_cuda = 1,
     .by_default = 0,
+    .read_only = 1,
     .destructive = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = gpuipc_vmm_fd_alloc,

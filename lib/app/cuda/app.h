@@ -1,0 +1,228 @@
+/* app.h: what the program's modes share (lib/app/cuda/): one process's
+ * signals and FDs (process.c), the consumer's process (consumer_proc.c), the
+ * producer's run (producer_proc.c) and its scenarios under Check and
+ * --repeat (rounds.c), --bench's parts (bench_mode.c); and the modes
+ * themselves, one file each: the forked one-shot run (oneshot.c), --serve
+ * (serve.c), --connect (connect.c), --list (list.c), --fault-matrix
+ * (fault_matrix.c). The mechanisms come from the registry (registry.c). */
+#ifndef GPUIPC_APP_CUDA_APP_H
+#define GPUIPC_APP_CUDA_APP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "app/options.h"
+#include "core/account.h"
+#include "core/err.h"
+#include "core/log.h"
+#include "session/consumer.h"
+#include "session/env.h"
+#include "session/inject.h"
+#include "session/mech.h"
+#include "session/producer.h"
+#include "wire/wire.h"
+
+/* ---- the registry (registry.c) ---------------------------------------------------------- */
+
+/* Every mechanism the program knows, in the order --list and --help show
+ * them. Adding a mechanism is adding its file and one line there. */
+extern const gpuipc_mech *const gpuipc_app_registry[];
+extern const size_t gpuipc_app_nmech;
+#define GPUIPC_APP_NMECH_MAX 32
+
+/* What a run selects: the mechanisms to run (from --only, --pairs, the
+ * defaults, --bench's baseline and --destructive) and those --require
+ * names. */
+typedef struct gpuipc_app_selection {
+    const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
+    size_t nsel;
+    const gpuipc_mech *req[GPUIPC_APP_NMECH_MAX];
+    size_t nreq;
+} gpuipc_app_selection;
+
+/* Chooses the mechanisms for o. Returns 0, or GPUIPC_USAGE after saying why
+ * on stderr. */
+int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s);
+
+/* The mechanism the others are measured against (its table's reference
+ * field): --pairs runs it, --fault-matrix defaults to it. */
+const gpuipc_mech *gpuipc_app_reference(void);
+
+/* ---- one process (process.c) ------------------------------------------------------------ */
+
+/* How long a consumer may take to exit once the session broke. */
+#define GPUIPC_APP_END_GRACE_NS (2ull * 1000000000ull)
+
+/* The socket file --serve made while it waits for a consumer; a stop signal
+ * removes it at once and sets gpuipc_app_sock_removed. */
+extern char gpuipc_app_sock_path[108];
+extern volatile sig_atomic_t gpuipc_app_sock_removed;
+
+/* --serve/--connect: the peer's pid as SO_PEERCRED gives it (-1: not
+ * visible here), for gpuipc_env.cred_pid; 0 in the forked mode. */
+extern int gpuipc_app_cred_pid;
+
+/* SIGINT and SIGTERM stop the session (gpuipc_wire_stop); a second one ends
+ * the process at once. */
+void gpuipc_app_catch_stop_signals(void);
+
+/* Blocks (1) or unblocks (0) SIGINT and SIGTERM; one that came meanwhile is
+ * delivered when they are unblocked. */
+void gpuipc_app_block_stop_signals(int block);
+
+/* Returns code, or 128 + the stop signal if one came. */
+int gpuipc_app_stop_code(int code);
+
+/* Lists the FDs open when the program started (before any socket or fork). */
+void gpuipc_app_note_fds_at_start(void);
+
+/* Counts the FDs open now that were not at the start, keep[0] and keep[1]
+ * aside (-1: none), named in why; 0 where the CUDA driver was loaded (it
+ * keeps FDs of its own until exit). */
+size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why);
+
+/* env->last_check: the FDs since the start, the connection aside. */
+size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_err *why);
+
+/* At exit: returns code, or GPUIPC_FAIL after naming the FDs leaked since
+ * the start (said at verbose level when there are none). */
+int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code);
+
+/* Sets env up for role under o and the test hooks. */
+void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
+                         const gpuipc_inject *inject, uint64_t t0);
+
+/* "PASS", "FAIL", "SKIP" or "USAGE ERROR" for an exit status. */
+const char *gpuipc_app_verdict_name(int code);
+
+/* ---- the consumer's process (consumer_proc.c) ------------------------------------------- */
+
+/* The forked mode's producer, whose death the consumer reports; 0 with
+ * --connect. */
+extern pid_t gpuipc_app_parent_pid;
+
+/* The consumer's role over sock, until the session ends (in *end).
+ * Returns the exit status. */
+int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                             uint64_t t0, gpuipc_session_end *end);
+
+/* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
+ * it). Returns its pid with sv[0] kept, or -1 after saying why (both ends
+ * of sv closed). Call before any CUDA call. */
+pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_options *o,
+                               const gpuipc_inject *inject, uint64_t t0);
+
+/* ---- the producer's run (producer_proc.c, rounds.c) ------------------------------------- */
+
+/* The most scenarios one run holds: every mechanism once, or --pairs. */
+#define GPUIPC_APP_MAX_SCEN 64
+
+typedef struct gpuipc_producer_run {
+    gpuipc_env env; /* first: env->reap_peer finds its run from its env */
+    gpuipc_wire *w;
+    const gpuipc_options *o;
+    const gpuipc_mech *sel[GPUIPC_APP_MAX_SCEN];
+    gpuipc_result results[GPUIPC_APP_MAX_SCEN];
+    int pair[GPUIPC_APP_MAX_SCEN][2];      /* --pairs: producer's and consumer's GPU; -1: none */
+    char label[GPUIPC_APP_MAX_SCEN][40];   /* the summary's name: "vmm", or "vmm 0->1" */
+    char ck_name[GPUIPC_APP_MAX_SCEN][40]; /* Check's suite and case: "vmm", or "vmm-0to1" */
+    size_t nsel;
+    const gpuipc_mech *req[GPUIPC_APP_NMECH_MAX]; /* --require */
+    size_t nreq;
+    pid_t child;        /* the forked consumer; -1 with --serve */
+    unsigned hello;     /* HELLO flags: what the scenarios need */
+    int opened;         /* gpuipc_app_producer_open ran */
+    int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
+    gpuipc_err cuda_why;
+    int started;        /* HELLO went both ways */
+    int checked;        /* the last checks ran before BYE (the exit's are not needed) */
+    char lost[GPUIPC_ERR_LEN]; /* why the session did not start, or broke before BYE */
+    char last[GPUIPC_ERR_LEN]; /* the producer's end-of-session check, if it failed */
+    /* --destructive: the sacrificial consumer, its connection, and how it ended. */
+    gpuipc_wire *w2;
+    pid_t child2;       /* -1: none */
+    int child2_done;    /* reaped */
+    int child2_ok;      /* it exited 0 */
+    char child2_desc[GPUIPC_ERR_LEN];
+    char where[640];
+} gpuipc_producer_run;
+
+/* Sets run up for the selection, before any connection. */
+void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
+                              const gpuipc_mech *const *sel, size_t nsel,
+                              const gpuipc_mech *const *req,
+                              size_t nreq, const gpuipc_inject *inject, uint64_t t0);
+
+/* What the producer decides before a consumer takes part (the GPU, --size).
+ * Returns 0, GPUIPC_USAGE (said on stderr), or, where every selected
+ * scenario needs a GPU that cannot be had, GPUIPC_SKIP or GPUIPC_FAIL with
+ * the reason in run->cuda_why. */
+int gpuipc_app_producer_open(gpuipc_producer_run *run);
+
+/* HELLO with the consumer(s). Returns 0 or a negative errno with err. */
+int gpuipc_app_producer_hello(gpuipc_producer_run *run, gpuipc_err *err);
+
+/* After HELLO: the GPU (unless opened before), the pairs, the probes, the
+ * scenarios or the bench. Returns the verdict so far. */
+int gpuipc_app_producer_scenarios(gpuipc_producer_run *run);
+
+/* Ends the session with the verdict code and prints the outcome. Returns
+ * the exit status. */
+int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0);
+
+/* The one-line reason for exit 77 (or, where the FD check at exit turned
+ * it into exit_code 1, that and the reason). */
+void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
+                                const gpuipc_err *cuda_why, int exit_code);
+
+/* A destructive mechanism talks to the sacrificial consumer. */
+gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m);
+
+/* Points the producer at scenario i's devices (--pairs). Returns 0 or a
+ * negative errno with why. */
+int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *err);
+
+/* env->reap_peer: waits for the sacrificial consumer's exit. */
+int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err);
+
+/* Runs the scenarios that can run, as Check tests, --repeat times. Returns
+ * 0, or GPUIPC_FAIL if the soak stopped at a failure or a drift. */
+int gpuipc_app_run_rounds(gpuipc_producer_run *run);
+
+/* The consumer's figures after the last scenario that passed. Returns 1 if
+ * there is one. */
+int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_figures *f);
+
+/* ---- --bench (bench_mode.c) -------------------------------------------------------------- */
+
+/* The default one-shot runs, timed as whole processes before this process
+ * touches CUDA. */
+void gpuipc_app_bench_oneshots(const gpuipc_options *o);
+
+/* --bench in the producer, once both sides have probed. Returns the exit
+ * status. */
+int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why);
+
+/* ---- the modes, one file each ------------------------------------------------------------ */
+
+/* The forked one-shot run (and --repeat, --pairs, --bench, --destructive). */
+int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
+                       const gpuipc_inject *inject, uint64_t t0);
+
+/* --serve PATH: the producer, for one consumer that connects there. */
+int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
+                     const gpuipc_inject *inject, uint64_t t0);
+
+/* --connect PATH: the consumer of the producer that serves there. */
+int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);
+
+/* --list [--json [FILE]]: what this machine can do. */
+int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);
+
+/* --fault-matrix: every step x action as --serve/--connect pairs. */
+int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection *s);
+
+#endif

@@ -1,0 +1,137 @@
+/* bench_mode.c: --bench's parts in the program: the one-shot runs timed as
+ * whole processes first, then the measurements in the producer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "app/version.h"
+#include "bench/bench.h"
+#include "bench/cuda/bench_run.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/proc.h"
+#include "core/stats.h"
+
+#define ONESHOT_RUNS 5
+
+#define ONESHOT_TIMEOUT_NS (120ull * 1000000000ull)
+
+/* The default one-shot runs, timed as whole processes before this process
+ * or its consumer touches CUDA, so that no context of ours speeds them up. */
+static gpuipc_samples g_oneshot;
+
+static int g_oneshot_failed;
+
+void gpuipc_app_bench_oneshots(const gpuipc_options *o)
+{
+    extern char **environ;
+    char *argv[] = {"gpuipc_test", NULL};
+    posix_spawn_file_actions_t fa;
+    int i, status = 0;
+
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return;
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    for (i = 0; i < ONESHOT_RUNS && gpuipc_wire_stop == 0; i++) {
+        uint64_t t = gpuipc_clock_ns(), ns;
+        gpuipc_err err;
+        pid_t pid;
+        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+
+        if (rc != 0) {
+            fprintf(stderr, "gpuipc_test: --bench: one-shot run: posix_spawn /proc/self/exe: "
+                    "%s\n", strerror(rc));
+            g_oneshot_failed = 1;
+            break;
+        }
+        if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
+            fprintf(stderr, "gpuipc_test: --bench: one-shot run: %s\n", err.msg);
+            g_oneshot_failed = 1;
+            break;
+        }
+        ns = gpuipc_clock_ns() - t;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            g_oneshot_failed = 1;
+        /* 77: nothing can run here, which the bench itself says next. */
+        if (WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_SKIP)
+            break;
+        if (o->level != GPUIPC_LOG_QUIET)
+            fprintf(stderr, "bench: one-shot run %d of %d (./gpuipc_test, whole process): "
+                    "%.3f s, exit %d\n", i + 1, ONESHOT_RUNS, (double)ns / 1e9,
+                    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        if (g_oneshot_failed || gpuipc_samples_add(&g_oneshot, (double)ns) < 0)
+            break;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+/* --bench in the producer, once both sides have probed the selection.
+ * Returns the exit code. */
+int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why)
+{
+    static gpuipc_bench b;
+    const gpuipc_mech *lat[GPUIPC_APP_MAX_SCEN];
+    gpuipc_bench_cfg cfg;
+    size_t i, nlat = 0;
+    FILE *probe;
+    int rc;
+
+    if (cuda == 1) {
+        char line[GPUIPC_ERR_LEN + 64];
+
+        snprintf(line, sizeof(line), "gpuipc_test: SKIP: --bench measures GPU memory sharing: "
+                 "%s", cuda_why->msg);
+        gpuipc_log_line(1, line);
+        return GPUIPC_SKIP;
+    }
+    if (cuda != 0) {
+        fprintf(stderr, "gpuipc_test: --bench: %s\n", cuda_why->msg);
+        return GPUIPC_FAIL;
+    }
+    /* An unwritable --json fails now, not after the measurements. */
+    if (run->o->json_path != NULL) {
+        if ((probe = fopen(run->o->json_path, "we")) == NULL) {
+            fprintf(stderr, "gpuipc_test: --json %s: %s\n", run->o->json_path, strerror(errno));
+            return GPUIPC_USAGE;
+        }
+        fclose(probe);
+    }
+    for (i = 0; i < run->nsel; i++) {
+        if (run->results[i].status == -1)
+            lat[nlat++] = run->sel[i];
+        else if (run->o->level != GPUIPC_LOG_QUIET)
+            fprintf(stderr, "bench: %s is not measured: %s\n", run->sel[i]->name,
+                    run->results[i].reason);
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.lat = lat;
+    cfg.nlat = nlat;
+    /* The reference mechanism (the table says which) for the bandwidth,
+     * size and cross-device sections; the first chunked GPU one for chunk
+     * scaling. */
+    for (i = 0; i < nlat; i++) {
+        if (lat[i]->reference && cfg.reference == NULL)
+            cfg.reference = lat[i];
+        if (lat[i]->chunked && lat[i]->needs_cuda && cfg.chunked == NULL)
+            cfg.chunked = lat[i];
+    }
+    cfg.iters = run->o->iters;
+    cfg.size = run->o->size;
+    cfg.latency_chunks = run->o->chunks;
+    cfg.device = run->o->device;
+    cfg.json_path = run->o->json_path;
+    cfg.version = GPUIPC_VERSION;
+    cfg.progress = run->o->level != GPUIPC_LOG_QUIET;
+    b.oneshot_ns = g_oneshot;
+    memset(&g_oneshot, 0, sizeof(g_oneshot));
+    b.oneshot_failed = g_oneshot_failed;
+    rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
+    gpuipc_bench_free(&b);
+    return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
+}

@@ -1,0 +1,63 @@
+/* connect.c: --connect PATH: the consumer's role with the producer that
+ * serves there; its last line says the session's status and what each side
+ * concluded. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cuda/app.h"
+#include "core/step.h"
+#include "wire/endpoint.h"
+
+/* The consumer's last line in two-terminal mode: the session's status, which
+ * the producer's is too, and what each side concluded. */
+static void consumer_result_line(const char *path, int code, const gpuipc_session_end *end,
+                                 char *line, size_t len)
+{
+    char producer[160];
+
+    if (end->said_bye)
+        snprintf(producer, sizeof(producer), "the producer concluded %s: %u passed, %u failed, "
+                 "%u skipped", gpuipc_app_verdict_name(end->bye.code), end->bye.passed, end->bye.failed,
+                 end->bye.skipped);
+    else
+        snprintf(producer, sizeof(producer), "the session ended without the producer's verdict");
+    if (gpuipc_wire_stop != 0)
+        code = 128 + (int)gpuipc_wire_stop;
+    snprintf(line, len, "result: %s: the session with %s; %s; this side %s%.300s (exit %d)",
+             code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), path, producer,
+             end->own == GPUIPC_PASS ? "passed" : "failed: ",
+             end->own == GPUIPC_PASS ? "" : end->reason, code);
+}
+
+int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_log log = {GPUIPC_ROLE_CONSUMER, o->level, t0, 1};
+    gpuipc_session_end end;
+    gpuipc_peer peer;
+    gpuipc_err err;
+    char line[1024];
+    int sock, code;
+
+    gpuipc_app_note_fds_at_start();
+    gpuipc_app_catch_stop_signals();
+    sock = gpuipc_endpoint_connect(o->connect, o->allow_uid,
+                                   gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
+    if (sock < 0) {
+        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL %s", err.msg);
+        code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(GPUIPC_FAIL));
+        snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
+                 code >= 128 ? "STOPPED" : "FAIL", o->connect, err.msg, code);
+        gpuipc_log_line(1, line);
+        return code;
+    }
+    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
+                    (unsigned)peer.uid);
+    gpuipc_app_parent_pid = 0;
+    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+    code = gpuipc_app_consumer_main(sock, o, inject, t0, &end);
+    consumer_result_line(o->connect, code, &end, line, sizeof(line));
+    gpuipc_log_line(1, line);
+    return code;
+}

@@ -1,0 +1,174 @@
+/* consumer_proc.c: the consumer's process: it reports its producer's death
+ * even from inside a driver call, starts CUDA early when HELLO says it will
+ * be needed, and serves the session; and how the forked mode starts it. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "bench/cuda/bandwidth.h"
+#include "core/step.h"
+#include "gpu/gpu.h"
+#include "wire/wire.h"
+
+pid_t gpuipc_app_parent_pid; /* the forked mode's producer; 0 with --connect */
+
+static gpuipc_env *g_consumer_env;
+
+static size_t append(char *buf, size_t used, size_t cap, const char *s)
+{
+    while (*s != '\0' && used + 1 < cap)
+        buf[used++] = *s++;
+    buf[used] = '\0';
+    return used;
+}
+
+static size_t append_uint(char *buf, size_t used, size_t cap, unsigned long v)
+{
+    char digits[24];
+    int i = (int)sizeof(digits) - 1;
+
+    digits[i] = '\0';
+    do {
+        digits[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0 && i > 0);
+    return append(buf, used, cap, digits + i);
+}
+
+/* SIGTERM, which PR_SET_PDEATHSIG sends when the producer dies, arrives even
+ * while this process is inside a driver call; it reports the step it was in
+ * with async-signal-safe calls only. A SIGTERM from anyone else keeps its
+ * usual meaning. The sender is told apart by si_pid, which the kernel sets to
+ * the dying parent, and not by getppid(): every thread has its own parent
+ * pointer, the kernel updates them one thread at a time while it sends the
+ * signal, and a CUDA driver thread that handles it may still see the dead
+ * parent (seen on an H100: the consumer died silently of SIGTERM). */
+static void on_parent_death(int sig, siginfo_t *info, void *context)
+{
+    const char *step;
+    char line[256];
+    size_t n = 0;
+
+    (void)context;
+    if (info == NULL || info->si_pid != gpuipc_app_parent_pid) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    /* The role has already printed why the connection broke. */
+    if (g_consumer_env != NULL && g_consumer_env->lost_reported)
+        _exit(GPUIPC_FAIL);
+    step = gpuipc_step_name(g_consumer_env ? (unsigned)g_consumer_env->step : 0);
+    /* The step log's columns, without the time: snprintf is not safe here. */
+    n = append(line, n, sizeof(line), "         -     consumer  -                ");
+    n = append(line, n, sizeof(line), step);
+    while (n < 50 && n + 1 < sizeof(line)) /* pad the step column to 8 */
+        line[n++] = ' ';
+    n = append(line, n, sizeof(line), " FAIL peer gone during ");
+    n = append(line, n, sizeof(line), step);
+    n = append(line, n, sizeof(line), ": the producer (pid ");
+    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_app_parent_pid);
+    n = append(line, n, sizeof(line), ") died (parent-death signal)\n");
+    (void)!write(1, line, n);
+    _exit(GPUIPC_FAIL);
+}
+
+static void consumer_prepare_cuda(gpuipc_env *env)
+{
+    (void)env;
+    /* The result is kept; a failure is reported by the probe that needs it. */
+    gpuipc_gpu_init(NULL);
+}
+
+/* The consumer's role over sock; the session's end goes into *end.
+ * Returns the exit status. */
+int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                         uint64_t t0, gpuipc_session_end *end)
+{
+    struct sigaction sa;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err err;
+    int verdict;
+
+    gpuipc_app_env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
+    /* A soak's consumer would repeat its step log every round. */
+    if ((o->repeat > 1 || o->bench) && env.log.level < GPUIPC_LOG_VERBOSE)
+        env.log.level = GPUIPC_LOG_QUIET;
+    env.prepare_cuda = consumer_prepare_cuda;
+    env.bandwidth = gpuipc_bandwidth_run;
+    env.gpu_bytes = gpuipc_gpu_process_bytes;
+    env.last_check = gpuipc_app_last_check_fds;
+    env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
+    g_consumer_env = &env;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_parent_death;
+    sa.sa_flags = SA_SIGINFO;
+    if (gpuipc_app_parent_pid > 0)
+        sigaction(SIGTERM, &sa, NULL);
+    if (gpuipc_app_parent_pid > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+        gpuipc_log_step(&env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
+    /* The producer may have died before the request took effect, and then
+     * no signal will ever come. */
+    memset(end, 0, sizeof(*end));
+    end->code = GPUIPC_FAIL;
+    if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
+        gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL peer gone during hello: the producer (pid %d) exited before "
+                        "the consumer started", (int)gpuipc_app_parent_pid);
+        close(sock);
+        return GPUIPC_FAIL;
+    }
+    if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
+        close(sock);
+        snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
+        return GPUIPC_FAIL;
+    }
+    verdict = gpuipc_consumer_serve(&env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
+    gpuipc_gpu_close(env.gpu);
+    env.gpu = NULL;
+    gpuipc_wire_close(w);
+    /* A session that ended with BYE had its last checks then (and its status
+     * is the one both sides agreed on); one that broke is checked now. */
+    if (end->said_bye)
+        return gpuipc_app_stop_code(verdict);
+    return gpuipc_app_check_fds_at_exit(&env.log, gpuipc_app_stop_code(verdict));
+}
+
+/* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
+ * are closed in it. Returns its pid, the parent keeping sv[0] only, or -1
+ * after saying why (both ends of sv closed). */
+pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_options *o,
+                           const gpuipc_inject *inject, uint64_t t0)
+{
+    pid_t pid;
+
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuipc_test: fork: %s\n", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        gpuipc_session_end end;
+        int verdict;
+
+        close(sv[0]);
+        if (other[0] >= 0)
+            close(other[0]);
+        if (other[1] >= 0)
+            close(other[1]);
+        verdict = gpuipc_app_consumer_main(sv[1], o, inject, t0, &end);
+        fflush(NULL);
+        _exit(verdict);
+    }
+    close(sv[1]);
+    return pid;
+}

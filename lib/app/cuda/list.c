@@ -1,0 +1,318 @@
+/* list.c: --list: what this machine can do (the driver, each GPU's
+ * attributes and granularity, RLIMIT_NOFILE, pidfd_getfd, IMEX, NVML, and
+ * whether each mechanism can run here), as text or a JSON document. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "core/step.h"
+#include "app/version.h"
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/proc.h"
+#include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "mech/imex.h"
+#include "mech/pidfd.h"
+
+/* The version of the --list --json document's layout (README: Capability
+ * report). It changes whenever a field is renamed, removed or changes type. */
+#define GPUIPC_LIST_SCHEMA_VERSION 1
+
+/* The attributes that decide the mechanisms. MULTICAST_SUPPORTED is only
+ * reported: cuMulticastCreate is never called, because on shared NVSwitch
+ * hosts multicast can take GPUs out of service for everyone. */
+static const struct {
+    CUdevice_attribute attr;
+    const char *name; /* in the text listing */
+    const char *key;  /* in the JSON document */
+} list_attrs[] = {
+#define ATTR(a) {CU_DEVICE_ATTRIBUTE_##a, #a, #a}
+    ATTR(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    ATTR(HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+    ATTR(HANDLE_TYPE_FABRIC_SUPPORTED),
+    ATTR(GENERIC_COMPRESSION_SUPPORTED),
+    ATTR(MEMORY_POOLS_SUPPORTED),
+    ATTR(MEMPOOL_SUPPORTED_HANDLE_TYPES),
+    ATTR(UNIFIED_ADDRESSING),
+    ATTR(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    ATTR(HOST_NUMA_ID),
+    {CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, "MULTICAST_SUPPORTED (reported only)",
+     "MULTICAST_SUPPORTED"},
+#undef ATTR
+};
+
+/* Whether a child may take its parent's FDs with pidfd_getfd, as the
+ * consumer does in vmm-pidfd: a child forked for the question answers it
+ * through a pipe. Returns 0, or -ENOTSUP / another errno with why. Call
+ * before cuInit, like every fork here. */
+static int list_pidfd(gpuipc_err *why)
+{
+    int fds[2], status = 0, rc = -EIO;
+    gpuipc_err answer;
+    pid_t child;
+
+    gpuipc_err_set(why, -EIO, "pidfd: the check did not run");
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return gpuipc_err_set(why, -errno, "pipe2: %s", strerror(errno));
+    fflush(NULL);
+    child = fork();
+    if (child < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return gpuipc_err_set(why, -errno, "fork: %s", strerror(errno));
+    }
+    if (child == 0) {
+        int r = gpuipc_pidfd_probe((int)getppid(), &answer);
+
+        if (write(fds[1], &r, sizeof(r)) < 0 || write(fds[1], &answer, sizeof(answer)) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    if (read(fds[0], &rc, sizeof(rc)) == (ssize_t)sizeof(rc) &&
+        read(fds[0], &answer, sizeof(answer)) == (ssize_t)sizeof(answer)) {
+        answer.msg[sizeof(answer.msg) - 1] = '\0';
+        if (rc < 0)
+            gpuipc_err_set(why, rc, "%s", answer.msg);
+    } else {
+        rc = gpuipc_err_set(why, -EIO, "pidfd: the checking process gave no answer");
+    }
+    close(fds[0]);
+    gpuipc_proc_wait(child, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), &status, NULL);
+    return rc;
+}
+
+/* The granularity of pinned device memory exportable as a POSIX FD. */
+static void list_granularity(CUdevice dev, uint64_t *min, uint64_t *rec)
+{
+    CUmemAllocationProp prop;
+    size_t g = 0;
+
+    memset(&prop, 0, sizeof(prop));
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = (int)dev;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    *min = *rec = 0;
+    if (gpuipc_cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+        CUDA_SUCCESS)
+        *min = g;
+    if (gpuipc_cu.cuMemGetAllocationGranularity(&g, &prop,
+                                                CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) ==
+        CUDA_SUCCESS)
+        *rec = g;
+}
+
+static void list_devices(int device, gpuipc_json *j)
+{
+    char version[64];
+    int n = 0, i;
+    size_t a;
+
+    if (gpuipc_gpu_count(&n, NULL) < 0)
+        return;
+    gpuipc_cudrv_version(version, sizeof(version));
+    if (j != NULL) {
+        gpuipc_json_string(j, "driver", version);
+        gpuipc_json_int(j, "driver_cuda_version", gpuipc_cu.driver_version);
+        gpuipc_json_array(j, "devices");
+    } else {
+        printf("CUDA driver: %s, libcuda.so.1; built with declarations of the CUDA %d.%d "
+               "driver API; %d GPU%s\n", version, GPUIPC_CUDA_API_VERSION / 1000,
+               GPUIPC_CUDA_API_VERSION % 1000 / 10, n, n == 1 ? "" : "s");
+    }
+    for (i = 0; i < n; i++) {
+        char name[128] = "?", uuid[48] = "?", g1[32], g2[32];
+        int major = 0, minor = 0;
+        uint64_t gmin, grec;
+        CUdevice dev;
+        CUuuid u;
+
+        if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+            continue;
+        gpuipc_cu.cuDeviceGetName(name, (int)sizeof(name), dev);
+        if (gpuipc_cu.cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS)
+            gpuipc_units_format_uuid((const uint8_t *)u.bytes, uuid, sizeof(uuid));
+        gpuipc_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        gpuipc_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        list_granularity(dev, &gmin, &grec);
+        if (j != NULL) {
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_int(j, "ordinal", i);
+            gpuipc_json_string(j, "name", name);
+            gpuipc_json_string(j, "uuid", uuid);
+            gpuipc_json_int(j, "compute_major", major);
+            gpuipc_json_int(j, "compute_minor", minor);
+            gpuipc_json_object(j, "granularity_posix_fd");
+            gpuipc_json_int(j, "minimum", (long long)gmin);
+            gpuipc_json_int(j, "recommended", (long long)grec);
+            gpuipc_json_end(j, '}');
+            gpuipc_json_object(j, "attributes");
+        } else {
+            printf("GPU %d%s: %s, %s, compute %d.%d\n", i, i == device ? " (--device)" : "",
+                   name, uuid, major, minor);
+            printf("  %-46s minimum %s, recommended %s\n", "allocation granularity (POSIX FD)",
+                   gpuipc_units_format_size(gmin, g1, sizeof(g1)),
+                   gpuipc_units_format_size(grec, g2, sizeof(g2)));
+        }
+        for (a = 0; a < sizeof(list_attrs) / sizeof(list_attrs[0]); a++) {
+            int v = -1;
+            int known = gpuipc_cu.cuDeviceGetAttribute(&v, list_attrs[a].attr, dev) ==
+                        CUDA_SUCCESS;
+
+            if (j != NULL && known)
+                gpuipc_json_int(j, list_attrs[a].key, v);
+            else if (j != NULL)
+                gpuipc_json_string(j, list_attrs[a].key, NULL);
+            else if (known)
+                printf("  %-46s %d\n", list_attrs[a].name, v);
+            else
+                printf("  %-46s unknown to this driver\n", list_attrs[a].name);
+        }
+        if (j != NULL) {
+            gpuipc_json_end(j, '}');
+            gpuipc_json_end(j, '}');
+        }
+    }
+    if (j != NULL)
+        gpuipc_json_end(j, ']');
+}
+
+/* One line, or one JSON object, for a host capability. */
+static void list_verdict(gpuipc_json *j, const char *key, const char *label, int ok,
+                         const char *why)
+{
+    if (j != NULL) {
+        gpuipc_json_object(j, key);
+        gpuipc_json_bool(j, "works", ok);
+        gpuipc_json_string(j, "reason", ok ? NULL : why);
+        gpuipc_json_end(j, '}');
+    } else {
+        printf("host: %s: %s%s\n", label, ok ? "yes" : "no: ", ok ? "" : why);
+    }
+}
+
+int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_err cuda_why, why, pidfd_why, imex_why;
+    int cuda = -1, have_driver, pidfd, imex, width = 0;
+    gpuipc_json json, *j = NULL;
+    FILE *list_out = stdout;
+    gpuipc_env env;
+    struct rlimit rl;
+    size_t i;
+
+    gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    /* The listing is the output; probes keep their step-log lines to themselves. */
+    env.log.level = GPUIPC_LOG_QUIET;
+    pidfd = list_pidfd(&pidfd_why); /* forks: before any CUDA call */
+    imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &imex_why);
+    if (o->json && o->json_path != NULL && (list_out = fopen(o->json_path, "we")) == NULL) {
+        fprintf(stderr, "gpuipc_test: --json %s: %s\n", o->json_path, strerror(errno));
+        return GPUIPC_USAGE;
+    }
+    if (o->json) {
+        j = &json;
+        gpuipc_json_init(j, list_out);
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_string(j, "schema", "gpuipc_test/capabilities");
+        gpuipc_json_int(j, "schema_version", GPUIPC_LIST_SCHEMA_VERSION);
+        gpuipc_json_string(j, "version", GPUIPC_VERSION);
+        gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
+        gpuipc_json_int(j, "cuda_headers", GPUIPC_CUDA_API_VERSION);
+    } else {
+        printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
+    }
+    have_driver = gpuipc_gpu_init(&cuda_why) == 0;
+    if (j != NULL) {
+        gpuipc_json_bool(j, "cuda", have_driver);
+        gpuipc_json_string(j, "cuda_reason", have_driver ? NULL : cuda_why.msg);
+    }
+    if (have_driver) {
+        list_devices(o->device, j);
+        cuda = gpuipc_gpu_open(&env.gpu, o->device, &cuda_why);
+        if (cuda == 0)
+            memcpy(env.uuid, gpuipc_gpu_uuid(env.gpu), GPUIPC_UUID_LEN);
+        else if (j == NULL)
+            printf("CUDA: GPU %d not opened: %s\n", o->device, cuda_why.msg);
+    } else if (j == NULL) {
+        printf("CUDA: not available: %s\n", cuda_why.msg);
+    } else {
+        gpuipc_json_string(j, "driver", NULL);
+        gpuipc_json_int(j, "driver_cuda_version", 0);
+        gpuipc_json_array(j, "devices");
+        gpuipc_json_end(j, ']');
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        rl.rlim_cur = rl.rlim_max = 0;
+    if (j != NULL) {
+        gpuipc_json_object(j, "host");
+        gpuipc_json_object(j, "rlimit_nofile");
+        gpuipc_json_int(j, "soft", rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur);
+        gpuipc_json_int(j, "hard", rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max);
+        gpuipc_json_end(j, '}');
+    } else {
+        printf("host: RLIMIT_NOFILE %llu (hard %llu): receiving a batch of chunk FDs takes "
+               "%d free FD numbers below the soft limit\n", (unsigned long long)rl.rlim_cur,
+               (unsigned long long)rl.rlim_max, GPUIPC_WIRE_MAX_FDS);
+    }
+    list_verdict(j, "pidfd_getfd", "pidfd_getfd from a child to its parent", pidfd == 0,
+                 pidfd_why.msg);
+    list_verdict(j, "imex_channel", "IMEX channel for FABRIC handles", imex == 0, imex_why.msg);
+    if (j != NULL) {
+        gpuipc_json_end(j, '}');
+        gpuipc_json_array(j, "mechanisms");
+    } else if (cuda != 0) {
+        /* The reason was said once, above; it is not repeated per mechanism. */
+        printf("mechanisms (those that need %s cannot run: see above):\n",
+               have_driver ? "a GPU" : "the CUDA driver");
+    } else {
+        printf("mechanisms (probed on GPU %d where they need one):\n", o->device);
+    }
+    for (i = 0; i < gpuipc_app_nmech; i++)
+        if ((int)strlen(gpuipc_app_registry[i]->name) > width)
+            width = (int)strlen(gpuipc_app_registry[i]->name);
+    for (i = 0; i < gpuipc_app_nmech; i++) {
+        const gpuipc_mech *m = gpuipc_app_registry[i];
+        const char *text = NULL;
+
+        env.mech = m;
+        if (m->needs_cuda && cuda != 0)
+            text = cuda_why.msg;
+        else if (m->probe(&env, &why) < 0)
+            text = why.msg;
+        if (j != NULL) {
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_string(j, "name", m->name);
+            gpuipc_json_bool(j, "default", m->by_default);
+            gpuipc_json_bool(j, "destructive", m->destructive);
+            gpuipc_json_bool(j, "needs_cuda", m->needs_cuda);
+            gpuipc_json_bool(j, "runs", text == NULL);
+            gpuipc_json_string(j, "reason", text);
+            gpuipc_json_string(j, "summary", m->summary);
+            gpuipc_json_end(j, '}');
+            continue;
+        }
+        printf("  %-*s %-3s %s %s\n", width, m->name, text == NULL ? "yes" : "no",
+               m->by_default ? "(default)" : "         ", m->summary);
+        if (text != NULL && !(m->needs_cuda && cuda != 0))
+            printf("  %*s %s\n", width, "", text);
+    }
+    gpuipc_gpu_close(env.gpu);
+    if (j != NULL) {
+        gpuipc_json_end(j, ']');
+        gpuipc_json_end(j, '}');
+        if (gpuipc_json_finish(j) < 0 || (list_out != stdout && fclose(list_out) != 0)) {
+            fprintf(stderr, "gpuipc_test: --list --json: writing the report failed\n");
+            return GPUIPC_FAIL;
+        }
+    }
+    return GPUIPC_PASS;
+}

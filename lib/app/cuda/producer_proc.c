@@ -1,0 +1,584 @@
+/* producer_proc.c: the producer's run, in every mode: setting it up, the
+ * GPU and --size before a consumer takes part, HELLO, the probes, --pairs,
+ * the end of the session (the last checks, BYE and BYE_ACK, the consumers'
+ * exits) and the summary. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "core/clock.h"
+#include "core/proc.h"
+#include "core/step.h"
+#include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "session/report.h"
+
+/* A destructive mechanism talks to the sacrificial consumer. */
+gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m)
+{
+    return m->destructive ? run->w2 : run->w;
+}
+
+/* Waits for consumer pid to exit within the deadline, closing *w first if
+ * it is broken (so that a live consumer sees EOF, with only a short grace).
+ * Stores its wait status in *status and says how it ended in desc. Returns
+ * 1 if it exited by itself, 0 if it had to be killed or the wait failed. */
+static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *status, char *desc,
+                size_t len)
+{
+    uint64_t wait_ns = run->o->timeout_ns;
+    gpuipc_err err;
+    int rc;
+
+    *status = -1;
+    if (*w == NULL || gpuipc_wire_broken(*w) != NULL) {
+        gpuipc_wire_close(*w);
+        *w = NULL;
+        if (wait_ns > GPUIPC_APP_END_GRACE_NS)
+            wait_ns = GPUIPC_APP_END_GRACE_NS;
+    }
+    rc = gpuipc_proc_wait(pid, gpuipc_clock_deadline(wait_ns), status, &err);
+    gpuipc_wire_close(*w);
+    *w = NULL;
+    if (rc < 0) {
+        snprintf(desc, len, "%s", err.msg);
+        return 0;
+    }
+    gpuipc_proc_describe(*status, desc, len);
+    if (rc == 1) {
+        size_t used = strlen(desc);
+
+        snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+        return 0;
+    }
+    return 1;
+}
+
+/* env->reap_peer: a destructive scenario's consumer exits after END_ACK. */
+int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
+{
+    /* The run's env is its first member: the run is where the env is. */
+    gpuipc_producer_run *run = (gpuipc_producer_run *)(void *)env;
+    int status;
+
+    if (run == NULL || run->child2 <= 0 || run->child2_done)
+        return gpuipc_err_set(err, -ECHILD, "no sacrificial consumer is left to wait for");
+    run->child2_ok = reap(run, &run->w2, run->child2, &status, run->child2_desc,
+                          sizeof(run->child2_desc)) &&
+                     WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    run->child2_done = 1;
+    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, env->mech ? env->mech->name : NULL,
+                    GPUIPC_STEP_END_ACK, GPUIPC_LOG_NO_TIME, "sacrificial consumer %s",
+                    run->child2_desc);
+    if (!run->child2_ok)
+        return gpuipc_err_set(err, -ECHILD, "%s", run->child2_desc);
+    return 0;
+}
+
+/* Points the producer at scenario i's devices: for a --pairs scenario, its
+ * own GPU (opened if need be) and the one the consumer is to use. Returns 0
+ * or a negative errno with why. */
+int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *err)
+{
+    int rc;
+
+    memset(run->env.peer_uuid, 0, GPUIPC_UUID_LEN);
+    if (run->pair[i][0] < 0)
+        return 0;
+    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], err)) < 0)
+        gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
+    return rc;
+}
+
+/* Names scenario i: the mechanism, and the devices for a pair. */
+static void name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a, int b)
+{
+    run->sel[i] = m;
+    run->pair[i][0] = a;
+    run->pair[i][1] = b;
+    if (a < 0) {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
+        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s", m->name);
+    } else {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s %d->%d", m->name, a, b);
+        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s-%dto%d", m->name, a, b);
+    }
+    run->results[i].mech = run->label[i];
+}
+
+/* --pairs: replaces the selection (vmm) by one scenario per device pair.
+ * Returns 0, or GPUIPC_USAGE after saying why on stderr. */
+static int expand_pairs(gpuipc_producer_run *run)
+{
+    int pairs[GPUIPC_PAIRS_MAX][2], n = 0;
+    const gpuipc_mech *m = run->sel[0];
+    gpuipc_err err;
+    size_t np, i;
+
+    if (gpuipc_gpu_count(&n, &err) < 0 ||
+        gpuipc_options_pairs(run->o->pairs, n, pairs, GPUIPC_PAIRS_MAX, &np, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return GPUIPC_USAGE;
+    }
+    for (i = 0; i < np; i++)
+        name_scenario(run, i, m, pairs[i][0], pairs[i][1]);
+    run->nsel = np;
+    snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
+             "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
+    return 0;
+}
+
+/* Opens the GPU for the CUDA mechanisms. Returns 0 with the GPU open, 1 if
+ * there is no driver or no GPU (why says which), GPUIPC_USAGE for a bad
+ * --device or --size (reported here), or -1 for a driver that failed. */
+static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
+{
+    const gpuipc_options *o = run->o;
+    char a[32], b[32], uuid[48];
+    uint64_t free_b, total, t = gpuipc_clock_ns();
+    int rc, n;
+
+    rc = gpuipc_gpu_init(why);
+    if (rc == -ENOENT || rc == -ENODEV)
+        return 1;
+    if (rc < 0 || (rc = gpuipc_gpu_count(&n, why)) < 0)
+        return -1;
+    if (o->device >= n) {
+        fprintf(stderr, "gpuipc_test: --device %d: no such GPU (%d visible: ordinals 0 to %d; "
+                "see --list)\n", o->device, n, n - 1);
+        return GPUIPC_USAGE;
+    }
+    if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
+        return -1;
+    memcpy(run->env.uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
+    if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
+        return -1;
+    snprintf(run->where, sizeof(run->where), "GPU %d: %s (%s), CUDA driver %d.%d", o->device,
+             gpuipc_gpu_name(run->env.gpu),
+             gpuipc_units_format_uuid(run->env.uuid, uuid, sizeof(uuid)),
+             gpuipc_cu.driver_version / 1000, gpuipc_cu.driver_version % 1000 / 10);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_NONE,
+                    gpuipc_clock_ns() - t, "%s; %s free of %s; kernels self-tested",
+                    run->where, gpuipc_units_format_size(free_b, a, sizeof(a)),
+                    gpuipc_units_format_size(total, b, sizeof(b)));
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    GPUIPC_LOG_NO_TIME, "%s", gpuipc_gpu_self_test(run->env.gpu));
+    if (o->size > free_b) {
+        fprintf(stderr, "gpuipc_test: --size %s: larger than the free memory of GPU %d (%s "
+                "free of %s)\n", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
+                o->device, a, b);
+        return GPUIPC_USAGE;
+    }
+    return 0;
+}
+
+/* What the producer decides before a consumer takes part: the GPU, if a
+ * scenario needs one, and whether --size fits. Returns 0, GPUIPC_USAGE (said
+ * on stderr), or, where every selected scenario needs the GPU that cannot
+ * be had, GPUIPC_SKIP (no driver or GPU) or GPUIPC_FAIL (the driver failed),
+ * with the reason in run->cuda_why; otherwise such scenarios are skipped
+ * later, one by one. */
+int gpuipc_app_producer_open(gpuipc_producer_run *run)
+{
+    const gpuipc_options *o = run->o;
+    size_t i, need_cuda = 0;
+
+    run->opened = 1;
+    for (i = 0; i < run->nsel; i++)
+        need_cuda += run->sel[i]->needs_cuda;
+    if (run->hello & GPUIPC_HELLO_NEEDS_CUDA) {
+        run->cuda = producer_open_gpu(run, &run->cuda_why);
+        if (run->cuda == GPUIPC_USAGE)
+            return GPUIPC_USAGE;
+        if (run->cuda != 0) {
+            snprintf(run->where, sizeof(run->where), "GPU %d not opened (%s)", o->device,
+                     run->cuda == 1 ? "no driver or no device" : "the driver failed");
+            if (need_cuda == run->nsel)
+                return run->cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
+        }
+    }
+    for (i = 0; i < run->nsel; i++) {
+        uint64_t avail;
+        char a[32], b[32];
+
+        if (run->sel[i]->needs_cuda) /* host memory: memfd and its kin */
+            continue;
+        avail = gpuipc_proc_mem_available();
+        if (avail != 0 && o->size > avail) {
+            fprintf(stderr, "gpuipc_test: --size %s: larger than the host's available memory "
+                    "for %s (MemAvailable %s)\n",
+                    gpuipc_units_format_size(o->size, a, sizeof(a)), run->sel[i]->name,
+                    gpuipc_units_format_size(avail, b, sizeof(b)));
+            return GPUIPC_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Asks the consumer about a mechanism this side can run; records its skip
+ * or failure in r. */
+static void probe_consumer(gpuipc_producer_run *run, const gpuipc_mech *m, gpuipc_result *r)
+{
+    gpuipc_status st;
+    gpuipc_err err;
+
+    if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), m, &st, &err) < 0) {
+        r->status = GPUIPC_FAIL;
+        snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
+                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+    } else if (st.code != GPUIPC_PASS) {
+        r->status = st.code;
+        snprintf(r->reason, sizeof(r->reason), "consumer %s", st.reason);
+    }
+}
+
+/* Decides, before any scenario runs, which can: both sides probe each
+ * mechanism. One that needs CUDA where there is none, or that either side
+ * cannot run here, is skipped with the reason (a failure if --require names
+ * it); a probe that itself fails is a failure. Only the rest become Check
+ * tests, so that no skip is ever counted as a passed test. */
+static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why)
+{
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        const gpuipc_mech *m = run->sel[i];
+        gpuipc_result *r = &run->results[i];
+        gpuipc_err why;
+        int rc;
+
+        r->status = -1;
+        run->env.mech = m;
+        if (m->needs_cuda && cuda == 0 && gpuipc_app_scenario_devices(run, i, &why) < 0) {
+            r->status = GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "%s", why.msg);
+        } else if (m->needs_cuda && cuda != 0) {
+            r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
+        } else if ((rc = m->probe(&run->env, &why)) < 0) {
+            r->status = rc == -ENOTSUP ? GPUIPC_SKIP : GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "probe: %.500s", why.msg);
+        } else {
+            probe_consumer(run, m, r);
+        }
+        if (r->status == GPUIPC_SKIP && gpuipc_mech_find(run->req, run->nreq, m->name) != NULL) {
+            char reason[GPUIPC_ERR_LEN];
+
+            snprintf(reason, sizeof(reason), "%s", r->reason);
+            r->status = GPUIPC_FAIL;
+            snprintf(r->reason, sizeof(r->reason), "required by --require, but skipped: %.440s",
+                     reason);
+        }
+    }
+}
+
+/* The scenario counts of the results. */
+static void count_results(const gpuipc_producer_run *run, gpuipc_msg_bye *bye)
+{
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        bye->passed += run->results[i].status == GPUIPC_PASS;
+        bye->failed += run->results[i].status == GPUIPC_FAIL;
+        bye->skipped += run->results[i].status == GPUIPC_SKIP;
+    }
+}
+
+/* The producer's last checks, before its verdict goes out: what it holds
+ * against the reference of its scenarios, and for a process that never
+ * loaded CUDA, its FDs against the program's start. Returns 1 if they
+ * failed, said in run->last. */
+static int producer_last_check(gpuipc_producer_run *run)
+{
+    const int keep[2] = {run->w != NULL ? gpuipc_wire_fd(run->w) : -1,
+                         run->w2 != NULL ? gpuipc_wire_fd(run->w2) : -1};
+    gpuipc_err e;
+
+    if (gpuipc_session_usage_leaks(&run->env.session, run->env.gpu_bytes,
+                                   GPUIPC_ENV_SETTLE_NS, &e) == 0 &&
+        gpuipc_app_fds_since_start(keep, &e) == 0) {
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
+                        GPUIPC_LOG_NO_TIME, "at the end of the session: nothing held that was "
+                        "not held at the first scenario%s", gpuipc_cu.driver_version != 0 ? ""
+                        : "; the FDs open are the same as at the start, the connections aside");
+        return 0;
+    }
+    snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
+             e.msg);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
+                    "FAIL %s", run->last);
+    return 1;
+}
+
+/* Ends the session with the verdict code: the producer's last checks, BYE
+ * with the verdict and the consumer's BYE_ACK with its last checks, then
+ * (forked mode) the consumer's exit, which must carry the same status, and
+ * the sacrificial consumer's. Returns the session's status: code, or
+ * GPUIPC_FAIL if a last check failed, the consumer did not answer, or it
+ * ended otherwise than the session did. Describes the consumer's end in
+ * desc. */
+static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t len)
+{
+    char said[GPUIPC_ERR_LEN + 64] = "";
+    gpuipc_msg_bye bye;
+    gpuipc_status ack;
+    gpuipc_err err;
+    int answered = 0, status;
+
+    /* The sacrificial consumer's connection (if any) is no longer needed, and
+     * the checks below are about this process alone. */
+    if (run->w != NULL && run->started && gpuipc_wire_stop == 0 &&
+        (code == GPUIPC_PASS || code == GPUIPC_SKIP)) {
+        run->checked = 1;
+        if (producer_last_check(run))
+            code = GPUIPC_FAIL;
+    }
+    memset(&bye, 0, sizeof(bye));
+    bye.code = code;
+    count_results(run, &bye);
+    if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
+        gpuipc_wire_stop == 0) {
+        if (gpuipc_producer_bye(&run->env, run->w, &bye, &ack, &err) == 0) {
+            answered = 1;
+            if (ack.code != GPUIPC_PASS && ack.step == GPUIPC_STEP_BYE_ACK) {
+                code = GPUIPC_FAIL;
+                snprintf(said, sizeof(said), "; its last checks failed: %s", ack.reason);
+                gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE_ACK,
+                                GPUIPC_LOG_NO_TIME, "FAIL the consumer: %s", ack.reason);
+            } else if (ack.code != GPUIPC_PASS) {
+                code = GPUIPC_FAIL;
+                snprintf(said, sizeof(said), "; its side failed (said above)");
+            } else {
+                snprintf(said, sizeof(said), "; its last checks passed");
+            }
+        } else {
+            code = GPUIPC_FAIL;
+            snprintf(said, sizeof(said), "; it did not answer BYE: %s", err.msg);
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE,
+                            GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+        }
+    } else if (run->started && gpuipc_wire_stop == 0) {
+        /* The connection broke before BYE; a scenario has failed for it. */
+        code = GPUIPC_FAIL;
+    }
+    if (run->child > 0) {
+        int exited = reap(run, &run->w, run->child, &status, desc, len);
+
+        if (gpuipc_wire_stop == 0 && (!exited || !WIFEXITED(status) ||
+                                      WEXITSTATUS(status) != code)) {
+            if (answered && exited && WIFEXITED(status)) {
+                size_t used = strlen(desc);
+
+                snprintf(desc + used, len - used, ", but the session's status is %d", code);
+            }
+            code = GPUIPC_FAIL;
+        }
+        if (answered) {
+            size_t used = strlen(desc);
+
+            snprintf(desc + used, len - used, "%s", said);
+        }
+    } else {
+        snprintf(desc, len, "pid %d, connected to --serve %s, %s%s", run->env.peer_pid,
+                 run->o->serve, answered ? "answered BYE" : "connection lost", said);
+        gpuipc_wire_close(run->w);
+        run->w = NULL;
+    }
+    if (run->child2 > 0 && !run->child2_done) {
+        run->child2_ok = reap(run, &run->w2, run->child2, &status, run->child2_desc,
+                              sizeof(run->child2_desc)) &&
+                         WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        run->child2_done = 1;
+    }
+    if (run->child2 > 0) {
+        size_t used = strlen(desc);
+
+        snprintf(desc + used, len - used, "; sacrificial consumer: %s", run->child2_desc);
+        if (!run->child2_ok)
+            code = GPUIPC_FAIL;
+    }
+    return code;
+}
+
+/* The one-line reason for exit 77: the shared reason if CUDA is missing,
+ * else each mechanism's. Where the check of the FDs at exit turned the
+ * status into exit_code 1, the line says so. */
+void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
+                                const gpuipc_err *cuda_why, int exit_code)
+{
+    char line[2048];
+    size_t i, used;
+
+    used = (size_t)snprintf(line, sizeof(line), "gpuipc_test: %s: ",
+                            exit_code == GPUIPC_SKIP ? "SKIP"
+                            : "FAIL (an FD left open, said above) after nothing could run");
+
+    if (cuda == 1) {
+        snprintf(line + used, sizeof(line) - used, "%s", cuda_why->msg);
+    } else {
+        for (i = 0; i < run->nsel && used < sizeof(line); i++)
+            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s",
+                                     i ? "; " : "", run->results[i].mech,
+                                     run->results[i].status < 0
+                                         ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
+                                         : run->results[i].reason);
+    }
+    gpuipc_log_line(1, line);
+}
+
+/* Sets run up for the selection, before any connection. */
+void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
+                              const gpuipc_mech *const *sel, size_t nsel,
+                              const gpuipc_mech *const *req, size_t nreq,
+                              const gpuipc_inject *inject, uint64_t t0)
+{
+    size_t i;
+
+    memset(run, 0, sizeof(*run));
+    gpuipc_app_env_init(&run->env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    /* --bench's output is its tables: the scenarios' step log stays quiet. */
+    if (o->bench && run->env.log.level < GPUIPC_LOG_VERBOSE)
+        run->env.log.level = GPUIPC_LOG_QUIET;
+    run->env.gpu_bytes = gpuipc_gpu_process_bytes;
+    run->o = o;
+    run->child = -1;
+    run->child2 = -1;
+    run->nsel = nsel;
+    for (i = 0; i < nsel; i++) {
+        name_scenario(run, i, sel[i], -1, -1);
+        if (sel[i]->needs_cuda || o->bench) /* --bench always describes a GPU */
+            run->hello |= GPUIPC_HELLO_NEEDS_CUDA;
+    }
+    run->nreq = nreq;
+    memcpy(run->req, req, nreq * sizeof(run->req[0]));
+    snprintf(run->where, sizeof(run->where), "host memory only, no GPU scenario selected");
+}
+
+/* HELLO with the consumer (the sacrificial one first: the main one's pid is
+ * the one that stays in env->peer_pid, for the pidfd mechanism). Returns 0
+ * or a negative errno with err. */
+int gpuipc_app_producer_hello(gpuipc_producer_run *run, gpuipc_err *err)
+{
+    int peer = 0, rc;
+
+    if ((run->w2 != NULL && (rc = gpuipc_producer_hello(&run->env, run->w2, run->hello, &peer,
+                                                        err)) < 0) ||
+        (rc = gpuipc_producer_hello(&run->env, run->w, run->hello, &peer, err)) < 0)
+        return rc;
+    run->started = 1;
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                    GPUIPC_LOG_NO_TIME, "producer pid %d, consumer pid %d, protocol %d",
+                    (int)getpid(), peer, GPUIPC_WIRE_VERSION);
+    return 0;
+}
+
+/* Once HELLO went both ways: the GPU (unless opened before), the pairs,
+ * the probes and the scenarios or the bench. Returns the verdict so far. */
+int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
+{
+    int code;
+
+    if (!run->opened && (code = gpuipc_app_producer_open(run)) == GPUIPC_USAGE)
+        return code;
+    if (run->cuda == 0 && run->o->pairs != NULL && (code = expand_pairs(run)) != 0)
+        return code;
+    probe_all(run, run->cuda, &run->cuda_why);
+    if (run->o->bench)
+        return gpuipc_app_run_bench(run, run->cuda, &run->cuda_why);
+    code = gpuipc_app_run_rounds(run);
+    if (code == GPUIPC_PASS)
+        code = gpuipc_report_exit_code(run->results, run->nsel, 1);
+    return code;
+}
+
+/* The summary's line on the leak accounting: what was counted, and where
+ * NVML could not attribute GPU memory to a process. */
+static void accounting_note(gpuipc_producer_run *run, char *buf, size_t len)
+{
+    gpuipc_usage_figures theirs;
+    gpuipc_err why;
+    uint64_t bytes;
+    int mine;
+
+    if (run->env.gpu == NULL) {
+        snprintf(buf, len, "accounting: per process, both sides: FDs, driver objects and "
+                 "resident shared memory (no GPU opened here)");
+        return;
+    }
+    mine = run->env.gpu_bytes(&bytes, &why) == 0;
+    snprintf(buf, len, "accounting: per process, both sides: FDs, driver objects, resident "
+             "shared memory; GPU memory by NVML: producer %s%.200s%s, consumer %s",
+             mine ? "measured" : "not attributable (", mine ? "" : why.msg, mine ? "" : ")",
+             !gpuipc_app_consumer_figures(run, &theirs) ? "not reported"
+             : theirs.gpu != GPUIPC_USAGE_UNKNOWN ? "measured"
+                                                   : "not attributable (its log says why)");
+}
+
+/* Ends the session (end_session) and prints the outcome: one line for 77,
+ * else the summary, or, for a session that never started or a usage error,
+ * the reason and a result line. Returns the exit status. */
+int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
+{
+    char consumer[GPUIPC_ERR_LEN + 160], accounting[512], line[GPUIPC_ERR_LEN + 256];
+    const char *notes[3] = {NULL, NULL, NULL};
+    int started = run->started, exit_code;
+
+    if (!started && code == GPUIPC_PASS)
+        code = GPUIPC_FAIL;
+    if (started && gpuipc_wire_stop == 0)
+        accounting_note(run, accounting, sizeof(accounting));
+    code = end_session(run, code, consumer, sizeof(consumer));
+    gpuipc_session_usage_free(&run->env.session);
+    gpuipc_wire_close(run->w);
+    run->w = NULL;
+    gpuipc_gpu_close(run->env.gpu);
+    run->env.gpu = NULL;
+    if (run->o->bench && started) {
+        if (code != GPUIPC_SKIP)
+            fprintf(stderr, "result: %s: --bench on %s; consumer: %s; %.1f s (exit %d)\n",
+                    code == GPUIPC_PASS ? "PASS" : "FAIL", run->where, consumer,
+                    (double)(gpuipc_clock_ns() - t0) / 1e9, gpuipc_app_stop_code(code));
+        return gpuipc_app_stop_code(code);
+    }
+
+    /* Everything that can change the exit status is decided before the
+     * first line of the outcome, so that the result: line is the last and
+     * says the status the program exits with. */
+    exit_code = gpuipc_app_stop_code(code);
+    if (!run->checked)
+        exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
+    if (gpuipc_wire_stop != 0) {
+        const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+
+        fprintf(stderr, "gpuipc_test: stopped by SIG%s: what both processes held is released "
+                "(exit %d)\n", name ? name : "?", exit_code);
+    }
+    if (code == GPUIPC_SKIP && gpuipc_wire_stop == 0) {
+        gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
+        return exit_code;
+    }
+    if (!started || code == GPUIPC_USAGE) {
+        snprintf(line, sizeof(line), "summary: %s", run->where);
+        gpuipc_log_line(1, line);
+        snprintf(line, sizeof(line), "consumer: %s", consumer);
+        gpuipc_log_line(1, line);
+        snprintf(line, sizeof(line), "result: %s: no scenario ran: %.400s (exit %d)",
+                 code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL",
+                 code == GPUIPC_USAGE ? "the producer refused its options (said above)"
+                                      : run->lost, exit_code);
+        gpuipc_log_line(1, line);
+        return exit_code;
+    }
+    if (gpuipc_wire_stop == 0)
+        notes[0] = accounting;
+    if (run->last[0] != '\0')
+        notes[notes[0] != NULL] = run->last;
+    gpuipc_report_summary(1, run->where, run->results, run->nsel, notes, consumer, exit_code,
+                          gpuipc_clock_ns() - t0);
+    return exit_code;
+}

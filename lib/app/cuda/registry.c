@@ -1,0 +1,121 @@
+/* registry.c: every mechanism the program knows, and the choice of those a
+ * run runs. Adding a mechanism is adding its file and one line below; what
+ * differs between mechanisms is in their tables (session/mech.h), never in a
+ * test of a name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cuda/app.h"
+
+extern const gpuipc_mech gpuipc_mech_vmm, gpuipc_mech_vmm_pidfd, gpuipc_mech_vmm_chunks,
+    gpuipc_mech_vmm_offset, gpuipc_mech_vmm_compressible, gpuipc_mech_vmm_host_numa,
+    gpuipc_mech_vmm_alias, gpuipc_mech_vmm_readonly, gpuipc_mech_vmm_readonly_fault,
+    gpuipc_mech_legacy_ipc, gpuipc_mech_mempool_ipc, gpuipc_mech_fabric, gpuipc_mech_memfd,
+    gpuipc_mech_memfd_chunks;
+
+const gpuipc_mech *const gpuipc_app_registry[] = {
+    &gpuipc_mech_vmm,              /* mech/cuda/vmm_fd.c */
+    &gpuipc_mech_vmm_pidfd,        /* mech/cuda/vmm_pidfd.c */
+    &gpuipc_mech_vmm_chunks,       /* mech/cuda/vmm_chunks.c */
+    &gpuipc_mech_vmm_offset,       /* mech/cuda/vmm_offset.c */
+    &gpuipc_mech_vmm_compressible, /* mech/cuda/vmm_compressible.c */
+    &gpuipc_mech_vmm_host_numa,    /* mech/cuda/vmm_host_numa.c */
+    &gpuipc_mech_vmm_alias,        /* mech/cuda/vmm_alias.c */
+    &gpuipc_mech_vmm_readonly,     /* mech/cuda/vmm_readonly.c */
+    &gpuipc_mech_vmm_readonly_fault, /* mech/cuda/vmm_ro_fault.c */
+    &gpuipc_mech_legacy_ipc,       /* mech/cuda/legacy_ipc.c */
+    &gpuipc_mech_mempool_ipc,      /* mech/cuda/mempool_ipc.c */
+    &gpuipc_mech_fabric,           /* mech/cuda/fabric.c */
+    &gpuipc_mech_memfd,            /* mech/memfd.c, no GPU */
+    &gpuipc_mech_memfd_chunks,     /* mech/memfd_chunks.c, no GPU */
+};
+const size_t gpuipc_app_nmech = sizeof(gpuipc_app_registry) / sizeof(gpuipc_app_registry[0]);
+
+_Static_assert(sizeof(gpuipc_app_registry) / sizeof(gpuipc_app_registry[0]) <=
+                   GPUIPC_APP_NMECH_MAX, "the registry outgrew GPUIPC_APP_NMECH_MAX");
+
+const gpuipc_mech *gpuipc_app_reference(void)
+{
+    size_t i;
+
+    for (i = 0; i < gpuipc_app_nmech; i++)
+        if (gpuipc_app_registry[i]->reference)
+            return gpuipc_app_registry[i];
+    return gpuipc_app_registry[0];
+}
+
+/* --bench's host baseline: the first plain host mechanism that needs no GPU. */
+static const gpuipc_mech *host_baseline(void)
+{
+    size_t i;
+
+    for (i = 0; i < gpuipc_app_nmech; i++) {
+        const gpuipc_mech *m = gpuipc_app_registry[i];
+
+        if (!m->needs_cuda && m->memory == GPUIPC_MECH_HOST && !m->chunked)
+            return m;
+    }
+    return NULL;
+}
+
+static int usage_error(const char *what, const char *why)
+{
+    fprintf(stderr, "gpuipc_test: %s: %s\nTry 'gpuipc_test --help'.\n", what, why);
+    return GPUIPC_USAGE;
+}
+
+int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
+{
+    const gpuipc_mech *const *all = gpuipc_app_registry;
+    const size_t n = gpuipc_app_nmech;
+    const gpuipc_mech *base;
+    gpuipc_err err;
+    size_t i;
+
+    memset(s, 0, sizeof(*s));
+    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, gpuipc_app_reference()->name)) {
+        char why[GPUIPC_ERR_LEN];
+
+        snprintf(why, sizeof(why), "--pairs runs the %s mechanism between devices; it does "
+                 "not combine with --only %s", gpuipc_app_reference()->name, o->only);
+        return usage_error("--pairs", why);
+    }
+    if (o->pairs != NULL) { /* --pairs runs the reference mechanism between devices */
+        s->sel[s->nsel++] = gpuipc_app_reference();
+    } else if (gpuipc_mech_select(all, n, o->only, s->sel, &s->nsel, &err) < 0) {
+        return usage_error("--only", err.msg);
+    }
+    /* --bench measures the host baseline beside the default set. */
+    base = host_baseline();
+    if (o->bench && o->only == NULL && base != NULL &&
+        gpuipc_mech_find(s->sel, s->nsel, base->name) == NULL)
+        s->sel[s->nsel++] = base;
+    /* --destructive adds the destructive mechanisms to the default set; one
+     * named by --only needs the flag all the same. */
+    if (o->destructive && o->only == NULL && o->pairs == NULL)
+        for (i = 0; i < n; i++)
+            if (all[i]->destructive && gpuipc_mech_find(s->sel, s->nsel, all[i]->name) == NULL)
+                s->sel[s->nsel++] = all[i];
+    for (i = 0; i < s->nsel; i++) {
+        if (s->sel[i]->destructive && !o->destructive) {
+            char why[GPUIPC_ERR_LEN];
+
+            snprintf(why, sizeof(why), "that mechanism makes a GPU kernel fault on purpose, "
+                     "which ruins the CUDA context of a consumer forked for it; add "
+                     "--destructive to run it");
+            fprintf(stderr, "gpuipc_test: --only %s: %s\nTry 'gpuipc_test --help'.\n",
+                    s->sel[i]->name, why);
+            return GPUIPC_USAGE;
+        }
+    }
+    if (o->require != NULL && gpuipc_mech_select(all, n, o->require, s->req, &s->nreq, &err) < 0)
+        return usage_error("--require", err.msg);
+    for (i = 0; i < s->nreq; i++) {
+        if (gpuipc_mech_find(s->sel, s->nsel, s->req[i]->name) == NULL) {
+            fprintf(stderr, "gpuipc_test: --require %s: that mechanism is not selected to run "
+                    "(add it to --only)\n", s->req[i]->name);
+            return GPUIPC_USAGE;
+        }
+    }
+    return 0;
+}

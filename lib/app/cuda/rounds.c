@@ -1,0 +1,224 @@
+/* rounds.c: the producer's scenarios as Check tests (one suite and case per
+ * scenario, so that CK_RUN_SUITE, TAP and XML work as usual), run --repeat
+ * times with both processes' holdings compared after every round. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cuda/app.h"
+#include "core/clock.h"
+#include "core/step.h"
+
+static gpuipc_producer_run *g_run;
+
+/* One scenario, driven together with the consumer over the socket. The
+ * scenario releases everything it took before it returns, so the assertion
+ * below (which longjmps in CK_NOFORK mode) can leave nothing behind. */
+START_TEST(test_scenario_both_ways)
+{
+    gpuipc_result *res = &g_run->results[_i];
+    gpuipc_err err;
+
+    /* srunner_run_all() installs SIGINT and SIGTERM handlers of its own,
+     * which SIGKILL the process group (meant for its forked tests): this
+     * process's handlers must be the ones that answer while a scenario runs,
+     * and outside the scenarios the signals wait, blocked (run_suites). */
+    gpuipc_app_catch_stop_signals();
+    gpuipc_app_block_stop_signals(0);
+    if (gpuipc_app_scenario_devices(g_run, (size_t)_i, &err) < 0) {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "%s", err.msg);
+    } else if (gpuipc_app_wire_for(g_run, g_run->sel[_i]) == NULL) {
+        res->status = GPUIPC_FAIL;
+        snprintf(res->reason, sizeof(res->reason), "the sacrificial consumer is gone: %.400s",
+                 g_run->child2_desc);
+    } else {
+        gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, g_run->sel[_i]), g_run->sel[_i],
+                                 g_run->o->size, (unsigned)_i, res);
+    }
+    res->mech = g_run->label[_i];
+    gpuipc_app_block_stop_signals(1);
+    ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
+}
+END_TEST
+
+static int run_suites(gpuipc_producer_run *run)
+{
+    SRunner *sr = srunner_create(NULL);
+    size_t i;
+    int failed;
+
+    for (i = 0; i < run->nsel; i++) {
+        Suite *s;
+        TCase *tc;
+
+        if (run->results[i].status != -1)
+            continue;
+        /* Suite and case are both named after the mechanism: Check's TAP
+         * and XML name a test by its case, and CK_RUN_CASE selects by it. */
+        s = suite_create(run->ck_name[i]);
+        tc = tcase_create(run->ck_name[i]);
+        tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
+        suite_add_tcase(s, tc);
+        srunner_add_suite(sr, s);
+    }
+    /* The parent holds a CUDA context, and a child forked from it could not
+     * use CUDA, so the scenarios run in this process; every wait in them has
+     * its own deadline, since Check's timeouts work only in fork mode. */
+    srunner_set_fork_status(sr, CK_NOFORK);
+    g_run = run;
+    /* Between scenarios Check's own SIGINT handler would SIGKILL the whole
+     * process group (exit 137, nothing released, nothing said): a stop
+     * signal waits, blocked, for the next scenario or the end. */
+    gpuipc_app_block_stop_signals(1);
+    /* The console is the step log's and the summary's: Check's own lines
+     * ("Running suite(s)", "100%: Checks: 9") stay out of it, while its TAP
+     * and XML reports (CK_TAP_LOG_FILE_NAME, CK_XML_LOG_FILE_NAME) are
+     * written as usual. */
+    srunner_run_all(sr, CK_SILENT);
+    gpuipc_app_block_stop_signals(0);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    g_run = NULL;
+    return failed;
+}
+
+/* --repeat: what the producer and the consumer held after round 1, which
+ * every later round must come back to. Round 1 sets it, since the driver
+ * allocates some of its own structures on first use. Both sides' figures
+ * are their own (FDs, driver objects, shared memory, GPU memory by NVML),
+ * so another process on the GPU cannot make a round drift. */
+typedef struct soak {
+    gpuipc_usage ref;                  /* the producer's, after round 1 */
+    int have_ref;
+    gpuipc_usage_figures consumer_ref; /* the consumer's, after round 1 */
+    int have_consumer_ref;
+    unsigned passed; /* scenarios passed in all rounds */
+    char why[GPUIPC_ERR_LEN + 128];
+} soak;
+
+/* The consumer's figures after the round: from the END_ACK of the round's
+ * last scenario that ran. Returns 1 if there is one. */
+int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_figures *f)
+{
+    size_t i;
+
+    for (i = run->nsel; i > 0; i--) {
+        if (run->results[i - 1].status == GPUIPC_PASS) {
+            *f = run->results[i - 1].consumer_usage;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checks round (1-based) for failures and drift on either side. Returns 0
+ * to go on, or -1 to stop, with why. */
+static int soak_round(gpuipc_producer_run *run, unsigned round, soak *k, uint64_t t0)
+{
+    unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1, failed = 0;
+    gpuipc_usage_figures theirs, mine;
+    int have_theirs = gpuipc_app_consumer_figures(run, &theirs);
+    char drift[GPUIPC_ERR_LEN];
+    gpuipc_err e;
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        if (run->results[i].status == GPUIPC_FAIL)
+            failed++;
+        else if (run->results[i].status == GPUIPC_PASS)
+            k->passed++;
+    }
+    if (failed > 0) {
+        snprintf(k->why, sizeof(k->why), "round %u: %u scenario%s failed", round, failed,
+                 failed == 1 ? "" : "s");
+        return -1;
+    }
+    if (!k->have_ref) {
+        if (gpuipc_usage_take(&k->ref, run->env.gpu_bytes, &e) < 0) {
+            snprintf(k->why, sizeof(k->why), "round %u: FD accounting: %s", round, e.msg);
+            gpuipc_usage_free(&k->ref);
+            return -1;
+        }
+        k->have_ref = 1;
+        k->have_consumer_ref = have_theirs;
+        k->consumer_ref = theirs;
+    } else {
+        if (gpuipc_usage_leaks(&k->ref, run->env.gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) > 0) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, e.msg);
+            return -1;
+        }
+        if (k->have_consumer_ref && have_theirs &&
+            gpuipc_usage_drift(&k->consumer_ref, &theirs, "consumer", drift, sizeof(drift))) {
+            snprintf(k->why, sizeof(k->why), "round %u: drift since round 1: %s", round, drift);
+            return -1;
+        }
+    }
+    /* A progress line a tenth of the way, unless --quiet asked for failures
+     * and the summary only (the step log itself is quiet after round 1). */
+    if (run->o->level >= GPUIPC_LOG_NORMAL &&
+        (round % every == 0 || round == run->o->repeat || run->o->level == GPUIPC_LOG_VERBOSE)) {
+        gpuipc_usage_figures_of(&k->ref, &mine);
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "round %u/%u passed; both sides hold what they held "
+                        "after round 1 (producer: %llu FDs, %llu driver objects; consumer: "
+                        "%llu FDs, %llu driver objects); %.1f s", round, run->o->repeat,
+                        (unsigned long long)mine.fds, (unsigned long long)mine.objects,
+                        (unsigned long long)(have_theirs ? theirs.fds : 0),
+                        (unsigned long long)(have_theirs ? theirs.objects : 0),
+                        (double)(gpuipc_clock_ns() - t0) / 1e9);
+    }
+    return 0;
+}
+
+/* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
+ * if the soak stopped at a failure or a drift (said on stdout). */
+int gpuipc_app_run_rounds(gpuipc_producer_run *run)
+{
+    static gpuipc_result probed[GPUIPC_APP_MAX_SCEN];
+    uint64_t start = gpuipc_clock_ns();
+    unsigned round;
+    soak k;
+    size_t i;
+    int code = GPUIPC_PASS;
+
+    for (i = 0; i < run->nsel; i++)
+        if (run->results[i].status == -1)
+            break;
+    if (i == run->nsel) /* nothing can run */
+        return GPUIPC_PASS;
+    memset(&k, 0, sizeof(k));
+    memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
+    for (round = 1; round <= run->o->repeat; round++) {
+        if (round > 1) {
+            memcpy(run->results, probed, run->nsel * sizeof(probed[0]));
+            /* After round 1, only failures and the progress lines. */
+            if (run->env.log.level < GPUIPC_LOG_VERBOSE)
+                run->env.log.level = GPUIPC_LOG_QUIET;
+        }
+        run_suites(run);
+        if (run->o->repeat == 1)
+            break;
+        if (gpuipc_wire_stop != 0 || soak_round(run, round, &k, start) < 0) {
+            if (gpuipc_wire_stop == 0)
+                gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                                GPUIPC_LOG_NO_TIME, "FAIL soak stopped at %s", k.why);
+            code = GPUIPC_FAIL;
+            break;
+        }
+    }
+    if (run->o->repeat > 1 && code == GPUIPC_PASS)
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "soak: %u rounds, %u scenarios passed; drift: 0 "
+                        "FDs, 0 driver objects, 0 bytes of shared memory, 0 bytes of GPU "
+                        "memory%s, on both sides; %.1f s (%.1f ms a round)",
+                        run->o->repeat, k.passed,
+                        k.ref.gpu == GPUIPC_USAGE_UNKNOWN ? " (NVML: not attributable here)"
+                                                          : " by NVML",
+                        (double)(gpuipc_clock_ns() - start) / 1e9,
+                        (double)(gpuipc_clock_ns() - start) / 1e6 / run->o->repeat);
+    if (k.have_ref)
+        gpuipc_usage_free(&k.ref);
+    return code;
+}

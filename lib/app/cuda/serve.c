@@ -1,0 +1,171 @@
+/* serve.c: --serve PATH: the producer's role for one consumer that
+ * connects there. What can be decided without a consumer is decided before
+ * the socket exists; connections of other uids are refused and counted,
+ * those that close before their HELLO dropped. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "core/clock.h"
+#include "core/step.h"
+#include "gpu/gpu.h"
+#include "wire/endpoint.h"
+
+/* Refused connections (another uid): the first is said in full, the rest
+ * counted, so that a peer that connects in a loop cannot flood the log. */
+typedef struct refusals {
+    const gpuipc_log *log;
+    unsigned count;
+} refusals;
+
+static void log_refused(const char *why, void *arg)
+{
+    refusals *r = arg;
+
+    if (r->count++ == 0)
+        gpuipc_log_step(r->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "%s", why);
+}
+
+static void say_refusals(const refusals *r)
+{
+    if (r->count > 1)
+        gpuipc_log_step(r->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "refused %u connections in all from processes of other users (the "
+                        "first is named above)", r->count);
+}
+
+/* A refused path is a bad argument (exit 2); anything else a failure. */
+static int listen_code(int rc)
+{
+    return rc == -EPERM || rc == -EEXIST || rc == -ENOTDIR || rc == -EADDRINUSE ||
+                   rc == -ENOENT || rc == -EACCES
+               ? GPUIPC_USAGE
+               : GPUIPC_FAIL;
+}
+
+/* How many connections that close before their HELLO (a liveness check of
+ * a second --serve, a port scanner) --serve drops while it waits for its
+ * consumer, before it gives up. */
+#define MAX_DROPPED 64
+
+/* Waits on ep, until deadline_ns, for a consumer that says HELLO: a
+ * connection refused for its uid, or one that closes before its HELLO, is
+ * dropped and the wait goes on. Returns 0 with run->w open and HELLO done, or
+ * a negative errno with err. */
+static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64_t deadline_ns,
+                           refusals *refused, gpuipc_err *err)
+{
+    unsigned dropped = 0;
+    gpuipc_peer peer;
+    int sock, rc;
+
+    for (;;) {
+        sock = gpuipc_endpoint_accept(ep, run->o->allow_uid, deadline_ns, log_refused, refused,
+                                      &peer, err);
+        if (sock < 0 && dropped > 0) {
+            size_t used = strlen(err->msg);
+
+            snprintf(err->msg + used, sizeof(err->msg) - used, "; %u connection%s closed "
+                     "before its HELLO and %s dropped", dropped, dropped == 1 ? "" : "s",
+                     dropped == 1 ? "was" : "were");
+        }
+        if (sock < 0)
+            return sock;
+        gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+        run->env.cred_pid = gpuipc_app_cred_pid;
+        if ((rc = gpuipc_wire_open(&run->w, sock, "consumer", err)) < 0) {
+            close(sock);
+            return rc;
+        }
+        rc = gpuipc_app_producer_hello(run, err);
+        if (rc == 0) {
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO,
+                            GPUIPC_LOG_NO_TIME, "consumer pid %d (uid %u) connected",
+                            (int)peer.pid, (unsigned)peer.uid);
+            return 0;
+        }
+        gpuipc_wire_close(run->w);
+        run->w = NULL;
+        /* A peer that closed before its HELLO was not a consumer: wait on. */
+        if (rc != -EPIPE || gpuipc_wire_stop != 0)
+            return rc;
+        if (++dropped > MAX_DROPPED)
+            return gpuipc_err_set(err, -EPIPE, "--serve %s: gave up during hello: %u "
+                                  "connections closed before their HELLO", run->o->serve,
+                                  dropped);
+        if (gpuipc_clock_ms_left(deadline_ns) == 0)
+            return gpuipc_err_set(err, -ETIMEDOUT, "--serve %s: timed out during hello: the "
+                                  "last of %u connections closed before its HELLO and was "
+                                  "dropped", run->o->serve, dropped);
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                        GPUIPC_LOG_NO_TIME, "dropped a connection from pid %d that closed "
+                        "before its HELLO (%u so far); still waiting", (int)peer.pid, dropped);
+    }
+}
+
+/* --serve PATH: the producer's role, for one consumer that connects there.
+ * What can be decided without a consumer (no GPU, an impossible --size) is
+ * decided before the socket exists. */
+int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
+                     const gpuipc_inject *inject, uint64_t t0)
+{
+    static gpuipc_producer_run run;
+    gpuipc_log log = {GPUIPC_ROLE_PRODUCER, o->level, t0, 1};
+    refusals refused = {&log, 0};
+    gpuipc_endpoint ep;
+    gpuipc_err err;
+    char line[GPUIPC_ERR_LEN + 128];
+    int code, rc;
+
+    gpuipc_app_catch_stop_signals();
+    if ((rc = gpuipc_endpoint_check(o->serve, &err)) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return listen_code(rc);
+    }
+    gpuipc_app_note_fds_at_start();
+    gpuipc_app_producer_init(&run, o, s->sel, s->nsel, s->req, s->nreq, inject, t0);
+    code = gpuipc_app_producer_open(&run);
+    if (code == GPUIPC_USAGE) {
+        gpuipc_gpu_close(run.env.gpu);
+        return code;
+    }
+    if (code == GPUIPC_SKIP) {
+        gpuipc_app_print_skip_line(&run, run.cuda, &run.cuda_why, GPUIPC_SKIP);
+        return GPUIPC_SKIP;
+    }
+    if (code != 0) {
+        snprintf(line, sizeof(line), "result: FAIL: --serve %s: not listening: %.400s (exit 1)",
+                 o->serve, run.cuda_why.msg);
+        gpuipc_log_line(1, line);
+        return GPUIPC_FAIL;
+    }
+    if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_gpu_close(run.env.gpu);
+        return listen_code(rc);
+    }
+    if (ep.file)
+        snprintf(gpuipc_app_sock_path, sizeof(gpuipc_app_sock_path), "%s", ep.path);
+    gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "listening on %s%s; waiting up to %.1f s for gpuipc_test --connect %s",
+                    o->serve, ep.file ? " (mode 0600)" : " (abstract)",
+                    (double)o->timeout_ns / 1e9, o->serve);
+    rc = accept_consumer(&run, &ep, gpuipc_clock_deadline(o->timeout_ns), &refused, &err);
+    say_refusals(&refused);
+    /* One consumer per run: the name goes as soon as it has connected. */
+    if (gpuipc_app_sock_removed)
+        ep.file = 0;
+    gpuipc_app_sock_path[0] = '\0';
+    gpuipc_endpoint_close(&ep);
+    if (rc < 0) {
+        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                        "FAIL %s", err.msg);
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        return gpuipc_app_producer_finish(&run, GPUIPC_FAIL, t0);
+    }
+    code = gpuipc_app_producer_scenarios(&run);
+    return gpuipc_app_producer_finish(&run, code, t0);
+}

@@ -1,0 +1,146 @@
+/* usage.c: the --help text. Every line fits in 80 columns; the mechanisms
+ * come from the registry the caller passes, with their table's summary. */
+#include "app/usage.h"
+
+#include <string.h>
+
+#define COLUMNS 80
+#define OPTION_INDENT 18 /* where an option's description starts */
+
+/* Writes head, then text wrapped at COLUMNS, continuation lines indented by
+ * indent. */
+static void wrap(FILE *out, const char *head, const char *text, int indent)
+{
+    int col = fprintf(out, "%s", head);
+
+    while (*text != '\0') {
+        size_t word = strcspn(text, " ");
+
+        if (col > indent && col + 1 + (int)word > COLUMNS)
+            col = fprintf(out, "\n%*s", indent, "") - 1;
+        else if (col > indent)
+            col += fprintf(out, " ");
+        else if (col < indent)
+            col += fprintf(out, "%*s", indent - col, "");
+        col += fprintf(out, "%.*s", (int)word, text);
+        text += word;
+        while (*text == ' ')
+            text++;
+    }
+    fprintf(out, "\n");
+}
+
+void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
+{
+    char text[512], destructive[128] = "";
+    const char *ref = "the reference mechanism";
+    size_t i, width = 0, used = 0;
+
+    /* What the options say about particular mechanisms comes from their
+     * tables: the reference one, and those that need --destructive. */
+    for (i = 0; i < n; i++) {
+        if (strlen(mechs[i]->name) > width)
+            width = strlen(mechs[i]->name);
+        if (mechs[i]->reference)
+            ref = mechs[i]->name;
+        if (mechs[i]->destructive && used < sizeof(destructive))
+            used += (size_t)snprintf(destructive + used, sizeof(destructive) - used, "%s%s",
+                                     used ? ", " : "", mechs[i]->name);
+    }
+
+    fprintf(out,
+            "Usage: gpuipc_test [OPTIONS]\n"
+            "\n"
+            "Proves that GPU memory sharing between processes works on this machine. A\n"
+            "producer process allocates and exports memory; a consumer process, forked\n"
+            "from it before either touches CUDA, imports and maps it. The consumer checks\n"
+            "the producer's pattern and writes its own, which the producer checks in turn.\n"
+            "Each mechanism runs as a Check test; the exit status says whether all that\n"
+            "ran passed.\n"
+            "\n"
+            "Options:\n"
+            "  --size SIZE     bytes per scenario; suffixes K, M, G, T are powers of 1024\n"
+            "                  (default 64M, larger than any GPU's L2 cache)\n"
+            "  --device N      CUDA device ordinal of the producer (default 0); the\n"
+            "                  consumer finds the same device by UUID\n"
+            "  --chunks K      allocations of the chunked mechanisms, 1 to 65536\n"
+            "                  (default 8): --size is split among them, each rounded up\n"
+            "                  to the allocation granularity (at least one granule)\n"
+            "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
+            "                  mechanism)\n");
+    snprintf(text, sizeof(text), "run %s between devices: the producer on GPU a, the consumer "
+             "on GPU b, for 'all' ordered pairs or a list such as 0:1,1:0 (needs two or more "
+             "GPUs)", ref);
+    wrap(out, "  --pairs LIST   ", text, OPTION_INDENT);
+    snprintf(text, sizeof(text), "also run %s: a kernel store into a read-only mapping must "
+             "fault; it runs in a sacrificial consumer of its own, whose CUDA context the fault "
+             "ruins", destructive);
+    wrap(out, "  --destructive  ", text, OPTION_INDENT);
+    fprintf(out,
+            "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
+            "                  failure (exit 1), for pipelines that insist on them\n"
+            "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
+            "                  500ms (default 30)\n"
+            "  --repeat N      run the scenario set N times in this process pair (a\n"
+            "                  soak): after each round what each process holds (FDs,\n"
+            "                  driver objects, shared memory, GPU memory by NVML) must\n"
+            "                  be as after round 1; it stops at the first failure or\n"
+            "                  drift\n"
+            "  --serve PATH    two-terminal mode: be the producer, listening on the Unix\n"
+            "                  socket PATH (mode 0600; its directory must be writable by\n"
+            "                  its owner only) or @NAME (abstract namespace), for one\n"
+            "                  consumer; the same scenarios and report, and both\n"
+            "                  processes exit with the session's status\n"
+            "  --connect PATH  two-terminal mode: be the consumer of the producer at PATH,\n"
+            "                  waiting for it up to --timeout; the producer chooses\n"
+            "                  --size, --only and the rest\n"
+            "  --allow-uid UID with --serve or --connect: also admit a peer running as\n"
+            "                  UID (otherwise only this user's processes may connect)\n");
+    snprintf(text, sizeof(text), "run every GPUIPC_FAULT step x action of both roles as a "
+             "--serve/--connect pair of this program over --only (one mechanism, default %s), "
+             "and check that the survivor reports it in time and leaks nothing (--timeout "
+             "default 2)", ref);
+    wrap(out, "  --fault-matrix ", text, OPTION_INDENT);
+    fprintf(out,
+            "  --list          report what this machine can do: driver, each GPU's\n"
+            "                  attributes and granularity, RLIMIT_NOFILE, pidfd, IMEX,\n"
+            "                  and whether each mechanism can run here (and why not)\n"
+            "  --json [FILE]   with --list: the same report as a JSON document (on stdout,\n"
+            "                  or in FILE); with --bench: every sample, the device, the\n"
+            "                  driver, the options and the time, written to FILE\n"
+            "  --bench         measure instead: 5 timed default runs, then per mechanism\n"
+            "                  the latency of each step of sharing one allocation; the\n"
+            "                  kernels' and a copy's bandwidth through imported and local\n"
+            "                  memory at 64M, 1G and 4G; scaling with size (2M to 16G) and\n"
+            "                  chunk count (1 to 4096); and with two or more GPUs every\n"
+            "                  device pair. Markdown tables on stdout, progress on stderr;\n"
+            "                  every measurement is a full scenario, checked both ways\n"
+            "  --iters N       with --bench: timed runs per measurement, after a warm-up,\n"
+            "                  1 to 1000 (default 20); tables give median (min-max)\n"
+            "  -q, --quiet     print only failures and the summary\n"
+            "  -v, --verbose   also print each driver call and its time\n"
+            "  -h, --help      print this help and exit\n"
+            "  -V, --version   print the version and exit\n"
+            "\n"
+            "Mechanisms:\n");
+    for (i = 0; i < n; i++) {
+        char head[96];
+
+        snprintf(head, sizeof(head), "  %-*s%s", (int)width + 2, mechs[i]->name,
+                 mechs[i]->by_default ? "(default)" : "");
+        wrap(out, head, mechs[i]->summary, (int)width + 4);
+    }
+    fprintf(out,
+            "\n"
+            "Exit status:\n"
+            "  0   every scenario that ran passed, both ways\n"
+            "  1   a scenario failed on either side, a process leaked, or the\n"
+            "      consumer did not end with the session's status\n"
+            "  2   usage error: a bad option, an impossible size, or a refused socket path\n"
+            "  77  nothing could run here (no CUDA driver or no GPU); one line says why\n"
+            "  130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after releasing what both\n"
+            "      processes held; a second signal ends the process at once\n"
+            "\n"
+            "Check's CK_RUN_SUITE=<mechanism>, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME\n"
+            "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks (README).\n");
+}
