@@ -1,12 +1,18 @@
-/* chunks.c: the plan, the offer's description and FD room for chunked memory. */
+/* chunks.c: the chunk engine: the plan, the offer's description, FD room,
+ * and the producer's and consumer's sides of chunked memory over the
+ * operations (gpuipc_chunk_ops) of one kind of memory. */
 #include "mech/chunks.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "core/account.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/step.h"
 #include "core/units.h"
 
 #define FD_MARGIN 16 /* FDs a process may open besides a batch (driver, /proc) */
@@ -132,4 +138,273 @@ int gpuipc_chunks_fd_room(unsigned n, const char *what, char *note, size_t cap,
              (unsigned long long)rl.rlim_cur, (unsigned long long)raised.rlim_cur,
              raised.rlim_max != rl.rlim_max ? " (hard limit too)" : "", n, what);
     return 0;
+}
+
+/* Frees c: unmaps and frees the range, releases the handles held, going on
+ * past failures. Returns 0 or the first failure (in err). */
+static int destroy(gpuipc_chunks *c, gpuipc_err *err)
+{
+    unsigned i;
+    int first = 0, rc;
+
+    if (c->base != 0)
+        first = c->ops->unmap(c, err);
+    for (i = 0; c->held != NULL && i < c->plan.count; i++)
+        if (c->held[i] && (rc = c->ops->drop(c->h[i], first < 0 ? NULL : err)) < 0 &&
+            first == 0)
+            first = rc;
+    free(c->h);
+    free(c->held);
+    free(c->mapped);
+    free(c->mem);
+    free(c);
+    return first;
+}
+
+/* Sets up the bookkeeping of plan and reserves the range. Returns c, or
+ * NULL with err and nothing held. */
+static gpuipc_chunks *create(gpuipc_env *env, const gpuipc_chunk_ops *ops,
+                             const gpuipc_chunk_plan *plan, uint64_t gran, gpuipc_err *err)
+{
+    gpuipc_chunks *c = calloc(1, sizeof(*c));
+    int rc;
+
+    if (c == NULL || (c->h = calloc(plan->count, sizeof(*c->h))) == NULL ||
+        (c->held = calloc(plan->count, 1)) == NULL ||
+        (c->mapped = calloc(plan->count, 1)) == NULL ||
+        (c->mem = calloc(1, ops->mem_size ? ops->mem_size : 1)) == NULL) {
+        if (c != NULL) {
+            c->ops = ops;
+            destroy(c, NULL);
+        }
+        gpuipc_err_set(err, -ENOMEM, "%s: out of memory for %u chunks", ops->mech, plan->count);
+        return NULL;
+    }
+    c->ops = ops;
+    c->plan = *plan;
+    c->gran = gran;
+    c->swap = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
+    if ((rc = ops->reserve(env, c, err)) < 0) {
+        c->base = 0;
+        destroy(c, NULL);
+        return NULL;
+    }
+    return c;
+}
+
+/* Makes room for n more FDs, saying so in the step log if the limit rose. */
+static int fd_room(gpuipc_env *env, const gpuipc_chunk_ops *ops, unsigned n, const char *what,
+                   unsigned step, gpuipc_err *err)
+{
+    char note[192];
+    int rc = gpuipc_chunks_fd_room(n, what, note, sizeof(note), err);
+
+    if (rc == 0 && note[0] != '\0')
+        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, ops->mech, step, GPUIPC_LOG_NO_TIME,
+                        "%s", note);
+    return rc;
+}
+
+/* Maps handle h at slot, once. */
+static int map_slot(gpuipc_chunks *c, unsigned slot, uint64_t h, gpuipc_err *err)
+{
+    int rc;
+
+    if (c->mapped[slot])
+        return gpuipc_err_set(err, -EPROTO, "slot %u is mapped already", slot);
+    if ((rc = c->ops->map(c, slot, h, err)) < 0)
+        return rc;
+    c->mapped[slot] = 1;
+    return 0;
+}
+
+static int grant(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err)
+{
+    return c->ops->grant != NULL ? c->ops->grant(c, first, n, err) : 0;
+}
+
+static void done(gpuipc_env *env, gpuipc_chunks *c, unsigned step)
+{
+    if (c->ops->done != NULL)
+        c->ops->done(env, c, step);
+}
+
+int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t size,
+                        gpuipc_buf *buf, gpuipc_err *err)
+{
+    uint64_t gran, t = gpuipc_clock_ns();
+    gpuipc_chunk_plan plan;
+    gpuipc_chunks *c;
+    unsigned i = 0;
+    int rc;
+
+    memset(buf, 0, sizeof(*buf));
+    if ((rc = ops->granularity(env, &gran, err)) < 0 ||
+        (rc = gpuipc_chunks_plan(size, env->chunks ? env->chunks : GPUIPC_DEFAULT_CHUNKS, gran,
+                                 &plan, err)) < 0 ||
+        (ops->fits != NULL && (rc = ops->fits(env, &plan, err)) < 0))
+        return rc;
+    /* A side whose chunks are FDs keeps them all, and a batch of duplicates. */
+    if (ops->held_fds != NULL &&
+        (rc = fd_room(env, ops, plan.count + GPUIPC_WIRE_MAX_FDS, ops->held_fds,
+                      GPUIPC_STEP_ALLOC, err)) < 0)
+        return rc;
+    if ((c = create(env, ops, &plan, gran, err)) == NULL)
+        return -ENOMEM;
+    for (i = 0; i < plan.count; i++) {
+        if ((rc = ops->create(c, i, err)) < 0)
+            break;
+        c->held[i] = 1;
+        if ((rc = map_slot(c, i, c->h[i], err)) < 0)
+            break;
+    }
+    if (rc == 0 && (rc = grant(c, 0, plan.count, err)) < 0)
+        i = 0;
+    if (rc < 0) {
+        gpuipc_err_prefix(err, "chunk %u of %u", i, plan.count);
+        destroy(c, NULL);
+        return rc;
+    }
+    /* This side maps its chunks in order; the sabotage swaps them on export. */
+    buf->size = plan.total;
+    buf->granularity = gran;
+    buf->priv = c;
+    ops->describe(c, buf, 0, gpuipc_clock_ns() - t);
+    done(env, c, GPUIPC_STEP_ALLOC);
+    return 0;
+}
+
+/* New FDs for FD numbers first .. first+n-1 into fds: all, or none. */
+static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsigned n, int *fds,
+                        gpuipc_err *err)
+{
+    unsigned k;
+    int rc;
+
+    if (first >= c->plan.count)
+        return gpuipc_err_set(err, -EINVAL, "no chunk %u: there are %u", first, c->plan.count);
+    if (c->ops->held_fds == NULL &&
+        (rc = fd_room(env, c->ops, n, "a batch of exported FDs", GPUIPC_STEP_EXPORT, err)) < 0)
+        return rc;
+    for (k = 0; k < n; k++) {
+        unsigned chunk = gpuipc_chunks_slot(first + k, c->plan.count, c->swap);
+
+        if ((fds[k] = c->ops->export_fd(env, c, c->h[chunk], err)) < 0) {
+            rc = fds[k];
+            gpuipc_err_prefix(err, "chunk %u", chunk);
+            gpuipc_wire_close_fds(fds, k);
+            return rc;
+        }
+    }
+    if (first + n == c->plan.count)
+        done(env, c, GPUIPC_STEP_EXPORT);
+    return 0;
+}
+
+int gpuipc_chunks_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+                         unsigned *nfds, gpuipc_err *err)
+{
+    gpuipc_chunks *c = buf->priv;
+    unsigned n = c->plan.count < GPUIPC_WIRE_MAX_FDS ? c->plan.count : GPUIPC_WIRE_MAX_FDS;
+    int rc;
+
+    if ((rc = export_batch(env, c, 0, n, fds, err)) < 0)
+        return rc;
+    *nfds = n;
+    gpuipc_chunks_offer(&c->plan, c->gran, offer);
+    return 0;
+}
+
+int gpuipc_chunks_export_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
+                              unsigned max, unsigned *nfds, gpuipc_err *err)
+{
+    gpuipc_chunks *c = buf->priv;
+    unsigned n = first < c->plan.count && c->plan.count - first < max ? c->plan.count - first
+                                                                      : max;
+    int rc;
+
+    if ((rc = export_batch(env, c, first, n, fds, err)) < 0)
+        return rc;
+    *nfds = n;
+    return 0;
+}
+
+int gpuipc_chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
+                              unsigned nfds, gpuipc_err *err)
+{
+    gpuipc_chunks *c = buf->priv;
+    uint64_t t = gpuipc_clock_ns();
+    unsigned k;
+    int rc;
+
+    if (first > c->plan.count || nfds == 0 || nfds > c->plan.count - first)
+        return gpuipc_err_set(err, -EPROTO, "FDs %u to %u: the offer has %u chunks", first,
+                              first + nfds - 1, c->plan.count);
+    for (k = 0; k < nfds; k++) {
+        unsigned i = first + k;
+
+        if ((rc = c->ops->import_fd(env, c, i, fds[k], err)) < 0)
+            break;
+        c->held[i] = rc == 1;
+        if ((rc = map_slot(c, gpuipc_chunks_slot(i, c->plan.count, c->swap), c->h[i],
+                           err)) < 0)
+            break;
+    }
+    /* With the sabotage, slots 0 and 1 trade places; both are in the batch. */
+    if (k == nfds && (rc = grant(c, first, nfds, err)) < 0)
+        k = 0;
+    if (rc < 0) {
+        gpuipc_err_prefix(err, "chunk %u", first + k);
+        return rc;
+    }
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, GPUIPC_STEP_IMPORT,
+                    gpuipc_clock_ns() - t, "chunks %u to %u: import, map%s", first,
+                    first + nfds - 1, c->ops->grant != NULL ? ", access" : "");
+    if (first + nfds == c->plan.count)
+        done(env, c, GPUIPC_STEP_IMPORT);
+    return 0;
+}
+
+int gpuipc_chunks_import(gpuipc_env *env, const gpuipc_chunk_ops *ops,
+                         const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
+                         gpuipc_buf *buf, gpuipc_err *err)
+{
+    gpuipc_chunk_plan plan;
+    gpuipc_chunks *c;
+    uint64_t gran;
+    int rc;
+
+    memset(buf, 0, sizeof(*buf));
+    if ((rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0 ||
+        (rc = ops->granularity(env, &gran, err)) < 0)
+        return rc;
+    if (plan.chunk % gran != 0)
+        return gpuipc_err_set(err, -EPROTO, "offered chunk size %llu is not a multiple of this "
+                              "side's granularity %llu", (unsigned long long)plan.chunk,
+                              (unsigned long long)gran);
+    if ((c = create(env, ops, &plan, gran, err)) == NULL)
+        return -ENOMEM;
+    buf->priv = c;
+    if ((rc = gpuipc_chunks_import_more(env, buf, 0, fds, nfds, err)) < 0) {
+        destroy(c, NULL);
+        memset(buf, 0, sizeof(*buf));
+        return rc;
+    }
+    buf->size = plan.total;
+    buf->granularity = gran;
+    ops->describe(c, buf, 1, 0);
+    return 0;
+}
+
+int gpuipc_chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+{
+    gpuipc_chunks *c = buf->priv;
+    int rc;
+
+    (void)env;
+    if (c == NULL)
+        return 0;
+    rc = destroy(c, err);
+    memset(buf, 0, sizeof(*buf));
+    return rc;
 }

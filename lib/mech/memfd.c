@@ -168,9 +168,8 @@ static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
 
     (void)env;
     memset(buf, 0, sizeof(*buf));
-    if (nfds != 1)
-        return gpuipc_err_set(err, -EPROTO, "memfd offer carries %u FDs, expected 1", nfds);
-    if ((rc = gpuipc_memfd_check(fds[0], offer->size, err)) < 0)
+    if ((rc = gpuipc_mech_offer_shape("memfd", offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err)) < 0 ||
+        (rc = gpuipc_memfd_check(fds[0], offer->size, err)) < 0)
         return rc;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)

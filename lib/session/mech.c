@@ -15,6 +15,20 @@ const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, con
     return NULL;
 }
 
+int gpuipc_mech_offer_shape(const char *name, const gpuipc_msg_offer *offer, unsigned nfds,
+                            unsigned fds, unsigned blob, gpuipc_err *err)
+{
+    char want_blob[32] = "";
+
+    if (nfds == fds && (blob == GPUIPC_MECH_ANY_BLOB || offer->blob_len == blob))
+        return 0;
+    if (blob != GPUIPC_MECH_ANY_BLOB)
+        snprintf(want_blob, sizeof(want_blob), " and a %u-byte blob", blob);
+    return gpuipc_err_set(err, -EPROTO, "%s offer carries %u FDs and a %u-byte blob, expected "
+                          "%u FD%s%s", name, nfds, offer->blob_len, fds, fds == 1 ? "" : "s",
+                          want_blob);
+}
+
 static void list_names(const gpuipc_mech *const *all, size_t n, char *buf, size_t len)
 {
     size_t i, used = 0;

@@ -136,6 +136,15 @@ typedef struct gpuipc_mech {
     int (*prove_read_only)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 } gpuipc_mech;
 
+/* gpuipc_mech_offer_shape's blob: any length. */
+#define GPUIPC_MECH_ANY_BLOB UINT32_MAX
+
+/* The first check of every import: an offer to mechanism name must carry
+ * fds FDs (nfds came) and a blob of blob bytes (GPUIPC_MECH_ANY_BLOB: any).
+ * Returns 0, or -EPROTO saying what came and what was expected. */
+int gpuipc_mech_offer_shape(const char *name, const gpuipc_msg_offer *offer, unsigned nfds,
+                            unsigned fds, unsigned blob, gpuipc_err *err);
+
 /* Returns the mechanism of all[0..n) called name, or NULL. */
 const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, const char *name);
 

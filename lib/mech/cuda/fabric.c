@@ -98,12 +98,11 @@ static int fabric_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemFabricHandle handle;
+    int rc;
 
     (void)fds;
-    if (nfds != 0 || offer->blob_len != sizeof(handle.data))
-        return gpuipc_err_set(err, -EPROTO, "fabric offer carries %u FDs and %u bytes, "
-                              "expected none and %zu", nfds, offer->blob_len,
-                              sizeof(handle.data));
+    if ((rc = gpuipc_mech_offer_shape("fabric", offer, nfds, 0, sizeof(handle.data), err)) < 0)
+        return rc;
     memcpy(handle.data, offer->blob, sizeof(handle.data));
     return gpuipc_vmm_import(env, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf, err);
 }

@@ -131,9 +131,8 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
 
     (void)fds;
     memset(buf, 0, sizeof(*buf));
-    if (nfds != 0 || offer->blob_len != sizeof(h.reserved))
-        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs and %u bytes, expected "
-                              "none and %zu", nfds, offer->blob_len, sizeof(h.reserved));
+    if (gpuipc_mech_offer_shape(NAME, offer, nfds, 0, sizeof(h.reserved), err) < 0)
+        return -EPROTO;
     if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
         return -EPROTO;
     priv = calloc(1, sizeof(*priv));

@@ -146,9 +146,8 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     CUresult rc;
 
     memset(buf, 0, sizeof(*buf));
-    if (nfds != 1 || offer->blob_len != sizeof(data.reserved))
-        return gpuipc_err_set(err, -EPROTO, NAME " offer carries %u FDs and %u bytes, expected "
-                              "1 and %zu", nfds, offer->blob_len, sizeof(data.reserved));
+    if (gpuipc_mech_offer_shape(NAME, offer, nfds, 1, sizeof(data.reserved), err) < 0)
+        return -EPROTO;
     if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
         return -EPROTO;
     priv = calloc(1, sizeof(*priv));

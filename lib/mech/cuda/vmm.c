@@ -450,9 +450,10 @@ int gpuipc_vmm_fd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *off
 int gpuipc_vmm_fd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, unsigned flags, gpuipc_buf *buf, gpuipc_err *err)
 {
-    if (nfds != 1)
-        return gpuipc_err_set(err, -EPROTO, "%s offer carries %u FDs, expected 1",
-                              mech_name(env), nfds);
+    int rc = gpuipc_mech_offer_shape(mech_name(env), offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err);
+
+    if (rc < 0)
+        return rc;
     return gpuipc_vmm_import(env, (void *)(uintptr_t)fds[0],
                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, flags, offer, buf, err);
 }

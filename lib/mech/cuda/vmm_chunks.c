@@ -1,7 +1,8 @@
-/* mech_vmm_chunks.c: device memory made of --chunks separate VMM
- * allocations, mapped back to back into one reserved range on each side:
- * how PyTorch's expandable segments grow a segment and share it. Each chunk
- * travels as its own FD, 253 to a message at most.
+/* vmm_chunks.c: device memory made of --chunks separate VMM allocations,
+ * mapped back to back into one reserved range on each side: how PyTorch's
+ * expandable segments grow a segment and share it. Each chunk travels as its
+ * own FD, 253 to a message at most. These are the chunk engine's operations
+ * on VMM memory (mech/chunks.h has the rest):
  *
  *   P1 probe: as vmm
  *   P2 alloc: cuMemAddressReserve for the whole range; per chunk cuMemCreate
@@ -14,36 +15,29 @@
  * place shows up as bad words (the chunk-order sabotage proves it). */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "mech/chunks.h"
 #include "core/clock.h"
-#include "gpu/cudrv.h"
-#include "gpu/gpu.h"
 #include "core/log.h"
-#include "session/mech.h"
 #include "core/step.h"
 #include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "mech/chunks.h"
 #include "mech/cuda/vmm.h"
+#include "session/mech.h"
 
-typedef struct vchunks {
-    gpuipc_chunk_plan plan;
+/* The operations' own state (gpuipc_chunks.mem). */
+typedef struct vmm_mem {
     gpuipc_gpu *gpu;
-    uint64_t gran;
-    CUdeviceptr base;                 /* the reserved range, plan.total bytes */
-    CUmemGenericAllocationHandle *h;  /* producer: chunk i; consumer: FD number i */
-    unsigned char *held;              /* h[i] is a live handle */
-    unsigned char *mapped;            /* slot i of the range is mapped */
-    int swap;                         /* the chunk-order sabotage is armed here */
     int home;                         /* ordinal of the device that holds the memory */
+    CUmemAllocationProp prop;         /* what cuMemCreate is asked for */
     gpuipc_laps *laps;                /* --bench: the consumer's laps, or NULL */
     struct {
         uint64_t ns;
         unsigned calls;
     } spent[5];                       /* time in each driver call, for -v: what a chunk costs */
-} vchunks;
+} vmm_mem;
 
 /* The driver calls whose time vmm-chunks adds up, per chunk. */
 enum { T_CREATE, T_MAP, T_ACCESS, T_EXPORT, T_IMPORT };
@@ -51,146 +45,189 @@ static const char *const call_names[] = {"cuMemCreate", "cuMemMap", "cuMemSetAcc
                                           "cuMemExportToShareableHandle",
                                           "cuMemImportFromShareableHandle"};
 
-static void spent(vchunks *c, int call, uint64_t t0)
+static void spent(vmm_mem *m, int call, uint64_t t0)
 {
-    c->spent[call].ns += gpuipc_clock_ns() - t0;
-    c->spent[call].calls++;
+    m->spent[call].ns += gpuipc_clock_ns() - t0;
+    m->spent[call].calls++;
     if (call == T_MAP)
-        gpuipc_laps_add(c->laps, GPUIPC_LAP_MAP, t0);
+        gpuipc_laps_add(m->laps, GPUIPC_LAP_MAP, t0);
     else if (call == T_ACCESS)
-        gpuipc_laps_add(c->laps, GPUIPC_LAP_ACCESS, t0);
+        gpuipc_laps_add(m->laps, GPUIPC_LAP_ACCESS, t0);
 }
 
-/* -v: one line with the calls made so far in step and their mean cost. */
-static void log_spent(gpuipc_env *env, vchunks *c, unsigned step, const int *calls, int n)
+static int granularity(gpuipc_env *env, uint64_t *gran, gpuipc_err *err)
 {
-    char text[512];
-    size_t used = 0;
-    int i;
+    CUmemAllocationProp prop;
 
-    text[0] = '\0';
-    for (i = 0; i < n && used < sizeof(text); i++) {
-        unsigned k = c->spent[calls[i]].calls;
-
-        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %u x %.1f us",
-                                 i ? ", " : "", call_names[calls[i]], k,
-                                 k ? (double)c->spent[calls[i]].ns / k / 1e3 : 0.0);
-    }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-chunks", step, GPUIPC_LOG_NO_TIME,
-                    "driver time per call: %s", text);
+    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
+    return (*gran = gpuipc_vmm_granularity(&prop, err)) == 0 ? -EIO : 0;
 }
 
-/* Unmaps, frees and releases everything, continuing past failures. */
-static CUresult release_all(vchunks *c, gpuipc_err *err)
+/* Refused before allocating: with many chunks the total exceeds --size. */
+static int fits(gpuipc_env *env, const gpuipc_chunk_plan *plan, gpuipc_err *err)
 {
-    CUresult first = CUDA_SUCCESS;
-    unsigned i;
+    uint64_t free_b = 0, total = 0;
+    char a[32], b[32];
 
-    if (c->base != 0) {
-        /* Kernels may still be running over the range. */
-        GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);
-        for (i = 0; i < c->plan.count; i++)
-            if (c->mapped[i])
-                GPUIPC_CU_NOTE(first, err, cuMemUnmap, c->base + (CUdeviceptr)i * c->plan.chunk,
-                               c->plan.chunk);
-        GPUIPC_CU_NOTE(first, err, cuMemAddressFree, c->base, c->plan.total);
-    }
-    for (i = 0; i < c->plan.count; i++)
-        if (c->held[i])
-            GPUIPC_CU_NOTE(first, err, cuMemRelease, c->h[i]);
-    free(c->h);
-    free(c->held);
-    free(c->mapped);
-    free(c);
-    return first;
+    if (gpuipc_gpu_mem_info(env->gpu, &free_b, &total, err) != CUDA_SUCCESS)
+        return -EIO;
+    if (plan->total > free_b)
+        return gpuipc_err_set(err, -ENOMEM, "%u chunks of at least one granule each need %s, "
+                              "and GPU %d has %s free: lower --chunks or --size", plan->count,
+                              gpuipc_units_format_size(plan->total, a, sizeof(a)),
+                              gpuipc_gpu_ordinal(env->gpu),
+                              gpuipc_units_format_size(free_b, b, sizeof(b)));
+    return 0;
 }
 
-/* Allocates the bookkeeping and reserves the range. */
-static vchunks *reserve(gpuipc_env *env, const gpuipc_chunk_plan *plan, uint64_t gran,
-                        gpuipc_err *err)
+static int reserve(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err)
 {
-    vchunks *c = calloc(1, sizeof(*c));
-    CUresult rc;
-    uint64_t t;
-
-    if (c == NULL || (c->h = calloc(plan->count, sizeof(*c->h))) == NULL ||
-        (c->held = calloc(plan->count, 1)) == NULL ||
-        (c->mapped = calloc(plan->count, 1)) == NULL) {
-        if (c != NULL) {
-            free(c->h);
-            free(c->held);
-        }
-        free(c);
-        gpuipc_err_set(err, -ENOMEM, "vmm-chunks: out of memory for %u chunks", plan->count);
-        return NULL;
-    }
-    c->plan = *plan;
-    c->gran = gran;
-    c->gpu = env->gpu;
-    c->home = env->role == GPUIPC_ROLE_CONSUMER ? env->home_ordinal
-                                                : gpuipc_gpu_ordinal(env->gpu);
-    c->swap = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
-    c->laps = env->laps;
-    t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, fail, cuMemAddressReserve, &c->base, plan->total, gran, 0, 0);
-    gpuipc_laps_add(c->laps, GPUIPC_LAP_RESERVE, t);
-    return c;
-fail:
-    c->base = 0;
-    release_all(c, NULL);
-    return NULL;
-}
-
-/* Maps handle h at slot. */
-static CUresult map_slot(vchunks *c, unsigned slot, CUmemGenericAllocationHandle h,
-                         gpuipc_err *err)
-{
-    CUresult rc;
-
-    if (c->mapped[slot]) {
-        gpuipc_err_set(err, -EPROTO, "slot %u is mapped already", slot);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
+    vmm_mem *m = c->mem;
+    CUdeviceptr base = 0;
     uint64_t t = gpuipc_clock_ns();
+    CUresult rc;
 
-    GPUIPC_CU_GOTO(rc, err, out, cuMemMap, c->base + (CUdeviceptr)slot * c->plan.chunk,
-                   c->plan.chunk, 0, h, 0);
-    spent(c, T_MAP, t);
-    c->mapped[slot] = 1;
+    m->gpu = env->gpu;
+    m->home = env->role == GPUIPC_ROLE_CONSUMER ? env->home_ordinal
+                                                : gpuipc_gpu_ordinal(env->gpu);
+    m->laps = env->laps;
+    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                    CU_MEM_ALLOCATION_COMP_NONE, &m->prop);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, &base, c->plan.total, c->gran, 0, 0);
+    gpuipc_laps_add(m->laps, GPUIPC_LAP_RESERVE, t);
+    c->base = base;
 out:
-    return rc;
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int create(gpuipc_chunks *c, unsigned i, gpuipc_err *err)
+{
+    vmm_mem *m = c->mem;
+    CUmemGenericAllocationHandle h;
+    uint64_t t = gpuipc_clock_ns();
+    CUresult rc = gpuipc_cu.cuMemCreate(&h, c->plan.chunk, &m->prop, 0);
+
+    spent(m, T_CREATE, t);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__));
+    c->h[i] = h;
+    return 0;
+}
+
+/* Maps handle h at slot; cuMemMap refuses a handle smaller than the chunk. */
+static int map(gpuipc_chunks *c, unsigned slot, uint64_t h, gpuipc_err *err)
+{
+    uint64_t t = gpuipc_clock_ns();
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemMap, gpuipc_chunks_at(c, slot), c->plan.chunk, 0,
+                   (CUmemGenericAllocationHandle)h, 0);
+    spent(c->mem, T_MAP, t);
+out:
+    return gpuipc_cudrv_errno(rc);
 }
 
 /* Grants this device read-write access to slots first .. first+n-1. */
-static CUresult grant(vchunks *c, unsigned first, unsigned n, gpuipc_err *err)
+static int grant(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err)
 {
+    vmm_mem *m = c->mem;
     CUmemAccessDesc access;
     uint64_t t = gpuipc_clock_ns();
     CUresult rc;
 
     memset(&access, 0, sizeof(access));
     access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access.location.id = gpuipc_gpu_ordinal(c->gpu);
+    access.location.id = gpuipc_gpu_ordinal(m->gpu);
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    GPUIPC_CU_GOTO(rc, err, out, cuMemSetAccess, c->base + (CUdeviceptr)first * c->plan.chunk,
+    GPUIPC_CU_GOTO(rc, err, out, cuMemSetAccess, gpuipc_chunks_at(c, first),
                    (size_t)n * c->plan.chunk, &access, 1);
-    spent(c, T_ACCESS, t);
+    spent(m, T_ACCESS, t);
 out:
-    return rc;
+    return gpuipc_cudrv_errno(rc);
 }
 
-static void describe(vchunks *c, gpuipc_buf *buf, const char *how, uint64_t ns)
+static int export_fd(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
 {
+    uint64_t t = gpuipc_clock_ns();
+    int fd = gpuipc_vmm_export_handle(env, (CUmemGenericAllocationHandle)h, err);
+
+    spent(c->mem, T_EXPORT, t);
+    return fd;
+}
+
+/* Checks that the imported handle h lives on the device offered. */
+static int check_location(const vmm_mem *m, CUmemGenericAllocationHandle h, gpuipc_err *err)
+{
+    CUmemAllocationProp prop;
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationPropertiesFromHandle, &prop, h);
+    if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop.location.id != m->home)
+        return gpuipc_err_set(err, -EPROTO, "it lives at location type %d id %d, not on GPU "
+                              "%d as offered", (int)prop.location.type, prop.location.id,
+                              m->home);
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+/* Imports FD number i; the first is checked to live on the device offered. */
+static int import_fd(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
+{
+    vmm_mem *m = c->mem;
+    CUmemGenericAllocationHandle h;
+    uint64_t t = gpuipc_clock_ns();
+    CUresult rc;
+    int ret;
+
+    (void)env;
+    rc = gpuipc_cu.cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    spent(m, T_IMPORT, t);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc,
+                                                    __FILE__, __LINE__));
+    if (i == 0 && (ret = check_location(m, h, err)) < 0) {
+        gpuipc_cu.cuMemRelease(h);
+        return ret;
+    }
+    c->h[i] = h;
+    return 1;
+}
+
+/* Kernels may still be running over the range: synchronise, then unmap
+ * every mapped slot and free the range, going on past failures. */
+static int unmap(gpuipc_chunks *c, gpuipc_err *err)
+{
+    CUresult first = CUDA_SUCCESS;
+    unsigned i;
+
+    GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);
+    for (i = 0; i < c->plan.count; i++)
+        if (c->mapped[i])
+            GPUIPC_CU_NOTE(first, err, cuMemUnmap, gpuipc_chunks_at(c, i), c->plan.chunk);
+    GPUIPC_CU_NOTE(first, err, cuMemAddressFree, c->base, c->plan.total);
+    return gpuipc_cudrv_errno(first);
+}
+
+static int drop(uint64_t h, gpuipc_err *err)
+{
+    CUresult first = CUDA_SUCCESS;
+
+    GPUIPC_CU_NOTE(first, err, cuMemRelease, (CUmemGenericAllocationHandle)h);
+    return gpuipc_cudrv_errno(first);
+}
+
+static void describe(gpuipc_chunks *c, gpuipc_buf *buf, int imported, uint64_t ns)
+{
+    vmm_mem *m = c->mem;
     char human[32], chuman[32];
 
-    gpuipc_gpu_view(c->gpu, c->base, c->plan.total, 0, &buf->view);
-    buf->size = c->plan.total;
-    buf->granularity = c->gran;
-    buf->priv = c;
+    gpuipc_gpu_view(m->gpu, c->base, c->plan.total, 0, &buf->view);
     snprintf(buf->detail, sizeof(buf->detail), "%s %u chunks of %s back to back on GPU %d: "
-             "%s%s", how, c->plan.count,
+             "%s%s", imported ? "mapping" : "allocated", c->plan.count,
              gpuipc_units_format_size(c->plan.chunk, chuman, sizeof(chuman)),
-             gpuipc_gpu_ordinal(c->gpu),
+             gpuipc_gpu_ordinal(m->gpu),
              gpuipc_units_format_size(c->plan.total, human, sizeof(human)),
              c->swap ? " (SABOTAGE: chunks 0 and 1 swapped)" : "");
     if (ns > 0)
@@ -198,246 +235,73 @@ static void describe(vchunks *c, gpuipc_buf *buf, const char *how, uint64_t ns)
                  ", %.1f us per chunk", (double)ns / 1e3 / c->plan.count);
 }
 
-static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+/* -v: once a step is over, one line with its driver calls and their mean
+ * cost. */
+static void done(gpuipc_env *env, gpuipc_chunks *c, unsigned step)
 {
-    char a[32], b[32];
-    CUmemAllocationProp prop;
-    gpuipc_chunk_plan plan;
-    uint64_t gran, free_b = 0, total = 0, t = gpuipc_clock_ns();
-    CUresult rc = CUDA_SUCCESS;
-    vchunks *c;
-    unsigned i;
-    int ret;
+    static const int alloc_calls[] = {T_CREATE, T_MAP, T_ACCESS, -1};
+    static const int export_calls[] = {T_EXPORT, -1};
+    static const int import_calls[] = {T_IMPORT, T_MAP, T_ACCESS, -1};
+    const int *calls = step == GPUIPC_STEP_ALLOC    ? alloc_calls
+                       : step == GPUIPC_STEP_EXPORT ? export_calls
+                                                    : import_calls;
+    vmm_mem *m = c->mem;
+    char text[512] = "";
+    size_t used = 0;
+    int i;
 
-    memset(buf, 0, sizeof(*buf));
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    if ((gran = gpuipc_vmm_granularity(&prop, err)) == 0)
-        return -EIO;
-    ret = gpuipc_chunks_plan(size, env->chunks ? env->chunks : GPUIPC_DEFAULT_CHUNKS, gran,
-                             &plan, err);
-    if (ret < 0)
-        return ret;
-    /* Refused before allocating: with many chunks the total exceeds --size. */
-    if (gpuipc_gpu_mem_info(env->gpu, &free_b, &total, err) != CUDA_SUCCESS)
-        return -EIO;
-    if (plan.total > free_b)
-        return gpuipc_err_set(err, -ENOMEM, "%u chunks of at least one granule each need %s, "
-                              "and GPU %d has %s free: lower --chunks or --size", plan.count,
-                              gpuipc_units_format_size(plan.total, a, sizeof(a)),
-                              gpuipc_gpu_ordinal(env->gpu),
-                              gpuipc_units_format_size(free_b, b, sizeof(b)));
-    if ((c = reserve(env, &plan, gran, err)) == NULL)
-        return -EIO;
-    for (i = 0; i < plan.count; i++) {
-        uint64_t tc = gpuipc_clock_ns();
+    for (i = 0; calls[i] >= 0 && used < sizeof(text); i++) {
+        unsigned k = m->spent[calls[i]].calls;
 
-        rc = gpuipc_cu.cuMemCreate(&c->h[i], plan.chunk, &prop, 0);
-        spent(c, T_CREATE, tc);
-        if (rc != CUDA_SUCCESS) {
-            gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
-            break;
-        }
-        c->held[i] = 1;
-        if ((rc = map_slot(c, i, c->h[i], err)) != CUDA_SUCCESS)
-            break;
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s %u x %.1f us",
+                                 i ? ", " : "", call_names[calls[i]], k,
+                                 k ? (double)m->spent[calls[i]].ns / k / 1e3 : 0.0);
     }
-    if (rc == CUDA_SUCCESS)
-        rc = grant(c, 0, plan.count, err);
-    if (rc != CUDA_SUCCESS) {
-        gpuipc_err_prefix(err, "chunk %u of %u", i, plan.count);
-        release_all(c, NULL);
-        return gpuipc_cudrv_errno(rc);
-    }
-    /* This side maps its chunks in order; the sabotage swaps them on export. */
-    describe(c, buf, "allocated", gpuipc_clock_ns() - t);
-    {
-        static const int calls[] = {T_CREATE, T_MAP, T_ACCESS};
-
-        log_spent(env, c, GPUIPC_STEP_ALLOC, calls, 3);
-    }
-    return 0;
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, step, GPUIPC_LOG_NO_TIME,
+                    "driver time per call: %s", text);
 }
 
-/* Exports the chunks of FD numbers first .. first+n-1 into fds. */
-static int export_batch(gpuipc_env *env, vchunks *c, unsigned first, unsigned n, int *fds,
-                        gpuipc_err *err)
+static const gpuipc_chunk_ops vmm_ops = {
+    .mech = "vmm-chunks",
+    .mem_size = sizeof(vmm_mem),
+    .granularity = granularity,
+    .fits = fits,
+    .reserve = reserve,
+    .create = create,
+    .map = map,
+    .grant = grant,
+    .export_fd = export_fd,
+    .import_fd = import_fd,
+    .unmap = unmap,
+    .drop = drop,
+    .describe = describe,
+    .done = done,
+};
+
+static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
-    char note[192];
-    unsigned k;
-    int rc;
-
-    /* This side holds one batch of FDs at a time; make room for it. */
-    rc = gpuipc_chunks_fd_room(n, "a batch of exported FDs", note, sizeof(note), err);
-    if (rc < 0)
-        return rc;
-    if (note[0] != '\0')
-        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, "vmm-chunks", GPUIPC_STEP_EXPORT,
-                        GPUIPC_LOG_NO_TIME, "%s", note);
-    for (k = 0; k < n; k++) {
-        unsigned chunk = gpuipc_chunks_slot(first + k, c->plan.count, c->swap);
-
-        uint64_t t = gpuipc_clock_ns();
-
-        fds[k] = gpuipc_vmm_export_handle(env, c->h[chunk], err);
-        spent(c, T_EXPORT, t);
-        if (fds[k] < 0) {
-            rc = fds[k];
-            gpuipc_err_prefix(err, "chunk %u", chunk);
-            gpuipc_wire_close_fds(fds, k);
-            return rc;
-        }
-    }
-    if (first + n == c->plan.count) {
-        static const int calls[] = {T_EXPORT};
-
-        log_spent(env, c, GPUIPC_STEP_EXPORT, calls, 1);
-    }
-    return 0;
+    return gpuipc_chunks_alloc(env, &vmm_ops, size, buf, err);
 }
 
 static int chunks_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
-    vchunks *c = buf->priv;
-    unsigned n = c->plan.count < GPUIPC_WIRE_MAX_FDS ? c->plan.count : GPUIPC_WIRE_MAX_FDS;
-    int rc;
+    int rc = gpuipc_chunks_export(env, buf, offer, fds, nfds, err);
 
-    if ((rc = export_batch(env, c, 0, n, fds, err)) < 0)
-        return rc;
-    *nfds = n;
-    gpuipc_chunks_offer(&c->plan, c->gran, offer);
-    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
-    return 0;
-}
-
-static int chunks_export_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
-                              unsigned max, unsigned *nfds, gpuipc_err *err)
-{
-    vchunks *c = buf->priv;
-    unsigned n;
-    int rc;
-
-    if (first >= c->plan.count)
-        return gpuipc_err_set(err, -EINVAL, "no chunk %u: there are %u", first, c->plan.count);
-    n = c->plan.count - first < max ? c->plan.count - first : max;
-    if ((rc = export_batch(env, c, first, n, fds, err)) < 0)
-        return rc;
-    *nfds = n;
-    return 0;
-}
-
-/* Checks that the first imported chunk lives on this side's device. */
-static int check_location(vchunks *c, gpuipc_err *err)
-{
-    CUmemAllocationProp prop;
-    CUresult rc;
-
-    GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationPropertiesFromHandle, &prop, c->h[0]);
-    if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        prop.location.id != c->home)
-        return gpuipc_err_set(err, -EPROTO, "chunk 0 lives at location type %d id %d, not on "
-                              "GPU %d as offered", (int)prop.location.type, prop.location.id,
-                              c->home);
-    return 0;
-out:
-    return gpuipc_cudrv_errno(rc);
-}
-
-static int chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
-                              unsigned nfds, gpuipc_err *err)
-{
-    vchunks *c = buf->priv;
-    uint64_t t = gpuipc_clock_ns();
-    CUresult rc;
-    unsigned k;
-
-    if (first > c->plan.count || nfds == 0 || nfds > c->plan.count - first)
-        return gpuipc_err_set(err, -EPROTO, "FDs %u to %u: the offer has %u chunks", first,
-                              first + nfds - 1, c->plan.count);
-    for (k = 0; k < nfds; k++) {
-        unsigned i = first + k;
-
-        uint64_t ti = gpuipc_clock_ns();
-
-        rc = gpuipc_cu.cuMemImportFromShareableHandle(&c->h[i], (void *)(uintptr_t)fds[k],
-                                                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-        spent(c, T_IMPORT, ti);
-        if (rc != CUDA_SUCCESS) {
-            gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc, __FILE__, __LINE__);
-            goto fail;
-        }
-        c->held[i] = 1;
-        if (i == 0 && check_location(c, err) < 0)
-            return -EPROTO;
-        /* cuMemMap refuses a handle smaller than the chunk. */
-        if ((rc = map_slot(c, gpuipc_chunks_slot(i, c->plan.count, c->swap), c->h[i], err)) !=
-            CUDA_SUCCESS)
-            goto fail;
-    }
-    /* With the sabotage, slots 0 and 1 trade places; both are in the batch. */
-    if ((rc = grant(c, first, nfds, err)) != CUDA_SUCCESS) {
-        k = 0;
-        goto fail;
-    }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-chunks", GPUIPC_STEP_IMPORT,
-                    gpuipc_clock_ns() - t, "chunks %u to %u: import, map, access", first,
-                    first + nfds - 1);
-    if (first + nfds == c->plan.count) {
-        static const int calls[] = {T_IMPORT, T_MAP, T_ACCESS};
-
-        log_spent(env, c, GPUIPC_STEP_IMPORT, calls, 3);
-    }
-    return 0;
-fail:
-    gpuipc_err_prefix(err, "chunk %u", first + k);
-    return gpuipc_cudrv_errno(rc);
+    if (rc == 0)
+        memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+    return rc;
 }
 
 static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    CUmemAllocationProp prop;
-    gpuipc_chunk_plan plan;
-    uint64_t gran;
-    vchunks *c;
     int rc;
 
     memset(buf, 0, sizeof(*buf));
-    if ((rc = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0 ||
-        (rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0)
+    if ((rc = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0)
         return rc;
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                    CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    if ((gran = gpuipc_vmm_granularity(&prop, err)) == 0)
-        return -EIO;
-    if (plan.chunk % gran != 0)
-        return gpuipc_err_set(err, -EPROTO, "offered chunk size %llu is not a multiple of this "
-                              "side's granularity %llu", (unsigned long long)plan.chunk,
-                              (unsigned long long)gran);
-    if ((c = reserve(env, &plan, gran, err)) == NULL)
-        return -EIO;
-    buf->priv = c;
-    if ((rc = chunks_import_more(env, buf, 0, fds, nfds, err)) < 0) {
-        release_all(c, NULL);
-        memset(buf, 0, sizeof(*buf));
-        return rc;
-    }
-    describe(c, buf, "mapping", 0);
-    return 0;
-}
-
-static int chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
-{
-    vchunks *c = buf->priv;
-    CUresult rc;
-
-    (void)env;
-    if (c == NULL)
-        return 0;
-    rc = release_all(c, err);
-    memset(buf, 0, sizeof(*buf));
-    return gpuipc_cudrv_errno(rc);
+    return gpuipc_chunks_import(env, &vmm_ops, offer, fds, nfds, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_vmm_chunks = {
@@ -450,8 +314,8 @@ const gpuipc_mech gpuipc_mech_vmm_chunks = {
     .probe = gpuipc_vmm_fd_probe,
     .alloc = chunks_alloc,
     .export = chunks_export,
-    .export_more = chunks_export_more,
+    .export_more = gpuipc_chunks_export_more,
     .import = chunks_import,
-    .import_more = chunks_import_more,
-    .release = chunks_release,
+    .import_more = gpuipc_chunks_import_more,
+    .release = gpuipc_chunks_release,
 };

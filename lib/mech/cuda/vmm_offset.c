@@ -153,9 +153,8 @@ static int offset_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     unsigned i;
 
     memset(buf, 0, sizeof(*buf));
-    if (nfds != 1 || offer->blob_len != BLOB_LEN)
-        return gpuipc_err_set(err, -EPROTO, "vmm-offset offer carries %u FDs and a %u-byte "
-                              "blob, expected 1 and %d", nfds, offer->blob_len, BLOB_LEN);
+    if (gpuipc_mech_offer_shape("vmm-offset", offer, nfds, 1, BLOB_LEN, err) < 0)
+        return -EPROTO;
     for (i = 0; i < BLOB_LEN; i++)
         off |= (uint64_t)offer->blob[i] << (8 * i);
     if (off == 0)

@@ -81,9 +81,8 @@ static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, con
     uint64_t t;
 
     (void)fds;
-    if (nfds != 0 || offer->blob_len != BLOB_LEN)
-        return gpuipc_err_set(err, -EPROTO, "vmm-pidfd offer carries %u FDs and %u bytes, "
-                              "expected none and %d", nfds, offer->blob_len, BLOB_LEN);
+    if ((rc = gpuipc_mech_offer_shape("vmm-pidfd", offer, nfds, 0, BLOB_LEN, err)) < 0)
+        return rc;
     pid = (int)get_u32(offer->blob);
     fd = (int)get_u32(offer->blob + 4);
     /* Take FDs only from the process this session is with, whatever the
