@@ -1,6 +1,7 @@
 /* test_chunks.c: the plan that splits --size into chunks, its description in
- * an offer (and every malformed one), the chunk-order sabotage's slots, and
- * the producer's FD room under a lowered RLIMIT_NOFILE. */
+ * an offer (and every malformed one), the chunk-order sabotage's slots, the
+ * producer's FD room under a lowered RLIMIT_NOFILE, and the chunk engine's
+ * bookkeeping over a fake kind of memory that fails where told. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "mech/chunks.h"
+#include "core/step.h"
 #include "core/units.h"
 #include "helpers.h"
 #include "suites.h"
@@ -163,6 +165,227 @@ START_TEST(test_chunks_fd_room_names_both_numbers)
 }
 END_TEST
 
+/* ---- the engine, over operations that count what they are asked ---- */
+
+static struct {
+    unsigned fail_create, fail_import; /* the chunk or FD number that fails; ~0u: none */
+    unsigned reserves, creates, maps, grants, imports, unmaps, drops;
+    uint64_t dropped[16];
+} fake;
+
+static int fake_gran(gpuipc_env *env, uint64_t *gran, gpuipc_err *err)
+{
+    (void)env;
+    (void)err;
+    *gran = 4096;
+    return 0;
+}
+
+static int fake_reserve(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err)
+{
+    (void)env;
+    (void)err;
+    fake.reserves++;
+    c->base = 1ull << 40;
+    return 0;
+}
+
+static int fake_create(gpuipc_chunks *c, unsigned i, gpuipc_err *err)
+{
+    if (i == fake.fail_create)
+        return gpuipc_err_set(err, -EIO, "create refused");
+    fake.creates++;
+    c->h[i] = 1000 + i;
+    return 0;
+}
+
+static int fake_map(gpuipc_chunks *c, unsigned slot, uint64_t h, gpuipc_err *err)
+{
+    (void)c;
+    (void)slot;
+    (void)h;
+    (void)err;
+    fake.maps++;
+    return 0;
+}
+
+static int fake_grant(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err)
+{
+    (void)c;
+    (void)first;
+    (void)n;
+    (void)err;
+    fake.grants++;
+    return 0;
+}
+
+static int fake_export(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
+{
+    int fd;
+
+    (void)env;
+    (void)c;
+    (void)h;
+    fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return gpuipc_err_set(err, -errno, "open /dev/null: %s", strerror(errno));
+    return fd;
+}
+
+static int fake_import(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
+{
+    (void)env;
+    (void)fd;
+    if (i == fake.fail_import)
+        return gpuipc_err_set(err, -EIO, "import refused");
+    fake.imports++;
+    c->h[i] = 2000 + i;
+    return 1;
+}
+
+static int fake_unmap(gpuipc_chunks *c, gpuipc_err *err)
+{
+    (void)c;
+    (void)err;
+    fake.unmaps++;
+    return 0;
+}
+
+static int fake_drop(uint64_t h, gpuipc_err *err)
+{
+    (void)err;
+    if (fake.drops < 16)
+        fake.dropped[fake.drops] = h;
+    fake.drops++;
+    return 0;
+}
+
+static void fake_describe(gpuipc_chunks *c, gpuipc_buf *buf, int imported, uint64_t ns)
+{
+    (void)imported;
+    (void)ns;
+    buf->view.size = c->plan.total;
+}
+
+static const gpuipc_chunk_ops fake_ops = {
+    .mech = "fake-chunks",
+    .granularity = fake_gran,
+    .reserve = fake_reserve,
+    .create = fake_create,
+    .map = fake_map,
+    .grant = fake_grant,
+    .export_fd = fake_export,
+    .import_fd = fake_import,
+    .unmap = fake_unmap,
+    .drop = fake_drop,
+    .describe = fake_describe,
+};
+
+static void fake_env(gpuipc_env *env, int role, unsigned chunks)
+{
+    memset(env, 0, sizeof(*env));
+    memset(&fake, 0, sizeof(fake));
+    fake.fail_create = fake.fail_import = ~0u;
+    env->role = role;
+    env->chunks = chunks;
+    env->log.level = GPUIPC_LOG_QUIET;
+    env->log.fd = 2;
+}
+
+/* A chunk that cannot be created: the ones before it are dropped, the range
+ * is freed once, and the error names the chunk. */
+START_TEST(test_chunks_engine_alloc_failure_releases_what_was_made)
+{
+    gpuipc_env env;
+    gpuipc_buf buf;
+    gpuipc_err e;
+
+    fake_env(&env, GPUIPC_ROLE_PRODUCER, 8);
+    fake.fail_create = 3;
+    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_ops, 64 * 4096, &buf, &e), -EIO);
+    ck_assert_msg(strstr(e.msg, "chunk 3 of 8") && strstr(e.msg, "create refused"), "%s",
+                  e.msg);
+    ck_assert_uint_eq(fake.creates, 3);
+    ck_assert_uint_eq(fake.maps, 3);
+    ck_assert_uint_eq(fake.unmaps, 1);
+    ck_assert_uint_eq(fake.drops, 3);
+    ck_assert_uint_eq(fake.dropped[0], 1000);
+    ck_assert_uint_eq(fake.dropped[2], 1002);
+    ck_assert_ptr_null(buf.priv);
+}
+END_TEST
+
+/* 300 chunks: an offer with 253 FDs, then one batch of 47; every FD is
+ * new; the release drops each chunk once. */
+START_TEST(test_chunks_engine_exports_in_batches_and_releases_every_chunk)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS], before = th_fd_count();
+    gpuipc_msg_offer offer;
+    gpuipc_chunk_plan plan;
+    unsigned n = 0;
+    gpuipc_env env;
+    gpuipc_buf buf;
+    gpuipc_err e;
+
+    fake_env(&env, GPUIPC_ROLE_PRODUCER, 300);
+    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_ops, 300 * 4096, &buf, &e), 0);
+    ck_assert_uint_eq(fake.creates, 300);
+    ck_assert_uint_eq(fake.grants, 1);
+    ck_assert_uint_eq(buf.size, 300 * 4096);
+    memset(&offer, 0, sizeof(offer));
+    ck_assert_int_eq(gpuipc_chunks_export(&env, &buf, &offer, fds, &n, &e), 0);
+    ck_assert_uint_eq(n, GPUIPC_WIRE_MAX_FDS);
+    ck_assert_int_eq(gpuipc_chunks_from_offer(&offer, &plan, &e), 0);
+    ck_assert_uint_eq(plan.count, 300);
+    gpuipc_wire_close_fds(fds, n);
+    ck_assert_int_eq(gpuipc_chunks_export_more(&env, &buf, n, fds, GPUIPC_WIRE_MAX_FDS, &n, &e),
+                     0);
+    ck_assert_uint_eq(n, 300 - GPUIPC_WIRE_MAX_FDS);
+    gpuipc_wire_close_fds(fds, n);
+    ck_assert_int_eq(gpuipc_chunks_export_more(&env, &buf, 300, fds, 1, &n, &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
+    ck_assert_uint_eq(fake.drops, 300);
+    ck_assert_uint_eq(fake.unmaps, 1);
+    ck_assert_int_eq(th_fd_count(), before);
+}
+END_TEST
+
+/* The consumer: an FD that cannot be imported releases the handles already
+ * imported and the range; a batch beyond the offer is refused. */
+START_TEST(test_chunks_engine_import_failure_releases_what_was_imported)
+{
+    int fds[4] = {0, 0, 0, 0};
+    gpuipc_msg_offer offer;
+    gpuipc_chunk_plan plan;
+    gpuipc_env env;
+    gpuipc_buf buf;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_chunks_plan(4 * 4096, 4, 4096, &plan, &e), 0);
+    memset(&offer, 0, sizeof(offer));
+    gpuipc_chunks_offer(&plan, 4096, &offer);
+    fake_env(&env, GPUIPC_ROLE_CONSUMER, 0);
+    fake.fail_import = 2;
+    ck_assert_int_eq(gpuipc_chunks_import(&env, &fake_ops, &offer, fds, 4, &buf, &e), -EIO);
+    ck_assert_msg(strstr(e.msg, "chunk 2") && strstr(e.msg, "import refused"), "%s", e.msg);
+    ck_assert_uint_eq(fake.imports, 2);
+    ck_assert_uint_eq(fake.drops, 2);
+    ck_assert_uint_eq(fake.dropped[1], 2001);
+    ck_assert_uint_eq(fake.unmaps, 1);
+    ck_assert_ptr_null(buf.priv);
+
+    fake_env(&env, GPUIPC_ROLE_CONSUMER, 0);
+    ck_assert_int_eq(gpuipc_chunks_import(&env, &fake_ops, &offer, fds, 2, &buf, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_import_more(&env, &buf, 2, fds, 3, &e), -EPROTO);
+    ck_assert_msg(strstr(e.msg, "the offer has 4 chunks"), "%s", e.msg);
+    ck_assert_int_eq(gpuipc_chunks_import_more(&env, &buf, 2, fds, 2, &e), 0);
+    ck_assert_uint_eq(fake.grants, 2);
+    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
+    ck_assert_uint_eq(fake.drops, 4);
+}
+END_TEST
+
 Suite *chunks_suite(void)
 {
     Suite *s = suite_create("chunks");
@@ -179,5 +402,10 @@ Suite *chunks_suite(void)
                            "valgrind refuses to lower RLIMIT_NOFILE (it keeps FDs of its own at the top)");
     suite_add_tcase(s, plan);
     suite_add_tcase(s, room);
+    plan = tcase_create("engine");
+    tcase_add_test(plan, test_chunks_engine_alloc_failure_releases_what_was_made);
+    tcase_add_test(plan, test_chunks_engine_exports_in_batches_and_releases_every_chunk);
+    tcase_add_test(plan, test_chunks_engine_import_failure_releases_what_was_imported);
+    suite_add_tcase(s, plan);
     return s;
 }
