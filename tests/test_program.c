@@ -154,6 +154,41 @@ START_TEST(test_program_usage_errors_exit_2)
 }
 END_TEST
 
+/* Without a driver, the GPU mechanisms beside memfd skip for one cause: it
+ * is written once, after the scenarios it stopped; the result line is last. */
+START_TEST(test_program_a_shared_cause_is_said_once)
+{
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    const char *args[] = {"--only", "memfd,vmm,legacy-ipc", "--size", "1M", "-q", NULL};
+    const char *first, *last;
+
+    spawn(args, env, 20);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("  vmm        SKIP   (a cause shared with others: below)\n"
+            "  legacy-ipc SKIP   (a cause shared with others: below)\n"
+            "  the same cause for 2 scenarios (vmm, legacy-ipc): ");
+    first = strstr(run.out, "the same cause for 2 scenarios (vmm, legacy-ipc): ");
+    ck_assert_ptr_nonnull(first);
+    first += strlen("the same cause for 2 scenarios (vmm, legacy-ipc): ");
+    /* The cause itself (no driver, or no device) appears nowhere else. */
+    last = strchr(first, '\n');
+    ck_assert_ptr_nonnull(last);
+    {
+        char cause[256];
+        size_t len = (size_t)(last - first) < sizeof(cause) - 1 ? (size_t)(last - first)
+                                                               : sizeof(cause) - 1;
+
+        memcpy(cause, first, len);
+        cause[len] = '\0';
+        ck_assert_msg(strstr(run.out, cause) == first && strstr(first + 1, cause) == NULL,
+                      "the cause is said more than once:\n%s", run.out);
+    }
+    last = strstr(run.out, "result: PASS: 1 passed, 0 failed, 2 skipped");
+    ck_assert_msg(last != NULL && strchr(last, '\n') == run.out + run.len - 1,
+                  "result: is not the last line:\n%s", run.out);
+}
+END_TEST
+
 /* --pairs runs the reference mechanism, which the registry's table names;
  * another --only is a usage error, said before any device is looked at. */
 START_TEST(test_program_pairs_refuses_another_mechanism)
@@ -228,6 +263,17 @@ START_TEST(test_program_list_names_every_mechanism)
     OUT_HAS("host: RLIMIT_NOFILE ");
     OUT_HAS("host: pidfd_getfd from a child to its parent: ");
     OUT_HAS("host: IMEX channel for FABRIC handles: ");
+    /* Why CUDA cannot be had is said once, not once per mechanism. */
+    OUT_HAS("mechanisms (those that need the CUDA driver cannot run: see above):");
+    {
+        const char *why = strstr(run.out, "CUDA: not available: ");
+        char cause[128];
+
+        ck_assert_msg(why != NULL, "no CUDA line:\n%s", run.out);
+        why += strlen("CUDA: not available: ");
+        snprintf(cause, sizeof(cause), "%.*s", (int)strcspn(why, "\n"), why);
+        ck_assert_msg(strstr(why + 1, cause) == NULL, "the reason is repeated:\n%s", run.out);
+    }
 }
 END_TEST
 
@@ -603,6 +649,7 @@ Suite *program_suite(void)
     tcase_add_loop_test(basics, test_program_usage_errors_exit_2, 0,
                         (int)(sizeof(usage_errors) / sizeof(usage_errors[0])));
     tcase_add_test(basics, test_program_pairs_refuses_another_mechanism);
+    tcase_add_test(basics, test_program_a_shared_cause_is_said_once);
     tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
     tcase_add_test(basics, test_program_memfd_size_beyond_host_memory_exits_2);
     tcase_add_test(basics, test_program_help_describes_every_option);

@@ -108,6 +108,8 @@ START_TEST(test_report_a_shared_cause_is_said_once_with_its_scenarios)
     ck_assert_uint_eq(occurrences(text, "consumer cannot see the GPU"), 1);
     ck_assert_ptr_nonnull(strstr(text, "the same cause for 2 scenarios (legacy-ipc, "
                                        "mempool-ipc): consumer cannot see the GPU\n"));
+    ck_assert_ptr_nonnull(strstr(text, "  legacy-ipc  SKIP   (a cause shared with others: "
+                                       "below)\n  mempool-ipc SKIP   (a cause shared"));
     ck_assert_uint_eq(occurrences(text, "a cause of its own"), 1);
     ck_assert_ptr_nonnull(strstr(text, "  vmm         FAIL\n              a cause of its own\n"));
     free(text);

@@ -109,19 +109,21 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         counts[2] += r->status == GPUIPC_SKIP;
         direction(&r->forward, fwd, sizeof(fwd));
         direction(&r->backward, back, sizeof(back));
+        count = 0;
+        if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP)
+            first_with_reason(results, n, i, &count);
         /* A scenario that never ran (skipped, refused before it started) has
          * no size, checks or time to show. */
         if (r->status == GPUIPC_SKIP || r->status < 0 || r->ns == 0)
-            snprintf(line, sizeof(line), "  %-*s %s", w, r->mech, status_name(r->status));
+            snprintf(line, sizeof(line), "  %-*s %s%s", w, r->mech, status_name(r->status),
+                     count >= 2 ? "   (a cause shared with others: below)" : "");
         else
-            snprintf(line, sizeof(line), "  %-*s %-6s %-10s %-22s %-22s %.1f ms", w, r->mech,
+            snprintf(line, sizeof(line), "  %-*s %-6s %-10s %-22s %-22s %.1f ms%s", w, r->mech,
                      status_name(r->status), gpuipc_units_format_size(r->size, size, sizeof(size)),
-                     fwd, back, (double)r->ns / 1e6);
+                     fwd, back, (double)r->ns / 1e6, count >= 2 ? " (cause below)" : "");
         gpuipc_log_line(fd, line);
-        if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) {
-            first_with_reason(results, n, i, &count);
-            snprintf(line, sizeof(line), "  %*s %s", w, "",
-                     count < 2 ? r->reason : "(the cause is below the table)");
+        if (count == 1) {
+            snprintf(line, sizeof(line), "  %*s %s", w, "", r->reason);
             gpuipc_log_line(fd, line);
         } else if (r->status < 0) {
             snprintf(line, sizeof(line), "  %*s not run (not selected by CK_RUN_SUITE/"
