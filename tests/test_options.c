@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "mech/memfd.h"
 #include "session/mech.h"
 #include "app/options.h"
 #include "suites.h"
@@ -223,6 +224,53 @@ START_TEST(test_options_pairs_refuse_bad_lists)
 }
 END_TEST
 
+/* The registry's rules, over copies of the memfd tables: the good one
+ * passes, and each broken copy is refused with what is wrong. */
+START_TEST(test_options_registry_rules)
+{
+    gpuipc_mech ref = gpuipc_mech_memfd, chunks = gpuipc_mech_memfd_chunks, broken;
+    const gpuipc_mech *all[2] = {&ref, &chunks};
+    static const struct {
+        const char *name, *says;
+    } names[] = {
+        {"a-name-of-thirty-two-characters!", "is not 1 to 31 bytes"},
+        {"a-name-of-32-characters-exactly-", "is not 1 to 31 bytes"},
+        {"Memfd", "is not 1 to 31 bytes of a-z"},
+        {"", "is not 1 to 31 bytes"},
+        {"memfd-chunks", "registered twice"},
+    };
+    gpuipc_err e;
+    size_t i;
+
+    ref.reference = 1;
+    ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), 0);
+    broken = chunks;
+    all[1] = &broken;
+    broken.name = "a-name-of-thirty-one-characters";
+    ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), 0);
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        broken = chunks;
+        ref.name = i == 4 ? "memfd-chunks" : "memfd";
+        broken.name = i == 4 ? "memfd-chunks" : names[i].name;
+        ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), -EINVAL);
+        ck_assert_msg(strstr(e.msg, names[i].says), "'%s': %s", names[i].name, e.msg);
+    }
+    ref.name = "memfd";
+    broken = chunks;
+    broken.import_more = NULL;
+    ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "'memfd-chunks' lacks its summary or an operation"), "%s", e.msg);
+    broken = chunks;
+    broken.reference = 1;
+    ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "2 reference mechanisms"), "%s", e.msg);
+    ref.reference = 0;
+    broken.reference = 0;
+    ck_assert_int_eq(gpuipc_mech_check_registry(all, 2, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "0 reference mechanisms"), "%s", e.msg);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -236,6 +284,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_selects_the_default_set);
     tcase_add_test(tc, test_options_selects_named_mechanisms_in_order);
     tcase_add_test(tc, test_options_rejects_bad_mechanism_lists);
+    tcase_add_test(tc, test_options_registry_rules);
     tcase_add_test(tc, test_options_pairs_expand_all_and_lists);
     tcase_add_loop_test(tc, test_options_pairs_refuse_bad_lists, 0,
                         (int)(sizeof(bad_pairs) / sizeof(bad_pairs[0])));

@@ -29,6 +29,34 @@ int gpuipc_mech_offer_shape(const char *name, const gpuipc_msg_offer *offer, uns
                           want_blob);
 }
 
+int gpuipc_mech_check_registry(const gpuipc_mech *const *all, size_t n, gpuipc_err *err)
+{
+    size_t i, refs = 0;
+
+    for (i = 0; i < n; i++) {
+        const gpuipc_mech *m = all[i];
+        size_t len = m->name != NULL ? strlen(m->name) : 0;
+
+        if (len == 0 || len >= GPUIPC_WIRE_NAME_LEN ||
+            m->name[strspn(m->name, "abcdefghijklmnopqrstuvwxyz0123456789-")] != '\0')
+            return gpuipc_err_set(err, -EINVAL, "mechanism %zu: name '%s' is not 1 to %d bytes "
+                                  "of a-z, 0-9 and '-' (what the wire carries)", i,
+                                  m->name ? m->name : "(none)", GPUIPC_WIRE_NAME_LEN - 1);
+        if (gpuipc_mech_find(all, i, m->name) != NULL)
+            return gpuipc_err_set(err, -EINVAL, "mechanism '%s' is registered twice", m->name);
+        if (m->summary == NULL || m->probe == NULL || m->alloc == NULL || m->export == NULL ||
+            m->import == NULL || m->release == NULL ||
+            (m->chunked && (m->export_more == NULL || m->import_more == NULL)))
+            return gpuipc_err_set(err, -EINVAL, "mechanism '%s' lacks its summary or an "
+                                  "operation", m->name);
+        refs += m->reference != 0;
+    }
+    if (refs != 1)
+        return gpuipc_err_set(err, -EINVAL, "%zu reference mechanisms registered; there must "
+                              "be one", refs);
+    return 0;
+}
+
 static void list_names(const gpuipc_mech *const *all, size_t n, char *buf, size_t len)
 {
     size_t i, used = 0;

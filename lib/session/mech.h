@@ -145,6 +145,12 @@ typedef struct gpuipc_mech {
 int gpuipc_mech_offer_shape(const char *name, const gpuipc_msg_offer *offer, unsigned nfds,
                             unsigned fds, unsigned blob, gpuipc_err *err);
 
+/* Checks the tables of a registry: every name 1 to GPUIPC_WIRE_NAME_LEN - 1
+ * bytes of [a-z0-9-] (the wire carries no more) and unique, a summary, the
+ * five operations, export_more and import_more where chunked, and exactly
+ * one reference mechanism. Returns 0, or -EINVAL naming the first fault. */
+int gpuipc_mech_check_registry(const gpuipc_mech *const *all, size_t n, gpuipc_err *err);
+
 /* Returns the mechanism of all[0..n) called name, or NULL. */
 const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, const char *name);
 

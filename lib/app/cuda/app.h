@@ -43,8 +43,9 @@ typedef struct gpuipc_app_selection {
     size_t nreq;
 } gpuipc_app_selection;
 
-/* Chooses the mechanisms for o. Returns 0, or GPUIPC_USAGE after saying why
- * on stderr. */
+/* Chooses the mechanisms for o, after checking the registry's tables.
+ * Returns 0, or GPUIPC_USAGE (or GPUIPC_FAIL for a registry that breaks a
+ * rule of gpuipc_mech_check_registry) after saying why on stderr. */
 int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s);
 
 /* The mechanism the others are measured against (its table's reference

@@ -7,28 +7,32 @@
 
 #include "app/cuda/app.h"
 
-extern const gpuipc_mech gpuipc_mech_vmm, gpuipc_mech_vmm_pidfd, gpuipc_mech_vmm_chunks,
-    gpuipc_mech_vmm_offset, gpuipc_mech_vmm_compressible, gpuipc_mech_vmm_host_numa,
-    gpuipc_mech_vmm_alias, gpuipc_mech_vmm_readonly, gpuipc_mech_vmm_readonly_fault,
-    gpuipc_mech_legacy_ipc, gpuipc_mech_mempool_ipc, gpuipc_mech_fabric, gpuipc_mech_memfd,
-    gpuipc_mech_memfd_chunks;
+/* The registry, one line per mechanism: the name of its table, which its
+ * file defines as gpuipc_mech_<name>. The order is the order of --help,
+ * --list and a default run. */
+#define GPUIPC_MECHANISMS(X)                                                              \
+    X(vmm)                  /* mech/cuda/vmm_fd.c */                                      \
+    X(vmm_pidfd)            /* mech/cuda/vmm_pidfd.c */                                   \
+    X(vmm_chunks)           /* mech/cuda/vmm_chunks.c */                                  \
+    X(vmm_offset)           /* mech/cuda/vmm_offset.c */                                  \
+    X(vmm_compressible)     /* mech/cuda/vmm_compressible.c */                            \
+    X(vmm_host_numa)        /* mech/cuda/vmm_host_numa.c */                               \
+    X(vmm_alias)            /* mech/cuda/vmm_alias.c */                                   \
+    X(vmm_readonly)         /* mech/cuda/vmm_readonly.c */                                \
+    X(vmm_readonly_fault)   /* mech/cuda/vmm_ro_fault.c */                                \
+    X(legacy_ipc)           /* mech/cuda/legacy_ipc.c */                                  \
+    X(mempool_ipc)          /* mech/cuda/mempool_ipc.c */                                 \
+    X(fabric)               /* mech/cuda/fabric.c */                                      \
+    X(memfd)                /* mech/memfd.c, no GPU */                                    \
+    X(memfd_chunks)         /* mech/memfd_chunks.c, no GPU */
 
-const gpuipc_mech *const gpuipc_app_registry[] = {
-    &gpuipc_mech_vmm,              /* mech/cuda/vmm_fd.c */
-    &gpuipc_mech_vmm_pidfd,        /* mech/cuda/vmm_pidfd.c */
-    &gpuipc_mech_vmm_chunks,       /* mech/cuda/vmm_chunks.c */
-    &gpuipc_mech_vmm_offset,       /* mech/cuda/vmm_offset.c */
-    &gpuipc_mech_vmm_compressible, /* mech/cuda/vmm_compressible.c */
-    &gpuipc_mech_vmm_host_numa,    /* mech/cuda/vmm_host_numa.c */
-    &gpuipc_mech_vmm_alias,        /* mech/cuda/vmm_alias.c */
-    &gpuipc_mech_vmm_readonly,     /* mech/cuda/vmm_readonly.c */
-    &gpuipc_mech_vmm_readonly_fault, /* mech/cuda/vmm_ro_fault.c */
-    &gpuipc_mech_legacy_ipc,       /* mech/cuda/legacy_ipc.c */
-    &gpuipc_mech_mempool_ipc,      /* mech/cuda/mempool_ipc.c */
-    &gpuipc_mech_fabric,           /* mech/cuda/fabric.c */
-    &gpuipc_mech_memfd,            /* mech/memfd.c, no GPU */
-    &gpuipc_mech_memfd_chunks,     /* mech/memfd_chunks.c, no GPU */
-};
+#define DECLARE(name) extern const gpuipc_mech gpuipc_mech_##name;
+GPUIPC_MECHANISMS(DECLARE)
+#undef DECLARE
+
+#define ENTRY(name) &gpuipc_mech_##name,
+const gpuipc_mech *const gpuipc_app_registry[] = {GPUIPC_MECHANISMS(ENTRY)};
+#undef ENTRY
 const size_t gpuipc_app_nmech = sizeof(gpuipc_app_registry) / sizeof(gpuipc_app_registry[0]);
 
 _Static_assert(sizeof(gpuipc_app_registry) / sizeof(gpuipc_app_registry[0]) <=
@@ -73,6 +77,11 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
     size_t i;
 
     memset(s, 0, sizeof(*s));
+    if (gpuipc_mech_check_registry(all, n, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: internal error: the registry (app/cuda/registry.c): "
+                "%s\n", err.msg);
+        return GPUIPC_FAIL;
+    }
     if (o->pairs != NULL && o->only != NULL && strcmp(o->only, gpuipc_app_reference()->name)) {
         char why[GPUIPC_ERR_LEN];
 
