@@ -55,7 +55,8 @@ all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN)
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
 	@echo "make            build ./gpuipc_test and the test suites"
-	@echo "make check      cuda-check, the no-GPU suites, then ./gpuipc_test (exit 77 = skipped)"
+	@echo "make check      cuda-check, the layers' includes, the docs' samples, the no-GPU"
+	@echo "                suites, then ./gpuipc_test (exit 77 = skipped)"
 	@echo "make cuda-check compare lib/gpu/cuda_api.h and cuda_pfn.h with $(CUDA_H) at"
 	@echo "                compile time (skipped, saying so, where it is absent)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
@@ -124,6 +125,7 @@ endif
 # pass.
 check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
+	@sh tests/docs.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \

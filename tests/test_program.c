@@ -238,6 +238,17 @@ START_TEST(test_program_help_describes_every_option)
     ck_assert(th_exited(&run, 0));
     for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         OUT_HAS(words[i]);
+    /* Every line fits in 80 columns. */
+    {
+        const char *line = run.out;
+
+        while (*line != '\0') {
+            size_t len = strcspn(line, "\n");
+
+            ck_assert_msg(len <= 80, "a --help line of %zu columns: %.*s", len, (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
 }
 END_TEST
 

@@ -142,5 +142,6 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "      processes held; a second signal ends the process at once\n"
             "\n"
             "Check's CK_RUN_SUITE=<mechanism>, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME\n"
-            "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks (README).\n");
+            "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks, described\n"
+            "in docs/testing.md.\n");
 }

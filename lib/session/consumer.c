@@ -1,7 +1,7 @@
 /* consumer.c: the consumer's side of the session: it imports what the
  * producer offers, verifies the producer's pattern, writes its own, and
  * releases everything before it answers END, before the producer releases
- * its own. The steps of both sides are laid out at the top of producer.c. */
+ * its own. The messages and their order: docs/protocol.md. */
 #include "session/consumer.h"
 
 #include <errno.h>

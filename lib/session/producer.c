@@ -1,40 +1,18 @@
-/* producer.c: the producer's side of a scenario.
- *
- * One scenario (P producer, C consumer):
- *   P1 BEGIN (mechanism, size, device UUID) ->
- *                                   C1 probe the mechanism on that device
- *                                <- C2 READY
- *   P2 baseline: what this process holds (FDs, driver objects, shared
- *      memory, GPU memory by NVML)
- *   P3 alloc, fill with a fresh seed (the fill counts its words and sums
- *      their digest), export
- *   P4 OFFER (size, granularity, seed, UUID, words and digest written) + FDs
- *      -> ; close the FDs
- *      [FDS + the next batch of FDs ->, for memory made of more FDs than
- *       one message carries (253); each batch exported just before it goes]
- *                                   C3 import, close the FDs, map
- *                                   C4 verify P's pattern (every word read,
- *                                      the digest of what was read); write C's own
- *                                <- C5 REPORT (C's check, C's seed, C's words
- *                                      and digest written)
- *   P5 the consumer's check must cover every word and match the digest P
- *      wrote; check C's pattern the same way
- *   P6 END (P's verdict and check of C's bytes) ->
- *                                   C6 P's check must cover and match what C
- *                                      wrote; release, count what C holds
- *                                <- C7 END_ACK (C's verdict, what C holds)
- *   P7 release
- *   P8 compare what this process holds with the baseline
- * Each message goes out even when an earlier step failed, carrying that
- * failure, so both sides always take the same steps, agree on the outcome,
- * and meet again at the next BEGIN. Only a broken connection ends the
- * session early. The importer releases first: some mechanisms (memory
- * pools, legacy IPC) require that the exporter frees only after every
- * importer has let go.
- *
- * The session ends with BYE (P's verdict) and BYE_ACK (C's last checks):
- * both exit with the same status. Every figure the leak check compares is
- * this process's own, so other processes on the GPU cannot move it. */
+/* producer.c: the producer's side of a session: HELLO, the probes, each
+ * scenario (BEGIN, READY, OFFER and FDS, REPORT, END, END_ACK) and BYE.
+ * docs/protocol.md is the one description of the messages and their order.
+ * What this file holds to, whatever happens:
+ * - each message of a scenario goes out even when an earlier step failed,
+ *   carrying that failure, so both sides take the same steps, agree on the
+ *   outcome and meet again at the next BEGIN; only a broken connection ends
+ *   the session early;
+ * - the consumer's check must cover every word and read the digest this
+ *   side wrote, and this side checks the consumer's pattern the same way;
+ * - the importer releases first (memory pools and legacy IPC require the
+ *   exporter to free only after every importer let go);
+ * - what the leak check compares is this process's own (FDs, driver
+ *   objects, shared memory, GPU memory by NVML), so other processes on the
+ *   GPU cannot move it. */
 #include "session/producer.h"
 
 #include <errno.h>

@@ -1,11 +1,7 @@
 /* wire.h: the framed, versioned messages that producer and consumer exchange
- * over a SOCK_SEQPACKET socket, with FDs as SCM_RIGHTS, under deadlines.
- *
- * Frame (little-endian, 20 bytes, then the type's fixed-width payload):
- *   u32 magic "GIPC" | u16 version | u16 type | u32 sequence | u32 payload length
- *   | u16 FD count | u16 reserved (0)
- * Each direction numbers its messages from 1. The FD count is the number of
- * FDs sent with the message as SCM_RIGHTS on the same sendmsg(). */
+ * over a SOCK_SEQPACKET socket, with FDs as SCM_RIGHTS, under deadlines. The
+ * frame, every message and the order they come in are described once, in
+ * docs/protocol.md; the declarations below are its code. */
 #ifndef GPUIPC_WIRE_H
 #define GPUIPC_WIRE_H
 

@@ -1,0 +1,57 @@
+#!/bin/sh
+# docs.sh PROGRAM: every sample of the program's output that the docs mark
+# with <!-- sample: ARGS --> on the line before a fenced block must be what
+# `PROGRAM ARGS` prints now, byte for byte, except for what differs from one
+# machine to the next (the RLIMIT_NOFILE numbers). The --list sample shows a
+# machine without a CUDA driver: where this one has a driver, it is not
+# compared, and the script says so. Exits 1 at any difference, showing it.
+prog=${1:-./gpuipc_test}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+normalise() {
+    sed 's/RLIMIT_NOFILE [0-9a-z]* (hard [0-9a-z]*)/RLIMIT_NOFILE N (hard N)/'
+}
+bad=0 n=0
+for md in "$root"/README.md "$root"/docs/*.md; do
+    [ -f "$md" ] || continue
+    # One file per sample: its arguments on the first line, then the block.
+    awk -v dir="$tmp" -v base="$(basename "$md")" '
+        /^<!-- sample: .* -->$/ { args = $0; sub(/^<!-- sample: /, "", args);
+                                  sub(/ -->$/, "", args); want = 1; next }
+        want && /^```/ { if (inside) { close(f); inside = 0; want = 0; next }
+                         k++; f = dir "/" base "." k; print args > f; inside = 1; next }
+        inside { print > f }
+        want && !inside && !/^```/ { want = 0 }
+    ' "$md"
+done
+for f in "$tmp"/*.md.*; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    args=$(head -n 1 "$f")
+    where=${f##*/}
+    where=${where%.*}
+    tail -n +2 "$f" | normalise > "$f.want"
+    # shellcheck disable=SC2086 # the arguments are words
+    "$prog" $args 2>&1 | normalise > "$f.got"
+    case " $args " in
+    *" --list "*)
+        if ! grep -q '^CUDA: not available: no CUDA driver' "$f.got"; then
+            echo "docs: $where: the '$args' sample shows a machine without a CUDA driver;" \
+                 "this one has one, so it is not compared here"
+            continue
+        fi ;;
+    esac
+    if ! diff -u "$f.want" "$f.got" > "$f.diff"; then
+        echo "docs: $where: the sample of 'gpuipc_test $args' differs from the program's" \
+             "output (- docs, + program):"
+        cat "$f.diff"
+        bad=1
+    fi
+done
+if [ "$n" -lt 2 ]; then
+    echo "docs: found $n marked samples; docs/output.md must mark the --help and --list ones"
+    exit 1
+fi
+[ "$bad" = 0 ] && echo "docs: $n samples in README.md and docs/ match the program's output"
+exit $bad
