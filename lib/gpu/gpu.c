@@ -595,3 +595,20 @@ void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuip
     gpuipc_err_prefix(err, "%s requested, %s free", gpuipc_units_format_size(requested, a, sizeof(a)),
                       gpuipc_units_format_size(free_b, b, sizeof(b)));
 }
+
+int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, int strict,
+                            gpuipc_err *err)
+{
+    CUdeviceptr base = 0;
+    size_t mapped = 0;
+    CUresult rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, ptr);
+
+    if (rc != CUDA_SUCCESS)
+        return strict ? gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemGetAddressRange", rc,
+                                                             __FILE__, __LINE__))
+                      : 0;
+    if (mapped < size)
+        return gpuipc_err_set(err, -EPROTO, "%s opened %zu bytes, the offer claims %llu", call,
+                              mapped, (unsigned long long)size);
+    return 0;
+}

@@ -111,4 +111,13 @@ void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t g
  * free sizes ("78.30 GiB requested, 78.15 GiB free: "). */
 void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err);
 
+/* After an import that opens an allocation by its handle (call names it:
+ * cuIpcOpenMemHandle, cuMemPoolImportPointer), whose handle names an
+ * allocation but not its size: the range at ptr must hold the size the
+ * offer claims. With strict, a cuMemGetAddressRange that fails is a
+ * failure; without, only an answer that contradicts the offer is. Returns
+ * 0, or -EPROTO (or the driver's errno) with err. */
+int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, int strict,
+                            gpuipc_err *err);
+
 #endif

@@ -215,30 +215,31 @@ static unsigned grid_for(const gpuipc_kernels *k, uint64_t npairs, unsigned bloc
     return blocks ? blocks : 1;
 }
 
-CUresult gpuipc_kernels_fill(const gpuipc_kernels *k, CUdeviceptr dptr, uint64_t nwords,
-                             uint64_t first, uint64_t seed, CUdeviceptr result, unsigned blocks,
-                             gpuipc_err *err)
+/* Launches fill or verify (they take the same arguments) over nwords. */
+static CUresult launch_pattern(const gpuipc_kernels *k, CUfunction fn, CUdeviceptr dptr,
+                               uint64_t nwords, uint64_t first, uint64_t seed,
+                               CUdeviceptr result, unsigned blocks, gpuipc_err *err)
 {
     uint64_t npairs = nwords / 2;
     void *args[] = {&dptr, &npairs, &first, &seed, &result};
     CUresult rc;
 
-    GPUIPC_CU_GOTO(rc, err, out, cuLaunchKernel, k->fill, grid_for(k, npairs, blocks), 1, 1,
-                   THREADS, 1, 1, 0, NULL, args, NULL);
+    GPUIPC_CU_GOTO(rc, err, out, cuLaunchKernel, fn, grid_for(k, npairs, blocks), 1, 1, THREADS,
+                   1, 1, 0, NULL, args, NULL);
 out:
     return rc;
+}
+
+CUresult gpuipc_kernels_fill(const gpuipc_kernels *k, CUdeviceptr dptr, uint64_t nwords,
+                             uint64_t first, uint64_t seed, CUdeviceptr result, unsigned blocks,
+                             gpuipc_err *err)
+{
+    return launch_pattern(k, k->fill, dptr, nwords, first, seed, result, blocks, err);
 }
 
 CUresult gpuipc_kernels_verify(const gpuipc_kernels *k, CUdeviceptr dptr, uint64_t nwords,
                                uint64_t first, uint64_t seed, CUdeviceptr result,
                                unsigned blocks, gpuipc_err *err)
 {
-    uint64_t npairs = nwords / 2;
-    void *args[] = {&dptr, &npairs, &first, &seed, &result};
-    CUresult rc;
-
-    GPUIPC_CU_GOTO(rc, err, out, cuLaunchKernel, k->verify, grid_for(k, npairs, blocks), 1, 1,
-                   THREADS, 1, 1, 0, NULL, args, NULL);
-out:
-    return rc;
+    return launch_pattern(k, k->verify, dptr, nwords, first, seed, result, blocks, err);
 }

@@ -31,26 +31,38 @@
 /* A seed the consumer cannot match by accident: what a wrong seed looks like. */
 #define WRONG_SEED_MASK 0x5a5a5a5a5a5a5a5aull
 
-int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
-                          gpuipc_err *err)
+/* Sends msg (filled in by the caller) at step and waits for the reply of
+ * type reply, at reply_step, into msg, within the timeout each. Returns 0 or
+ * a negative errno with err naming the step. */
+static int request(gpuipc_env *env, gpuipc_wire *w, gpuipc_msg *msg, unsigned step,
+                   unsigned reply, unsigned reply_step, gpuipc_err *err)
 {
     int fds[GPUIPC_WIRE_MAX_FDS];
-    gpuipc_msg msg;
     int rc;
 
     env->wire = w;
-    gpuipc_env_at(env, GPUIPC_STEP_HELLO);
+    gpuipc_env_at(env, step);
+    rc = gpuipc_wire_send(w, msg, NULL, gpuipc_clock_deadline(env->timeout_ns), step, err);
+    if (rc < 0)
+        return rc;
+    env->step = reply_step;
+    return gpuipc_wire_recv(w, GPUIPC_MSG_BIT(reply), msg, fds,
+                            gpuipc_clock_deadline(env->timeout_ns), reply_step, err);
+}
+
+int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
+                          gpuipc_err *err)
+{
+    gpuipc_msg msg;
+    int rc;
+
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_HELLO;
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
     msg.u.hello.flags = flags;
-    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                          GPUIPC_STEP_HELLO, err);
-    if (rc == 0)
-        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &msg, fds,
-                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, err);
-    if (rc < 0)
+    if ((rc = request(env, w, &msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_HELLO, GPUIPC_STEP_HELLO,
+                      err)) < 0)
         return rc;
     if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
@@ -63,23 +75,16 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
 int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
                           gpuipc_status *st, gpuipc_err *err)
 {
-    int fds[GPUIPC_WIRE_MAX_FDS];
     gpuipc_msg msg;
     int rc;
 
-    env->wire = w;
-    gpuipc_env_at(env, GPUIPC_STEP_PROBE);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_PROBE;
     snprintf(msg.u.probe.mech, sizeof(msg.u.probe.mech), "%s", mech->name);
     memcpy(msg.u.probe.uuid, env->uuid, GPUIPC_UUID_LEN);
     memcpy(msg.u.probe.consumer_uuid, env->peer_uuid, GPUIPC_UUID_LEN);
-    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                          GPUIPC_STEP_PROBE, err);
-    if (rc == 0)
-        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_PROBE_ACK), &msg, fds,
-                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_PROBE, err);
-    if (rc < 0)
+    if ((rc = request(env, w, &msg, GPUIPC_STEP_PROBE, GPUIPC_MSG_PROBE_ACK, GPUIPC_STEP_PROBE,
+                      err)) < 0)
         return rc;
     *st = msg.u.probe_ack;
     return 0;
@@ -88,23 +93,14 @@ int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *me
 int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *verdict,
                         gpuipc_status *ack, gpuipc_err *err)
 {
-    int fds[GPUIPC_WIRE_MAX_FDS];
     gpuipc_msg msg;
     int rc;
 
-    env->wire = w;
-    gpuipc_env_at(env, GPUIPC_STEP_BYE);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_BYE;
     msg.u.bye = *verdict;
-    rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                          GPUIPC_STEP_BYE, err);
-    if (rc == 0) {
-        env->step = GPUIPC_STEP_BYE_ACK;
-        rc = gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_BYE_ACK), &msg, fds,
-                              gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_BYE_ACK, err);
-    }
-    if (rc < 0)
+    if ((rc = request(env, w, &msg, GPUIPC_STEP_BYE, GPUIPC_MSG_BYE_ACK, GPUIPC_STEP_BYE_ACK,
+                      err)) < 0)
         return rc;
     *ack = msg.u.bye_ack;
     return 0;

@@ -185,21 +185,27 @@ void gpuipc_endpoint_close(gpuipc_endpoint *ep)
 }
 
 /* Reads the peer's credentials; 0 or a negative errno. */
-static int peer_of(int fd, gpuipc_peer *peer, gpuipc_err *err)
+/* Reads who is at the other end of fd into peer and decides whether that
+ * user may take part: this user, or allow_uid (if not negative). Returns 1
+ * (admitted: fd stays open), 0 (refused: fd is closed), or a negative errno
+ * with err (fd is closed). */
+static int admit(int fd, long allow_uid, gpuipc_peer *peer, gpuipc_err *err)
 {
     struct ucred cred;
     socklen_t len = sizeof(cred);
 
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-        return gpuipc_err_set(err, -errno, "getsockopt SO_PEERCRED: %s", strerror(errno));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+        int e = errno;
+
+        close(fd);
+        return gpuipc_err_set(err, -e, "getsockopt SO_PEERCRED: %s", strerror(e));
+    }
     peer->pid = cred.pid;
     peer->uid = cred.uid;
+    if (peer->uid == geteuid() || (allow_uid >= 0 && (long)peer->uid == allow_uid))
+        return 1;
+    close(fd);
     return 0;
-}
-
-static int admitted(const gpuipc_peer *peer, long allow_uid)
-{
-    return peer->uid == geteuid() || (allow_uid >= 0 && (long)peer->uid == allow_uid);
 }
 
 int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadline_ns,
@@ -231,13 +237,10 @@ int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadlin
             return gpuipc_err_set(err, -errno, "--serve %s: accept: %s", ep->path,
                                   strerror(errno));
         }
-        if ((rc = peer_of(fd, peer, err)) < 0) {
-            close(fd);
+        if ((rc = admit(fd, allow_uid, peer, err)) < 0)
             return rc;
-        }
-        if (admitted(peer, allow_uid))
+        if (rc == 1)
             return fd;
-        close(fd);
         snprintf(why, sizeof(why), "refused a connection from pid %d, uid %u: only uid %u "
                  "(this user) may connect%s; --allow-uid %u would admit it", (int)peer->pid,
                  (unsigned)peer->uid, (unsigned)geteuid(),
@@ -264,13 +267,10 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
             return gpuipc_err_set(err, -errno, "--connect %s: socket AF_UNIX SOCK_SEQPACKET: %s",
                                   path, strerror(errno));
         if (connect(fd, (struct sockaddr *)&a, alen) == 0) {
-            if ((rc = peer_of(fd, peer, err)) < 0) {
-                close(fd);
+            if ((rc = admit(fd, allow_uid, peer, err)) < 0)
                 return rc;
-            }
-            if (admitted(peer, allow_uid))
+            if (rc == 1)
                 return fd;
-            close(fd);
             return gpuipc_err_set(err, -EPERM, "--connect %s: refused: the server there (pid "
                                   "%d) runs as uid %u, not as this user (uid %u), and would "
                                   "hand over its memory; --allow-uid %u trusts it", path,

@@ -124,10 +124,9 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
 {
     legacy_priv *priv;
     CUipcMemHandle h;
-    CUdeviceptr base = 0;
-    size_t mapped = 0;
     uint64_t t;
     CUresult rc;
+    int ret;
 
     (void)fds;
     memset(buf, 0, sizeof(*buf));
@@ -145,22 +144,16 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     priv->opened = 1;
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NAME, GPUIPC_STEP_IMPORT,
                     gpuipc_clock_ns() - t, "cuIpcOpenMemHandle");
-    /* The handle names an allocation, not a size: the range it opened must
-     * hold what the offer claims. */
-    GPUIPC_CU_GOTO(rc, err, out_close, cuMemGetAddressRange, &base, &mapped, priv->ptr);
-    if (mapped < offer->size) {
-        gpuipc_err_set(err, -EPROTO, "cuIpcOpenMemHandle opened %zu bytes, the offer claims "
-                       "%llu", mapped, (unsigned long long)offer->size);
+    if ((ret = gpuipc_gpu_check_opened(priv->ptr, offer->size, "cuIpcOpenMemHandle", 1,
+                                       err)) < 0) {
         gpuipc_cu.cuIpcCloseMemHandle(priv->ptr);
         free(priv);
-        return -EPROTO;
+        return ret;
     }
     priv->size = offer->size;
     gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuIpcOpenMemHandle", buf);
     return 0;
 
-out_close:
-    gpuipc_cu.cuIpcCloseMemHandle(priv->ptr);
 out:
     free(priv);
     return gpuipc_cudrv_errno(rc);
