@@ -20,6 +20,43 @@ static double seconds_since(uint64_t t0)
     return (double)(gpuipc_clock_ns() - t0) / 1e9;
 }
 
+/* Whether a Unix socket bound to sock (a path, or @name in the abstract
+ * namespace, as /proc/net/unix shows both) is listening: 1, 0, or -1 where
+ * /proc/net/unix cannot be read. */
+static int listening(const char *sock)
+{
+    FILE *f = fopen("/proc/net/unix", "re");
+    char line[512], path[256];
+    unsigned long flags;
+    int found = 0;
+
+    if (f == NULL)
+        return -1;
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %255s", &flags, path) == 2 &&
+                (flags & 0x10000) != 0 /* __SO_ACCEPTCON: listen() was called */ &&
+                strcmp(path, sock) == 0;
+    fclose(f);
+    return found;
+}
+
+/* Waits until the server pid listens on sock, exits, or limit seconds since
+ * t0 pass, so that the consumer's own wait for a server (its --timeout,
+ * which may be a fraction of a second here) starts when there is one: on a
+ * loaded machine, or under a sanitizer, the server may take longer than
+ * that to start. */
+static void await_listening(pid_t pid, const char *sock, uint64_t t0, double limit)
+{
+    while (seconds_since(t0) < limit && gpuipc_wire_stop == 0 && listening(sock) == 0) {
+        siginfo_t si;
+
+        memset(&si, 0, sizeof(si));
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid)
+            return; /* it ended without listening: the consumer will say so */
+        usleep(2000);
+    }
+}
+
 void gpuipc_pair_clear_check_env(void)
 {
     extern char **environ;
@@ -138,6 +175,8 @@ int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *a
     fflush(NULL);
     r->proc[0].pid = start(prog, "--serve", sock, args, env, NULL, pipes[0][1], 0);
     pgid = r->proc[0].pid;
+    if (pgid > 0)
+        await_listening(pgid, sock, t0, limit);
     r->proc[1].pid = pgid > 0 ? start(prog, "--connect", sock, cargs, env, cenv, pipes[1][1],
                                       pgid)
                               : -1;

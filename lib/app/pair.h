@@ -30,7 +30,9 @@ typedef struct gpuipc_pair {
 /* Runs "prog --serve sock args..." and "prog --connect sock cargs..." (args
  * and cargs NULL-terminated, at most GPUIPC_PAIR_ARGS each) with the extra
  * environment entries env ("NAME=value", NULL-terminated, may be NULL), in a
- * new process group. Once one of them has ended, the other gets grace_s more;
+ * new process group. The consumer starts once the producer listens (by
+ * /proc/net/unix), or has ended, so that its own wait for a server is not
+ * spent on the producer's start-up. Once one of them has ended, the other gets grace_s more;
  * at timeout_s after the start, or when the grace is over, what is still
  * running is killed (SIGKILL) and reaped. Returns 0, or a negative errno if
  * the pair could not be started (err says why), or -EINTR once a stop
