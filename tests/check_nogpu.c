@@ -18,6 +18,7 @@ int main(void)
     srunner_add_suite(sr, inject_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, pidfd_suite());
+    srunner_add_suite(sr, facts_suite());
     srunner_add_suite(sr, imex_suite());
     srunner_add_suite(sr, chunks_suite());
     srunner_add_suite(sr, json_suite());

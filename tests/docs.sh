@@ -1,12 +1,43 @@
 #!/bin/sh
-# docs.sh PROGRAM: every sample of the program's output that the docs mark
+# docs.sh [--update] PROGRAM: every sample of the program's output that the docs mark
 # with <!-- sample: ARGS --> on the line before a fenced block must be what
 # `PROGRAM ARGS` prints now, byte for byte, except for what differs from one
 # machine to the next (the RLIMIT_NOFILE numbers). The --list sample shows a
 # machine without a CUDA driver: where this one has a driver, it is not
 # compared, and the script says so. Exits 1 at any difference, showing it.
+# With --update it writes the program's output into every marked block
+# instead (after a change to --help or --list), and says which files changed.
+update=0
+if [ "${1:-}" = --update ]; then
+    update=1
+    shift
+fi
 prog=${1:-./gpuipc_test}
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ "$update" = 1 ]; then
+    for md in "$root"/README.md "$root"/docs/*.md; do
+        grep -q '^<!-- sample: .* -->$' "$md" 2>/dev/null || continue
+        new=$(mktemp) || exit 2
+        # Each marked block's contents become the output of PROGRAM ARGS.
+        awk -v prog="$prog" '
+            /^<!-- sample: .* -->$/ { print; args = $0; sub(/^<!-- sample: /, "", args);
+                                      sub(/ -->$/, "", args); want = 1; next }
+            want && /^```/ && !inside { print; inside = 1; cmd = prog " " args " 2>&1"
+                                        while ((cmd | getline l) > 0)
+                                            print l
+                                        close(cmd); next }
+            inside && /^```/ { print; inside = 0; want = 0; next }
+            inside { next }
+            { want = 0; print }
+        ' "$md" > "$new"
+        if cmp -s "$new" "$md"; then
+            rm -f "$new"
+        else
+            cat "$new" > "$md" && rm -f "$new" && echo "docs: updated the samples in $md"
+        fi
+    done
+    exit 0
+fi
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 normalise() {

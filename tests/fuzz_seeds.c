@@ -51,6 +51,17 @@ int main(int argc, char **argv)
     m.u.hello.pid = 4242;
     m.u.hello.role = GPUIPC_ROLE_PRODUCER;
     m.u.hello.flags = GPUIPC_HELLO_NEEDS_CUDA;
+    /* Facts as a container's process has them: its own PID namespace,
+     * pid 1 there, a seccomp filter, root without CAP_SYS_PTRACE. */
+    m.u.hello.facts.ns[GPUIPC_NS_PID] = 4026532001u;
+    m.u.hello.facts.ns[GPUIPC_NS_NET] = 4026532004u;
+    m.u.hello.facts.seccomp = 2;
+    m.u.hello.facts.yama = GPUIPC_FACTS_UNKNOWN;
+    m.u.hello.facts.dumpable = 1;
+    m.u.hello.facts.nofile_soft = 1024;
+    m.u.hello.facts.nofile_hard = 524288;
+    m.u.hello.facts.cap_eff = 0xa80425fbull;
+    snprintf(m.u.hello.facts.kernel, sizeof(m.u.hello.facts.kernel), "6.1.0-27-amd64");
     rc |= write_seed(argv[1], "hello", &m, 0);
 
     memset(&m, 0, sizeof(m));

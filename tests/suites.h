@@ -22,5 +22,6 @@ Suite *twoterm_suite(void);
 Suite *stats_suite(void);
 Suite *bench_suite(void);
 Suite *reports_suite(void);
+Suite *facts_suite(void);
 
 #endif

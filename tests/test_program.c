@@ -116,7 +116,7 @@ static const struct {
     {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
                          "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
                          "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, fabric, "
-                         "memfd, memfd-chunks)"},
+                         "memfd, memfd-chunks, memfd-pidfd)"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
     {"--json", NULL, "--json: only with --list"},
     {"--only", "vmm-ro-fault", "add --destructive to run it"},
@@ -258,7 +258,7 @@ START_TEST(test_program_version)
 
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("gpuipc_test 0.1.0 (protocol 4");
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 5");
 }
 END_TEST
 

@@ -29,6 +29,9 @@
 #define OFF_STATUS_REASON (GPUIPC_WIRE_HEADER_LEN + 8)
 #define OFF_OFFER_SIZE (GPUIPC_WIRE_HEADER_LEN + 8 + GPUIPC_WIRE_REASON_LEN)
 #define OFF_BEGIN_NAME GPUIPC_WIRE_HEADER_LEN
+#define OFF_HELLO_FACTS (GPUIPC_WIRE_HEADER_LEN + 12) /* ns[], then uid, seccomp, yama ... */
+#define OFF_HELLO_SECCOMP (OFF_HELLO_FACTS + 8 * GPUIPC_NS_COUNT + 4)
+#define OFF_HELLO_KERNEL (OFF_HELLO_FACTS + 8 * GPUIPC_NS_COUNT + 32)
 
 static void pair(int sv[2])
 {
@@ -46,6 +49,8 @@ static void sample(unsigned type, gpuipc_msg *m)
         m->u.hello.pid = 4242;
         m->u.hello.role = GPUIPC_ROLE_PRODUCER;
         m->u.hello.flags = GPUIPC_HELLO_NEEDS_CUDA;
+        gpuipc_facts_gather(&m->u.hello.facts);
+        m->u.hello.facts.pid = 4242; /* travels as the HELLO's pid */
         break;
     case GPUIPC_MSG_BEGIN:
         strcpy(m->u.begin.mech, "vmm");
@@ -338,9 +343,16 @@ static const struct bad_message {
     {.name = "short payload", .type = GPUIPC_MSG_READY, .payload = -8,
      .reason = "READY: payload is 384 bytes, expected 392"},
     {.name = "long payload", .type = GPUIPC_MSG_HELLO, .payload = 4,
-     .reason = "HELLO: payload is 16 bytes, expected 12"},
+     .reason = "HELLO: payload is 144 bytes, expected 140"},
+    {.name = "facts: an unknown seccomp mode", .type = GPUIPC_MSG_HELLO,
+     .poke = U32(OFF_HELLO_SECCOMP, 7), .reason = "facts: seccomp 7 is not 0 to 2"},
+    {.name = "facts: a kernel release with a control byte", .type = GPUIPC_MSG_HELLO,
+     .poke = U8(OFF_HELLO_KERNEL, 0x1b),
+     .reason = "facts: kernel release has a non-printable byte 0x1b at 0"},
+    {.name = "facts: a dumpable value that does not exist", .type = GPUIPC_MSG_HELLO,
+     .poke = U32(OFF_HELLO_SECCOMP + 8, 5), .reason = "facts: dumpable 5 is not 0 to 2"},
     {.name = "length field that lies", .type = GPUIPC_MSG_HELLO, .poke = U32(OFF_LEN, 100),
-     .reason = "header says 100 payload bytes, 12 arrived"},
+     .reason = "header says 100 payload bytes, 140 arrived"},
     {.name = "oversized datagram", .type = GPUIPC_MSG_HELLO,
      .length = GPUIPC_WIRE_MAX_MSG + 1000, .nfds = 2, .reason = "message truncated (MSG_TRUNC)"},
     {.name = "wrong sequence", .type = GPUIPC_MSG_HELLO, .seq = 4,

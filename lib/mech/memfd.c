@@ -108,7 +108,7 @@ int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err)
     return 0;
 }
 
-static int memfd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_memfd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv = calloc(1, sizeof(*priv));
     char human[32];
@@ -160,24 +160,27 @@ static int memfd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offe
     return 0;
 }
 
-static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
-                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_memfd_fd(const gpuipc_buf *buf)
+{
+    const memfd_priv *priv = buf->priv;
+
+    return priv != NULL ? priv->fd : -1;
+}
+
+int gpuipc_memfd_map(const gpuipc_msg_offer *offer, int fd, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv;
     int rc;
 
-    (void)env;
     memset(buf, 0, sizeof(*buf));
-    if ((rc = gpuipc_mech_offer_shape("memfd", offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err)) < 0 ||
-        (rc = gpuipc_memfd_check(fds[0], offer->size, err)) < 0)
+    if ((rc = gpuipc_memfd_check(fd, offer->size, err)) < 0)
         return rc;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, "memfd: out of memory");
     priv->fd = -1;
     priv->len = offer->size;
-    priv->map = mmap(NULL, priv->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fds[0],
-                     0);
+    priv->map = mmap(NULL, priv->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (priv->map == MAP_FAILED) {
         int e = errno;
 
@@ -190,7 +193,19 @@ static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
     return 0;
 }
 
-static int memfd_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    int rc;
+
+    (void)env;
+    memset(buf, 0, sizeof(*buf));
+    if ((rc = gpuipc_mech_offer_shape("memfd", offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err)) < 0)
+        return rc;
+    return gpuipc_memfd_map(offer, fds[0], buf, err);
+}
+
+int gpuipc_memfd_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv = buf->priv;
     int rc = 0;
@@ -214,8 +229,8 @@ const gpuipc_mech gpuipc_mech_memfd = {
     .by_default = 0,
     .memory = GPUIPC_MECH_HOST,
     .probe = gpuipc_memfd_probe,
-    .alloc = memfd_alloc,
+    .alloc = gpuipc_memfd_alloc,
     .export = memfd_export,
     .import = memfd_import,
-    .release = memfd_release,
+    .release = gpuipc_memfd_release,
 };

@@ -7,6 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/step.h"
+#include "session/mech.h"
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
@@ -77,4 +82,58 @@ int gpuipc_pidfd_probe(int pid, gpuipc_err *why)
     if (rc == -EPERM || rc == -ENOSYS)
         return -ENOTSUP;
     return rc;
+}
+
+int gpuipc_pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
+{
+    if (env->role == GPUIPC_ROLE_CONSUMER && env->peer_pid <= 0)
+        return gpuipc_err_set(why, -ENOTSUP, "the producer runs in another pid namespace "
+                              "(SO_PEERCRED and its HELLO name different pids), where "
+                              "pidfd_getfd cannot reach it");
+    return gpuipc_pidfd_probe(env->role == GPUIPC_ROLE_CONSUMER ? env->peer_pid : getpid(), why);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void gpuipc_pidfd_offer(gpuipc_msg_offer *offer, int fd)
+{
+    put_u32(offer->blob, (uint32_t)getpid());
+    put_u32(offer->blob + 4, (uint32_t)fd);
+    offer->blob_len = GPUIPC_PIDFD_BLOB_LEN;
+}
+
+int gpuipc_pidfd_take(gpuipc_env *env, const char *mech, const gpuipc_msg_offer *offer,
+                      unsigned nfds, gpuipc_err *err)
+{
+    uint64_t t;
+    int pid, fd, got, rc;
+
+    if ((rc = gpuipc_mech_offer_shape(mech, offer, nfds, 0, GPUIPC_PIDFD_BLOB_LEN, err)) < 0)
+        return rc;
+    pid = (int)get_u32(offer->blob);
+    fd = (int)get_u32(offer->blob + 4);
+    /* Take FDs only from the process this session is with, whatever the
+     * message says. */
+    if (pid != env->peer_pid)
+        return gpuipc_err_set(err, -EPROTO, "the offer names pid %d, but the producer is pid "
+                              "%d", pid, env->peer_pid);
+    t = gpuipc_clock_ns();
+    got = gpuipc_pidfd_fetch(pid, fd, err);
+    gpuipc_laps_add(env->laps, GPUIPC_LAP_FETCH, t);
+    if (got >= 0)
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, GPUIPC_STEP_IMPORT,
+                        GPUIPC_LOG_NO_TIME, "pidfd_getfd: producer pid %d FD %d is FD %d here",
+                        pid, fd, got);
+    return got;
 }

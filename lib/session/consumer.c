@@ -770,10 +770,14 @@ static int serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mech
         unsigned flags = msg.u.hello.flags;
 
         env->peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
+        env->peer_facts = msg.u.hello.facts;
+        env->have_peer_facts = 1;
+        gpuipc_facts_gather(&env->facts);
         memset(&msg, 0, sizeof(msg));
         msg.type = GPUIPC_MSG_HELLO;
         msg.u.hello.pid = (uint32_t)getpid();
         msg.u.hello.role = GPUIPC_ROLE_CONSUMER;
+        msg.u.hello.facts = env->facts;
         env->step = GPUIPC_STEP_BEGIN; /* as in send_msg() */
         rc = gpuipc_wire_send(w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
                               GPUIPC_STEP_HELLO, &err);

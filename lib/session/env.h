@@ -8,6 +8,7 @@
 
 #include "core/account.h"
 #include "core/err.h"
+#include "core/facts.h"
 #include "session/inject.h"
 #include "session/laps.h"
 #include "core/log.h"
@@ -55,6 +56,12 @@ typedef struct gpuipc_env {
     /* The other process's pid, from its HELLO (pidfd mechanisms need it);
      * 0 if it lives in another pid namespace (see cred_pid). */
     int peer_pid;
+
+    /* This process's confinement, gathered at HELLO, and the peer's, from
+     * its HELLO (have_peer_facts once it came): what explains a failure. */
+    gpuipc_facts facts;
+    gpuipc_facts peer_facts;
+    int have_peer_facts;
 
     /* --serve/--connect: the peer's pid as SO_PEERCRED gives it, translated
      * into this pid namespace, or -1 where it is not visible here; 0 in the

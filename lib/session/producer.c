@@ -61,6 +61,8 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
     msg.u.hello.flags = flags;
+    gpuipc_facts_gather(&env->facts);
+    msg.u.hello.facts = env->facts;
     if ((rc = request(env, w, &msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_HELLO, GPUIPC_STEP_HELLO,
                       err)) < 0)
         return rc;
@@ -69,6 +71,8 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
                               msg.u.hello.pid);
     *peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
     env->peer_pid = *peer_pid;
+    env->peer_facts = msg.u.hello.facts;
+    env->have_peer_facts = 1;
     return 0;
 }
 

@@ -15,6 +15,7 @@ typedef struct gpuipc_result {
     const char *mech;
     int status;                 /* GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, or -1: not run */
     char reason[GPUIPC_ERR_LEN]; /* the first failure, or why it was skipped */
+    char cause[GPUIPC_ERR_LEN];  /* "cause: ...; fix: ..." from both sides' facts, or "" */
     uint64_t size;              /* bytes shared (after rounding to granularity) */
     gpuipc_check forward;       /* the consumer's check of the producer's bytes */
     gpuipc_check backward;      /* the producer's check of the consumer's bytes */

@@ -61,6 +61,17 @@ static size_t first_with_reason(const gpuipc_result *results, size_t n, size_t i
     return first;
 }
 
+/* The cause the facts name, under its reason. */
+static void cause_line(int fd, int w, const gpuipc_result *r)
+{
+    char line[1024];
+
+    if (r->cause[0] == '\0')
+        return;
+    snprintf(line, sizeof(line), "  %*s %s", w, "", r->cause);
+    gpuipc_log_line(fd, line);
+}
+
 /* Below the table: each reason that stopped two or more scenarios, once,
  * after the list of the scenarios it stopped. */
 static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
@@ -81,6 +92,7 @@ static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
         if (used < sizeof(line))
             snprintf(line + used, sizeof(line) - used, "): %s", results[i].reason);
         gpuipc_log_line(fd, line);
+        cause_line(fd, 2, &results[i]);
     }
 }
 
@@ -125,6 +137,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         if (count == 1) {
             snprintf(line, sizeof(line), "  %*s %s", w, "", r->reason);
             gpuipc_log_line(fd, line);
+            cause_line(fd, w, r);
         } else if (r->status < 0) {
             snprintf(line, sizeof(line), "  %*s not run (not selected by CK_RUN_SUITE/"
                      "CK_RUN_CASE)", w, "");

@@ -33,7 +33,7 @@ static const struct {
     size_t len;
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
-    [GPUIPC_MSG_HELLO] = {"HELLO", 12, 0},
+    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN, 0},
     [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN,
                           0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
@@ -141,6 +141,22 @@ static void put_usage(cursor *c, const gpuipc_usage_figures *u)
     put_u64(c, u->gpu);
 }
 
+static void put_facts(cursor *c, const gpuipc_facts *f)
+{
+    int i;
+
+    for (i = 0; i < GPUIPC_NS_COUNT; i++)
+        put_u64(c, f->ns[i]);
+    put_u32(c, f->uid);
+    put_u32(c, f->seccomp);
+    put_u32(c, f->yama);
+    put_u32(c, f->dumpable);
+    put_u32(c, f->nofile_soft);
+    put_u32(c, f->nofile_hard);
+    put_u64(c, f->cap_eff);
+    put_bytes(c, f->kernel, GPUIPC_FACTS_KERNEL_LEN);
+}
+
 size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap)
 {
     cursor c = {.p = buf};
@@ -163,6 +179,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_u32(&c, msg->u.hello.pid);
         put_u32(&c, msg->u.hello.role);
         put_u32(&c, msg->u.hello.flags);
+        put_facts(&c, &msg->u.hello.facts);
         break;
     case GPUIPC_MSG_BEGIN:
         put_bytes(&c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
@@ -469,6 +486,37 @@ static int decode_times(cursor *c, gpuipc_msg_times *t, gpuipc_err *err)
     return 0;
 }
 
+/* A 32-bit fact must be one of its values, or unknown. */
+static int check_fact(const char *name, uint32_t v, uint32_t max, gpuipc_err *err)
+{
+    if (v > max && v != GPUIPC_FACTS_UNKNOWN)
+        return gpuipc_err_set(err, -EPROTO, "facts: %s %u is not 0 to %u", name, v, max);
+    return 0;
+}
+
+static int get_facts(cursor *c, gpuipc_facts *f, uint32_t pid, gpuipc_err *err)
+{
+    int i, rc;
+
+    memset(f, 0, sizeof(*f));
+    f->pid = pid;
+    for (i = 0; i < GPUIPC_NS_COUNT; i++)
+        f->ns[i] = get_u64(c);
+    f->uid = get_u32(c);
+    f->seccomp = get_u32(c);
+    f->yama = get_u32(c);
+    f->dumpable = get_u32(c);
+    f->nofile_soft = get_u32(c);
+    f->nofile_hard = get_u32(c);
+    f->cap_eff = get_u64(c);
+    get_bytes(c, f->kernel, GPUIPC_FACTS_KERNEL_LEN);
+    if ((rc = check_fact("seccomp", f->seccomp, 2, err)) < 0 ||
+        (rc = check_fact("ptrace_scope", f->yama, 3, err)) < 0 ||
+        (rc = check_fact("dumpable", f->dumpable, 2, err)) < 0)
+        return rc;
+    return check_text("facts: kernel release", f->kernel, sizeof(f->kernel), err);
+}
+
 static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
 {
     int rc;
@@ -486,7 +534,7 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return gpuipc_err_set(err, -EPROTO, "role %u is unknown", msg->u.hello.role);
         if (msg->u.hello.flags & ~GPUIPC_HELLO_NEEDS_CUDA)
             return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.hello.flags);
-        return 0;
+        return get_facts(c, &msg->u.hello.facts, msg->u.hello.pid, err);
     case GPUIPC_MSG_BEGIN:
         get_bytes(c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
         msg->u.begin.index = get_u32(c);

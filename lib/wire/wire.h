@@ -11,9 +11,10 @@
 
 #include "core/account.h"
 #include "core/err.h"
+#include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 4
+#define GPUIPC_WIRE_VERSION 5
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -97,6 +98,7 @@ typedef struct gpuipc_msg_hello {
     uint32_t pid;
     uint32_t role; /* enum gpuipc_role */
     uint32_t flags;
+    gpuipc_facts facts; /* the sender's confinement; facts.pid is pid */
 } gpuipc_msg_hello;
 
 typedef struct gpuipc_msg_begin {

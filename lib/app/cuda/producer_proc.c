@@ -15,6 +15,7 @@
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
+#include "session/diagnose.h"
 #include "session/report.h"
 
 /* A destructive mechanism talks to the sacrificial consumer. */
@@ -384,8 +385,18 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
             snprintf(desc + used, len - used, "%s", said);
         }
     } else {
-        snprintf(desc, len, "pid %d, connected to --serve %s, %s%s", run->env.peer_pid,
-                 run->o->serve, answered ? "answered BYE" : "connection lost", said);
+        char who[96];
+
+        if (run->env.peer_pid > 0)
+            snprintf(who, sizeof(who), "pid %d", run->env.peer_pid);
+        else if (run->env.have_peer_facts)
+            snprintf(who, sizeof(who), "pid %u in its own PID namespace (pid:[%llu])",
+                     run->env.peer_facts.pid,
+                     (unsigned long long)run->env.peer_facts.ns[GPUIPC_NS_PID]);
+        else
+            snprintf(who, sizeof(who), "a consumer that never said HELLO");
+        snprintf(desc, len, "%s, connected to --serve %s, %s%s", who, run->o->serve,
+                 answered ? "answered BYE" : "connection lost", said);
         gpuipc_wire_close(run->w);
         run->w = NULL;
     }
@@ -519,6 +530,48 @@ static void accounting_note(gpuipc_producer_run *run, char *buf, size_t len)
                                                    : "not attributable (its log says why)");
 }
 
+/* "0=GPU-1d269889 1=GPU-..." for the GPUs this process sees, into buf;
+ * "" where the driver is not loaded. */
+static void gpu_map(char *buf, size_t len)
+{
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    char text[48];
+    size_t used = 0;
+    gpuipc_err e;
+    int i, n = 0;
+
+    buf[0] = '\0';
+    if (gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&n, &e) < 0)
+        return;
+    for (i = 0; i < n && used < len; i++)
+        if (gpuipc_gpu_uuid_of(i, uuid, &e) == 0)
+            used += (size_t)snprintf(buf + used, len - used, "%s%d=%.12s", used ? " " : "", i,
+                                     gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
+/* Names the cause of every failure and skip from both sides' facts. */
+static void diagnose_results(gpuipc_producer_run *run)
+{
+    char gpus[256];
+    size_t i;
+
+    gpu_map(gpus, sizeof(gpus));
+    for (i = 0; i < run->nsel; i++) {
+        gpuipc_result *r = &run->results[i];
+        gpuipc_diag_case c = {
+            .mech = run->sel[i]->name,
+            .fetched_fd = run->sel[i]->fetched_fd,
+            .reason = r->reason,
+            .producer = &run->env.facts,
+            .consumer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
+            .producer_gpus = gpus[0] ? gpus : NULL,
+        };
+
+        if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP)
+            gpuipc_diagnose(&c, r->cause, sizeof(r->cause));
+    }
+}
+
 /* Ends the session (end_session) and prints the outcome: one line for 77,
  * else the summary, or, for a session that never started or a usage error,
  * the reason and a result line. Returns the exit status. */
@@ -532,6 +585,8 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
         code = GPUIPC_FAIL;
     if (started && gpuipc_wire_stop == 0)
         accounting_note(run, accounting, sizeof(accounting));
+    if (started)
+        diagnose_results(run);
     code = end_session(run, code, consumer, sizeof(consumer));
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);

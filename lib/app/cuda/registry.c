@@ -24,7 +24,8 @@
     X(mempool_ipc)          /* mech/cuda/mempool_ipc.c */                                 \
     X(fabric)               /* mech/cuda/fabric.c */                                      \
     X(memfd)                /* mech/memfd.c, no GPU */                                    \
-    X(memfd_chunks)         /* mech/memfd_chunks.c, no GPU */
+    X(memfd_chunks)         /* mech/memfd_chunks.c, no GPU */                             \
+    X(memfd_pidfd)          /* mech/memfd_pidfd.c, no GPU */
 
 #define DECLARE(name) extern const gpuipc_mech gpuipc_mech_##name;
 GPUIPC_MECHANISMS(DECLARE)

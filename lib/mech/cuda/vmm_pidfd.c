@@ -21,34 +21,11 @@
 #include "core/step.h"
 #include "mech/cuda/vmm.h"
 
-#define BLOB_LEN 8 /* u32 pid, u32 FD number, little-endian */
-
 static int pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
 {
     int rc = gpuipc_vmm_fd_probe(env, why);
 
-    if (rc < 0)
-        return rc;
-    /* The producer only needs the system calls; the consumer needs the
-     * right to take the producer's FDs. */
-    if (env->role == GPUIPC_ROLE_CONSUMER && env->peer_pid <= 0)
-        return gpuipc_err_set(why, -ENOTSUP, "the producer runs in another pid namespace "
-                              "(SO_PEERCRED and its HELLO name different pids), where "
-                              "pidfd_getfd cannot reach it");
-    return gpuipc_pidfd_probe(env->role == GPUIPC_ROLE_CONSUMER ? env->peer_pid : getpid(), why);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return rc < 0 ? rc : gpuipc_pidfd_mech_probe(env, why);
 }
 
 static int pidfd_mech_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
@@ -68,36 +45,18 @@ static int pidfd_mech_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer 
                         "(test hook)");
     *nfds = 0;
     gpuipc_vmm_offer(env, buf, offer);
-    put_u32(offer->blob, (uint32_t)getpid());
-    put_u32(offer->blob + 4, (uint32_t)fd);
-    offer->blob_len = BLOB_LEN;
+    gpuipc_pidfd_offer(offer, fd);
     return 0;
 }
 
 static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
                              unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int pid, fd, got, rc;
-    uint64_t t;
+    int got = gpuipc_pidfd_take(env, "vmm-pidfd", offer, nfds, err), rc;
 
     (void)fds;
-    if ((rc = gpuipc_mech_offer_shape("vmm-pidfd", offer, nfds, 0, BLOB_LEN, err)) < 0)
-        return rc;
-    pid = (int)get_u32(offer->blob);
-    fd = (int)get_u32(offer->blob + 4);
-    /* Take FDs only from the process this session is with, whatever the
-     * message says. */
-    if (pid != env->peer_pid)
-        return gpuipc_err_set(err, -EPROTO, "the offer names pid %d, but the producer is pid "
-                              "%d", pid, env->peer_pid);
-    t = gpuipc_clock_ns();
-    got = gpuipc_pidfd_fetch(pid, fd, err);
-    gpuipc_laps_add(env->laps, GPUIPC_LAP_FETCH, t);
     if (got < 0)
         return got;
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, "vmm-pidfd", GPUIPC_STEP_IMPORT,
-                    GPUIPC_LOG_NO_TIME, "pidfd_getfd: producer pid %d FD %d is FD %d here", pid,
-                    fd, got);
     rc = gpuipc_vmm_import(env, (void *)(uintptr_t)got, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                            0, offer, buf, err);
     close(got);

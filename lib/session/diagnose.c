@@ -1,0 +1,157 @@
+/* diagnose.c: rules that turn a failure and both sides' facts into a cause
+ * and a fix. Each rule needs the facts it names; where a side's facts are
+ * unknown, rules about that side do not fire. The rules are tried in order;
+ * the first that fires is the cause. */
+#include "session/diagnose.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int has(const char *s, const char *what)
+{
+    return s != NULL && strstr(s, what) != NULL;
+}
+
+/* The side whose step failed: the reasons the producer keeps for the
+ * consumer's failures begin with "consumer". */
+static const gpuipc_facts *failed_side(const gpuipc_diag_case *c, const char **who)
+{
+    int consumer = c->reason != NULL && strncmp(c->reason, "consumer", 8) == 0;
+
+    *who = consumer ? "consumer" : "producer";
+    return consumer ? c->consumer : c->producer;
+}
+
+/* pidfd_getfd across a boundary: namespaces, permissions, filters. */
+static int fetched_fd(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const gpuipc_facts *p = c->producer, *k = c->consumer;
+    int ptrace_cap;
+
+    if (!c->fetched_fd || p == NULL || k == NULL)
+        return 0;
+    ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
+    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) &&
+        (has(c->reason, "another pid namespace") || has(c->reason, "No such process"))) {
+        snprintf(out, len, "cause: the consumer is in another PID namespace (pid:[%llu]) than "
+                 "the producer (pid:[%llu]), so it cannot name the producer's process to "
+                 "pidfd_open; fix: run both in one PID namespace (docker run "
+                 "--pid=container:<producer>, Kubernetes shareProcessNamespace: true), or use "
+                 "vmm, which sends the FD over the socket",
+                 (unsigned long long)k->ns[GPUIPC_NS_PID],
+                 (unsigned long long)p->ns[GPUIPC_NS_PID]);
+        return 1;
+    }
+    if (has(c->reason, "Operation not permitted")) {
+        if (p->dumpable == 0 && !ptrace_cap) {
+            snprintf(out, len, "cause: the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
+                     "changed its credentials), and only a process with CAP_SYS_PTRACE may "
+                     "take its FDs; fix: leave the producer dumpable, give the consumer "
+                     "CAP_SYS_PTRACE, or use vmm");
+            return 1;
+        }
+        if (p->uid != k->uid && !ptrace_cap) {
+            snprintf(out, len, "cause: the consumer runs as uid %u and the producer as uid %u; "
+                     "pidfd_getfd needs the same user or CAP_SYS_PTRACE; fix: run both as one "
+                     "user, give the consumer CAP_SYS_PTRACE, or use vmm", k->uid, p->uid);
+            return 1;
+        }
+        if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap) {
+            snprintf(out, len, "cause: Yama ptrace_scope is %u in the consumer: %s; fix: %s, or "
+                     "use vmm", k->yama,
+                     k->yama == 1 ? "a process may take FDs only from its own descendants, "
+                                    "and the producer is not one"
+                     : k->yama == 2 ? "only CAP_SYS_PTRACE may" : "no process may",
+                     k->yama == 3 ? "nothing but a reboot lowers scope 3"
+                                  : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
+                                    "CAP_SYS_PTRACE");
+            return 1;
+        }
+        if (k->seccomp == 2) {
+            snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses "
+                     "pidfd_getfd; Docker's default profile allows it only with "
+                     "CAP_SYS_PTRACE; fix: docker run --cap-add SYS_PTRACE, or a seccomp "
+                     "profile that allows pidfd_open and pidfd_getfd, or use vmm");
+            return 1;
+        }
+        return 0;
+    }
+    if (has(c->reason, "Function not implemented")) {
+        if (k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6)) {
+            snprintf(out, len, "cause: the consumer's kernel, Linux %s, has no pidfd_getfd "
+                     "(5.6 or later); fix: a newer kernel, or use vmm", k->kernel);
+            return 1;
+        }
+        if (k->seccomp == 2) {
+            snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) answers "
+                     "pidfd_open or pidfd_getfd with ENOSYS; fix: a seccomp profile that "
+                     "allows them, or use vmm");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Legacy IPC between two processes with the same pid in sibling PID
+ * namespaces: the driver takes the handle for one the importer exported. */
+static int legacy_same_pid(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const gpuipc_facts *p = c->producer, *k = c->consumer;
+
+    if (p == NULL || k == NULL || !has(c->reason, "cuIpcOpenMemHandle") ||
+        !has(c->reason, "CUDA_ERROR_INVALID_CONTEXT") ||
+        !(gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) || p->pid != k->pid)
+        return 0;
+    snprintf(out, len, "cause: the producer and the consumer both have pid %u, each in its own "
+             "PID namespace (pid:[%llu] and pid:[%llu]), and the driver takes a legacy IPC "
+             "handle whose exporter has the importer's own pid for one of the importer's own; "
+             "fix: run both in one PID namespace (docker run --pid=container:<producer>, "
+             "Kubernetes shareProcessNamespace: true) or give them different pids, or share "
+             "with vmm or mempool-ipc", p->pid, (unsigned long long)p->ns[GPUIPC_NS_PID],
+             (unsigned long long)k->ns[GPUIPC_NS_PID]);
+    return 1;
+}
+
+/* The driver needs FDs of its own to create a context. */
+static int nofile(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const char *who;
+    const gpuipc_facts *f = failed_side(c, &who);
+
+    if (f == NULL || !has(c->reason, "CUDA_ERROR_OPERATING_SYSTEM") ||
+        f->nofile_soft == GPUIPC_FACTS_UNKNOWN || f->nofile_soft >= 1024)
+        return 0;
+    snprintf(out, len, "cause: RLIMIT_NOFILE is %u in the %s, too few for the driver, which "
+             "opens files of its own for every context and device; fix: ulimit -n 1024 or "
+             "more (docker run --ulimit nofile=1024:1048576)", f->nofile_soft, who);
+    return 1;
+}
+
+/* The consumer cannot see the producer's GPU. */
+static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    if (strncmp(c->reason != NULL ? c->reason : "", "consumer", 8) != 0 ||
+        !(has(c->reason, "GPUs this process sees") || has(c->reason, "CUDA_ERROR_NO_DEVICE") ||
+          has(c->reason, "CUDA_ERROR_INVALID_DEVICE")))
+        return 0;
+    snprintf(out, len, "cause: the consumer does not see the producer's GPU%s%s%s; fix: give "
+             "both processes that GPU (CUDA_VISIBLE_DEVICES, docker run --gpus, the Kubernetes "
+             "device plugin's resource); they find it by UUID, so ordinals may differ",
+             c->producer_gpus ? " (the producer sees " : "",
+             c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "");
+    return 1;
+}
+
+int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    static int (*const rules[])(const gpuipc_diag_case *, char *, size_t) = {
+        fetched_fd, legacy_same_pid, nofile, visibility};
+    size_t i;
+
+    if (len > 0)
+        out[0] = '\0';
+    for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (rules[i](c, out, len))
+            return 1;
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* diagnose.h: the cause of a failed or skipped scenario, and its fix, named
+ * from facts both processes gathered about themselves (core/facts.h) and
+ * exchanged at HELLO: which boundary between them broke which mechanism. */
+#ifndef GPUIPC_DIAGNOSE_H
+#define GPUIPC_DIAGNOSE_H
+
+#include <stddef.h>
+
+#include "core/facts.h"
+
+typedef struct gpuipc_diag_case {
+    const char *mech;   /* the mechanism's name */
+    int fetched_fd;     /* it takes the producer's FD with pidfd_getfd */
+    const char *reason; /* the failure as the summary gives it ("consumer probe: ...") */
+    const gpuipc_facts *producer; /* NULL where not known */
+    const gpuipc_facts *consumer; /* NULL where not known (no HELLO from it) */
+    const char *producer_gpus;    /* "0=GPU-1d269889 1=GPU-..." or NULL */
+} gpuipc_diag_case;
+
+/* Writes "cause: ...; fix: ..." for the first rule that explains c into out
+ * (len bytes) and returns 1; returns 0, with out empty, where the facts
+ * explain nothing more than the reason already says. */
+int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len);
+
+#endif

@@ -1,0 +1,183 @@
+/* test_facts.c: the facts a process gathers about its confinement, and the
+ * causes the diagnosis names from both sides' facts, rule by rule. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "core/facts.h"
+#include "core/proc.h"
+#include "session/diagnose.h"
+#include "suites.h"
+
+START_TEST(test_facts_are_this_process)
+{
+    gpuipc_facts f;
+    struct rlimit rl;
+    uint64_t pidns = 0;
+    gpuipc_err e;
+    char line[512], want[64];
+
+    gpuipc_facts_gather(&f);
+    ck_assert_uint_eq(f.pid, (unsigned)getpid());
+    ck_assert_uint_eq(f.uid, (unsigned)geteuid());
+    ck_assert_int_eq(gpuipc_proc_pid_ns(&pidns, &e), 0);
+    ck_assert_uint_eq(f.ns[GPUIPC_NS_PID], pidns);
+    ck_assert_uint_ne(f.ns[GPUIPC_NS_NET], 0);
+    ck_assert_msg(f.kernel[0] != '\0', "no kernel release");
+    ck_assert_msg(f.seccomp <= 2, "seccomp %u", f.seccomp);
+    ck_assert_msg(f.dumpable <= 2, "dumpable %u", f.dumpable);
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur != RLIM_INFINITY)
+        ck_assert_uint_eq(f.nofile_soft, rl.rlim_cur);
+    gpuipc_facts_describe(&f, line, sizeof(line));
+    snprintf(want, sizeof(want), "pid %u in pid:[%llu], uid %u", f.pid,
+             (unsigned long long)pidns, f.uid);
+    ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%s", line);
+}
+END_TEST
+
+START_TEST(test_facts_compare)
+{
+    gpuipc_facts a, b;
+
+    gpuipc_facts_gather(&a);
+    b = a;
+    ck_assert_uint_eq(gpuipc_facts_ns_differ(&a, &b), 0);
+    b.ns[GPUIPC_NS_PID]++;
+    b.ns[GPUIPC_NS_NET] = 0; /* unknown: no difference claimed */
+    ck_assert_uint_eq(gpuipc_facts_ns_differ(&a, &b), 1u << GPUIPC_NS_PID);
+    a.cap_eff = 1ull << GPUIPC_CAP_SYS_PTRACE;
+    ck_assert(gpuipc_facts_has_cap(&a, GPUIPC_CAP_SYS_PTRACE));
+    ck_assert(!gpuipc_facts_has_cap(&a, 0));
+    strcpy(a.kernel, "5.10.0-30-amd64");
+    ck_assert(gpuipc_facts_kernel_at_least(&a, 5, 6));
+    strcpy(a.kernel, "4.19.0");
+    ck_assert(!gpuipc_facts_kernel_at_least(&a, 5, 6));
+    strcpy(a.kernel, "?");
+    ck_assert(!gpuipc_facts_kernel_at_least(&a, 5, 6));
+}
+END_TEST
+
+/* Two processes of one container host: the same namespaces, root, no
+ * filter; each rule below changes what makes it fire. */
+static void base_facts(gpuipc_facts *p, gpuipc_facts *k)
+{
+    int i;
+
+    memset(p, 0, sizeof(*p));
+    for (i = 0; i < GPUIPC_NS_COUNT; i++)
+        p->ns[i] = 4026531830u + (unsigned)i;
+    p->pid = 100;
+    p->yama = GPUIPC_FACTS_UNKNOWN;
+    p->dumpable = 1;
+    p->nofile_soft = 20000;
+    p->nofile_hard = 20000;
+    p->cap_eff = 0x1ffffffffffull;
+    strcpy(p->kernel, "6.1.0");
+    *k = *p;
+    k->pid = 101;
+}
+
+enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 16,
+       SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256 };
+
+static const struct {
+    const char *mech, *reason;
+    int fetched, changes;
+    const char *says; /* NULL: no rule fires */
+} diag_cases[] = {
+    {"memfd-pidfd", "consumer probe: the producer runs in another pid namespace", 1,
+     OTHER_PIDNS, "cause: the consumer is in another PID namespace"},
+    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     NOT_DUMPABLE | NO_PTRACE_CAP, "cause: the producer is not dumpable"},
+    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     OTHER_UID | NO_PTRACE_CAP, "cause: the consumer runs as uid 65534 and the producer as uid 0"},
+    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     YAMA1 | NO_PTRACE_CAP, "cause: Yama ptrace_scope is 1 in the consumer"},
+    {"memfd-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     SECCOMP, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd"},
+    {"memfd-pidfd", "consumer probe: pidfd_open(pid 9): Function not implemented", 1,
+     OLD_KERNEL, "cause: the consumer's kernel, Linux 5.4.0, has no pidfd_getfd"},
+    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
+     OTHER_PIDNS | SAME_PID, "cause: the producer and the consumer both have pid 100"},
+    {"mempool-ipc", "producer alloc: cuDevicePrimaryCtxRetain: CUDA_ERROR_OPERATING_SYSTEM", 0,
+     LOW_NOFILE, "cause: RLIMIT_NOFILE is 40 in the producer"},
+    {"vmm", "consumer probe: none of the 1 GPUs this process sees is GPU-1d26, the producer's",
+     0, 0, "cause: the consumer does not see the producer's GPU (the producer sees 0=GPU-1d269889)"},
+    /* What the facts do not explain is left as the reason says it. */
+    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
+     OTHER_PIDNS, NULL},
+    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     OTHER_UID, NULL}, /* CAP_SYS_PTRACE would have let it: something else refused */
+    {"vmm", "consumer verify: 3 mismatches", 0, OTHER_PIDNS | SAME_PID | SECCOMP, NULL},
+};
+
+START_TEST(test_facts_diagnose_names_the_boundary)
+{
+    int ch = diag_cases[_i].changes;
+    gpuipc_facts p, k;
+    char out[512];
+    gpuipc_diag_case c = {.mech = diag_cases[_i].mech, .fetched_fd = diag_cases[_i].fetched,
+                          .reason = diag_cases[_i].reason, .producer = &p, .consumer = &k,
+                          .producer_gpus = "0=GPU-1d269889"};
+    int fired;
+
+    base_facts(&p, &k);
+    if (ch & OTHER_PIDNS)
+        k.ns[GPUIPC_NS_PID]++;
+    if (ch & SAME_PID)
+        k.pid = p.pid;
+    if (ch & NOT_DUMPABLE)
+        p.dumpable = 0;
+    if (ch & OTHER_UID)
+        k.uid = 65534;
+    if (ch & YAMA1)
+        k.yama = 1;
+    if (ch & SECCOMP)
+        k.seccomp = 2;
+    if (ch & OLD_KERNEL)
+        strcpy(k.kernel, "5.4.0");
+    if (ch & LOW_NOFILE)
+        p.nofile_soft = 40;
+    if (ch & NO_PTRACE_CAP)
+        k.cap_eff &= ~(1ull << GPUIPC_CAP_SYS_PTRACE);
+    fired = gpuipc_diagnose(&c, out, sizeof(out));
+    if (diag_cases[_i].says == NULL) {
+        ck_assert_msg(!fired && out[0] == '\0', "case %d: a rule fired: %s", _i, out);
+        return;
+    }
+    ck_assert_msg(fired && strstr(out, diag_cases[_i].says) != NULL && strstr(out, "; fix: "),
+                  "case %d: '%s' lacks '%s' or its fix", _i, out, diag_cases[_i].says);
+}
+END_TEST
+
+/* Without the consumer's facts (it never said HELLO), no rule about it
+ * fires. */
+START_TEST(test_facts_diagnose_needs_the_facts)
+{
+    gpuipc_facts p, k;
+    char out[256];
+    gpuipc_diag_case c = {.mech = "memfd-pidfd", .fetched_fd = 1,
+                          .reason = "consumer probe: the producer runs in another pid namespace",
+                          .producer = &p, .consumer = NULL};
+
+    base_facts(&p, &k);
+    ck_assert_int_eq(gpuipc_diagnose(&c, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+Suite *facts_suite(void)
+{
+    Suite *s = suite_create("facts");
+    TCase *tc = tcase_create("facts");
+
+    tcase_add_test(tc, test_facts_are_this_process);
+    tcase_add_test(tc, test_facts_compare);
+    tcase_add_loop_test(tc, test_facts_diagnose_names_the_boundary, 0,
+                        (int)(sizeof(diag_cases) / sizeof(diag_cases[0])));
+    tcase_add_test(tc, test_facts_diagnose_needs_the_facts);
+    suite_add_tcase(s, tc);
+    return s;
+}
