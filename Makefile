@@ -43,9 +43,12 @@ GPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(GPU_DIRS)))
 
 TEST_NOGPU := $(BUILD)/tests/check_nogpu
 TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/check_nogpu.c \
-	tests/helpers.c)
+	tests/helpers.c tests/containers.c)
 TEST_GPU := $(BUILD)/tests/check_gpu
-TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o
+TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/tests/containers.o
+# Runs a command under a confinement made on purpose (tests/wrap.c), for the
+# container suite's deliberate refusals; beside the suites that use it.
+WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
@@ -85,11 +88,14 @@ $(BUILD)/%.o: %.c
 $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
-$(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+
+$(WRAP): $(BUILD)/tests/wrap.o
+	$(CC) $(LDFLAGS) -o $@ $^
 
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \
 		$(HOST_OBJS)

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 
 #include "app/pair.h"
+#include "containers.h"
 #include "helpers.h"
 
 static th_run run;
@@ -463,6 +464,8 @@ static pid_t start_bg(const char *prog, const char *const *args, const char *con
         dup2(fd, 1);
         dup2(fd, 2);
         setpgid(0, 0);
+        /* This suite's Check selection (CK_RUN_CASE ...) is not the program's. */
+        gpuipc_pair_clear_check_env();
         for (i = 0; env != NULL && env[i] != NULL; i++)
             putenv((char *)env[i]);
         execv(prog, (char *const *)argv);
@@ -700,6 +703,79 @@ START_TEST(test_gpu_two_terminal_session_exits_alike)
 }
 END_TEST
 
+/* ---- the container matrix: every mechanism across every split ---- */
+
+static const char *const ct_mechs[] = {
+    "vmm", "vmm-pidfd", "vmm-chunks", "vmm-offset", "vmm-compressible", "vmm-host-numa",
+    "vmm-alias", "vmm-readonly", "legacy-ipc", "mempool-ipc", "fabric", "memfd", "memfd-pidfd"};
+#define CT_MECHS "vmm,vmm-pidfd,vmm-chunks,vmm-offset,vmm-compressible,vmm-host-numa," \
+                 "vmm-alias,vmm-readonly,legacy-ipc,mempool-ipc,fabric,memfd,memfd-pidfd"
+#define N_CT_MECHS (sizeof(ct_mechs) / sizeof(ct_mechs[0]))
+
+static ct_run ct_runs[16];
+
+/* Every split: a session where one can be had, both sides exiting with its
+ * status; every FAIL and SKIP with a cause and a fix, each written once;
+ * then the table, on stdout and in $GPUIPC_CONTAINER_TABLE if set. */
+START_TEST(test_gpu_container_matrix)
+{
+    const char *table = getenv("GPUIPC_CONTAINER_TABLE");
+    char why[256];
+    size_t j, i;
+
+    ck_assert_uint_le(ct_nsplits, sizeof(ct_runs) / sizeof(ct_runs[0]));
+    for (j = 0; j < ct_nsplits; j++) {
+        const ct_split *s = &ct_splits[j];
+        ct_run *r = &ct_runs[j];
+
+        ck_assert_msg(ct_run_split(th_program(), s, CT_MECHS, "64M", s->no_session ? 3 : 30, r,
+                                   why, sizeof(why)) == 0, "%s: %s", s->name, why);
+        if (s->no_session) {
+            ck_assert_msg(ct_exit(r, 1) == 1 &&
+                          strstr(r->pair.proc[1].out, "an abstract name belongs to one network "
+                                                      "namespace"),
+                          "%s: consumer:\n%s", s->name, r->pair.proc[1].out);
+            continue;
+        }
+        ck_assert_msg(ct_exit(r, 0) >= 0 && ct_exit(r, 0) == ct_exit(r, 1),
+                      "%s: producer %d, consumer %d:\n%s\n%s", s->name, ct_exit(r, 0),
+                      ct_exit(r, 1), r->pair.proc[0].out, r->pair.proc[1].out);
+        ck_assert_msg(r->nrows == N_CT_MECHS, "%s: %zu summary rows:\n%s", s->name, r->nrows,
+                      r->pair.proc[0].out);
+        for (i = 0; i < r->nrows; i++) {
+            const ct_row *row = &r->rows[i];
+            const char *first;
+
+            if (strcmp(row->result, "PASS") == 0)
+                continue;
+            ck_assert_msg(strncmp(row->cause, "cause: ", 7) == 0 && strstr(row->cause, "; fix: "),
+                          "%s: %s %s without a cause and a fix: '%s'\n%s", s->name, row->mech,
+                          row->result, row->reason, r->pair.proc[0].out);
+            first = strstr(r->pair.proc[0].out, row->cause);
+            ck_assert_msg(first != NULL && strstr(first + 1, row->cause) == NULL,
+                          "%s: the cause of %s is not written exactly once:\n%s", s->name,
+                          row->mech, r->pair.proc[0].out);
+        }
+        /* On one host with no boundary, what runs on this GPU passes. */
+        if (j == 0)
+            for (i = 0; i < N_RUNNABLE; i++) {
+                const ct_row *row = ct_row_of(r, runnable[i]);
+
+                ck_assert_msg(row && strcmp(row->result, "PASS") == 0, "none: %s:\n%s",
+                              runnable[i], r->pair.proc[0].out);
+            }
+    }
+    ct_table(stdout, ct_mechs, N_CT_MECHS, ct_runs);
+    if (table != NULL) {
+        FILE *f = fopen(table, "w");
+
+        ck_assert_msg(f != NULL, "%s: cannot write", table);
+        ct_table(f, ct_mechs, N_CT_MECHS, ct_runs);
+        fclose(f);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const char *args[] = {"--list", NULL};
@@ -749,6 +825,17 @@ int main(void)
                         (int)(sizeof(readers) / sizeof(readers[0])));
     tcase_add_loop_test(tc, test_gpu_two_terminal_session_exits_alike, 0,
                         (int)(sizeof(sessions) / sizeof(sessions[0])));
+    {
+        TCase *ct = tcase_create("containers");
+        char why[256];
+
+        tcase_set_timeout(ct, 600);
+        if (ct_unshare_works(why, sizeof(why)))
+            tcase_add_test(ct, test_gpu_container_matrix);
+        else
+            printf("NOT RUN: the container matrix: %s\n", why);
+        suite_add_tcase(s, ct);
+    }
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_VERBOSE);

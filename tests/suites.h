@@ -23,5 +23,6 @@ Suite *stats_suite(void);
 Suite *bench_suite(void);
 Suite *reports_suite(void);
 Suite *facts_suite(void);
+Suite *containers_suite(void);
 
 #endif

@@ -80,7 +80,7 @@ static void base_facts(gpuipc_facts *p, gpuipc_facts *k)
 }
 
 enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 16,
-       SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256 };
+       SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256, OTHER_USERNS = 512 };
 
 static const struct {
     const char *mech, *reason;
@@ -96,6 +96,8 @@ static const struct {
     {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
      YAMA1 | NO_PTRACE_CAP, "cause: Yama ptrace_scope is 1 in the consumer"},
     {"memfd-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+     OTHER_USERNS | SECCOMP, "cause: the consumer is in another user namespace"},
+    {"memfd-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
      SECCOMP, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd"},
     {"memfd-pidfd", "consumer probe: pidfd_open(pid 9): Function not implemented", 1,
      OLD_KERNEL, "cause: the consumer's kernel, Linux 5.4.0, has no pidfd_getfd"},
@@ -105,6 +107,11 @@ static const struct {
      LOW_NOFILE, "cause: RLIMIT_NOFILE is 40 in the producer"},
     {"vmm", "consumer probe: none of the 1 GPUs this process sees is GPU-1d26, the producer's",
      0, 0, "cause: the consumer does not see the producer's GPU (the producer sees 0=GPU-1d269889)"},
+    {"fabric", "probe: /dev/nvidia-caps-imex-channels: No such file or directory: no IMEX "
+     "channel was created", 0, 0, "cause: no IMEX channel that this process can open"},
+    {"vmm-offset", "probe: unsupported by driver 580.159.04 (CUDA 13.0): cuMemMap with offset "
+     "2 MiB into an imported handle returns CUDA_ERROR_NOT_SUPPORTED", 0, 0,
+     "cause: this driver maps only whole imported allocations"},
     /* What the facts do not explain is left as the reason says it. */
     {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
      OTHER_PIDNS, NULL},
@@ -140,6 +147,8 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         strcpy(k.kernel, "5.4.0");
     if (ch & LOW_NOFILE)
         p.nofile_soft = 40;
+    if (ch & OTHER_USERNS)
+        k.ns[GPUIPC_NS_USER]++;
     if (ch & NO_PTRACE_CAP)
         k.cap_eff &= ~(1ull << GPUIPC_CAP_SYS_PTRACE);
     fired = gpuipc_diagnose(&c, out, sizeof(out));

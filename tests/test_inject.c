@@ -53,11 +53,11 @@ static const struct {
     {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds or close"},
     {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
                        "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
-                       "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe or "
-                       "offer-size"},
+                       "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe, "
+                       "offer-size or not-dumpable"},
     {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order, leak-fd, "
                             "read-nothing, read-partial, flip-one, flip-last, flip-past-4g, "
-                            "offer-memfd, offer-pipe or offer-size after the role"},
+                            "offer-memfd, offer-pipe, offer-size or not-dumpable after the role"},
     {NULL, "consumer:offer-pipe", "offer-pipe is the producer's (only it makes offers)"},
 };
 

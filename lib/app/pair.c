@@ -79,16 +79,20 @@ void gpuipc_pair_clear_check_env(void)
     }
 }
 
-/* Starts prog with role ("--serve" or "--connect"), sock and args, output
- * to out_fd, in process group pgid (0: a new one). Returns the pid or -1. */
-static pid_t start(const char *prog, const char *role, const char *sock,
-                   const char *const *args, const char *const *env, const char *const *own,
-                   int out_fd, pid_t pgid)
+/* Starts prog with role ("--serve" or "--connect"), sock and args, under
+ * the command wrap (NULL-terminated, may be NULL: unshare ... , found on the
+ * PATH), output to out_fd, in process group pgid (0: a new one). Returns the
+ * pid or -1. */
+static pid_t start(const char *prog, const char *const *wrap, const char *role,
+                   const char *sock, const char *const *args, const char *const *env,
+                   const char *const *own, int out_fd, pid_t pgid)
 {
-    const char *argv[GPUIPC_PAIR_ARGS + 4];
+    const char *argv[2 * GPUIPC_PAIR_ARGS + 4];
     pid_t pid, parent = getpid();
     size_t i, n = 0;
 
+    for (i = 0; wrap != NULL && wrap[i] != NULL && i < GPUIPC_PAIR_ARGS; i++)
+        argv[n++] = wrap[i];
     argv[n++] = prog;
     argv[n++] = role;
     argv[n++] = sock;
@@ -116,7 +120,10 @@ static pid_t start(const char *prog, const char *role, const char *sock,
         putenv((char *)env[i]);
     for (i = 0; own != NULL && own[i] != NULL; i++)
         putenv((char *)own[i]);
-    execv(prog, (char *const *)argv);
+    if (wrap != NULL && wrap[0] != NULL)
+        execvp(argv[0], (char *const *)argv);
+    else
+        execv(prog, (char *const *)argv);
     _exit(127);
 }
 
@@ -151,6 +158,16 @@ int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *a
                         const char *const *cenv, double timeout_s, double grace_s,
                         gpuipc_pair *r, gpuipc_err *err)
 {
+    const gpuipc_pair_side p = {.sock = sock, .args = args};
+    const gpuipc_pair_side c = {.sock = sock, .args = cargs, .env = cenv};
+
+    return gpuipc_pair_run_sides(prog, &p, &c, env, 1, timeout_s, grace_s, r, err);
+}
+
+int gpuipc_pair_run_sides(const char *prog, const gpuipc_pair_side *ps,
+                          const gpuipc_pair_side *cs, const char *const *env, int await,
+                          double timeout_s, double grace_s, gpuipc_pair *r, gpuipc_err *err)
+{
     int pipes[2][2] = {{-1, -1}, {-1, -1}}, open_pipe[2] = {1, 1}, done[2] = {0, 0};
     int stopped = 0;
     uint64_t t0 = gpuipc_clock_ns();
@@ -173,12 +190,13 @@ int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *a
         }
     }
     fflush(NULL);
-    r->proc[0].pid = start(prog, "--serve", sock, args, env, NULL, pipes[0][1], 0);
+    r->proc[0].pid = start(prog, ps->wrap, "--serve", ps->sock, ps->args, env, ps->env,
+                           pipes[0][1], 0);
     pgid = r->proc[0].pid;
-    if (pgid > 0)
-        await_listening(pgid, sock, t0, limit);
-    r->proc[1].pid = pgid > 0 ? start(prog, "--connect", sock, cargs, env, cenv, pipes[1][1],
-                                      pgid)
+    if (pgid > 0 && await)
+        await_listening(pgid, ps->sock, t0, limit);
+    r->proc[1].pid = pgid > 0 ? start(prog, cs->wrap, "--connect", cs->sock, cs->args, env,
+                                      cs->env, pipes[1][1], pgid)
                               : -1;
     close(pipes[0][1]);
     close(pipes[1][1]);

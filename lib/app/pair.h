@@ -49,6 +49,24 @@ int gpuipc_pair_run_env(const char *prog, const char *sock, const char *const *a
                         const char *const *cenv, double timeout_s, double grace_s,
                         gpuipc_pair *r, gpuipc_err *err);
 
+/* One side of a pair as gpuipc_pair_run_sides starts it: "wrap... prog
+ * --serve|--connect sock args...", with env added to its environment. */
+typedef struct gpuipc_pair_side {
+    const char *const *wrap; /* a command that runs the rest (unshare ...), or NULL */
+    const char *sock;        /* the socket as this side names it */
+    const char *const *args;
+    const char *const *env;  /* "NAME=value" for this side only, or NULL */
+} gpuipc_pair_side;
+
+/* The general form: each side with its own wrapper, socket name, arguments
+ * and environment (env goes to both). With await, the consumer starts once
+ * the producer listens, as gpuipc_pair_run does; without (a producer in
+ * another network namespace, whose socket this process cannot see), both
+ * start at once and the consumer's --timeout covers the wait. */
+int gpuipc_pair_run_sides(const char *prog, const gpuipc_pair_side *p,
+                          const gpuipc_pair_side *c, const char *const *env, int await,
+                          double timeout_s, double grace_s, gpuipc_pair *r, gpuipc_err *err);
+
 /* Removes every CK_* variable (Check's selection and report files) from this
  * process's environment, for a child whose Check run is its own. */
 void gpuipc_pair_clear_check_env(void);

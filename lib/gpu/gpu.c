@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "gpu/cudrv.h"
 #include "gpu/kernels.h"
@@ -246,6 +247,20 @@ out_release:
     gpuipc_cu.cuDevicePrimaryCtxRelease(dev);
 out_free:
     free(gpu);
+    if (rc == CUDA_ERROR_OPERATING_SYSTEM && err != NULL) {
+        struct rlimit rl;
+
+        /* The driver opens files of its own for a context (seen with
+         * ulimit -n 40 on a machine of two GPUs). */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur < 1024) {
+            size_t used = strlen(err->msg);
+
+            snprintf(err->msg + used, sizeof(err->msg) - used, " (RLIMIT_NOFILE is %llu: the "
+                     "driver needs FDs of its own for a context; ulimit -n 1024 or more)",
+                     (unsigned long long)rl.rlim_cur);
+        }
+    }
     gpuipc_err_prefix(err, "opening GPU %d", ordinal);
     return rc == CUDA_ERROR_UNKNOWN ? -EIO : gpuipc_cudrv_errno(rc);
 }

@@ -43,6 +43,15 @@ static int fetched_fd(const gpuipc_diag_case *c, char *out, size_t len)
         return 1;
     }
     if (has(c->reason, "Operation not permitted")) {
+        if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER)) {
+            snprintf(out, len, "cause: the consumer is in another user namespace (user:[%llu]) "
+                     "than the producer (user:[%llu]); capabilities held there do not count "
+                     "over the producer's processes, so pidfd_getfd is refused; fix: run both "
+                     "in one user namespace, or use vmm",
+                     (unsigned long long)k->ns[GPUIPC_NS_USER],
+                     (unsigned long long)p->ns[GPUIPC_NS_USER]);
+            return 1;
+        }
         if (p->dumpable == 0 && !ptrace_cap) {
             snprintf(out, len, "cause: the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
                      "changed its credentials), and only a process with CAP_SYS_PTRACE may "
@@ -142,10 +151,37 @@ static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
     return 1;
 }
 
+/* What this driver or machine does not offer, by design: skips. */
+static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 &&
+        (has(c->reason, "IMEX") || has(c->reason, "imex"))) {
+        snprintf(out, len, "cause: no IMEX channel that this process can open, and FABRIC "
+                 "handles need one (they serve NVLink systems of many nodes); fix: there, start "
+                 "the nvidia-imex service and give both processes "
+                 "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm");
+        return 1;
+    }
+    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 &&
+        has(c->reason, "CUDA_ERROR_NOT_SUPPORTED")) {
+        snprintf(out, len, "cause: this driver maps only whole imported allocations (a cuMemMap "
+                 "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED); fix: map whole "
+                 "allocations and sub-allocate within the mapping");
+        return 1;
+    }
+    if (has(c->reason, "CUDA_ERROR_NOT_SUPPORTED")) {
+        snprintf(out, len, "cause: this driver or GPU does not support a call the mechanism "
+                 "needs (CUDA_ERROR_NOT_SUPPORTED); fix: a driver and GPU that do, or the "
+                 "mechanisms that pass here");
+        return 1;
+    }
+    return 0;
+}
+
 int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
 {
     static int (*const rules[])(const gpuipc_diag_case *, char *, size_t) = {
-        fetched_fd, legacy_same_pid, nofile, visibility};
+        fetched_fd, legacy_same_pid, nofile, visibility, not_offered};
     size_t i;
 
     if (len > 0)

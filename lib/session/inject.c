@@ -15,11 +15,11 @@ static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
 static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
     "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
     "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
-    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size"};
+    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable"};
 #define NSABOTAGES GPUIPC_SABOTAGE_COUNT
 #define SABOTAGE_NAMES "wrong-seed, skip-write, leak, chunk-order, leak-fd, read-nothing, " \
                        "read-partial, flip-one, flip-last, flip-past-4g, offer-memfd, "     \
-                       "offer-pipe or offer-size"
+                       "offer-pipe, offer-size or not-dumpable"
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -87,8 +87,11 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected " SABOTAGE_NAMES
                               " after the role", spec);
     if (what >= GPUIPC_SABOTAGE_OFFER_MEMFD && in->sabotage_role != GPUIPC_ROLE_PRODUCER)
-        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the producer's (only "
-                              "it makes offers)", spec, sabotages[what]);
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the producer's (%s)",
+                              spec, sabotages[what],
+                              what == GPUIPC_SABOTAGE_NOT_DUMPABLE
+                                  ? "only its FDs are taken with pidfd_getfd"
+                                  : "only it makes offers");
     in->sabotage = what;
     return 0;
 }

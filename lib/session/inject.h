@@ -55,6 +55,9 @@ enum gpuipc_sabotage {
                                   * travels) */
     GPUIPC_SABOTAGE_OFFER_PIPE,  /* the same with the read end of a pipe */
     GPUIPC_SABOTAGE_OFFER_SIZE,  /* producer: the offer claims twice the size */
+    GPUIPC_SABOTAGE_NOT_DUMPABLE, /* the role makes itself not dumpable (PR_SET_DUMPABLE 0)
+                                   * before HELLO: pidfd_getfd from it then needs
+                                   * CAP_SYS_PTRACE */
     GPUIPC_SABOTAGE_COUNT
 };
 

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,6 +62,8 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
     msg.u.hello.flags = flags;
+    if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_NOT_DUMPABLE))
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     gpuipc_facts_gather(&env->facts);
     msg.u.hello.facts = env->facts;
     if ((rc = request(env, w, &msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_HELLO, GPUIPC_STEP_HELLO,

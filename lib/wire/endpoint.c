@@ -293,6 +293,10 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
     }
     return gpuipc_err_set(err, -ETIMEDOUT, "--connect %s: timed out during hello: no server "
                           "accepted before the deadline (%s: %s; start gpuipc_test --serve %s "
-                          "first, or raise --timeout)", path, strerrorname_np(last),
-                          strerror(last), path);
+                          "first, or raise --timeout%s)", path, strerrorname_np(last),
+                          strerror(last), path,
+                          path[0] == '@' ? "; an abstract name belongs to one network "
+                                           "namespace, so a server in another one (another "
+                                           "container or pod) cannot be reached by it: use a "
+                                           "socket file in a directory both see" : "");
 }

@@ -43,8 +43,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     sock = gpuipc_endpoint_connect(o->connect, o->allow_uid,
                                    gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
     if (sock < 0) {
-        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                        "FAIL %s", err.msg);
+        /* The result line says why, once. */
         code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(GPUIPC_FAIL));
         snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
                  code >= 128 ? "STOPPED" : "FAIL", o->connect, err.msg, code);

@@ -395,8 +395,11 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
                      (unsigned long long)run->env.peer_facts.ns[GPUIPC_NS_PID]);
         else
             snprintf(who, sizeof(who), "a consumer that never said HELLO");
-        snprintf(desc, len, "%s, connected to --serve %s, %s%s", who, run->o->serve,
-                 answered ? "answered BYE" : "connection lost", said);
+        if (!run->started)
+            snprintf(desc, len, "none took part in --serve %s", run->o->serve);
+        else
+            snprintf(desc, len, "%s, connected to --serve %s, %s%s", who, run->o->serve,
+                     answered ? "answered BYE" : "connection lost", said);
         gpuipc_wire_close(run->w);
         run->w = NULL;
     }

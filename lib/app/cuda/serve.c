@@ -161,8 +161,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     gpuipc_app_sock_path[0] = '\0';
     gpuipc_endpoint_close(&ep);
     if (rc < 0) {
-        gpuipc_log_step(&log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                        "FAIL %s", err.msg);
+        /* The result line says why, once. */
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
         return gpuipc_app_producer_finish(&run, GPUIPC_FAIL, t0);
     }

@@ -1,0 +1,218 @@
+/* test_containers.c: the two-terminal pair across the boundaries containers
+ * put between processes (tests/containers.c), over memfd and memfd-pidfd,
+ * and refusals made on purpose (a seccomp filter, a producer that is not
+ * dumpable, another user): each gives its named cause. The namespace cases
+ * need root and unshare(1); where they cannot run, the suite says so and
+ * leaves them out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "containers.h"
+#include "core/facts.h"
+#include "helpers.h"
+#include "suites.h"
+
+#define ONLY "memfd,memfd-pidfd"
+
+/* What memfd-pidfd does across each split of ct_splits, in order: PASS,
+ * or the words its SKIP's cause must hold. */
+static const char *const pidfd_expect[] = {
+    "PASS",                                  /* none */
+    "cause: the consumer is in another PID namespace", /* pid (consumer) */
+    "cause: the consumer is in another PID namespace", /* pid, same pid */
+    "cause: the consumer is in another PID namespace", /* pid, other pids */
+    "PASS",                                  /* ipc */
+    "PASS",                                  /* net, socket file */
+    NULL,                                    /* net, abstract name: no session */
+    "PASS",                                  /* mnt, bind mount */
+    "PASS",                                  /* uts */
+    "cause: the consumer is in another user namespace", /* user */
+};
+
+static char wrap_bin[512];
+
+/* tests/wrap, beside this suite's binary. */
+static const char *wrap_path(void)
+{
+    char self[480];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *slash;
+
+    if (n <= 0)
+        return "build/tests/wrap";
+    self[n] = '\0';
+    slash = strrchr(self, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    snprintf(wrap_bin, sizeof(wrap_bin), "%s/wrap", self);
+    return wrap_bin;
+}
+
+static ct_run run;
+
+START_TEST(test_containers_split)
+{
+    const ct_split *s = &ct_splits[_i];
+    const ct_row *memfd, *pidfd;
+    char why[256];
+
+    ck_assert_int_eq(sizeof(pidfd_expect) / sizeof(pidfd_expect[0]), ct_nsplits);
+    ck_assert_msg(ct_run_split(th_program(), s, ONLY, NULL, s->no_session ? 2 : 10, &run, why,
+                               sizeof(why)) == 0, "%s: %s", s->name, why);
+    if (s->no_session) {
+        /* Nothing to share: both fail, and the consumer says why. */
+        ck_assert_msg(ct_exit(&run, 1) == 1 &&
+                      strstr(run.pair.proc[1].out, "an abstract name belongs to one network "
+                                                   "namespace"),
+                      "%s: consumer:\n%s", s->name, run.pair.proc[1].out);
+        ck_assert_msg(ct_exit(&run, 0) == 1 &&
+                      strstr(run.pair.proc[0].out, "no consumer connected before the deadline"),
+                      "%s: producer:\n%s", s->name, run.pair.proc[0].out);
+        return;
+    }
+    ck_assert_msg(ct_exit(&run, 0) == 0 && ct_exit(&run, 1) == 0,
+                  "%s: producer %d, consumer %d:\n%s\n%s", s->name, ct_exit(&run, 0),
+                  ct_exit(&run, 1), run.pair.proc[0].out, run.pair.proc[1].out);
+    memfd = ct_row_of(&run, "memfd");
+    pidfd = ct_row_of(&run, "memfd-pidfd");
+    ck_assert_msg(memfd != NULL && strcmp(memfd->result, "PASS") == 0, "%s: memfd:\n%s",
+                  s->name, run.pair.proc[0].out);
+    ck_assert_msg(pidfd != NULL, "%s: no memfd-pidfd row:\n%s", s->name, run.pair.proc[0].out);
+    if (strcmp(pidfd_expect[_i], "PASS") == 0)
+        ck_assert_msg(strcmp(pidfd->result, "PASS") == 0, "%s: memfd-pidfd %s: %s %s", s->name,
+                      pidfd->result, pidfd->reason, pidfd->cause);
+    else
+        ck_assert_msg(strcmp(pidfd->result, "SKIP") == 0 &&
+                      strstr(pidfd->cause, pidfd_expect[_i]) != NULL &&
+                      strstr(pidfd->cause, "; fix: ") != NULL,
+                      "%s: memfd-pidfd %s, reason '%s', cause '%s', expected '%s'", s->name,
+                      pidfd->result, pidfd->reason, pidfd->cause, pidfd_expect[_i]);
+}
+END_TEST
+
+/* Runs the pair with the consumer under wrap (its options, NULL-ended) and
+ * extra environment for the producer; no namespaces. */
+static void refusal(const char *const *wrap_opts, const char *const *penv)
+{
+    static char dir[] = "/tmp/gpuipc-rf-XXXXXX";
+    char sock[64];
+    const char *wrap[8];
+    const char *pargs[] = {"--only", ONLY, "--size", "1M", "--timeout", "10", "--quiet", NULL};
+    const char *cargs[] = {"--timeout", "10", "--quiet", NULL};
+    gpuipc_pair_side p = {.sock = sock, .args = pargs, .env = penv};
+    gpuipc_pair_side c = {.wrap = wrap, .sock = sock, .args = cargs};
+    gpuipc_err err;
+    size_t n = 0, i;
+
+    strcpy(dir, "/tmp/gpuipc-rf-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sock, sizeof(sock), "%s/sock", dir);
+    wrap[n++] = wrap_path();
+    for (i = 0; wrap_opts[i] != NULL && n < 6; i++)
+        wrap[n++] = wrap_opts[i];
+    wrap[n++] = "--";
+    wrap[n] = NULL;
+    memset(&run, 0, sizeof(run));
+    ck_assert_msg(gpuipc_pair_run_sides(th_program(), &p, &c, NULL, 1, 40, 5, &run.pair, &err) ==
+                  0, "%s", err.msg);
+    unlink(sock);
+    rmdir(dir);
+}
+
+/* The memfd-pidfd row of the last refusal must be a SKIP with says in its
+ * cause, beside a memfd that passed, and both sides must exit 0. */
+static void expect_skip(const char *says)
+{
+    const ct_row *memfd, *pidfd;
+
+    ck_assert_msg(ct_exit(&run, 0) == 0 && ct_exit(&run, 1) == 0, "producer %d, consumer %d:\n%s\n%s",
+                  ct_exit(&run, 0), ct_exit(&run, 1), run.pair.proc[0].out, run.pair.proc[1].out);
+    ct_read_rows(&run); /* the pair was run directly, not by ct_run_split */
+    memfd = ct_row_of(&run, "memfd");
+    pidfd = ct_row_of(&run, "memfd-pidfd");
+    ck_assert_msg(memfd && strcmp(memfd->result, "PASS") == 0, "memfd:\n%s", run.pair.proc[0].out);
+    ck_assert_msg(pidfd && strcmp(pidfd->result, "SKIP") == 0 && strstr(pidfd->cause, says) &&
+                  strstr(pidfd->cause, "; fix: "), "memfd-pidfd: expected a SKIP saying '%s':\n%s",
+                  says, run.pair.proc[0].out);
+}
+
+/* Docker's default profile refuses pidfd_getfd without CAP_SYS_PTRACE;
+ * here a filter of the same kind, with no privilege needed. */
+START_TEST(test_containers_seccomp_filter_is_named)
+{
+    const char *const opts[] = {"--deny-pidfd-getfd", NULL};
+
+    refusal(opts, NULL);
+    expect_skip("cause: a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd");
+}
+END_TEST
+
+/* A producer that is not dumpable gives its FDs only to CAP_SYS_PTRACE. */
+START_TEST(test_containers_not_dumpable_producer_is_named)
+{
+    const char *const penv[] = {"GPUIPC_SABOTAGE=producer:not-dumpable", NULL};
+    const char *const root_opts[] = {"--drop-cap-sys-ptrace", NULL};
+    const char *const no_opts[] = {NULL};
+
+    refusal(geteuid() == 0 ? root_opts : no_opts, penv);
+    expect_skip("cause: the producer is not dumpable");
+}
+END_TEST
+
+/* A consumer of another user, without --allow-uid: both refuse, and say so. */
+START_TEST(test_containers_other_user_is_refused_by_both)
+{
+    static const ct_split abstract = {"uid", "another uid", NULL, NULL, CT_SOCK_ABSTRACT, 1};
+    const char *wrap[] = {wrap_path(), "--uid", "65534", "--", NULL};
+    ct_split s = abstract;
+    char why[256];
+
+    s.cwrap = wrap;
+    ck_assert_msg(ct_run_split(th_program(), &s, ONLY, NULL, 2, &run, why, sizeof(why)) == 0,
+                  "%s", why);
+    ck_assert_msg(ct_exit(&run, 1) == 1 &&
+                  strstr(run.pair.proc[1].out, "refused: the server there") &&
+                  strstr(run.pair.proc[1].out, "not as this user (uid 65534)"),
+                  "consumer:\n%s", run.pair.proc[1].out);
+    ck_assert_msg(ct_exit(&run, 0) == 1 &&
+                  strstr(run.pair.proc[0].out, "uid 65534: only uid 0 (this user) may connect; "
+                                               "--allow-uid 65534 would admit it"),
+                  "producer:\n%s", run.pair.proc[0].out);
+}
+END_TEST
+
+Suite *containers_suite(void)
+{
+    Suite *s = suite_create("containers");
+    TCase *matrix = tcase_create("matrix"), *refusals = tcase_create("refusals");
+    gpuipc_facts f;
+    char why[256];
+
+    tcase_set_timeout(matrix, 120);
+    tcase_set_timeout(refusals, 60);
+    if (ct_unshare_works(why, sizeof(why)))
+        tcase_add_loop_test(matrix, test_containers_split, 0, (int)ct_nsplits);
+    else
+        fprintf(stderr, "NOT RUN: containers: the namespace matrix: %s\n", why);
+    gpuipc_facts_gather(&f);
+    /* Without root, pidfd_getfd between two sibling processes needs Yama
+     * off; the refusals must be the only thing in the way. */
+    if (geteuid() == 0 || f.yama == GPUIPC_FACTS_UNKNOWN || f.yama == 0) {
+        tcase_add_test(refusals, test_containers_seccomp_filter_is_named);
+        tcase_add_test(refusals, test_containers_not_dumpable_producer_is_named);
+    } else {
+        fprintf(stderr, "NOT RUN: containers: the seccomp and not-dumpable refusals: Yama "
+                        "ptrace_scope is %u and this is not root, so pidfd_getfd between two "
+                        "sibling processes is refused already\n", f.yama);
+    }
+    if (geteuid() == 0)
+        tcase_add_test(refusals, test_containers_other_user_is_refused_by_both);
+    else
+        fprintf(stderr, "NOT RUN: containers: a consumer of another user: switching users "
+                        "needs root\n");
+    suite_add_tcase(s, matrix);
+    suite_add_tcase(s, refusals);
+    return s;
+}
