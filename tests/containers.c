@@ -47,6 +47,42 @@ const ct_split ct_splits[] = {
 };
 const size_t ct_nsplits = sizeof(ct_splits) / sizeof(ct_splits[0]);
 
+/* Runs wrap... true; 1 if it exits 0, else 0 with why. */
+static int wrap_works(const char *const *wrap, char *why, size_t len)
+{
+    const char *args[GPUIPC_PAIR_ARGS + 2];
+    static th_run r;
+    size_t n = 0, i;
+
+    if (wrap == NULL)
+        return 1;
+    for (i = 1; wrap[i] != NULL && n < GPUIPC_PAIR_ARGS; i++)
+        args[n++] = wrap[i];
+    /* A shell wrapper runs "$0" "$@": give it true as $0. */
+    args[n++] = "true";
+    args[n] = NULL;
+    if (th_spawn_file(&r, "/usr/bin/unshare", args, NULL, 10, 1, NULL, NULL) < 0 ||
+        !th_exited(&r, 0)) {
+        snprintf(why, len, "%s %s ... is refused here (status 0x%x): %.160s", wrap[0], wrap[1],
+                 r.status, r.out);
+        return 0;
+    }
+    return 1;
+}
+
+int ct_split_works(const ct_split *s, char *why, size_t len)
+{
+    static const char *const bind_check[] = {"unshare", "--mount", "sh", "-c",
+                                             "mount --bind /tmp /mnt && exec \"$0\"", NULL};
+
+    if (geteuid() != 0) {
+        snprintf(why, len, "not root (uid %u): unshare needs CAP_SYS_ADMIN", (unsigned)geteuid());
+        return 0;
+    }
+    return wrap_works(s->pwrap, why, len) && wrap_works(s->cwrap, why, len) &&
+           (s->sock != CT_SOCK_BIND || wrap_works(bind_check, why, len));
+}
+
 int ct_unshare_works(char *why, size_t len)
 {
     const char *const args[] = {"--pid", "--fork", "--kill-child", "--mount-proc", "--net",

@@ -49,6 +49,11 @@ typedef struct ct_run {
  * why (not root, unshare missing, refused in this container). */
 int ct_unshare_works(char *why, size_t len);
 
+/* Whether split s can be made here: root, and each of its unshare(1)
+ * wrappers runs (a chroot refuses new user namespaces, for one). 1, or 0
+ * with why. */
+int ct_split_works(const ct_split *s, char *why, size_t len);
+
 /* Runs prog as a --serve/--connect pair across split s, over the
  * mechanisms in only, with --timeout timeout (both sides) and --size 1M
  * unless size is given; reads the producer's summary rows into out.

@@ -52,9 +52,13 @@ static const char *wrap_path(void)
 
 static ct_run run;
 
+/* The splits that can be made here, as indexes into ct_splits. */
+static int splits_here[16];
+
 START_TEST(test_containers_split)
 {
-    const ct_split *s = &ct_splits[_i];
+    const int k = splits_here[_i];
+    const ct_split *s = &ct_splits[k];
     const ct_row *memfd, *pidfd;
     char why[256];
 
@@ -80,15 +84,15 @@ START_TEST(test_containers_split)
     ck_assert_msg(memfd != NULL && strcmp(memfd->result, "PASS") == 0, "%s: memfd:\n%s",
                   s->name, run.pair.proc[0].out);
     ck_assert_msg(pidfd != NULL, "%s: no memfd-pidfd row:\n%s", s->name, run.pair.proc[0].out);
-    if (strcmp(pidfd_expect[_i], "PASS") == 0)
+    if (strcmp(pidfd_expect[k], "PASS") == 0)
         ck_assert_msg(strcmp(pidfd->result, "PASS") == 0, "%s: memfd-pidfd %s: %s %s", s->name,
                       pidfd->result, pidfd->reason, pidfd->cause);
     else
         ck_assert_msg(strcmp(pidfd->result, "SKIP") == 0 &&
-                      strstr(pidfd->cause, pidfd_expect[_i]) != NULL &&
+                      strstr(pidfd->cause, pidfd_expect[k]) != NULL &&
                       strstr(pidfd->cause, "; fix: ") != NULL,
                       "%s: memfd-pidfd %s, reason '%s', cause '%s', expected '%s'", s->name,
-                      pidfd->result, pidfd->reason, pidfd->cause, pidfd_expect[_i]);
+                      pidfd->result, pidfd->reason, pidfd->cause, pidfd_expect[k]);
 }
 END_TEST
 
@@ -189,13 +193,19 @@ Suite *containers_suite(void)
     TCase *matrix = tcase_create("matrix"), *refusals = tcase_create("refusals");
     gpuipc_facts f;
     char why[256];
+    int n = 0;
+    size_t j;
 
     tcase_set_timeout(matrix, 120);
     tcase_set_timeout(refusals, 60);
-    if (ct_unshare_works(why, sizeof(why)))
-        tcase_add_loop_test(matrix, test_containers_split, 0, (int)ct_nsplits);
-    else
-        fprintf(stderr, "NOT RUN: containers: the namespace matrix: %s\n", why);
+    for (j = 0; j < ct_nsplits && j < sizeof(splits_here) / sizeof(splits_here[0]); j++) {
+        if (ct_split_works(&ct_splits[j], why, sizeof(why)))
+            splits_here[n++] = (int)j;
+        else
+            fprintf(stderr, "NOT RUN: containers: split '%s': %s\n", ct_splits[j].name, why);
+    }
+    if (n > 0)
+        tcase_add_loop_test(matrix, test_containers_split, 0, n);
     gpuipc_facts_gather(&f);
     /* Without root, pidfd_getfd between two sibling processes needs Yama
      * off; the refusals must be the only thing in the way. */
