@@ -398,8 +398,8 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         if (!run->started)
             snprintf(desc, len, "none took part in --serve %s", run->o->serve);
         else
-            snprintf(desc, len, "%s, connected to --serve %s, %s%s", who, run->o->serve,
-                     answered ? "answered BYE" : "connection lost", said);
+            snprintf(desc, len, "%s, connected to --serve %.200s, %s%.300s", who,
+                     run->o->serve, answered ? "answered BYE" : "connection lost", said);
         gpuipc_wire_close(run->w);
         run->w = NULL;
     }
