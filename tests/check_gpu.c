@@ -32,14 +32,15 @@ static void spawn(const char *const *args, const char *const *env, double timeou
  * H100 machine): each must pass both ways in the default run. */
 static const char *const runnable[] = {"vmm",           "vmm-pidfd",  "vmm-chunks",
                                        "vmm-compressible", "vmm-host-numa", "vmm-alias",
-                                       "vmm-readonly",  "legacy-ipc", "mempool-ipc"};
+                                       "vmm-readonly",  "legacy-ipc", "mempool-ipc",
+                                       "ipc-event"};
 #define N_RUNNABLE (int)(sizeof(runnable) / sizeof(runnable[0]))
 
 /* Those whose consumer writes (all but vmm-readonly), for the sabotages that
  * need a consumer write to spoil. */
 static const char *const writers[] = {"vmm",           "vmm-pidfd",  "vmm-chunks",
                                       "vmm-compressible", "vmm-host-numa", "vmm-alias",
-                                      "legacy-ipc",    "mempool-ipc"};
+                                      "legacy-ipc",    "mempool-ipc", "ipc-event"};
 #define N_WRITERS (int)(sizeof(writers) / sizeof(writers[0]))
 
 /* The first two spoil the producer's bytes, the last two the consumer's. */
@@ -517,7 +518,7 @@ START_TEST(test_gpu_three_runs_beside_a_churning_process_pass)
         read_text(path[i], out[i], sizeof(out[i]));
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "run %d: status 0x%x:\n%s",
                       i, (unsigned)status, out[i]);
-        ck_assert_msg(strstr(out[i], "result: PASS: 9 passed, 0 failed, 2 skipped") != NULL,
+        ck_assert_msg(strstr(out[i], "result: PASS: 10 passed, 0 failed, 2 skipped") != NULL,
                       "run %d:\n%s", i, out[i]);
     }
     /* The churn was still going, or it would prove nothing. */
@@ -703,13 +704,45 @@ START_TEST(test_gpu_two_terminal_session_exits_alike)
 }
 END_TEST
 
+/* ipc-event: the consumer's verify waits for the producer's fill on the GPU
+ * alone. With the event recorded before about a second of slow fills, the
+ * wait orders nothing, and the consumer must find the bytes not yet there. */
+START_TEST(test_gpu_ipc_event_orders_the_consumer_after_the_fill)
+{
+    const char *args[] = {"--only", "ipc-event", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    out_has_row("ipc-event", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
+    OUT_HAS("its verify ordered after the producer's fill by the event");
+}
+END_TEST
+
+START_TEST(test_gpu_ipc_event_recorded_too_early_is_caught)
+{
+    const char *env[] = {"GPUIPC_SABOTAGE=producer:early-event", NULL};
+    const char *args[] = {"--only", "ipc-event", NULL};
+
+    spawn(args, env, 60, NULL);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("SABOTAGE: the event recorded before ");
+    ck_assert_msg(th_line_has(run.out, "consumer", "FAIL verify: the producer's bytes: "),
+                  "the consumer did not find the bytes missing:\n%s", run.out);
+    out_has_row("ipc-event", "FAIL");
+    OUT_HAS("consumer: exited 1");
+    ck_assert_msg(strstr(run.out, "leaked") == NULL, "a leak:\n%s", run.out);
+}
+END_TEST
+
 /* ---- the container matrix: every mechanism across every split ---- */
 
 static const char *const ct_mechs[] = {
     "vmm", "vmm-pidfd", "vmm-chunks", "vmm-offset", "vmm-compressible", "vmm-host-numa",
-    "vmm-alias", "vmm-readonly", "legacy-ipc", "mempool-ipc", "fabric", "memfd", "memfd-pidfd"};
+    "vmm-alias", "vmm-readonly", "legacy-ipc", "mempool-ipc", "ipc-event", "fabric", "memfd",
+    "memfd-pidfd"};
 #define CT_MECHS "vmm,vmm-pidfd,vmm-chunks,vmm-offset,vmm-compressible,vmm-host-numa," \
-                 "vmm-alias,vmm-readonly,legacy-ipc,mempool-ipc,fabric,memfd,memfd-pidfd"
+                 "vmm-alias,vmm-readonly,legacy-ipc,mempool-ipc,ipc-event,fabric,memfd," \
+                 "memfd-pidfd"
 #define N_CT_MECHS (sizeof(ct_mechs) / sizeof(ct_mechs[0]))
 
 static ct_run ct_runs[16];
@@ -808,6 +841,8 @@ int main(void)
     tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);
     tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
     tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);
+    tcase_add_test(tc, test_gpu_ipc_event_orders_the_consumer_after_the_fill);
+    tcase_add_test(tc, test_gpu_ipc_event_recorded_too_early_is_caught);
     tcase_add_test(tc, test_gpu_compressible_reports_what_was_granted);
     tcase_add_test(tc, test_gpu_host_numa_is_shared_by_cpus_and_gpu);
     tcase_add_test(tc, test_gpu_alias_reads_what_the_other_mapping_wrote);

@@ -95,7 +95,7 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
     X(CUmemAllocationType) X(CUmemAllocationGranularity_flags) X(CUmemAllocationCompType)
 
 #define CHK_STRUCTS(X)                                                                     \
-    X(CUuuid) X(CUipcMemHandle) X(CUmemFabricHandle) X(CUmemLocation)                       \
+    X(CUuuid) X(CUipcMemHandle) X(CUipcEventHandle) X(CUmemFabricHandle) X(CUmemLocation)   \
     X(CUmemAllocationProp) X(CUmemAccessDesc) X(CUmemPoolProps) X(CUmemPoolPtrExportData)
 
 #define CHK_CONSTANTS(X)                                                                   \
@@ -121,6 +121,8 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
     X(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) X(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID)          \
     X(CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)                    \
     X(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) X(CU_EVENT_DEFAULT)                               \
+    X(CU_EVENT_DISABLE_TIMING) X(CU_EVENT_INTERPROCESS)                                     \
+    X(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED)                                              \
     X(CU_GET_PROC_ADDRESS_DEFAULT) X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)                  \
     X(CU_MEM_HANDLE_TYPE_NONE) X(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)                  \
     X(CU_MEM_HANDLE_TYPE_FABRIC) X(CU_MEM_ACCESS_FLAGS_PROT_READ)                           \
@@ -134,6 +136,7 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
 #define CHK_MEMBERS(X)                                                                     \
     X(CUuuid, bytes)                                                                       \
     X(CUipcMemHandle, reserved)                                                            \
+    X(CUipcEventHandle, reserved)                                                          \
     X(CUmemFabricHandle, data)                                                             \
     X(CUmemLocation, type) X(CUmemLocation, id)                                            \
     X(CUmemAllocationProp, type) X(CUmemAllocationProp, requestedHandleTypes)              \
@@ -227,6 +230,9 @@ CHK_CONSTANTS(CHK_TK_CONSTANT)
 #define CUevent_flags_enum chk_CUevent_flags_enum
 #define CUevent_flags chk_CUevent_flags
 #define CU_EVENT_DEFAULT chk_CU_EVENT_DEFAULT
+#define CU_EVENT_DISABLE_TIMING chk_CU_EVENT_DISABLE_TIMING
+#define CU_EVENT_INTERPROCESS chk_CU_EVENT_INTERPROCESS
+#define CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED chk_CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
 #define CUdriverProcAddress_flags_enum chk_CUdriverProcAddress_flags_enum
 #define CUdriverProcAddress_flags chk_CUdriverProcAddress_flags
 #define CU_GET_PROC_ADDRESS_DEFAULT chk_CU_GET_PROC_ADDRESS_DEFAULT
@@ -262,6 +268,8 @@ CHK_CONSTANTS(CHK_TK_CONSTANT)
 #define CUuuid chk_CUuuid
 #define CUipcMemHandle_st chk_CUipcMemHandle_st
 #define CUipcMemHandle chk_CUipcMemHandle
+#define CUipcEventHandle_st chk_CUipcEventHandle_st
+#define CUipcEventHandle chk_CUipcEventHandle
 #define CUmemFabricHandle_st chk_CUmemFabricHandle_st
 #define CUmemFabricHandle chk_CUmemFabricHandle
 #define CUmemLocation_st chk_CUmemLocation_st

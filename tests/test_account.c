@@ -2,9 +2,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/account.h"
+#include "core/proc.h"
 #include "suites.h"
 
 START_TEST(test_account_sees_no_leak_when_nothing_changed)
@@ -55,6 +57,59 @@ START_TEST(test_account_ignores_closed_fds)
 }
 END_TEST
 
+/* The driver's event pool in /dev/shm is the driver's: its FD and its
+ * resident pages are left out, while another /dev/shm file of the same size
+ * is counted, both as an FD and as shared memory. */
+START_TEST(test_account_leaves_out_the_driver_pool_only)
+{
+    const size_t len = 256 * 1024;
+    char pool[96], other[96];
+    uint64_t shm0, shm1, shm2;
+    gpuipc_fds a, b;
+    gpuipc_err e;
+    void *m1, *m2;
+    int f1, f2;
+
+    snprintf(pool, sizeof(pool), GPUIPC_DRIVER_POOL_PREFIX "gpuipc-test.%d", (int)getpid());
+    snprintf(other, sizeof(other), "/dev/shm/gpuipc-test.%d", (int)getpid());
+    if (gpuipc_proc_shmem(&shm0) < 0)
+        return; /* no RssShmem on this kernel: nothing to compare */
+    ck_assert_int_eq(gpuipc_account_snapshot(&a, &e), 0);
+    f1 = open(pool, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ck_assert_int_ge(f1, 0);
+    unlink(pool);
+    ck_assert_int_eq(ftruncate(f1, (off_t)len), 0);
+    m1 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f1, 0);
+    ck_assert_ptr_ne(m1, MAP_FAILED);
+    memset(m1, 1, len);
+    ck_assert_int_eq(gpuipc_account_snapshot(&b, &e), 0);
+    ck_assert_uint_eq(gpuipc_account_leaks(&a, &b, &e), 0);
+    ck_assert_int_eq(gpuipc_proc_shmem(&shm1), 0);
+    ck_assert_msg(shm1 < shm0 + len / 2, "the pool's pages were counted: %llu -> %llu",
+                  (unsigned long long)shm0, (unsigned long long)shm1);
+    gpuipc_account_free(&b);
+    /* The same, under another name, is this process's. */
+    f2 = open(other, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ck_assert_int_ge(f2, 0);
+    unlink(other);
+    ck_assert_int_eq(ftruncate(f2, (off_t)len), 0);
+    m2 = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f2, 0);
+    ck_assert_ptr_ne(m2, MAP_FAILED);
+    memset(m2, 1, len);
+    ck_assert_int_eq(gpuipc_account_snapshot(&b, &e), 0);
+    ck_assert_uint_eq(gpuipc_account_leaks(&a, &b, &e), 1);
+    ck_assert_int_eq(gpuipc_proc_shmem(&shm2), 0);
+    ck_assert_msg(shm2 >= shm1 + len, "another /dev/shm file was not counted: %llu -> %llu",
+                  (unsigned long long)shm1, (unsigned long long)shm2);
+    munmap(m1, len);
+    munmap(m2, len);
+    close(f1);
+    close(f2);
+    gpuipc_account_free(&a);
+    gpuipc_account_free(&b);
+}
+END_TEST
+
 Suite *account_suite(void)
 {
     Suite *s = suite_create("account");
@@ -63,6 +118,7 @@ Suite *account_suite(void)
     tcase_add_test(tc, test_account_sees_no_leak_when_nothing_changed);
     tcase_add_test(tc, test_account_names_a_leaked_fd);
     tcase_add_test(tc, test_account_ignores_closed_fds);
+    tcase_add_test(tc, test_account_leaves_out_the_driver_pool_only);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -54,10 +54,11 @@ static const struct {
     {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
                        "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
                        "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe, "
-                       "offer-size or not-dumpable"},
+                       "offer-size, not-dumpable or early-event"},
     {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order, leak-fd, "
                             "read-nothing, read-partial, flip-one, flip-last, flip-past-4g, "
-                            "offer-memfd, offer-pipe, offer-size or not-dumpable after the role"},
+                            "offer-memfd, offer-pipe, offer-size, not-dumpable or early-event "
+                            "after the role"},
     {NULL, "consumer:offer-pipe", "offer-pipe is the producer's (only it makes offers)"},
 };
 

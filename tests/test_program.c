@@ -115,7 +115,7 @@ static const struct {
     {"--timeout", "-3", "--timeout: '-3' is not a duration"},
     {"--only", "nosuch", "--only: unknown mechanism 'nosuch' (known: vmm, vmm-pidfd, "
                          "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
-                         "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, fabric, "
+                         "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, ipc-event, fabric, "
                          "memfd, memfd-chunks, memfd-pidfd)"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
     {"--json", NULL, "--json: only with --list"},

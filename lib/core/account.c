@@ -48,6 +48,19 @@ int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err)
         v = strtol(de->d_name, &end, 10);
         if (*end != '\0' || v == self)
             continue;
+        {
+            char path[64], target[256];
+            ssize_t len;
+
+            /* The driver's event pool is the driver's (core/proc.h). */
+            snprintf(path, sizeof(path), "/proc/self/fd/%ld", v);
+            len = readlink(path, target, sizeof(target) - 1);
+            if (len > 0) {
+                target[len] = '\0';
+                if (gpuipc_proc_is_driver_pool(target))
+                    continue;
+            }
+        }
         if (s->n == cap) {
             int *bigger = realloc(s->fd, 2 * cap * sizeof(int));
 

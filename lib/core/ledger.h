@@ -20,7 +20,7 @@ enum gpuipc_ledger_kind {
     GPUIPC_LEDGER_IPC,        /* cuIpcOpenMemHandle / cuIpcCloseMemHandle */
     GPUIPC_LEDGER_POOL,       /* cuMemPoolCreate, cuMemPoolImportFromShareableHandle /
                                * cuMemPoolDestroy */
-    GPUIPC_LEDGER_EVENT,      /* cuEventCreate / cuEventDestroy */
+    GPUIPC_LEDGER_EVENT,      /* cuEventCreate, cuIpcOpenEventHandle / cuEventDestroy */
     GPUIPC_LEDGER_CONTEXT,    /* cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease */
     GPUIPC_LEDGER_KINDS
 };

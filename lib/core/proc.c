@@ -87,9 +87,48 @@ static uint64_t read_kib(const char *path, const char *key)
     return bytes;
 }
 
+int gpuipc_proc_is_driver_pool(const char *path)
+{
+    return strncmp(path, GPUIPC_DRIVER_POOL_PREFIX, strlen(GPUIPC_DRIVER_POOL_PREFIX)) == 0;
+}
+
+/* The resident bytes of the mappings of the driver's event pool. */
+static uint64_t driver_pool_rss(void)
+{
+    FILE *f = fopen("/proc/self/smaps", "re");
+    unsigned long long kib;
+    uint64_t total = 0;
+    int in_pool = 0;
+    char line[512];
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *path;
+
+        /* A mapping's first line: "start-end perms offset dev inode [path]". */
+        if (line[0] != ' ' && strchr(line, '-') != NULL && strchr(line, '-') < strchr(line, ' ')) {
+            path = strchr(line, '/');
+            in_pool = path != NULL && gpuipc_proc_is_driver_pool(path);
+            continue;
+        }
+        if (in_pool && sscanf(line, "Rss: %llu kB", &kib) == 1)
+            total += (uint64_t)kib * 1024;
+    }
+    fclose(f);
+    return total;
+}
+
 int gpuipc_proc_shmem(uint64_t *bytes)
 {
-    return read_kib_line("/proc/self/status", "RssShmem:", bytes);
+    uint64_t pool;
+    int rc = read_kib_line("/proc/self/status", "RssShmem:", bytes);
+
+    if (rc == 0) {
+        pool = driver_pool_rss();
+        *bytes = pool < *bytes ? *bytes - pool : 0;
+    }
+    return rc;
 }
 
 int gpuipc_proc_parse_ns(const char *link, const char *type, uint64_t *inode)

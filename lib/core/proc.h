@@ -25,8 +25,19 @@ uint64_t gpuipc_proc_mem_available(void);
  * 0 if it cannot be read. */
 uint64_t gpuipc_proc_hwm(void);
 
+/* The CUDA driver's pool for interprocess events: a file it creates in
+ * /dev/shm for a process that exports one, and maps (and keeps open) for
+ * the life of every process that uses one, whatever events come and go.
+ * The accounting leaves it out, as it leaves out the context's own
+ * resources; an event that is not destroyed is still in the ledger. */
+#define GPUIPC_DRIVER_POOL_PREFIX "/dev/shm/cuda.shm."
+
+/* Whether path (an FD's or a mapping's target) is the driver's event pool. */
+int gpuipc_proc_is_driver_pool(const char *path);
+
 /* This process's shared memory that is resident (RssShmem of
- * /proc/self/status: memfd, tmpfs and System V pages mapped here), in bytes,
+ * /proc/self/status: memfd, tmpfs and System V pages mapped here), less the
+ * driver's event pool (its mappings' Rss in /proc/self/smaps), in bytes,
  * into *bytes. Returns 0, or -ENOENT where the kernel does not report it. */
 int gpuipc_proc_shmem(uint64_t *bytes);
 

@@ -89,6 +89,7 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED = 107,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
     CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES = 119,
+    CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED = 125,
     CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED = 128,
     CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132,
     CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134,
@@ -102,7 +103,9 @@ typedef enum CUipcMem_flags_enum {
 
 /* cuEventCreate's flags. */
 typedef enum CUevent_flags_enum {
-    CU_EVENT_DEFAULT = 0x0
+    CU_EVENT_DEFAULT = 0x0,
+    CU_EVENT_DISABLE_TIMING = 0x2,
+    CU_EVENT_INTERPROCESS = 0x4 /* needs CU_EVENT_DISABLE_TIMING too */
 } CUevent_flags;
 
 /* cuGetProcAddress's flags, and what it reports having found. */
@@ -163,6 +166,11 @@ typedef struct CUuuid_st {
 typedef struct CUipcMemHandle_st {
     char reserved[CU_IPC_HANDLE_SIZE];
 } CUipcMemHandle;
+
+/* A legacy IPC event handle (cuIpcGetEventHandle): opaque bytes as well. */
+typedef struct CUipcEventHandle_st {
+    char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcEventHandle;
 
 /* What cuMemExportToShareableHandle writes for CU_MEM_HANDLE_TYPE_FABRIC. */
 typedef struct CUmemFabricHandle_st {

@@ -188,6 +188,16 @@ static CUresult CUDAAPI t_cuEventCreate(CUevent *ev, unsigned flags)
     return rc;
 }
 
+/* An opened IPC event is this process's to destroy, like one it created. */
+static CUresult CUDAAPI t_cuIpcOpenEventHandle(CUevent *ev, CUipcEventHandle h)
+{
+    CUresult rc = real.cuIpcOpenEventHandle(ev, h);
+
+    if (rc == CUDA_SUCCESS)
+        gpuipc_ledger_add(GPUIPC_LEDGER_EVENT, (uint64_t)(uintptr_t)*ev, 0);
+    return rc;
+}
+
 static CUresult CUDAAPI t_cuEventDestroy(CUevent ev)
 {
     CUresult rc = real.cuEventDestroy(ev);
@@ -237,6 +247,7 @@ void gpuipc_cutrack_install(gpuipc_cudrv *cu)
     SWAP(cuIpcOpenMemHandle);
     SWAP(cuIpcCloseMemHandle);
     SWAP(cuEventCreate);
+    SWAP(cuIpcOpenEventHandle);
     SWAP(cuEventDestroy);
     SWAP(cuDevicePrimaryCtxRetain);
     SWAP(cuDevicePrimaryCtxRelease);

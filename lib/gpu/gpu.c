@@ -11,6 +11,7 @@
 #include "gpu/kernels.h"
 #include "gpu/nvml.h"
 #include "session/pattern.h"
+#include "core/clock.h"
 #include "core/units.h"
 
 /* Devices open in this process, for gpuipc_gpu_process_bytes(). */
@@ -72,15 +73,20 @@ int gpuipc_gpu_count(int *count, gpuipc_err *err)
 }
 
 /* Launches fill (verify: 0) or verify (1) over nwords at dptr with blocks
- * (0: the device's grid), waits, and reads the result words into r. */
-static int run_kernel(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nwords,
-                      uint64_t first, uint64_t seed, unsigned blocks,
-                      uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
+ * (0: the device's grid), after the event after (if not NULL) on the GPU
+ * side only, waits, and reads the result words into r. */
+static int run_kernel_after(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nwords,
+                            uint64_t first, uint64_t seed, unsigned blocks, CUevent after,
+                            uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
 {
     uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
     CUresult rc;
 
+    /* The result words are reset before the wait, so that the host waits
+     * for nothing but its own kernel at the end. */
     GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, gpu->result, fresh, sizeof(fresh));
+    if (after != NULL)
+        GPUIPC_CU_GOTO(rc, err, out, cuStreamWaitEvent, NULL, after, 0);
     rc = verify ? gpuipc_kernels_verify(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
                                         blocks, err)
                 : gpuipc_kernels_fill(&gpu->kernels, dptr, nwords, first, seed, gpu->result,
@@ -89,6 +95,76 @@ static int run_kernel(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nw
         goto out;
     GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
     GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, r, gpu->result, sizeof(fresh));
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int run_kernel(gpuipc_gpu *gpu, int verify, CUdeviceptr dptr, uint64_t nwords,
+                      uint64_t first, uint64_t seed, unsigned blocks,
+                      uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
+{
+    return run_kernel_after(gpu, verify, dptr, nwords, first, seed, blocks, NULL, r, err);
+}
+
+int gpuipc_gpu_fill_async(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t first,
+                          uint64_t seed, unsigned blocks, int reset, gpuipc_err *err)
+{
+    uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
+    CUresult rc = CUDA_SUCCESS;
+
+    if (reset)
+        GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, gpu->result, fresh, sizeof(fresh));
+    if (nwords == 0)
+        goto out; /* the reset alone */
+    rc = gpuipc_kernels_fill(&gpu->kernels, dptr, nwords, first, seed, gpu->result, blocks, err);
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+/* The delay is the verify kernel on one block, reading the memory and
+ * writing only its own result words into the last 32 bytes of it, which
+ * the fill that follows overwrites. */
+static CUresult delay_once(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, gpuipc_err *err)
+{
+    return gpuipc_kernels_verify(&gpu->kernels, dptr, nwords - GPUIPC_KERNELS_RESULT_WORDS, 0, 0,
+                                 dptr + (nwords - GPUIPC_KERNELS_RESULT_WORDS) * 8, 1, err);
+}
+
+int gpuipc_gpu_delay(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t ns,
+                     unsigned *runs, gpuipc_err *err)
+{
+    uint64_t t, took;
+    CUresult rc;
+    unsigned i;
+
+    if (nwords <= 2 * GPUIPC_KERNELS_RESULT_WORDS)
+        return gpuipc_err_set(err, -EINVAL, "delay: %llu words are too few",
+                              (unsigned long long)nwords);
+    /* One, timed, to know how many make ns. */
+    t = gpuipc_clock_ns();
+    if ((rc = delay_once(gpu, dptr, nwords, err)) != CUDA_SUCCESS)
+        goto out;
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    took = gpuipc_clock_ns() - t;
+    *runs = (unsigned)(ns / (took ? took : 1)) + 1;
+    if (*runs > 4096)
+        *runs = 4096;
+    for (i = 0; i < *runs; i++)
+        if ((rc = delay_once(gpu, dptr, nwords, err)) != CUDA_SUCCESS)
+            goto out;
+out:
+    return gpuipc_cudrv_errno(rc);
+}
+
+int gpuipc_gpu_fill_result(gpuipc_gpu *gpu, gpuipc_written *wrote, gpuipc_err *err)
+{
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
+    CUresult rc;
+
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, r, gpu->result, sizeof(r));
+    wrote->words = r[GPUIPC_KERNELS_WORDS];
+    wrote->digest = r[GPUIPC_KERNELS_DIGEST];
 out:
     return gpuipc_cudrv_errno(rc);
 }
@@ -522,15 +598,16 @@ static int gpu_fill(const gpuipc_view *v, uint64_t seed, gpuipc_written *wrote, 
     return 0;
 }
 
-static int gpu_verify(const gpuipc_view *v, uint64_t seed, gpuipc_check *check,
-                      gpuipc_err *err)
+int gpuipc_gpu_verify_after(const gpuipc_view *v, CUevent after, uint64_t seed,
+                            gpuipc_check *check, gpuipc_err *err)
 {
     uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
     CUresult rc;
     int ret;
 
     memset(check, 0, sizeof(*check));
-    if ((ret = run_kernel(v->ctx, 1, v->dev, v->size / 8, v->first_word, seed, 0, r, err)) < 0)
+    if ((ret = run_kernel_after(v->ctx, 1, v->dev, v->size / 8, v->first_word, seed, 0, after, r,
+                                err)) < 0)
         return ret;
     check->words = r[GPUIPC_KERNELS_WORDS];
     check->digest = r[GPUIPC_KERNELS_DIGEST];
@@ -553,6 +630,12 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
+static int gpu_verify(const gpuipc_view *v, uint64_t seed, gpuipc_check *check,
+                      gpuipc_err *err)
+{
+    return gpuipc_gpu_verify_after(v, NULL, seed, check, err);
+}
+
 static int gpu_poke(const gpuipc_view *v, uint64_t index, uint64_t value, gpuipc_err *err)
 {
     CUresult rc;
@@ -569,7 +652,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static const gpuipc_view_ops gpu_view_ops = {
+const gpuipc_view_ops gpuipc_gpu_view_ops = {
     .fill = gpu_fill,
     .verify = gpu_verify,
     .poke = gpu_poke,
@@ -579,7 +662,7 @@ void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t 
                      gpuipc_view *view)
 {
     memset(view, 0, sizeof(*view));
-    view->ops = &gpu_view_ops;
+    view->ops = &gpuipc_gpu_view_ops;
     view->dev = dptr;
     view->size = size;
     view->first_word = first_word;

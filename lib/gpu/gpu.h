@@ -94,6 +94,34 @@ CUresult gpuipc_gpu_mem_info(const gpuipc_gpu *gpu, uint64_t *free_bytes, uint64
 /* Waits for all work in the context. Returns the CUresult, recorded in err. */
 CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err);
 
+/* The view operations of device memory (GPU kernels), for a mechanism that
+ * wraps some of them. */
+extern const gpuipc_view_ops gpuipc_gpu_view_ops;
+
+/* Launches the fill kernel over nwords at dptr (blocks: 0 for the device's
+ * grid) without waiting for it; with reset, its count and digest start from
+ * zero (a wait for earlier work), else they add to the last fill's; with
+ * nwords 0, only the reset. Returns 0 or a negative errno. */
+int gpuipc_gpu_fill_async(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t first,
+                          uint64_t seed, unsigned blocks, int reset, gpuipc_err *err);
+
+/* Keeps the GPU busy for about ns after the work launched so far, with
+ * kernels that read the nwords at dptr and write only into its last 32
+ * bytes (a fill after them must cover those): it times one, waits for it,
+ * then launches as many more as make ns (*runs, at most 4096) without
+ * waiting. For a test hook that needs a slow stream. */
+int gpuipc_gpu_delay(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t ns,
+                     unsigned *runs, gpuipc_err *err);
+
+/* Waits for the fills launched since the last reset and reads what they
+ * counted and summed into *wrote. */
+int gpuipc_gpu_fill_result(gpuipc_gpu *gpu, gpuipc_written *wrote, gpuipc_err *err);
+
+/* The verify of view v, launched after the event after on the GPU side
+ * (cuStreamWaitEvent, no host wait), or at once if after is NULL. */
+int gpuipc_gpu_verify_after(const gpuipc_view *v, CUevent after, uint64_t seed,
+                            gpuipc_check *check, gpuipc_err *err);
+
 /* Describes size bytes of device memory at dptr, whose first word has
  * pattern index first_word, as a view the roles fill and verify with the
  * GPU kernels. */

@@ -15,11 +15,11 @@ static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
 static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
     "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
     "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
-    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable"};
+    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable", "early-event"};
 #define NSABOTAGES GPUIPC_SABOTAGE_COUNT
 #define SABOTAGE_NAMES "wrong-seed, skip-write, leak, chunk-order, leak-fd, read-nothing, " \
                        "read-partial, flip-one, flip-last, flip-past-4g, offer-memfd, "     \
-                       "offer-pipe, offer-size or not-dumpable"
+                       "offer-pipe, offer-size, not-dumpable or early-event"
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -91,7 +91,8 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
                               spec, sabotages[what],
                               what == GPUIPC_SABOTAGE_NOT_DUMPABLE
                                   ? "only its FDs are taken with pidfd_getfd"
-                                  : "only it makes offers");
+                              : what == GPUIPC_SABOTAGE_EARLY_EVENT ? "only it records the event"
+                                                                    : "only it makes offers");
     in->sabotage = what;
     return 0;
 }

@@ -58,6 +58,8 @@ enum gpuipc_sabotage {
     GPUIPC_SABOTAGE_NOT_DUMPABLE, /* the role makes itself not dumpable (PR_SET_DUMPABLE 0)
                                    * before HELLO: pidfd_getfd from it then needs
                                    * CAP_SYS_PTRACE */
+    GPUIPC_SABOTAGE_EARLY_EVENT, /* producer, ipc-event: the event is recorded before a
+                                  * deliberately slow fill instead of after it */
     GPUIPC_SABOTAGE_COUNT
 };
 

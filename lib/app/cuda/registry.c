@@ -22,6 +22,7 @@
     X(vmm_readonly_fault)   /* mech/cuda/vmm_ro_fault.c */                                \
     X(legacy_ipc)           /* mech/cuda/legacy_ipc.c */                                  \
     X(mempool_ipc)          /* mech/cuda/mempool_ipc.c */                                 \
+    X(ipc_event)            /* mech/cuda/ipc_event.c */                                   \
     X(fabric)               /* mech/cuda/fabric.c */                                      \
     X(memfd)                /* mech/memfd.c, no GPU */                                    \
     X(memfd_chunks)         /* mech/memfd_chunks.c, no GPU */                             \

@@ -22,6 +22,7 @@
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "core/step.h"
+#include "mech/cuda/legacy_ipc.h"
 #include "mech/cuda/vmm.h"
 
 #define NAME "legacy-ipc"
@@ -61,7 +62,7 @@ static void show_vmm_refusal(gpuipc_env *env)
     gpuipc_vmm_release(env, &vmm, NULL);
 }
 
-static int legacy_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_legacy_probe(gpuipc_env *env, gpuipc_err *why)
 {
     int uva = 0, rc;
 
@@ -81,7 +82,7 @@ static int legacy_probe(gpuipc_env *env, gpuipc_err *why)
     return 0;
 }
 
-static int legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     legacy_priv *priv = calloc(1, sizeof(*priv));
     CUresult rc;
@@ -99,7 +100,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int legacy_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+int gpuipc_legacy_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
     legacy_priv *priv = buf->priv;
@@ -119,8 +120,8 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
-                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_legacy_open(gpuipc_env *env, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
+                       gpuipc_err *err)
 {
     legacy_priv *priv;
     CUipcMemHandle h;
@@ -128,10 +129,7 @@ static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     CUresult rc;
     int ret;
 
-    (void)fds;
     memset(buf, 0, sizeof(*buf));
-    if (gpuipc_mech_offer_shape(NAME, offer, nfds, 0, sizeof(h.reserved), err) < 0)
-        return -EPROTO;
     if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
         return -EPROTO;
     priv = calloc(1, sizeof(*priv));
@@ -159,7 +157,17 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int legacy_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
+{
+    (void)fds;
+    memset(buf, 0, sizeof(*buf));
+    if (gpuipc_mech_offer_shape(NAME, offer, nfds, 0, GPUIPC_LEGACY_HANDLE_LEN, err) < 0)
+        return -EPROTO;
+    return gpuipc_legacy_open(env, offer, buf, err);
+}
+
+int gpuipc_legacy_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 {
     legacy_priv *priv = buf->priv;
     CUresult first = CUDA_SUCCESS;
@@ -182,9 +190,9 @@ const gpuipc_mech gpuipc_mech_legacy_ipc = {
     .summary = "cuMemAlloc memory; cuIpcGetMemHandle sent in-band; cuIpcOpenMemHandle",
     .needs_cuda = 1,
     .by_default = 1,
-    .probe = legacy_probe,
-    .alloc = legacy_alloc,
-    .export = legacy_export,
+    .probe = gpuipc_legacy_probe,
+    .alloc = gpuipc_legacy_alloc,
+    .export = gpuipc_legacy_export,
     .import = legacy_import,
-    .release = legacy_release,
+    .release = gpuipc_legacy_release,
 };
