@@ -148,6 +148,41 @@ START_TEST(test_gpu_pairs_pass_or_need_two_gpus)
     out_has_row("vmm 0->1", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     out_has_row("vmm 1->0", "PASS   64 MiB     0/8388608 bad          0/8388608 bad");
     OUT_HAS("read and written by this process's GPU over the peer path");
+    OUT_HAS("across the link, GPU 1 read ");
+    OUT_HAS("; link: ");
+}
+END_TEST
+
+/* --min-gbps: no link moves 100000 GB/s, so every pair fails, named, with
+ * the link's cause; with one GPU, --pairs is a usage error as above. */
+START_TEST(test_gpu_min_gbps_fails_a_slow_pair)
+{
+    const char *args[] = {"--pairs", "all", "--min-gbps", "100000", NULL};
+
+    spawn(args, NULL, 120, NULL);
+    if (th_exited(&run, 2)) {
+        OUT_HAS("--pairs: this machine has 1 GPU; pairs need two or more");
+        return;
+    }
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    out_has_row("vmm 0->1", "FAIL");
+    OUT_HAS("GPU pair 0->1: ");
+    OUT_HAS("below --min-gbps 100000");
+    OUT_HAS("cause: the link between the two GPUs moves less than --min-gbps 100000");
+}
+END_TEST
+
+/* --list names each GPU's modes as NVML reports them. */
+START_TEST(test_gpu_list_names_the_modes)
+{
+    const char *args[] = {"--list", NULL};
+
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("modes (NVML)");
+    OUT_HAS("MIG o");
+    OUT_HAS(", confidential computing o");
+    OUT_HAS(", GPU fabric ");
 }
 END_TEST
 
@@ -833,6 +868,8 @@ int main(void)
     tcase_add_test(tc, test_gpu_destructive_fault_is_the_expected_outcome);
     tcase_add_loop_test(tc, test_gpu_destructive_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
+    tcase_add_test(tc, test_gpu_min_gbps_fails_a_slow_pair);
+    tcase_add_test(tc, test_gpu_list_names_the_modes);
     tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
     tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);
     tcase_add_test(tc, test_gpu_chunks_under_a_low_fd_limit_fail_cleanly);

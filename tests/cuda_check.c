@@ -89,7 +89,8 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
     X(CUstream) X(CUevent) X(CUmemoryPool) X(CUmemGenericAllocationHandle)
 
 #define CHK_ENUMS(X)                                                                       \
-    X(CUresult) X(CUdevice_attribute) X(CUipcMem_flags) X(CUevent_flags)                    \
+    X(CUresult) X(CUdevice_attribute) X(CUdevice_P2PAttribute) X(CUipcMem_flags)          \
+    X(CUevent_flags)                                                                       \
     X(CUdriverProcAddress_flags) X(CUdriverProcAddressQueryResult)                          \
     X(CUmemAllocationHandleType) X(CUmemAccess_flags) X(CUmemLocationType)                  \
     X(CUmemAllocationType) X(CUmemAllocationGranularity_flags) X(CUmemAllocationCompType)
@@ -123,6 +124,8 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
     X(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) X(CU_EVENT_DEFAULT)                               \
     X(CU_EVENT_DISABLE_TIMING) X(CU_EVENT_INTERPROCESS)                                     \
     X(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED)                                              \
+    X(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK) X(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED) \
+    X(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED)                                      \
     X(CU_GET_PROC_ADDRESS_DEFAULT) X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)                  \
     X(CU_MEM_HANDLE_TYPE_NONE) X(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)                  \
     X(CU_MEM_HANDLE_TYPE_FABRIC) X(CU_MEM_ACCESS_FLAGS_PROT_READ)                           \
@@ -233,6 +236,12 @@ CHK_CONSTANTS(CHK_TK_CONSTANT)
 #define CU_EVENT_DISABLE_TIMING chk_CU_EVENT_DISABLE_TIMING
 #define CU_EVENT_INTERPROCESS chk_CU_EVENT_INTERPROCESS
 #define CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED chk_CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
+#define CUdevice_P2PAttribute_enum chk_CUdevice_P2PAttribute_enum
+#define CUdevice_P2PAttribute chk_CUdevice_P2PAttribute
+#define CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK chk_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+#define CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED chk_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+#define CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED \
+    chk_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
 #define CUdriverProcAddress_flags_enum chk_CUdriverProcAddress_flags_enum
 #define CUdriverProcAddress_flags chk_CUdriverProcAddress_flags
 #define CU_GET_PROC_ADDRESS_DEFAULT chk_CU_GET_PROC_ADDRESS_DEFAULT

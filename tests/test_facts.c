@@ -80,7 +80,8 @@ static void base_facts(gpuipc_facts *p, gpuipc_facts *k)
 }
 
 enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 16,
-       SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256, OTHER_USERNS = 512 };
+       SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256, OTHER_USERNS = 512,
+       MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096 };
 
 static const struct {
     const char *mech, *reason;
@@ -112,6 +113,16 @@ static const struct {
     {"vmm-offset", "probe: unsupported by driver 580.159.04 (CUDA 13.0): cuMemMap with offset "
      "2 MiB into an imported handle returns CUDA_ERROR_NOT_SUPPORTED", 0, 0,
      "cause: this driver maps only whole imported allocations"},
+    /* The GPU's modes, from NVML, and a link slower than --min-gbps. */
+    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_VALUE (x.c:1)", 0,
+     MIG_ON, "cause: the producer's GPU is in MIG mode"},
+    {"vmm", "consumer import: cuMemImportFromShareableHandle: CUDA_ERROR_NOT_SUPPORTED", 0,
+     CC_ON, "cause: confidential computing is on"},
+    {"memfd", "consumer import: mmap: Cannot allocate memory", 0, MIG_ON | CC_ON, NULL},
+    {"vmm 0->1", "GPU pair 0->1: read 12.5 GB/s across the link, below --min-gbps 100", 0,
+     MIN_GBPS, "cause: the link between the two GPUs moves less than --min-gbps 100"},
+    {"vmm 0->1", "GPU pair 0->1: read 12.5 GB/s across the link, below --min-gbps 100", 0, 0,
+     NULL},
     /* What the facts do not explain is left as the reason says it. */
     {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
      OTHER_PIDNS, NULL},
@@ -151,6 +162,9 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         k.ns[GPUIPC_NS_USER]++;
     if (ch & NO_PTRACE_CAP)
         k.cap_eff &= ~(1ull << GPUIPC_CAP_SYS_PTRACE);
+    c.mig = (ch & MIG_ON) != 0;
+    c.cc = (ch & CC_ON) != 0;
+    c.min_gbps = (ch & MIN_GBPS) ? 100 : 0;
     fired = gpuipc_diagnose(&c, out, sizeof(out));
     if (diag_cases[_i].says == NULL) {
         ck_assert_msg(!fired && out[0] == '\0', "case %d: a rule fired: %s", _i, out);

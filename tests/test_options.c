@@ -72,6 +72,19 @@ START_TEST(test_options_bench_and_json_file)
 }
 END_TEST
 
+START_TEST(test_options_min_gbps_with_pairs)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+    char *a[] = {"gpuipc_test", "--pairs", "all", "--min-gbps", "12.5", NULL};
+
+    ck_assert_int_eq(gpuipc_options_parse(&o, 5, a, &e), 0);
+    ck_assert_double_eq(o.min_gbps, 12.5);
+    ck_assert_int_eq(parse(&o, &e, "--pairs=0:1", NULL), 0);
+    ck_assert_double_eq(o.min_gbps, 0); /* none by default */
+}
+END_TEST
+
 START_TEST(test_options_short_flags)
 {
     gpuipc_options o;
@@ -111,6 +124,13 @@ static const struct {
     {"--bench", "--list", "--bench: does not combine with --list"},
     {"--bench", "--json=", "--json: the file name is empty"},
     {"--chunks", "4097x", "--chunks: '4097x' is not a chunk count from 1 to 65536"},
+    {"--min-gbps", "100", "--min-gbps: only with --pairs"},
+    {"--min-gbps", "fast", "--min-gbps: 'fast' is not a speed in GB/s"},
+    {"--min-gbps", "0", "--min-gbps: '0' is not a speed in GB/s"},
+    {"--min-gbps", "-5", "--min-gbps: '-5' is not a speed in GB/s"},
+    {"--min-gbps", "nan", "--min-gbps: 'nan' is not a speed in GB/s"},
+    {"--min-gbps", "1e7", "--min-gbps: '1e7' is not a speed in GB/s"},
+    {"--min-gbps", "12GB", "--min-gbps: '12GB' is not a speed in GB/s"},
 };
 
 START_TEST(test_options_rejects_bad_input)
@@ -286,6 +306,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_rejects_bad_mechanism_lists);
     tcase_add_test(tc, test_options_registry_rules);
     tcase_add_test(tc, test_options_pairs_expand_all_and_lists);
+    tcase_add_test(tc, test_options_min_gbps_with_pairs);
     tcase_add_loop_test(tc, test_options_pairs_refuse_bad_lists, 0,
                         (int)(sizeof(bad_pairs) / sizeof(bad_pairs[0])));
     suite_add_tcase(s, tc);

@@ -258,7 +258,7 @@ START_TEST(test_program_version)
 
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("gpuipc_test 0.1.0 (protocol 5");
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 6");
 }
 END_TEST
 

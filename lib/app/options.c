@@ -20,6 +20,7 @@ enum {
     OPT_CHUNKS,
     OPT_JSON,
     OPT_PAIRS,
+    OPT_MIN_GBPS,
     OPT_DESTRUCTIVE,
     OPT_SERVE,
     OPT_CONNECT,
@@ -42,6 +43,7 @@ static const struct option longopts[] = {
     {"bench", no_argument, NULL, OPT_BENCH},
     {"iters", required_argument, NULL, OPT_ITERS},
     {"pairs", required_argument, NULL, OPT_PAIRS},
+    {"min-gbps", required_argument, NULL, OPT_MIN_GBPS},
     {"destructive", no_argument, NULL, OPT_DESTRUCTIVE},
     {"serve", required_argument, NULL, OPT_SERVE},
     {"connect", required_argument, NULL, OPT_CONNECT},
@@ -98,6 +100,22 @@ static int parse_number(const char *name, const char *what, const char *text, lo
     return 0;
 }
 
+/* --min-gbps: a positive number of GB/s (10^9 bytes a second). */
+static int parse_gbps(const char *text, double *out, gpuipc_err *err)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !(v > 0) || v > GPUIPC_MIN_GBPS_MAX)
+        return gpuipc_err_set(err, -EINVAL, "--min-gbps: '%.40s' is not a speed in GB/s "
+                              "(a number above 0 and at most %.0f, such as 100 or 12.5)", text,
+                              GPUIPC_MIN_GBPS_MAX);
+    *out = v;
+    return 0;
+}
+
 /* A socket path for --serve or --connect: a file path, or @name for the
  * abstract namespace, short enough for sun_path. */
 static int check_socket_path(const char *name, const char *path, gpuipc_err *err)
@@ -119,6 +137,7 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
     const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
                     : o->bench ? "--bench" : o->iters_set ? "--iters"
                     : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
+                    : o->min_gbps > 0 ? "--min-gbps"
                     : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
                     : o->device != 0 ? "--device" : NULL;
 
@@ -160,6 +179,9 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
         return gpuipc_err_set(err, -EINVAL, "--allow-uid: only with --serve or --connect");
     if (o->connect != NULL)
         return check_connect(o, err);
+    if (o->min_gbps > 0 && o->pairs == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--min-gbps: only with --pairs (it judges the link "
+                              "between two GPUs)");
     if (o->fault_matrix && (o->list || o->repeat != 1 || o->destructive || o->pairs))
         return gpuipc_err_set(err, -EINVAL, "--fault-matrix: does not combine with %s",
                               o->list ? "--list" : o->repeat != 1 ? "--repeat"
@@ -240,6 +262,10 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_PAIRS:
             o->pairs = optarg;
+            break;
+        case OPT_MIN_GBPS:
+            if ((rc = parse_gbps(optarg, &o->min_gbps, err)) < 0)
+                return rc;
             break;
         case OPT_DESTRUCTIVE:
             o->destructive = 1;

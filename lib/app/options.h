@@ -13,6 +13,7 @@
 #define GPUIPC_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
 #define GPUIPC_DEFAULT_ITERS 20
 #define GPUIPC_ITERS_MAX 1000 /* GPUIPC_BENCH_ITERS_MAX */
+#define GPUIPC_MIN_GBPS_MAX 1e6 /* --min-gbps: a petabyte a second is no link's speed */
 
 typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
@@ -21,6 +22,7 @@ typedef struct gpuipc_options {
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
     const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
+    double min_gbps;     /* --min-gbps: the slowest read or write a pair may show; 0: none */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */

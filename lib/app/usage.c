@@ -72,6 +72,9 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
              "on GPU b, for 'all' ordered pairs or a list such as 0:1,1:0 (needs two or more "
              "GPUs)", ref);
     wrap(out, "  --pairs LIST   ", text, OPTION_INDENT);
+    wrap(out, "  --min-gbps N   ", "with --pairs: fail a pair whose consumer reads or writes "
+         "across the link at less than N GB/s (10^9 bytes a second); the summary names each "
+         "pair's link (NVLink or PCIe, from NVML) and its GB/s either way", OPTION_INDENT);
     snprintf(text, sizeof(text), "also run %s: a kernel store into a read-only mapping must "
              "fault; it runs in a sacrificial consumer of its own, whose CUDA context the fault "
              "ruins", destructive);

@@ -24,6 +24,10 @@ typedef CUresult (CUDAAPI *PFN_cuDeviceGetAttribute_v2000)(int *pi, CUdevice_att
                                                            CUdevice dev);
 typedef CUresult (CUDAAPI *PFN_cuDeviceCanAccessPeer_v4000)(int *canAccessPeer, CUdevice dev,
                                                             CUdevice peerDev);
+typedef CUresult (CUDAAPI *PFN_cuDeviceGetP2PAttribute_v8000)(int *value,
+                                                              CUdevice_P2PAttribute attrib,
+                                                              CUdevice srcDevice,
+                                                              CUdevice dstDevice);
 
 /* Contexts. */
 typedef CUresult (CUDAAPI *PFN_cuDevicePrimaryCtxRetain_v7000)(CUcontext *pctx, CUdevice dev);

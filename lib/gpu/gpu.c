@@ -710,3 +710,31 @@ int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, in
                               mapped, (unsigned long long)size);
     return 0;
 }
+
+void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len)
+{
+    uint8_t ua[GPUIPC_UUID_LEN], ub[GPUIPC_UUID_LEN];
+    int access = -1, atomics = -1, rank = -1;
+    CUdevice da, db;
+    gpuipc_err why;
+    size_t used;
+
+    buf[0] = '\0';
+    if (gpuipc_gpu_uuid_of(a, ua, &why) < 0 || gpuipc_gpu_uuid_of(b, ub, &why) < 0) {
+        snprintf(buf, len, "not known: %.300s", why.msg);
+        return;
+    }
+    if (gpuipc_nvml_link(ua, ub, buf, len, &why) < 0)
+        snprintf(buf, len, "NVML cannot say (%.300s)", why.msg);
+    used = strlen(buf);
+    if (gpuipc_cu.cuDeviceGet(&da, a) != CUDA_SUCCESS ||
+        gpuipc_cu.cuDeviceGet(&db, b) != CUDA_SUCCESS || used >= len)
+        return;
+    gpuipc_cu.cuDeviceGetP2PAttribute(&access, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, da, db);
+    gpuipc_cu.cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+                                      da, db);
+    gpuipc_cu.cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, da, db);
+    snprintf(buf + used, len - used, "; the driver: peer access %s, native atomics %s, "
+             "performance rank %d", access < 0 ? "?" : access ? "yes" : "no",
+             atomics < 0 ? "?" : atomics ? "yes" : "no", rank);
+}

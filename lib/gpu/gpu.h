@@ -148,4 +148,10 @@ void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuip
 int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, int strict,
                             gpuipc_err *err);
 
+/* Describes the link from GPU a to GPU b (ordinals) into buf: NVML's view
+ * (NVLink and its version and active links, or PCIe and the topology
+ * between them) and the driver's P2P attributes (peer access, native
+ * atomics, performance rank). Says why where a part is not known. */
+void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len);
+
 #endif

@@ -1,11 +1,21 @@
-/* nvml.c: per-process GPU memory from NVML, loaded with dlopen().
+/* nvml.c: what the driver's management library says, loaded with dlopen():
+ * per-process GPU memory (the leak check's second opinion), a GPU's modes
+ * (MIG, confidential computing, the GPU fabric) and the link between two
+ * GPUs (NVLink or PCIe).
  *
  * The project declares the few NVML types and calls it uses, from NVML's
  * documented API (the driver ships libnvidia-ml.so.1, but no toolkit ships
  * nvml.h everywhere): nvmlInit_v2, nvmlDeviceGetCount_v2,
  * nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetComputeRunningProcesses_v3
- * (or _v2, the same layout) and nvmlErrorString. NVML stays loaded and
- * started until the process exits, like the CUDA driver. */
+ * (or _v2, the same layout) and nvmlErrorString; and, each optional (an
+ * older driver lacks some, and the fact is then "not reported"):
+ * nvmlDeviceGetHandleByUUID, nvmlDeviceGetMigMode,
+ * nvmlSystemGetConfComputeState, nvmlDeviceGetGpuFabricInfoV (version 2),
+ * nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkVersion,
+ * nvmlDeviceGetP2PStatus, nvmlDeviceGetTopologyCommonAncestor,
+ * nvmlDeviceGetCurrPcieLinkGeneration and nvmlDeviceGetCurrPcieLinkWidth.
+ * NVML stays loaded and started until the process exits, like the CUDA
+ * driver. */
 #include "gpu/nvml.h"
 
 #include <dlfcn.h>
@@ -16,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/proc.h"
+#include "core/units.h"
 
 typedef int nvml_return;
 typedef struct nvml_device_st *nvml_device;
@@ -34,12 +45,46 @@ typedef struct nvml_process {
     unsigned int compute_instance_id;
 } nvml_process;
 
+/* nvmlConfComputeSystemState_t. */
+typedef struct nvml_cc_state {
+    unsigned int environment;
+    unsigned int cc_feature; /* NVML_CC_SYSTEM_FEATURE_ENABLED: 1 */
+    unsigned int dev_tools_mode;
+} nvml_cc_state;
+
+/* nvmlGpuFabricInfo_v2_t, asked for by its version nvmlGpuFabricInfo_v2:
+ * its size, with the version number in the top byte. */
+typedef struct nvml_fabric_info {
+    unsigned int version;
+    unsigned char cluster_uuid[16];
+    nvml_return status;
+    unsigned int clique_id;
+    unsigned char state; /* nvmlGpuFabricState_t */
+    unsigned int health_mask;
+} nvml_fabric_info;
+#define NVML_FABRIC_INFO_V2 ((unsigned int)sizeof(nvml_fabric_info) | (2u << 24))
+
+#define NVML_NVLINK_MAX_LINKS 18
+#define NVML_P2P_CAPS_INDEX_READ 0
+#define NVML_P2P_CAPS_INDEX_NVLINK 2
+#define NVML_P2P_STATUS_OK 0
+
 static struct {
     nvml_return (*init)(void);
     nvml_return (*count)(unsigned int *n);
     nvml_return (*handle)(unsigned int index, nvml_device *dev);
     nvml_return (*processes)(nvml_device dev, unsigned int *n, nvml_process *infos);
     const char *(*error_string)(nvml_return rc);
+    nvml_return (*by_uuid)(const char *uuid, nvml_device *dev);
+    nvml_return (*mig_mode)(nvml_device dev, unsigned int *current, unsigned int *pending);
+    nvml_return (*cc_state)(nvml_cc_state *state);
+    nvml_return (*fabric)(nvml_device dev, nvml_fabric_info *info);
+    nvml_return (*link_state)(nvml_device dev, unsigned int link, int *active);
+    nvml_return (*link_version)(nvml_device dev, unsigned int link, unsigned int *version);
+    nvml_return (*p2p_status)(nvml_device a, nvml_device b, int index, int *status);
+    nvml_return (*ancestor)(nvml_device a, nvml_device b, int *level);
+    nvml_return (*pcie_gen)(nvml_device dev, unsigned int *gen);
+    nvml_return (*pcie_width)(nvml_device dev, unsigned int *width);
     nvml_device dev[MAX_DEVICES];
     unsigned int ndev;
     nvml_process *infos;
@@ -55,21 +100,10 @@ static const char *nvml_error(nvml_return rc)
 
 static int load(gpuipc_err *why)
 {
-    uint64_t ns = 0;
     void *lib;
     unsigned int i;
     nvml_return rc;
-    int ret;
 
-    /* NVML's process lists carry host PIDs: in another PID namespace this
-     * process's own PID would match somebody else's, or nobody's. */
-    if ((ret = gpuipc_proc_pid_ns(&ns, why)) < 0)
-        return gpuipc_err_set(why, -ENOTSUP, "the PID namespace cannot be read (%.200s), so "
-                              "NVML's host PIDs cannot be matched to this process", why->msg);
-    if (ns != GPUIPC_NVML_HOST_PID_NS)
-        return gpuipc_err_set(why, -ENOTSUP, "this process runs in PID namespace pid:[%llu], "
-                              "not the host's: NVML lists processes by host PID, so it cannot "
-                              "tell which memory is this process's", (unsigned long long)ns);
     dlerror();
     lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL)
@@ -82,6 +116,18 @@ static int load(gpuipc_err *why)
     if (nv.processes == NULL)
         *(void **)&nv.processes = dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v2");
     *(void **)&nv.error_string = dlsym(lib, "nvmlErrorString");
+    /* The device facts: each may be missing from an older driver, and is
+     * then reported as not known. */
+    *(void **)&nv.by_uuid = dlsym(lib, "nvmlDeviceGetHandleByUUID");
+    *(void **)&nv.mig_mode = dlsym(lib, "nvmlDeviceGetMigMode");
+    *(void **)&nv.cc_state = dlsym(lib, "nvmlSystemGetConfComputeState");
+    *(void **)&nv.fabric = dlsym(lib, "nvmlDeviceGetGpuFabricInfoV");
+    *(void **)&nv.link_state = dlsym(lib, "nvmlDeviceGetNvLinkState");
+    *(void **)&nv.link_version = dlsym(lib, "nvmlDeviceGetNvLinkVersion");
+    *(void **)&nv.p2p_status = dlsym(lib, "nvmlDeviceGetP2PStatus");
+    *(void **)&nv.ancestor = dlsym(lib, "nvmlDeviceGetTopologyCommonAncestor");
+    *(void **)&nv.pcie_gen = dlsym(lib, "nvmlDeviceGetCurrPcieLinkGeneration");
+    *(void **)&nv.pcie_width = dlsym(lib, "nvmlDeviceGetCurrPcieLinkWidth");
     if (nv.init == NULL || nv.count == NULL || nv.handle == NULL || nv.processes == NULL)
         return gpuipc_err_set(why, -ENOTSUP, "libnvidia-ml.so.1 lacks nvmlInit_v2, "
                               "nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex_v2 or "
@@ -150,6 +196,23 @@ static int ready(gpuipc_err *why)
     return result;
 }
 
+/* NVML's process lists carry host PIDs: in another PID namespace this
+ * process's own PID would match somebody else's, or nobody's. Returns 0 in
+ * the host's PID namespace, or -ENOTSUP with why. */
+static int host_pids(gpuipc_err *why)
+{
+    uint64_t ns = 0;
+
+    if (gpuipc_proc_pid_ns(&ns, why) < 0)
+        return gpuipc_err_set(why, -ENOTSUP, "the PID namespace cannot be read (%.200s), so "
+                              "NVML's host PIDs cannot be matched to this process", why->msg);
+    if (ns != GPUIPC_NVML_HOST_PID_NS)
+        return gpuipc_err_set(why, -ENOTSUP, "this process runs in PID namespace pid:[%llu], "
+                              "not the host's: NVML lists processes by host PID, so it cannot "
+                              "tell which memory is this process's", (unsigned long long)ns);
+    return 0;
+}
+
 int gpuipc_nvml_pid_bytes(pid_t pid, uint64_t *bytes, int *listed, gpuipc_err *why)
 {
     unsigned int d;
@@ -157,7 +220,7 @@ int gpuipc_nvml_pid_bytes(pid_t pid, uint64_t *bytes, int *listed, gpuipc_err *w
     int n, i, rc;
 
     *listed = 0;
-    if ((rc = ready(why)) < 0)
+    if ((rc = host_pids(why)) < 0 || (rc = ready(why)) < 0)
         return rc;
     for (d = 0; d < nv.ndev; d++) {
         if ((n = list_processes(d, why)) < 0)
@@ -185,4 +248,155 @@ int gpuipc_nvml_process_bytes(uint64_t *bytes, gpuipc_err *why)
                               "(%d) on its %u GPU%s", (int)getpid(), nv.ndev,
                               nv.ndev == 1 ? "" : "s");
     return rc;
+}
+
+/* The handle of the GPU with this CUDA UUID (NVML's own strings spell it
+ * "GPU-..." as gpuipc_units_format_uuid does). */
+static int handle_of(const uint8_t uuid[16], nvml_device *dev, gpuipc_err *why)
+{
+    char text[48];
+    nvml_return rc;
+    int ret;
+
+    if ((ret = ready(why)) < 0)
+        return ret;
+    if (nv.by_uuid == NULL)
+        return gpuipc_err_set(why, -ENOTSUP, "libnvidia-ml.so.1 lacks "
+                              "nvmlDeviceGetHandleByUUID");
+    gpuipc_units_format_uuid(uuid, text, sizeof(text));
+    if ((rc = nv.by_uuid(text, dev)) != NVML_SUCCESS)
+        return gpuipc_err_set(why, -ENOTSUP, "nvmlDeviceGetHandleByUUID(%s): %s", text,
+                              nvml_error(rc));
+    return 0;
+}
+
+static const char *fabric_state_name(int state)
+{
+    static const char *const names[] = {"not supported", "not started", "in progress",
+                                        "completed"};
+
+    return state >= 0 && state < 4 ? names[state] : "unknown";
+}
+
+int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_err *why)
+{
+    unsigned int cur, pending;
+    nvml_device dev;
+    nvml_cc_state cc;
+    nvml_fabric_info fi;
+    size_t used;
+    int rc;
+
+    memset(m, 0, sizeof(*m));
+    m->mig = m->cc = m->fabric_state = -1;
+    if ((rc = handle_of(uuid, &dev, why)) < 0) {
+        snprintf(m->text, sizeof(m->text), "not known: %.200s", why->msg);
+        return rc;
+    }
+    if (nv.mig_mode != NULL && nv.mig_mode(dev, &cur, &pending) == NVML_SUCCESS) {
+        m->mig = cur == 1;
+        m->mig_pending = pending == 1;
+    }
+    memset(&cc, 0, sizeof(cc));
+    if (nv.cc_state != NULL && nv.cc_state(&cc) == NVML_SUCCESS)
+        m->cc = cc.cc_feature == 1;
+    memset(&fi, 0, sizeof(fi));
+    fi.version = NVML_FABRIC_INFO_V2;
+    if (nv.fabric != NULL && nv.fabric(dev, &fi) == NVML_SUCCESS) {
+        m->fabric_state = fi.state;
+        m->fabric_status = fi.status;
+        m->clique_id = fi.clique_id;
+        m->health_mask = fi.health_mask;
+        memcpy(m->cluster_uuid, fi.cluster_uuid, sizeof(m->cluster_uuid));
+    }
+    used = (size_t)snprintf(m->text, sizeof(m->text), "MIG %s%s, confidential computing %s, "
+                            "GPU fabric %s", m->mig < 0 ? "not reported" : m->mig ? "on" : "off",
+                            m->mig_pending != (m->mig == 1) && m->mig >= 0 ? " (a change is "
+                            "pending a GPU reset)" : "",
+                            m->cc < 0 ? "not reported" : m->cc ? "on" : "off",
+                            m->fabric_state < 0 ? "not reported"
+                                                : fabric_state_name(m->fabric_state));
+    if (m->fabric_state == 3 && used < sizeof(m->text)) {
+        char cluster[48];
+
+        snprintf(m->text + used, sizeof(m->text) - used, " (%s, cluster %s, clique %u, "
+                 "health mask 0x%x)", m->fabric_status == NVML_SUCCESS ? "healthy"
+                 : nvml_error((nvml_return)m->fabric_status),
+                 gpuipc_units_format_uuid(m->cluster_uuid, cluster, sizeof(cluster)) + 4,
+                 m->clique_id, m->health_mask);
+    }
+    return 0;
+}
+
+/* NVLink's version as NVML numbers it (nvmlNvlinkVersion_t: 1 is 1.0, 2 is
+ * 2.0, 3 is 2.2, 4 is 3.0, 5 is 3.1, 6 is 4.0, 7 is 5.0). */
+static const char *nvlink_version_name(unsigned int v)
+{
+    static const char *const names[] = {"?", "1.0", "2.0", "2.2", "3.0", "3.1", "4.0", "5.0"};
+
+    return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
+}
+
+static const char *ancestor_name(int level)
+{
+    switch (level) {
+    case 0:
+        return "on one board";
+    case 10:
+        return "behind one PCIe switch";
+    case 20:
+        return "behind several PCIe switches";
+    case 30:
+        return "behind one host bridge";
+    case 40:
+        return "on one NUMA node, across host bridges";
+    case 50:
+        return "across NUMA nodes (SMP interconnect)";
+    default:
+        return "at an unknown distance";
+    }
+}
+
+int gpuipc_nvml_link(const uint8_t a[16], const uint8_t b[16], char *buf, size_t len,
+                     gpuipc_err *why)
+{
+    nvml_device da, db;
+    unsigned int link, links = 0, version = 0, gen = 0, width = 0;
+    int nvlink = -1, p2p = -1, level = -1, rc;
+
+    buf[0] = '\0';
+    if ((rc = handle_of(a, &da, why)) < 0 || (rc = handle_of(b, &db, why)) < 0)
+        return rc;
+    if (nv.p2p_status != NULL) {
+        if (nv.p2p_status(da, db, NVML_P2P_CAPS_INDEX_NVLINK, &nvlink) != NVML_SUCCESS)
+            nvlink = -1;
+        if (nv.p2p_status(da, db, NVML_P2P_CAPS_INDEX_READ, &p2p) != NVML_SUCCESS)
+            p2p = -1;
+    }
+    if (nvlink == NVML_P2P_STATUS_OK) {
+        for (link = 0; nv.link_state != NULL && link < NVML_NVLINK_MAX_LINKS; link++) {
+            int active = 0;
+
+            if (nv.link_state(da, link, &active) != NVML_SUCCESS || !active)
+                continue;
+            links++;
+            if (version == 0 && nv.link_version != NULL &&
+                nv.link_version(da, link, &version) != NVML_SUCCESS)
+                version = 0;
+        }
+        snprintf(buf, len, "NVLink %s (%u link%s of the first GPU active; NVML version code "
+                 "%u)", nvlink_version_name(version), links, links == 1 ? "" : "s", version);
+        return 0;
+    }
+    if (nv.ancestor == NULL || nv.ancestor(da, db, &level) != NVML_SUCCESS)
+        level = -1;
+    if (nv.pcie_gen == NULL || nv.pcie_gen(da, &gen) != NVML_SUCCESS)
+        gen = 0;
+    if (nv.pcie_width == NULL || nv.pcie_width(da, &width) != NVML_SUCCESS)
+        width = 0;
+    snprintf(buf, len, "PCIe%s%.0u%s%.0u, %s; peer-to-peer reads %s by NVML", gen ? " Gen" : "",
+             gen, width ? " x" : "", width, ancestor_name(level),
+             p2p == NVML_P2P_STATUS_OK ? "supported" : p2p < 0 ? "not reported"
+                                                                 : "not supported");
+    return 0;
 }

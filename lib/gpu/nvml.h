@@ -30,4 +30,30 @@ int gpuipc_nvml_process_bytes(uint64_t *bytes, gpuipc_err *why);
  * no context, is not listed and holds 0). Returns 0, or as above. */
 int gpuipc_nvml_pid_bytes(pid_t pid, uint64_t *bytes, int *listed, gpuipc_err *why);
 
+/* What NVML says of one GPU's modes, which change what may be shared. */
+typedef struct gpuipc_nvml_modes {
+    int mig;          /* MIG mode: 1 on, 0 off, -1 not reported */
+    int mig_pending;  /* the mode after the next GPU reset: 1 on */
+    int cc;           /* confidential computing (the system's): 1 on, 0 off, -1 not reported */
+    int fabric_state; /* GPU fabric: 0 not supported, 1 not started, 2 in progress,
+                       * 3 completed; -1 not reported */
+    unsigned fabric_status; /* an NVML return code, 0 for healthy (with state 3) */
+    unsigned clique_id;
+    unsigned health_mask;
+    uint8_t cluster_uuid[16];
+    char text[256]; /* "MIG off, confidential computing off, GPU fabric not supported" */
+} gpuipc_nvml_modes;
+
+/* Reads the modes of the GPU with this CUDA UUID into m (text always set).
+ * Returns 0, or -ENOTSUP with why where NVML or the GPU is not known to it.
+ * Works in any PID namespace. */
+int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_err *why);
+
+/* Describes the link from GPU a to GPU b, by CUDA UUID, into buf: "NVLink
+ * 4.0 (18 links of the first GPU active; ...)" where NVML says the pair
+ * talks over NVLink, else "PCIe Gen5 x16, behind one host bridge; ...".
+ * Returns 0, or -ENOTSUP with why. */
+int gpuipc_nvml_link(const uint8_t a[16], const uint8_t b[16], char *buf, size_t len,
+                     gpuipc_err *why);
+
 #endif

@@ -343,6 +343,7 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
         fail(s, GPUIPC_STEP_VERIFY, s->err.msg);
         return;
     }
+    report->check.ns = gpuipc_clock_ns() - t;
     gpuipc_laps_add(env->laps, GPUIPC_LAP_TOUCH, t);
     gpuipc_pattern_describe(&report->check, s->buf.view.first_word, text, sizeof(text));
     if (report->check.mismatches) {
@@ -358,7 +359,7 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
         snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the producer, "
                  "digest 0x%016llx%s, %.1f GB/s", (unsigned long long)report->check.digest,
                  honest ? " as written" : " (SABOTAGE: read test hook)",
-                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t));
+                 (double)s->buf.size / (double)report->check.ns);
         log_step(s, GPUIPC_STEP_VERIFY, t, text);
     }
     check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, &offer->wrote, "the producer's bytes");
@@ -395,9 +396,9 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
         fail(s, GPUIPC_STEP_WRITE, why);
         return;
     } else {
+        s->wrote.ns = gpuipc_clock_ns() - t;
         snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
-                 "0x%016llx", (unsigned long long)seed,
-                 (double)s->buf.size / (double)(gpuipc_clock_ns() - t),
+                 "0x%016llx", (unsigned long long)seed, (double)s->buf.size / (double)s->wrote.ns,
                  (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_WRITE, t, text);
         if (gpuipc_role_flip(env, GPUIPC_STEP_WRITE, &s->buf.view, seed, &s->err) < 0) {

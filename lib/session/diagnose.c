@@ -151,6 +151,39 @@ static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
     return 1;
 }
 
+/* A GPU mode that rules out sharing: MIG, confidential computing. */
+static int gpu_mode(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    if (c->mech == NULL || strncmp(c->mech, "memfd", 5) == 0)
+        return 0;
+    if (c->mig == 1) {
+        snprintf(out, len, "cause: the producer's GPU is in MIG mode, and the driver shares "
+                 "memory between processes only in ways MIG allows (no CUDA IPC across GPU "
+                 "instances, no peer access); fix: run both processes on the same MIG device, "
+                 "or have an administrator turn MIG off for this GPU");
+        return 1;
+    }
+    if (c->cc == 1) {
+        snprintf(out, len, "cause: confidential computing is on, and the driver does not "
+                 "support CUDA IPC in that mode; fix: share within one process, or run where "
+                 "confidential computing is off");
+        return 1;
+    }
+    return 0;
+}
+
+/* --min-gbps: a link slower than asked for. */
+static int slow_link(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    if (c->min_gbps <= 0 || !has(c->reason, "below --min-gbps"))
+        return 0;
+    snprintf(out, len, "cause: the link between the two GPUs moves less than --min-gbps %g: "
+             "a degraded or missing NVLink, a fallback to PCIe, or copies through host memory "
+             "(the line above names the link); fix: check nvidia-smi topo -m and nvidia-smi "
+             "nvlink --status, and the Fabric Manager on NVSwitch systems", c->min_gbps);
+    return 1;
+}
+
 /* What this driver or machine does not offer, by design: skips. */
 static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
 {
@@ -181,7 +214,7 @@ static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
 int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
 {
     static int (*const rules[])(const gpuipc_diag_case *, char *, size_t) = {
-        fetched_fd, legacy_same_pid, nofile, visibility, not_offered};
+        fetched_fd, legacy_same_pid, nofile, visibility, slow_link, gpu_mode, not_offered};
     size_t i;
 
     if (len > 0)

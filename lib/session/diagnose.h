@@ -15,6 +15,9 @@ typedef struct gpuipc_diag_case {
     const gpuipc_facts *producer; /* NULL where not known */
     const gpuipc_facts *consumer; /* NULL where not known (no HELLO from it) */
     const char *producer_gpus;    /* "0=GPU-1d269889 1=GPU-..." or NULL */
+    int mig;            /* the producer's GPU in MIG mode: 1; 0 not; -1 not known */
+    int cc;             /* confidential computing on: 1; 0 off; -1 not known */
+    double min_gbps;    /* --min-gbps, or 0 */
 } gpuipc_diag_case;
 
 /* Writes "cause: ...; fix: ..." for the first rule that explains c into out

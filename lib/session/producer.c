@@ -358,8 +358,9 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
                                 (unsigned long long)(s->buf.view.size / 8));
         return;
     } else {
+        s->wrote.ns = gpuipc_clock_ns() - t;
         snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
-                 "0x%016llx", (unsigned long long)seed, gbps(s->buf.size, gpuipc_clock_ns() - t),
+                 "0x%016llx", (unsigned long long)seed, gbps(s->buf.size, s->wrote.ns),
                  (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_FILL, t, "%s", text);
         if (gpuipc_role_flip(env, GPUIPC_STEP_FILL, &s->buf.view, seed, &s->err) < 0) {
@@ -478,6 +479,7 @@ static int check_pattern(scenario *s, uint64_t seed, const gpuipc_written *writt
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "check: %s", s->err.msg);
         return -1;
     }
+    k->ns = gpuipc_clock_ns() - t;
     gpuipc_pattern_describe(k, s->buf.view.first_word, text, sizeof(text));
     if (k->mismatches) {
         gpuipc_wire_status_fail(&s->mine, GPUIPC_STEP_CHECK, "%s: %s", what, text);
@@ -493,7 +495,7 @@ static int check_pattern(scenario *s, uint64_t seed, const gpuipc_written *writt
         return -1;
     }
     snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s, digest 0x%016llx, %.1f GB/s",
-             suffix, (unsigned long long)k->digest, gbps(s->buf.size, gpuipc_clock_ns() - t));
+             suffix, (unsigned long long)k->digest, gbps(s->buf.size, k->ns));
     log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
     return 0;
 }
@@ -645,6 +647,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
         goto lost;
     note_consumer(&s, &msg.u.report.st);
     res->forward = msg.u.report.check;
+    res->consumer_wrote = msg.u.report.wrote;
     if (msg.u.report.check.words > 0) {
         char text[GPUIPC_ERR_LEN];
 

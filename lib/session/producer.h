@@ -19,6 +19,8 @@ typedef struct gpuipc_result {
     uint64_t size;              /* bytes shared (after rounding to granularity) */
     gpuipc_check forward;       /* the consumer's check of the producer's bytes */
     gpuipc_check backward;      /* the producer's check of the consumer's bytes */
+    gpuipc_written consumer_wrote; /* what the consumer's fill wrote, and in how long */
+    char detail[512];           /* a line under the row, for any result ("" for none) */
     uint64_t ns;                /* wall time of the scenario */
     gpuipc_usage_figures consumer_usage; /* what the consumer held after it (END_ACK) */
 } gpuipc_result;

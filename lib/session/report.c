@@ -134,6 +134,10 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
                      status_name(r->status), gpuipc_units_format_size(r->size, size, sizeof(size)),
                      fwd, back, (double)r->ns / 1e6, count >= 2 ? " (cause below)" : "");
         gpuipc_log_line(fd, line);
+        if (r->detail[0] != '\0') {
+            snprintf(line, sizeof(line), "  %*s %s", w, "", r->detail);
+            gpuipc_log_line(fd, line);
+        }
         if (count == 1) {
             snprintf(line, sizeof(line), "  %*s %s", w, "", r->reason);
             gpuipc_log_line(fd, line);

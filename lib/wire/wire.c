@@ -20,8 +20,8 @@
 #include "core/units.h"
 
 #define STATUS_LEN (4 + 4 + GPUIPC_WIRE_REASON_LEN)
-#define CHECK_LEN (6 * 8)
-#define WRITTEN_LEN (2 * 8)
+#define CHECK_LEN (7 * 8)
+#define WRITTEN_LEN (3 * 8)
 #define USAGE_LEN (4 * 8)
 
 /* Each type's payload length and the most FDs it may carry. Only OFFER and
@@ -125,12 +125,14 @@ static void put_check(cursor *c, const gpuipc_check *k)
     put_u64(c, k->expected);
     put_u64(c, k->got);
     put_u64(c, k->digest);
+    put_u64(c, k->ns);
 }
 
 static void put_written(cursor *c, const gpuipc_written *w)
 {
     put_u64(c, w->words);
     put_u64(c, w->digest);
+    put_u64(c, w->ns);
 }
 
 static void put_usage(cursor *c, const gpuipc_usage_figures *u)
@@ -322,6 +324,7 @@ static int get_check(cursor *c, gpuipc_check *k, gpuipc_err *err)
     k->expected = get_u64(c);
     k->got = get_u64(c);
     k->digest = get_u64(c);
+    k->ns = get_u64(c);
     if (k->mismatches > k->words)
         return gpuipc_err_set(err, -EPROTO, "check counts %llu mismatches in %llu words",
                               (unsigned long long)k->mismatches,
@@ -334,6 +337,7 @@ static int get_written(cursor *c, gpuipc_written *w, gpuipc_err *err)
 {
     w->words = get_u64(c);
     w->digest = get_u64(c);
+    w->ns = get_u64(c);
     if (w->words > GPUIPC_SIZE_MAX / 8)
         return gpuipc_err_set(err, -EPROTO, "%llu words written, more than 16 TiB holds",
                               (unsigned long long)w->words);

@@ -14,7 +14,7 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 5
+#define GPUIPC_WIRE_VERSION 6
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -85,6 +85,7 @@ typedef struct gpuipc_check {
     uint64_t expected;
     uint64_t got;
     uint64_t digest;
+    uint64_t ns; /* how long the read took, by the reader's clock; 0 if not timed */
 } gpuipc_check;
 
 /* What a fill wrote: the words, as the writing loop counted them, and the
@@ -92,6 +93,7 @@ typedef struct gpuipc_check {
 typedef struct gpuipc_written {
     uint64_t words;
     uint64_t digest;
+    uint64_t ns; /* how long the fill took, by the writer's clock; 0 if not timed */
 } gpuipc_written;
 
 typedef struct gpuipc_msg_hello {

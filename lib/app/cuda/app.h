@@ -18,6 +18,7 @@
 #include "core/account.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "gpu/nvml.h"
 #include "session/consumer.h"
 #include "session/env.h"
 #include "session/inject.h"
@@ -137,6 +138,7 @@ typedef struct gpuipc_producer_run {
     unsigned hello;     /* HELLO flags: what the scenarios need */
     int opened;         /* gpuipc_app_producer_open ran */
     int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
+    gpuipc_nvml_modes modes; /* NVML's view of the producer's GPU (modes.text says) */
     gpuipc_err cuda_why;
     int started;        /* HELLO went both ways */
     int checked;        /* the last checks ran before BYE (the exit's are not needed) */
@@ -185,6 +187,11 @@ gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_me
 /* Points the producer at scenario i's devices (--pairs). Returns 0 or a
  * negative errno with why. */
 int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *err);
+
+/* --pairs: after pair scenario i ran, names its link and the GB/s the
+ * consumer read and wrote across it in the result's detail line, and fails
+ * a passed scenario slower than --min-gbps in either direction. */
+void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i);
 
 /* env->reap_peer: waits for the sacrificial consumer's exit. */
 int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err);

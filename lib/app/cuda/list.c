@@ -18,6 +18,7 @@
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
+#include "gpu/nvml.h"
 #include "mech/imex.h"
 #include "mech/pidfd.h"
 
@@ -110,6 +111,65 @@ static void list_granularity(CUdevice dev, uint64_t *min, uint64_t *rec)
         *rec = g;
 }
 
+/* NVML's view of one GPU's modes: a line, or a "modes" object. */
+static void list_modes(gpuipc_json *j, const char uuid_bytes[16])
+{
+    gpuipc_nvml_modes m;
+    gpuipc_err why;
+    int known = gpuipc_nvml_gpu_modes((const uint8_t *)uuid_bytes, &m, &why) == 0;
+
+    if (j == NULL) {
+        printf("  %-46s %s\n", "modes (NVML)", m.text);
+        return;
+    }
+    gpuipc_json_object(j, "modes");
+    gpuipc_json_string(j, "nvml_error", known ? NULL : why.msg);
+    if (m.mig >= 0)
+        gpuipc_json_bool(j, "mig", m.mig);
+    if (m.cc >= 0)
+        gpuipc_json_bool(j, "confidential_computing", m.cc);
+    if (m.fabric_state >= 0) {
+        gpuipc_json_int(j, "fabric_state", m.fabric_state);
+        gpuipc_json_int(j, "fabric_status", m.fabric_status);
+        gpuipc_json_int(j, "fabric_clique", m.clique_id);
+        gpuipc_json_int(j, "fabric_health_mask", m.health_mask);
+    }
+    gpuipc_json_string(j, "text", m.text);
+    gpuipc_json_end(j, '}');
+}
+
+/* The link of every ordered pair of GPUs, as NVML and the driver see it. */
+static void list_links(gpuipc_json *j, int n)
+{
+    int a, b;
+
+    if (n < 2)
+        return;
+    if (j != NULL)
+        gpuipc_json_array(j, "links");
+    else
+        printf("links between GPUs (producer->consumer, as --pairs runs them):\n");
+    for (a = 0; a < n; a++)
+        for (b = 0; b < n; b++) {
+            char text[512];
+
+            if (a == b)
+                continue;
+            gpuipc_gpu_link_describe(a, b, text, sizeof(text));
+            if (j == NULL) {
+                printf("  %d->%d  %s\n", a, b, text);
+                continue;
+            }
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_int(j, "from", a);
+            gpuipc_json_int(j, "to", b);
+            gpuipc_json_string(j, "link", text);
+            gpuipc_json_end(j, '}');
+        }
+    if (j != NULL)
+        gpuipc_json_end(j, ']');
+}
+
 static void list_devices(int device, gpuipc_json *j)
 {
     char version[64];
@@ -133,7 +193,7 @@ static void list_devices(int device, gpuipc_json *j)
         int major = 0, minor = 0;
         uint64_t gmin, grec;
         CUdevice dev;
-        CUuuid u;
+        CUuuid u = {{0}};
 
         if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
             continue;
@@ -176,13 +236,15 @@ static void list_devices(int device, gpuipc_json *j)
             else
                 printf("  %-46s unknown to this driver\n", list_attrs[a].name);
         }
-        if (j != NULL) {
-            gpuipc_json_end(j, '}');
-            gpuipc_json_end(j, '}');
-        }
+        if (j != NULL)
+            gpuipc_json_end(j, '}'); /* attributes */
+        list_modes(j, u.bytes);
+        if (j != NULL)
+            gpuipc_json_end(j, '}'); /* the device */
     }
     if (j != NULL)
         gpuipc_json_end(j, ']');
+    list_links(j, n);
 }
 
 /* One line, or one JSON object, for a host capability. */

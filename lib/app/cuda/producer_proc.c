@@ -95,6 +95,34 @@ int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *
     return rc;
 }
 
+void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
+{
+    gpuipc_result *r = &run->results[i];
+    double rd = 0, wr = 0, min = run->o->min_gbps;
+    char link[384], rs[32], ws[32];
+    int a = run->pair[i][0], b = run->pair[i][1];
+
+    if (a < 0 || r->ns == 0)
+        return;
+    if (r->forward.ns > 0 && r->forward.words > 0)
+        rd = (double)r->size / (double)r->forward.ns;
+    if (r->consumer_wrote.ns > 0 && r->consumer_wrote.words > 0)
+        wr = (double)r->size / (double)r->consumer_wrote.ns;
+    snprintf(rs, sizeof(rs), rd > 0 ? "%.1f GB/s" : "not measured", rd);
+    snprintf(ws, sizeof(ws), wr > 0 ? "%.1f GB/s" : "not measured", wr);
+    gpuipc_gpu_link_describe(a, b, link, sizeof(link));
+    snprintf(r->detail, sizeof(r->detail), "across the link, GPU %d read %s from GPU %d and "
+             "wrote %s to it; link: %.300s", b, rs, a, ws, link);
+    if (min <= 0 || r->status != GPUIPC_PASS)
+        return;
+    if (rd <= 0 || wr <= 0 || rd < min || wr < min) {
+        r->status = GPUIPC_FAIL;
+        snprintf(r->reason, sizeof(r->reason), "GPU pair %d->%d: %s %s across the link, below "
+                 "--min-gbps %g", a, b, rd <= 0 || (wr > 0 && rd <= wr) ? "read" : "wrote",
+                 rd <= 0 || (wr > 0 && rd <= wr) ? rs : ws, min);
+    }
+}
+
 /* Names scenario i: the mechanism, and the devices for a pair. */
 static void name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a, int b)
 {
@@ -168,6 +196,9 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
                     gpuipc_units_format_size(total, b, sizeof(b)));
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
                     GPUIPC_LOG_NO_TIME, "%s", gpuipc_gpu_self_test(run->env.gpu));
+    gpuipc_nvml_gpu_modes(run->env.uuid, &run->modes, why);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    GPUIPC_LOG_NO_TIME, "GPU %d's modes (NVML): %s", o->device, run->modes.text);
     if (o->size > free_b) {
         fprintf(stderr, "gpuipc_test: --size %s: larger than the free memory of GPU %d (%s "
                 "free of %s)\n", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
@@ -568,6 +599,9 @@ static void diagnose_results(gpuipc_producer_run *run)
             .producer = &run->env.facts,
             .consumer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
             .producer_gpus = gpus[0] ? gpus : NULL,
+            .mig = run->cuda == 0 ? run->modes.mig : -1,
+            .cc = run->cuda == 0 ? run->modes.cc : -1,
+            .min_gbps = run->o->min_gbps,
         };
 
         if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP)

@@ -36,6 +36,7 @@ START_TEST(test_scenario_both_ways)
     } else {
         gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, g_run->sel[_i]), g_run->sel[_i],
                                  g_run->o->size, (unsigned)_i, res);
+        gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->label[_i];
     gpuipc_app_block_stop_signals(1);
