@@ -43,9 +43,10 @@ GPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(GPU_DIRS)))
 
 TEST_NOGPU := $(BUILD)/tests/check_nogpu
 TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/check_nogpu.c \
-	tests/helpers.c tests/containers.c)
+	tests/helpers.c tests/containers.c tests/jschema.c)
 TEST_GPU := $(BUILD)/tests/check_gpu
-TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/tests/containers.o
+TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/tests/containers.o \
+	$(BUILD)/tests/jschema.o
 # Runs a command under a confinement made on purpose (tests/wrap.c), for the
 # container suite's deliberate refusals; beside the suites that use it.
 WRAP := $(BUILD)/tests/wrap
@@ -53,7 +54,7 @@ WRAP := $(BUILD)/tests/wrap
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
 .PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
-all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN)
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
 
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
@@ -94,6 +95,10 @@ $(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP)
 $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
+# Holds result documents written on a GPU machine against the schema.
+$(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
 $(WRAP): $(BUILD)/tests/wrap.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
@@ -132,6 +137,7 @@ endif
 check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
 	@sh tests/docs.sh ./gpuipc_test
+	@sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \

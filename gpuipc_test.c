@@ -8,15 +8,34 @@
  *   77 nothing could run here (one line says why)   130, 143 stopped by a signal */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/result_doc.h"
 #include "app/options.h"
 #include "app/usage.h"
 #include "app/version.h"
 #include "core/clock.h"
+#include "core/facts.h"
 #include "gpu/cudrv.h"
 #include "session/inject.h"
 #include "wire/wire.h"
+
+/* Runs the mode the options ask for. */
+static int run_mode(const gpuipc_options *o, const gpuipc_app_selection *sel,
+                    const gpuipc_inject *inject, uint64_t t0)
+{
+    if (o->list)
+        return gpuipc_app_list(o, inject, t0);
+    if (o->fault_matrix)
+        return gpuipc_app_fault_matrix(o, sel);
+    if (o->serve != NULL)
+        return gpuipc_app_serve(o, sel, inject, t0);
+    if (o->connect != NULL)
+        return gpuipc_app_connect(o, inject, t0);
+    return gpuipc_app_oneshot(o, sel, inject, t0);
+}
 
 int main(int argc, char **argv)
 {
@@ -24,6 +43,7 @@ int main(int argc, char **argv)
     gpuipc_app_selection sel;
     gpuipc_options o;
     gpuipc_inject inject;
+    gpuipc_brief brief;
     gpuipc_err err;
     int rc;
 
@@ -31,7 +51,10 @@ int main(int argc, char **argv)
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\nTry 'gpuipc_test --help'.\n", err.msg);
+        if (gpuipc_brief_wanted(argc, argv))
+            printf("USAGE ERROR: %s (exit 2)\n", err.msg);
+        else
+            fprintf(stderr, "gpuipc_test: %s\nTry 'gpuipc_test --help'.\n", err.msg);
         return GPUIPC_USAGE;
     }
     if (o.help) {
@@ -44,20 +67,34 @@ int main(int argc, char **argv)
                GPUIPC_CUDA_API_VERSION % 1000 / 10);
         return GPUIPC_PASS;
     }
+    /* --brief: whatever the run prints goes to memory; one line comes out. */
+    if (o.brief && gpuipc_brief_begin(&brief, &err) < 0) {
+        printf("FAIL: %s (exit 1)\n", err.msg);
+        return GPUIPC_FAIL;
+    }
+    gpuipc_doc_set_argv(argc, argv);
+    if (o.json_path != NULL && strcmp(o.json_path, "-") == 0 && !o.list &&
+        gpuipc_doc_take_stdout() < 0)
+        return GPUIPC_FAIL;
     if (gpuipc_inject_parse(getenv("GPUIPC_FAULT"), getenv("GPUIPC_SABOTAGE"), &inject,
                             &err) < 0) {
         fprintf(stderr, "gpuipc_test: %s\n", err.msg);
-        return GPUIPC_USAGE;
+        rc = GPUIPC_USAGE;
+    } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {
+        rc = run_mode(&o, &sel, &inject, t0);
     }
-    if ((rc = gpuipc_app_select(&o, &sel)) != 0)
-        return rc;
-    if (o.list)
-        return gpuipc_app_list(&o, &inject, t0);
-    if (o.fault_matrix)
-        return gpuipc_app_fault_matrix(&o, &sel);
-    if (o.serve != NULL)
-        return gpuipc_app_serve(&o, &sel, &inject, t0);
-    if (o.connect != NULL)
-        return gpuipc_app_connect(&o, &inject, t0);
-    return gpuipc_app_oneshot(&o, &sel, &inject, t0);
+    /* --json: a run that ended before its mode wrote the document (a
+     * refused socket path, a bad --only) still leaves one. */
+    if (o.json_path != NULL && !o.list && !o.bench && !gpuipc_doc_written()) {
+        gpuipc_facts own;
+        gpuipc_doc d = {.o = &o, .role = o.connect ? "consumer" : "producer", .exit_code = rc,
+                        .wall_ns = gpuipc_clock_ns() - t0, .own = &own,
+                        .lost = "the run ended before a session; standard error says why"};
+
+        gpuipc_facts_gather(&own);
+        gpuipc_doc_write(&d);
+    }
+    if (o.brief)
+        gpuipc_brief_end(&brief, rc);
+    return rc;
 }

@@ -16,6 +16,7 @@
 #include "app/pair.h"
 #include "containers.h"
 #include "helpers.h"
+#include "jschema.h"
 
 static th_run run;
 
@@ -169,6 +170,41 @@ START_TEST(test_gpu_min_gbps_fails_a_slow_pair)
     OUT_HAS("GPU pair 0->1: ");
     OUT_HAS("below --min-gbps 100000");
     OUT_HAS("cause: the link between the two GPUs moves less than --min-gbps 100000");
+}
+END_TEST
+
+/* --brief and --json on the GPU: one line saying the counts, and a
+ * document that holds against the schema and names the device. */
+START_TEST(test_gpu_brief_line_and_result_document)
+{
+    char path[64], why[512];
+    const char *args[] = {"--brief", "--json", path, NULL};
+    size_t n;
+    char *schema_text = th_read_file("docs/result.schema.json", &n), *text;
+    jnode *schema, *doc;
+    const char *nl;
+
+    snprintf(path, sizeof(path), "/tmp/gpuipc-gpu-doc-%d.json", (int)getpid());
+    spawn(args, NULL, 60, NULL);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    nl = strchr(run.out, '\n');
+    ck_assert_msg(nl != NULL && nl[1] == '\0', "not one line:\n%s", run.out);
+    ck_assert_msg(strncmp(run.out, "PASS: 10 passed, 0 failed, 2 skipped", 36) == 0, "%s",
+                  run.out);
+    ck_assert_ptr_nonnull(schema_text);
+    ck_assert_ptr_nonnull(text = th_read_file(path, &n));
+    schema = js_parse(schema_text, why, sizeof(why));
+    doc = js_parse(text, why, sizeof(why));
+    ck_assert_msg(doc != NULL && js_check(schema, doc, why, sizeof(why)), "%s:\n%s", why,
+                  text);
+    ck_assert_msg(strstr(text, "\"pci_bus_id\": \"0000:") != NULL, "no PCI bus id:\n%s", text);
+    ck_assert_msg(strstr(text, "\"name\": \"ipc-event\",\n      \"verdict\": \"pass\"") != NULL,
+                  "ipc-event did not pass:\n%s", text);
+    js_free(doc);
+    js_free(schema);
+    free(text);
+    free(schema_text);
+    unlink(path);
 }
 END_TEST
 
@@ -870,6 +906,7 @@ int main(void)
     tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
     tcase_add_test(tc, test_gpu_min_gbps_fails_a_slow_pair);
     tcase_add_test(tc, test_gpu_list_names_the_modes);
+    tcase_add_test(tc, test_gpu_brief_line_and_result_document);
     tcase_add_test(tc, test_gpu_list_json_describes_the_devices);
     tcase_add_loop_test(tc, test_gpu_chunk_order_is_caught, 0, 2);
     tcase_add_test(tc, test_gpu_chunks_under_a_low_fd_limit_fail_cleanly);

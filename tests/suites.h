@@ -24,5 +24,6 @@ Suite *bench_suite(void);
 Suite *reports_suite(void);
 Suite *facts_suite(void);
 Suite *containers_suite(void);
+Suite *results_suite(void);
 
 #endif

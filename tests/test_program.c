@@ -44,6 +44,50 @@ START_TEST(test_program_memfd_round_trip_passes)
 }
 END_TEST
 
+/* --brief: one line, and nothing else, in every outcome. Standard output
+ * and error are read together here, so a stray line on either fails. */
+static const struct {
+    const char *args[8];
+    const char *env;
+    int code;
+    const char *starts, *has;
+} brief_cases[] = {
+    {{"--brief", "--only", "memfd", "--size", "1M"}, NULL, 0,
+     "PASS: 1 passed, 0 failed, 0 skipped, in ", "(exit 0)"},
+    {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_SABOTAGE=consumer:flip-one", 1,
+     "FAIL: 0 passed, 1 failed, 0 skipped, in ",
+     " | first failure: producer memfd check: check of the consumer's bytes: 1 mismatches"},
+    {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_FAULT=consumer:verify:exit", 1,
+     "FAIL: 0 passed, 1 failed", "first failure: producer memfd report: peer gone during report"},
+    {{"--brief", "--size", "banana"}, NULL, 2, "USAGE ERROR: --size: 'banana' is not a size",
+     "(exit 2)"},
+    {{"--brief", "--list"}, NULL, 2, "USAGE ERROR: --brief: a verdict in one line", "(exit 2)"},
+    {{"--brief", "--only", "memfd"}, "GPUIPC_SABOTAGE=nobody:flip-one", 2, "USAGE ERROR: ",
+     "(exit 2)"},
+    {{"--brief"}, "CUDA_VISIBLE_DEVICES=", 77, "SKIP: ", "(exit 77)"},
+    {{"--brief", "--connect", "@gpuipc-brief-nobody", "--timeout", "200ms"}, NULL, 1,
+     "FAIL: no session with @gpuipc-brief-nobody: ", "(exit 1)"},
+};
+
+START_TEST(test_program_brief_is_one_line)
+{
+    const char *env[] = {brief_cases[_i].env, NULL};
+    const char *nl;
+
+    spawn(brief_cases[_i].args, env, 20);
+    ck_assert_msg(th_exited(&run, brief_cases[_i].code), "case %d: status 0x%x:\n%s", _i,
+                  run.status, run.out);
+    nl = strchr(run.out, '\n');
+    ck_assert_msg(nl != NULL && nl[1] == '\0', "case %d: not exactly one line:\n%s", _i,
+                  run.out);
+    ck_assert_msg(strncmp(run.out, brief_cases[_i].starts, strlen(brief_cases[_i].starts)) == 0,
+                  "case %d: '%s' does not start with '%s'", _i, run.out,
+                  brief_cases[_i].starts);
+    OUT_HAS(brief_cases[_i].has);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
 /* Check's TAP output names each scenario by its mechanism. */
 START_TEST(test_program_writes_tap_naming_the_mechanism)
 {
@@ -118,7 +162,7 @@ static const struct {
                          "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, ipc-event, fabric, "
                          "memfd, memfd-chunks, memfd-pidfd)"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
-    {"--json", NULL, "--json: only with --list"},
+    {"--json", NULL, "--json: give a FILE (or - for standard output)"},
     {"--only", "vmm-ro-fault", "add --destructive to run it"},
     {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
@@ -228,7 +272,8 @@ END_TEST
 START_TEST(test_program_help_describes_every_option)
 {
     static const char *const words[] = {"--size", "--device", "--chunks", "--only", "--timeout",
-                                        "--list", "--bench", "--iters", "--json [FILE]",
+                                        "--list", "--bench", "--iters", "--json FILE",
+                                        "--brief", "--min-gbps",
                                         "--quiet", "--verbose", "--help", "--version", "vmm",
                                         "memfd", "77"};
     const char *args[] = {"--help", NULL};
@@ -652,6 +697,8 @@ Suite *program_suite(void)
     tcase_set_timeout(basics, 60);
     tcase_set_timeout(faults, 60);
     tcase_add_test(basics, test_program_memfd_round_trip_passes);
+    tcase_add_loop_test(basics, test_program_brief_is_one_line, 0,
+                        (int)(sizeof(brief_cases) / sizeof(brief_cases[0])));
     tcase_add_test(basics, test_program_logs_each_step_with_role_and_time);
     tcase_add_test(basics, test_program_writes_tap_naming_the_mechanism);
     tcase_add_test(basics, test_program_a_selection_that_matches_nothing_is_not_a_pass);

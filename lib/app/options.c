@@ -27,6 +27,7 @@ enum {
     OPT_ALLOW_UID,
     OPT_REPEAT,
     OPT_FAULT_MATRIX,
+    OPT_BRIEF,
     OPT_BENCH,
     OPT_ITERS,
 };
@@ -50,6 +51,7 @@ static const struct option longopts[] = {
     {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"fault-matrix", no_argument, NULL, OPT_FAULT_MATRIX},
+    {"brief", no_argument, NULL, OPT_BRIEF},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
@@ -150,12 +152,24 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
 /* Which options combine with which. */
 static int check_modes(const gpuipc_options *o, gpuipc_err *err)
 {
-    if (o->json && !o->list && !o->bench)
-        return gpuipc_err_set(err, -EINVAL, "--json: only with --list (the capability report) "
-                              "or --bench (the samples)");
-    if (o->bench && o->json && o->json_path == NULL)
+    if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
         return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
                               "--json FILE (the tables go to stdout)");
+    if (o->json && !o->list && o->json_path == NULL)
+        return gpuipc_err_set(err, -EINVAL, "--json: give a FILE (or - for standard output); "
+                              "only --list writes its report to standard output by default");
+    if (o->json && o->fault_matrix)
+        return gpuipc_err_set(err, -EINVAL, "--json: not written by --fault-matrix yet; its "
+                              "result line says the counts");
+    if (o->json && o->brief && o->json_path != NULL && strcmp(o->json_path, "-") == 0)
+        return gpuipc_err_set(err, -EINVAL, "--json - and --brief: both want standard output; "
+                              "give --json a FILE");
+    if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
+        return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
+                              "--json FILE (the tables go to stdout)");
+    if (o->brief && (o->list || o->bench))
+        return gpuipc_err_set(err, -EINVAL, "--brief: a verdict in one line; %s reports more "
+                              "than a verdict", o->list ? "--list" : "--bench");
     if (o->iters_set && !o->bench)
         return gpuipc_err_set(err, -EINVAL, "--iters: only with --bench");
     if (o->bench && (o->list || o->fault_matrix || o->repeat != 1 || o->pairs != NULL ||
@@ -244,7 +258,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             o->json = 1;
             /* --json FILE as well as --json=FILE; a bare --json (for --list)
              * is followed by nothing or by another option. */
-            if (optarg == NULL && optind < argc && argv[optind][0] != '-')
+            if (optarg == NULL && optind < argc &&
+                (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0))
                 optarg = argv[optind++];
             if (optarg != NULL && optarg[0] == '\0')
                 return gpuipc_err_set(err, -EINVAL, "--json: the file name is empty");
@@ -295,6 +310,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         case OPT_FAULT_MATRIX:
             o->fault_matrix = 1;
             break;
+        case OPT_BRIEF:
+            o->brief = 1;
+            break;
         case 'q':
             quiet = 1;
             break;
@@ -321,7 +339,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         return rc;
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
-    if (quiet)
+    if (quiet || o->brief)
         o->level = GPUIPC_LOG_QUIET;
     if (verbose)
         o->level = GPUIPC_LOG_VERBOSE;

@@ -37,6 +37,7 @@ typedef struct gpuipc_options {
     long allow_uid;      /* --allow-uid: a second uid that may connect; -1: none */
     unsigned repeat;     /* --repeat: rounds of the scenario set (default 1) */
     int fault_matrix;    /* --fault-matrix: drive every fault step x action */
+    int brief;           /* --brief: one line on standard output (implies --quiet) */
     int size_set;        /* --size was given */
     int chunks_set;      /* --chunks was given */
     int timeout_set;     /* --timeout was given */

@@ -10,11 +10,21 @@
 #include "core/clock.h"
 #include "core/step.h"
 
+static char last_result[1024];
+
+const char *gpuipc_log_last_result(void)
+{
+    return last_result;
+}
+
 void gpuipc_log_line(int fd, const char *text)
 {
     char line[1024];
     size_t len = strlen(text);
     size_t off = 0;
+
+    if (strncmp(text, "result: ", 8) == 0)
+        snprintf(last_result, sizeof(last_result), "%s", text + 8);
 
     if (len > sizeof(line) - 2)
         len = sizeof(line) - 2;

@@ -29,7 +29,12 @@ void gpuipc_log_step(const gpuipc_log *log, int level, const char *scenario, uns
                      uint64_t dur_ns, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* Writes text and a newline to fd in a single write(). */
+/* Writes text and a newline to fd in a single write(). A "result: " line
+ * is also kept, for gpuipc_log_last_result. */
 void gpuipc_log_line(int fd, const char *text);
+
+/* The last "result: " line this process wrote, without "result: " ("" if
+ * none). */
+const char *gpuipc_log_last_result(void);
 
 #endif

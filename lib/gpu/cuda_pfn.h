@@ -24,6 +24,7 @@ typedef CUresult (CUDAAPI *PFN_cuDeviceGetAttribute_v2000)(int *pi, CUdevice_att
                                                            CUdevice dev);
 typedef CUresult (CUDAAPI *PFN_cuDeviceCanAccessPeer_v4000)(int *canAccessPeer, CUdevice dev,
                                                             CUdevice peerDev);
+typedef CUresult (CUDAAPI *PFN_cuDeviceGetPCIBusId_v4010)(char *pciBusId, int len, CUdevice dev);
 typedef CUresult (CUDAAPI *PFN_cuDeviceGetP2PAttribute_v8000)(int *value,
                                                               CUdevice_P2PAttribute attrib,
                                                               CUdevice srcDevice,

@@ -139,6 +139,7 @@ typedef struct gpuipc_producer_run {
     int opened;         /* gpuipc_app_producer_open ran */
     int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
     gpuipc_nvml_modes modes; /* NVML's view of the producer's GPU (modes.text says) */
+    unsigned rounds;         /* --repeat rounds run (1 for a plain run that ran) */
     gpuipc_err cuda_why;
     int started;        /* HELLO went both ways */
     int checked;        /* the last checks ran before BYE (the exit's are not needed) */

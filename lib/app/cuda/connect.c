@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/result_doc.h"
+#include "core/clock.h"
+#include "core/facts.h"
 #include "core/step.h"
 #include "wire/endpoint.h"
 
@@ -29,6 +32,23 @@ static void consumer_result_line(const char *path, int code, const gpuipc_sessio
              end->own == GPUIPC_PASS ? "" : end->reason, code);
 }
 
+/* --json: the consumer's document, with the producer's verdict if it gave
+ * one. */
+static void write_doc(const gpuipc_options *o, int code, uint64_t t0,
+                      const gpuipc_session_end *end, const char *lost)
+{
+    gpuipc_facts own;
+    gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
+                    .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
+
+    if (o->json_path == NULL)
+        return;
+    gpuipc_facts_gather(&own);
+    if (end != NULL && end->said_bye)
+        d.verdict = &end->bye;
+    gpuipc_doc_write(&d);
+}
+
 int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
 {
     gpuipc_log log = {GPUIPC_ROLE_CONSUMER, o->level, t0, 1};
@@ -48,6 +68,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
         snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
                  code >= 128 ? "STOPPED" : "FAIL", o->connect, err.msg, code);
         gpuipc_log_line(1, line);
+        write_doc(o, code, t0, NULL, err.msg);
         return code;
     }
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
@@ -58,5 +79,6 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     code = gpuipc_app_consumer_main(sock, o, inject, t0, &end);
     consumer_result_line(o->connect, code, &end, line, sizeof(line));
     gpuipc_log_line(1, line);
+    write_doc(o, code, t0, &end, NULL);
     return code;
 }

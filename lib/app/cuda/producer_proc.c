@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/proc.h"
 #include "core/step.h"
@@ -609,12 +610,43 @@ static void diagnose_results(gpuipc_producer_run *run)
     }
 }
 
-/* Ends the session (end_session) and prints the outcome: one line for 77,
- * else the summary, or, for a session that never started or a usage error,
- * the reason and a result line. Returns the exit status. */
+static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len);
+
+/* Ends the session and prints the outcome (finish), then writes --json's
+ * document, whatever the outcome. Returns the exit status. */
 int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
 {
-    char consumer[GPUIPC_ERR_LEN + 160], accounting[512], line[GPUIPC_ERR_LEN + 256];
+    char consumer[GPUIPC_ERR_LEN + 160] = "";
+    int exit_code = finish(run, code, t0, consumer, sizeof(consumer));
+
+    if (run->o->json_path != NULL && !run->o->bench && !run->o->list) {
+        gpuipc_doc d = {
+            .o = run->o,
+            .role = "producer",
+            .exit_code = exit_code,
+            .wall_ns = gpuipc_clock_ns() - t0,
+            .where = run->where[0] ? run->where : NULL,
+            .consumer = consumer[0] ? consumer : NULL,
+            .lost = run->started ? NULL : run->lost[0] ? run->lost : NULL,
+            .results = run->started ? run->results : NULL,
+            .n = run->started ? run->nsel : 0,
+            .rounds = run->rounds,
+            .own = &run->env.facts,
+            .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
+        };
+
+        gpuipc_doc_write(&d);
+    }
+    return exit_code;
+}
+
+/* Ends the session (end_session) and prints the outcome: one line for 77,
+ * else the summary, or, for a session that never started or a usage error,
+ * the reason and a result line; how the consumer ended goes into consumer.
+ * Returns the exit status. */
+static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len)
+{
+    char accounting[512], line[GPUIPC_ERR_LEN + 256];
     const char *notes[3] = {NULL, NULL, NULL};
     int started = run->started, exit_code;
 
@@ -624,7 +656,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
         accounting_note(run, accounting, sizeof(accounting));
     if (started)
         diagnose_results(run);
-    code = end_session(run, code, consumer, sizeof(consumer));
+    code = end_session(run, code, consumer, len);
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
     run->w = NULL;

@@ -199,6 +199,7 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
                 run->env.log.level = GPUIPC_LOG_QUIET;
         }
         run_suites(run);
+        run->rounds = round;
         if (run->o->repeat == 1)
             break;
         if (gpuipc_wire_stop != 0 || soak_round(run, round, &k, start) < 0) {

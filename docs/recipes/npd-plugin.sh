@@ -1,0 +1,24 @@
+#!/bin/sh
+# npd-plugin.sh: a node-problem-detector custom plugin (custom-plugin-monitor)
+# that checks GPU memory sharing between processes on this node.
+#
+# node-problem-detector reads a plugin's exit status (0 OK, 1 a problem, any
+# other value unknown) and its first line of output as the message.
+# gpuipc_test --brief prints that one line; its statuses map as:
+#   0 -> 0 (every mechanism that ran passed, both ways)
+#   1 -> 1 (a failure: wrong bytes, a leak, a peer that died or hung)
+#   77 (no CUDA driver or no GPU here) -> 2, unknown: not this check's problem
+#   2 (a usage error: this plugin's configuration) -> 2, unknown
+# Set the plugin's timeout above --timeout (30 s by default); a default run
+# takes about a second on an H100.
+#
+# GPUIPC_TEST: the program (default: gpuipc_test on PATH); GPUIPC_ARGS: more
+# options (for example --only vmm,legacy-ipc).
+line=$(${GPUIPC_TEST:-gpuipc_test} --brief ${GPUIPC_ARGS:-})
+status=$?
+echo "$line"
+case $status in
+0) exit 0 ;;
+1) exit 1 ;;
+*) exit 2 ;;
+esac

@@ -1,0 +1,356 @@
+/* result_doc.c: the result document (result_doc.h). */
+#include "app/cuda/result_doc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/version.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "gpu/nvml.h"
+
+static int doc_argc;
+static char **doc_argv;
+static int doc_stdout = -1;
+static int doc_written;
+
+int gpuipc_doc_written(void)
+{
+    return doc_written;
+}
+
+void gpuipc_doc_set_argv(int argc, char **argv)
+{
+    doc_argc = argc;
+    doc_argv = argv;
+}
+
+int gpuipc_doc_take_stdout(void)
+{
+    fflush(stdout);
+    if ((doc_stdout = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(2, 1) < 0) {
+        fprintf(stderr, "gpuipc_test: --json -: dup: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static const char *meaning(int code)
+{
+    switch (code) {
+    case 0:
+        return "all that ran passed";
+    case 1:
+        return "a failure";
+    case 2:
+        return "usage error";
+    case 77:
+        return "nothing could run here (no driver or GPU)";
+    case 130:
+        return "stopped by SIGINT";
+    case 143:
+        return "stopped by SIGTERM";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *verdict_name(int status)
+{
+    return status == GPUIPC_PASS ? "pass" : status == GPUIPC_FAIL ? "fail"
+         : status == GPUIPC_SKIP ? "skip" : "not run";
+}
+
+static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
+{
+    char hex[24];
+    int i;
+
+    if (f == NULL) {
+        gpuipc_json_string(j, key, NULL);
+        return;
+    }
+    gpuipc_json_object(j, key);
+    gpuipc_json_object(j, "namespaces");
+    for (i = 0; i < GPUIPC_NS_COUNT; i++)
+        gpuipc_json_int(j, gpuipc_facts_ns_name(i), (long long)f->ns[i]);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_int(j, "pid", f->pid);
+    gpuipc_json_int(j, "uid", f->uid);
+#define FACT(name, v)                                                                     \
+    do {                                                                                  \
+        if ((v) == GPUIPC_FACTS_UNKNOWN)                                                  \
+            gpuipc_json_string(j, name, NULL);                                            \
+        else                                                                              \
+            gpuipc_json_int(j, name, (long long)(v));                                     \
+    } while (0)
+    FACT("seccomp", f->seccomp);
+    FACT("yama_ptrace_scope", f->yama);
+    FACT("dumpable", f->dumpable);
+    FACT("nofile_soft", f->nofile_soft);
+    FACT("nofile_hard", f->nofile_hard);
+#undef FACT
+    snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)f->cap_eff);
+    gpuipc_json_string(j, "cap_eff", hex);
+    gpuipc_json_string(j, "kernel", f->kernel);
+    gpuipc_json_end(j, '}');
+}
+
+/* The driver and every GPU this process sees. */
+static void json_machine(gpuipc_json *j)
+{
+    struct utsname u;
+    char version[64];
+    int n = 0, i;
+
+    gpuipc_json_object(j, "machine");
+    gpuipc_json_string(j, "kernel", uname(&u) == 0 ? u.release : NULL);
+    if (gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&n, NULL) < 0) {
+        gpuipc_json_string(j, "driver", NULL);
+        gpuipc_json_string(j, "cuda_driver_version", NULL);
+        gpuipc_json_array(j, "gpus");
+        gpuipc_json_end(j, ']');
+        gpuipc_json_end(j, '}');
+        return;
+    }
+    gpuipc_cudrv_version(version, sizeof(version));
+    gpuipc_json_string(j, "driver", version);
+    gpuipc_json_int(j, "cuda_driver_version", gpuipc_cu.driver_version);
+    gpuipc_json_array(j, "gpus");
+    for (i = 0; i < n; i++) {
+        char name[128] = "", bus[32] = "", uuid[48] = "";
+        uint8_t raw[GPUIPC_UUID_LEN];
+        gpuipc_nvml_modes m;
+        gpuipc_err e;
+        CUdevice dev;
+
+        if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+            continue;
+        gpuipc_cu.cuDeviceGetName(name, (int)sizeof(name), dev);
+        gpuipc_cu.cuDeviceGetPCIBusId(bus, (int)sizeof(bus), dev);
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_int(j, "ordinal", i);
+        if (gpuipc_gpu_uuid_of(i, raw, &e) == 0) {
+            gpuipc_units_format_uuid(raw, uuid, sizeof(uuid));
+            gpuipc_nvml_gpu_modes(raw, &m, &e);
+            gpuipc_json_string(j, "uuid", uuid);
+            gpuipc_json_string(j, "modes", m.text);
+        } else {
+            gpuipc_json_string(j, "uuid", NULL);
+            gpuipc_json_string(j, "modes", NULL);
+        }
+        gpuipc_json_string(j, "name", name);
+        gpuipc_json_string(j, "pci_bus_id", bus[0] ? bus : NULL);
+        gpuipc_json_end(j, '}');
+    }
+    gpuipc_json_end(j, ']');
+    gpuipc_json_end(j, '}');
+}
+
+/* One direction's check: words, mismatches, the first bad word, GB/s. */
+static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, uint64_t size)
+{
+    gpuipc_json_object(j, key);
+    gpuipc_json_int(j, "words", (long long)k->words);
+    gpuipc_json_int(j, "mismatches", (long long)k->mismatches);
+    if (k->mismatches > 0)
+        gpuipc_json_int(j, "first_bad", (long long)k->first_bad);
+    else
+        gpuipc_json_string(j, "first_bad", NULL);
+    if (k->ns > 0 && k->words > 0)
+        gpuipc_json_double(j, "read_gbps", (double)size / (double)k->ns);
+    else
+        gpuipc_json_string(j, "read_gbps", NULL);
+    gpuipc_json_end(j, '}');
+}
+
+static void json_usage(gpuipc_json *j, const char *key, const gpuipc_usage_figures *u)
+{
+    gpuipc_json_object(j, key);
+    gpuipc_json_int(j, "fds", (long long)u->fds);
+    gpuipc_json_int(j, "driver_objects", (long long)u->objects);
+    if (u->shmem == GPUIPC_USAGE_UNKNOWN)
+        gpuipc_json_string(j, "shared_memory_bytes", NULL);
+    else
+        gpuipc_json_int(j, "shared_memory_bytes", (long long)u->shmem);
+    if (u->gpu == GPUIPC_USAGE_UNKNOWN)
+        gpuipc_json_string(j, "gpu_memory_bytes", NULL);
+    else
+        gpuipc_json_int(j, "gpu_memory_bytes", (long long)u->gpu);
+    gpuipc_json_end(j, '}');
+}
+
+/* A scenario; its cause line split into cause and fix. */
+static void json_scenario(gpuipc_json *j, const gpuipc_result *r)
+{
+    char cause[GPUIPC_ERR_LEN];
+    const char *fix = NULL;
+
+    gpuipc_json_object(j, NULL);
+    gpuipc_json_string(j, "name", r->mech);
+    gpuipc_json_string(j, "verdict", verdict_name(r->status));
+    gpuipc_json_int(j, "size", (long long)r->size);
+    json_check(j, "producer_to_consumer", &r->forward, r->size);
+    json_check(j, "consumer_to_producer", &r->backward, r->size);
+    if (r->consumer_wrote.ns > 0 && r->consumer_wrote.words > 0)
+        gpuipc_json_double(j, "consumer_write_gbps",
+                           (double)r->size / (double)r->consumer_wrote.ns);
+    else
+        gpuipc_json_string(j, "consumer_write_gbps", NULL);
+    gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
+    gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
+                                        ? NULL : r->reason);
+    snprintf(cause, sizeof(cause), "%s", r->cause);
+    if (cause[0] != '\0') {
+        char *sep = strstr(cause, "; fix: ");
+
+        if (sep != NULL) {
+            *sep = '\0';
+            fix = sep + 7;
+        }
+    }
+    gpuipc_json_string(j, "cause", cause[0] ? cause + (strncmp(cause, "cause: ", 7) ? 0 : 7)
+                                            : NULL);
+    gpuipc_json_string(j, "fix", fix);
+    gpuipc_json_string(j, "detail", r->detail[0] ? r->detail : NULL);
+    if (r->ns > 0)
+        json_usage(j, "consumer_holds_after", &r->consumer_usage);
+    gpuipc_json_end(j, '}');
+}
+
+static const char *mode_name(const gpuipc_options *o)
+{
+    return o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
+         : o->repeat > 1 ? "repeat" : "one-shot";
+}
+
+static void json_body(gpuipc_json *j, const gpuipc_doc *d)
+{
+    const gpuipc_options *o = d->o;
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    size_t i, counts[3] = {0, 0, 0};
+    int a;
+
+    gpuipc_json_object(j, NULL);
+    gpuipc_json_int(j, "schema_version", GPUIPC_RESULT_SCHEMA_VERSION);
+    gpuipc_json_object(j, "program");
+    gpuipc_json_string(j, "name", "gpuipc_test");
+    gpuipc_json_string(j, "version", GPUIPC_VERSION);
+    gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
+    gpuipc_json_end(j, '}');
+    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    gpuipc_json_string(j, "time", stamp);
+    gpuipc_json_string(j, "mode", mode_name(o));
+    gpuipc_json_string(j, "role", d->role);
+    gpuipc_json_array(j, "argv");
+    for (a = 1; a < doc_argc; a++)
+        gpuipc_json_string(j, NULL, doc_argv[a]);
+    gpuipc_json_end(j, ']');
+    gpuipc_json_object(j, "options");
+    gpuipc_json_int(j, "size", (long long)o->size);
+    gpuipc_json_int(j, "device", o->device);
+    gpuipc_json_int(j, "chunks", o->chunks);
+    gpuipc_json_double(j, "timeout_s", (double)o->timeout_ns / 1e9);
+    gpuipc_json_int(j, "repeat", o->repeat);
+    gpuipc_json_string(j, "only", o->only);
+    gpuipc_json_string(j, "require", o->require);
+    gpuipc_json_string(j, "pairs", o->pairs);
+    if (o->min_gbps > 0)
+        gpuipc_json_double(j, "min_gbps", o->min_gbps);
+    else
+        gpuipc_json_string(j, "min_gbps", NULL);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_object(j, "exit");
+    gpuipc_json_int(j, "status", d->exit_code);
+    gpuipc_json_string(j, "meaning", meaning(d->exit_code));
+    gpuipc_json_end(j, '}');
+    gpuipc_json_string(j, "result", gpuipc_log_last_result()[0] ? gpuipc_log_last_result()
+                                                                : NULL);
+    gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
+    json_machine(j);
+    gpuipc_json_object(j, "facts");
+    json_facts(j, "self", d->own);
+    json_facts(j, "peer", d->peer);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_string(j, "where", d->where);
+    gpuipc_json_string(j, "no_session", d->lost);
+    gpuipc_json_array(j, "scenarios");
+    for (i = 0; i < d->n; i++) {
+        json_scenario(j, &d->results[i]);
+        counts[0] += d->results[i].status == GPUIPC_PASS;
+        counts[1] += d->results[i].status == GPUIPC_FAIL;
+        counts[2] += d->results[i].status == GPUIPC_SKIP;
+    }
+    gpuipc_json_end(j, ']');
+    gpuipc_json_object(j, "counts");
+    if (d->verdict != NULL) { /* the consumer's: as the producer counted */
+        counts[0] = d->verdict->passed;
+        counts[1] = d->verdict->failed;
+        counts[2] = d->verdict->skipped;
+    }
+    gpuipc_json_int(j, "passed", (long long)counts[0]);
+    gpuipc_json_int(j, "failed", (long long)counts[1]);
+    gpuipc_json_int(j, "skipped", (long long)counts[2]);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_int(j, "rounds", d->rounds);
+    gpuipc_json_string(j, "consumer", d->consumer);
+    if (d->verdict != NULL) {
+        gpuipc_json_object(j, "producer_verdict");
+        gpuipc_json_int(j, "status", d->verdict->code);
+        gpuipc_json_string(j, "meaning", meaning(d->verdict->code));
+        gpuipc_json_end(j, '}');
+    } else {
+        gpuipc_json_string(j, "producer_verdict", NULL);
+    }
+    gpuipc_json_end(j, '}');
+}
+
+int gpuipc_doc_write(const gpuipc_doc *d)
+{
+    const char *path = d->o->json_path;
+    char tmp[4200];
+    gpuipc_json j;
+    FILE *out;
+    int fd, to_stdout = strcmp(path, "-") == 0, rc;
+
+    /* A file is written beside its final name and renamed over it, so
+     * that a reader never sees half a document. */
+    if (to_stdout) {
+        fd = fcntl(doc_stdout >= 0 ? doc_stdout : 1, F_DUPFD_CLOEXEC, 3);
+    } else {
+        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
+    if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
+        fprintf(stderr, "gpuipc_test: --json %s: %s\n", to_stdout ? "-" : tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    doc_written = 1;
+    gpuipc_json_init(&j, out);
+    json_body(&j, d);
+    rc = gpuipc_json_finish(&j);
+    if (fclose(out) != 0)
+        rc = -1;
+    if (rc == 0 && !to_stdout && rename(tmp, path) < 0)
+        rc = -1;
+    if (rc < 0) {
+        fprintf(stderr, "gpuipc_test: --json %s: the document could not be written: %s\n",
+                path, strerror(errno));
+        if (!to_stdout)
+            unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

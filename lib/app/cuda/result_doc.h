@@ -1,0 +1,50 @@
+/* result_doc.h: --json FILE for the runs that test (the one-shot run,
+ * --repeat, --pairs, --serve and --connect): one document per process, in
+ * the schema of docs/result.schema.json (schema_version 1), written at the
+ * end of every run, a failed or interrupted one included. */
+#ifndef GPUIPC_RESULT_DOC_H
+#define GPUIPC_RESULT_DOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app/options.h"
+#include "core/facts.h"
+#include "session/producer.h"
+#include "wire/wire.h"
+
+#define GPUIPC_RESULT_SCHEMA_VERSION 1
+
+typedef struct gpuipc_doc {
+    const gpuipc_options *o;
+    const char *role;              /* "producer" or "consumer" */
+    int exit_code;
+    uint64_t wall_ns;
+    const char *where;             /* the summary's first line, or NULL */
+    const char *consumer;          /* how the consumer ended (producer side), or NULL */
+    const char *lost;              /* why no scenario ran, or NULL */
+    const gpuipc_result *results;  /* the producer's scenarios (NULL on the consumer) */
+    size_t n;
+    unsigned rounds;               /* --repeat rounds run */
+    const gpuipc_facts *own;
+    const gpuipc_facts *peer;      /* NULL if it never said HELLO */
+    const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */
+} gpuipc_doc;
+
+/* The program's arguments, for the document (set once by main). */
+void gpuipc_doc_set_argv(int argc, char **argv);
+
+/* Writes d to d->o->json_path ("-": the standard output main set aside
+ * with gpuipc_doc_take_stdout). Returns 0, or -1 after saying why on
+ * standard error (the run's exit status stands). */
+int gpuipc_doc_write(const gpuipc_doc *d);
+
+/* Whether gpuipc_doc_write ran (main writes a short document for a run
+ * that ended before its mode wrote one). */
+int gpuipc_doc_written(void);
+
+/* --json -: keeps the real standard output for the document and sends what
+ * the run prints there to standard error instead. Returns 0 or -1 (said). */
+int gpuipc_doc_take_stdout(void);
+
+#endif

@@ -1,0 +1,370 @@
+/* jschema.c: a JSON tree and a JSON Schema subset, for the tests
+ * (jschema.h). */
+#include "jschema.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jnode {
+    int type;
+    double num;
+    int is_int;
+    char *str;     /* J_STR: the text; a member's key for children of J_OBJ */
+    char *key;
+    jnode **kids;  /* J_ARR, J_OBJ */
+    size_t n;
+};
+
+typedef struct {
+    const char *p;
+    char *why;
+    size_t len;
+    int depth;
+} parser;
+
+static jnode *fail(parser *ps, const char *what)
+{
+    if (ps->why[0] == '\0')
+        snprintf(ps->why, ps->len, "%s at '%.20s'", what, ps->p);
+    return NULL;
+}
+
+static void ws(parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\t' || *ps->p == '\r')
+        ps->p++;
+}
+
+static jnode *node(int type)
+{
+    jnode *n = calloc(1, sizeof(*n));
+
+    if (n != NULL)
+        n->type = type;
+    return n;
+}
+
+static int add(jnode *parent, jnode *kid)
+{
+    jnode **k = realloc(parent->kids, (parent->n + 1) * sizeof(*k));
+
+    if (k == NULL)
+        return 0;
+    parent->kids = k;
+    parent->kids[parent->n++] = kid;
+    return 1;
+}
+
+/* A string's text: escapes decoded (\uXXXX below 0x80 as itself, others as
+ * '?', which is all the checks need). */
+static char *string(parser *ps)
+{
+    size_t cap = 16, used = 0;
+    char *s = malloc(cap);
+
+    if (s == NULL || *ps->p != '"')
+        return free(s), NULL;
+    for (ps->p++; *ps->p != '"'; ps->p++) {
+        char c = *ps->p;
+
+        if (c == '\0' || (unsigned char)c < 0x20)
+            return free(s), NULL;
+        if (c == '\\') {
+            c = *++ps->p;
+            if (c == 'n')
+                c = '\n';
+            else if (c == 't')
+                c = '\t';
+            else if (c == 'r')
+                c = '\r';
+            else if (c == 'b')
+                c = '\b';
+            else if (c == 'f')
+                c = '\f';
+            else if (c == 'u') {
+                unsigned v = 0;
+                int i;
+
+                for (i = 0; i < 4; i++) {
+                    char h = *++ps->p;
+
+                    v = v * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0'
+                                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                            : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 99);
+                    if (v > 0xffff)
+                        return free(s), NULL;
+                }
+                c = v < 0x80 ? (char)v : '?';
+            } else if (c != '"' && c != '\\' && c != '/') {
+                return free(s), NULL;
+            }
+        }
+        if (used + 2 > cap) {
+            char *t = realloc(s, cap *= 2);
+
+            if (t == NULL)
+                return free(s), NULL;
+            s = t;
+        }
+        s[used++] = c;
+    }
+    ps->p++;
+    s[used] = '\0';
+    return s;
+}
+
+static jnode *value(parser *ps);
+
+static jnode *container(parser *ps, int type)
+{
+    jnode *n = node(type), *kid;
+    char close = type == J_OBJ ? '}' : ']';
+
+    if (n == NULL || ++ps->depth > 64)
+        return js_free(n), fail(ps, "too deep");
+    ps->p++;
+    ws(ps);
+    if (*ps->p == close) {
+        ps->p++;
+        ps->depth--;
+        return n;
+    }
+    for (;;) {
+        char *key = NULL;
+
+        ws(ps);
+        if (type == J_OBJ) {
+            if ((key = string(ps)) == NULL)
+                return js_free(n), fail(ps, "a key expected");
+            ws(ps);
+            if (*ps->p++ != ':')
+                return free(key), js_free(n), fail(ps, "':' expected");
+        }
+        if ((kid = value(ps)) == NULL)
+            return free(key), js_free(n), NULL;
+        kid->key = key;
+        if (!add(n, kid))
+            return js_free(kid), js_free(n), fail(ps, "out of memory");
+        ws(ps);
+        if (*ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if (*ps->p++ != close)
+            return js_free(n), fail(ps, "',' or the end expected");
+        ps->depth--;
+        return n;
+    }
+}
+
+static jnode *value(parser *ps)
+{
+    jnode *n;
+    char *end;
+
+    ws(ps);
+    switch (*ps->p) {
+    case '{':
+        return container(ps, J_OBJ);
+    case '[':
+        return container(ps, J_ARR);
+    case '"':
+        if ((n = node(J_STR)) == NULL || (n->str = string(ps)) == NULL)
+            return js_free(n), fail(ps, "a bad string");
+        return n;
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *word = *ps->p == 't' ? "true" : *ps->p == 'f' ? "false" : "null";
+
+        if (strncmp(ps->p, word, strlen(word)) != 0)
+            return fail(ps, "a bad literal");
+        n = node(*word == 'n' ? J_NULL : J_BOOL);
+        if (n != NULL)
+            n->num = *word == 't';
+        ps->p += strlen(word);
+        return n;
+    }
+    default:
+        if ((n = node(J_NUM)) == NULL)
+            return NULL;
+        n->num = strtod(ps->p, &end);
+        if (end == ps->p)
+            return js_free(n), fail(ps, "a value expected");
+        n->is_int = strcspn(ps->p, ".eE") >= (size_t)(end - ps->p) && fabs(n->num) < 9e15;
+        ps->p = end;
+        return n;
+    }
+}
+
+jnode *js_parse(const char *text, char *why, size_t len)
+{
+    parser ps = {.p = text, .why = why, .len = len};
+    jnode *n;
+
+    why[0] = '\0';
+    n = value(&ps);
+    ws(&ps);
+    if (n != NULL && *ps.p != '\0') {
+        js_free(n);
+        return fail(&ps, "text after the document");
+    }
+    return n;
+}
+
+void js_free(jnode *n)
+{
+    size_t i;
+
+    if (n == NULL)
+        return;
+    for (i = 0; i < n->n; i++)
+        js_free(n->kids[i]);
+    free(n->kids);
+    free(n->str);
+    free(n->key);
+    free(n);
+}
+
+const jnode *js_get(const jnode *n, const char *key)
+{
+    size_t i;
+
+    for (i = 0; n != NULL && n->type == J_OBJ && i < n->n; i++)
+        if (strcmp(n->kids[i]->key, key) == 0)
+            return n->kids[i];
+    return NULL;
+}
+
+const char *js_str(const jnode *n)
+{
+    return n != NULL && n->type == J_STR ? n->str : NULL;
+}
+
+size_t js_len(const jnode *n)
+{
+    return n != NULL && n->type == J_ARR ? n->n : 0;
+}
+
+const jnode *js_at(const jnode *n, size_t i)
+{
+    return i < js_len(n) ? n->kids[i] : NULL;
+}
+
+static int check(const jnode *s, const jnode *d, const char *path, char *why, size_t len);
+static int check_rest(const jnode *s, const jnode *d, const char *path, char *why, size_t len);
+
+static int type_is(const jnode *d, const char *t)
+{
+    return strcmp(t, "null") == 0 ? d->type == J_NULL
+         : strcmp(t, "boolean") == 0 ? d->type == J_BOOL
+         : strcmp(t, "number") == 0 ? d->type == J_NUM
+         : strcmp(t, "integer") == 0 ? d->type == J_NUM && d->is_int
+         : strcmp(t, "string") == 0 ? d->type == J_STR
+         : strcmp(t, "array") == 0 ? d->type == J_ARR
+         : strcmp(t, "object") == 0 ? d->type == J_OBJ : 0;
+}
+
+static const jnode *root_schema;
+
+/* "#/$defs/name" in the schema being checked against. */
+static const jnode *resolve(const char *ref)
+{
+    return strncmp(ref, "#/$defs/", 8) == 0 ? js_get(js_get(root_schema, "$defs"), ref + 8)
+                                           : NULL;
+}
+
+static int check(const jnode *s, const jnode *d, const char *path, char *why, size_t len)
+{
+    const jnode *ref = js_get(s, "$ref"), *any = js_get(s, "anyOf"), *cst = js_get(s, "const");
+
+    if (ref != NULL) {
+        const jnode *target = js_str(ref) ? resolve(ref->str) : NULL;
+
+        if (target == NULL)
+            return snprintf(why, len, "%s: the schema's $ref is not found", path), 0;
+        if (!check(target, d, path, why, len))
+            return 0;
+    }
+    if (any != NULL) {
+        size_t k;
+
+        for (k = 0; k < js_len(any); k++)
+            if (check(js_at(any, k), d, path, why, len))
+                break;
+        if (k == js_len(any)) {
+            char last[320];
+
+            snprintf(last, sizeof(last), "%s", why);
+            return snprintf(why, len, "%s: matches none of anyOf (%s)", path, last), 0;
+        }
+        why[0] = '\0';
+    }
+    if (cst != NULL && cst->type == J_NUM && (d->type != J_NUM || d->num != cst->num))
+        return snprintf(why, len, "%s: not the schema's constant %g", path, cst->num), 0;
+    return check_rest(s, d, path, why, len);
+}
+
+static int check_rest(const jnode *s, const jnode *d, const char *path, char *why, size_t len)
+{
+    const jnode *t = js_get(s, "type"), *req = js_get(s, "required");
+    const jnode *props = js_get(s, "properties"), *items = js_get(s, "items");
+    const jnode *en = js_get(s, "enum"), *add_p = js_get(s, "additionalProperties");
+    const jnode *min = js_get(s, "minimum");
+    char sub[512];
+    size_t i;
+
+    if (t != NULL) {
+        int ok = 0;
+
+        if (t->type == J_STR)
+            ok = type_is(d, t->str);
+        for (i = 0; t->type == J_ARR && i < t->n; i++)
+            ok |= t->kids[i]->type == J_STR && type_is(d, t->kids[i]->str);
+        if (!ok)
+            return snprintf(why, len, "%s: not of the schema's type", path), 0;
+    }
+    if (en != NULL && d->type == J_STR) {
+        for (i = 0; i < en->n; i++)
+            if (js_str(en->kids[i]) != NULL && strcmp(en->kids[i]->str, d->str) == 0)
+                break;
+        if (i == en->n)
+            return snprintf(why, len, "%s: '%s' is not one of the schema's values", path,
+                            d->str), 0;
+    }
+    if (min != NULL && d->type == J_NUM && d->num < min->num)
+        return snprintf(why, len, "%s: %g is below the minimum %g", path, d->num, min->num), 0;
+    if (d->type == J_OBJ) {
+        for (i = 0; req != NULL && i < req->n; i++)
+            if (js_get(d, js_str(req->kids[i]) ? req->kids[i]->str : "") == NULL)
+                return snprintf(why, len, "%s: '%s' is required and missing", path,
+                                js_str(req->kids[i])), 0;
+        for (i = 0; i < d->n; i++) {
+            const jnode *ps = js_get(props, d->kids[i]->key);
+
+            snprintf(sub, sizeof(sub), "%s.%s", path, d->kids[i]->key);
+            if (ps == NULL && add_p != NULL && add_p->type == J_BOOL && add_p->num == 0)
+                return snprintf(why, len, "%s: not in the schema", sub), 0;
+            if (ps != NULL && !check(ps, d->kids[i], sub, why, len))
+                return 0;
+        }
+    }
+    if (d->type == J_ARR && items != NULL)
+        for (i = 0; i < d->n; i++) {
+            snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+            if (!check(items, d->kids[i], sub, why, len))
+                return 0;
+        }
+    return 1;
+}
+
+int js_check(const jnode *schema, const jnode *doc, char *why, size_t len)
+{
+    why[0] = '\0';
+    root_schema = schema;
+    return check(schema, doc, "$", why, len);
+}

@@ -1,0 +1,32 @@
+/* jschema.h: what the tests need to hold a JSON document against
+ * docs/result.schema.json: a parser into a tree, and a checker of the part
+ * of JSON Schema that file uses (type, with "integer" and lists of types;
+ * required; properties; additionalProperties: false; items; enum of
+ * strings; const of numbers; minimum; anyOf; $ref to #/$defs). Tests
+ * only: the program writes JSON, it never reads it. */
+#ifndef GPUIPC_TESTS_JSCHEMA_H
+#define GPUIPC_TESTS_JSCHEMA_H
+
+#include <stddef.h>
+
+typedef struct jnode jnode;
+
+/* Parses text into a tree (free with js_free). Returns NULL with why. */
+jnode *js_parse(const char *text, char *why, size_t len);
+void js_free(jnode *n);
+
+/* Checks doc against schema. Returns 1, or 0 with the first violation and
+ * its path ("$.scenarios[0].verdict: ...") in why. */
+int js_check(const jnode *schema, const jnode *doc, char *why, size_t len);
+
+/* The member key of object n, or NULL. */
+const jnode *js_get(const jnode *n, const char *key);
+
+/* A string node's text, or NULL for any other node. */
+const char *js_str(const jnode *n);
+
+/* An array's length (0 for any other node), and its element i. */
+size_t js_len(const jnode *n);
+const jnode *js_at(const jnode *n, size_t i);
+
+#endif

@@ -1,0 +1,44 @@
+#!/bin/sh
+# recipes.sh PROGRAM: runs the health-check recipes of docs/health-checks.md
+# (docs/recipes/*.sh) as written, on memfd, and checks what each exits with
+# and prints: a pass, a failure made on purpose, and, for the Slurm
+# recipe, that a failure drains the node with the one-line reason. Exits 1
+# at the first difference.
+prog=$(cd "$(dirname "${1:-./gpuipc_test}")" && pwd)/$(basename "${1:-./gpuipc_test}")
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "recipes: $*"; exit 1; }
+export GPUIPC_TEST="$prog" GPUIPC_ARGS="--only memfd --size 1M"
+
+# node-problem-detector: exit 0 and one line for a pass; 1 for a failure.
+out=$(sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 0 ] || fail "npd-plugin.sh exited $rc on a pass: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] || fail "npd-plugin.sh printed more than a line: $out"
+case $out in PASS:*) ;; *) fail "npd-plugin.sh: '$out' is not a PASS line" ;; esac
+out=$(GPUIPC_SABOTAGE=consumer:flip-one sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 1 ] || fail "npd-plugin.sh exited $rc on a failure: $out"
+case $out in FAIL:*"first failure:"*) ;; *) fail "npd-plugin.sh: '$out' names no failure" ;; esac
+out=$(GPUIPC_ARGS="--size banana" sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 2 ] || fail "npd-plugin.sh exited $rc on a usage error (NPD's unknown is 2): $out"
+
+# Slurm: a pass drains nothing; a failure drains with the reason.
+printf '#!/bin/sh\necho "$@" > %s/drained\n' "$tmp" > "$tmp/drain"
+chmod +x "$tmp/drain"
+DRAIN="$tmp/drain" sh "$root/docs/recipes/slurm-healthcheck.sh"; rc=$?
+[ "$rc" = 0 ] || fail "slurm-healthcheck.sh exited $rc on a pass"
+[ ! -e "$tmp/drained" ] || fail "slurm-healthcheck.sh drained on a pass: $(cat "$tmp/drained")"
+GPUIPC_SABOTAGE=consumer:flip-one DRAIN="$tmp/drain" sh "$root/docs/recipes/slurm-healthcheck.sh"
+rc=$?
+[ "$rc" = 1 ] || fail "slurm-healthcheck.sh exited $rc on a failure"
+grep -q "gpuipc_test exit 1: FAIL: 0 passed, 1 failed" "$tmp/drained" ||
+    fail "slurm-healthcheck.sh drained without the reason: $(cat "$tmp/drained" 2>&1)"
+
+# CI: the JUnit XML and the JSON document are kept, and the job fails.
+mkdir "$tmp/artifacts"
+(cd "$tmp" && GPUIPC_SABOTAGE=consumer:flip-one sh "$root/docs/recipes/ci-job.sh") > /dev/null
+rc=$?
+[ "$rc" = 1 ] || fail "ci-job.sh exited $rc on a failure"
+grep -q '<testsuites' "$tmp/artifacts/gpuipc-junit.xml" || fail "ci-job.sh kept no JUnit XML"
+grep -q '"verdict": "fail"' "$tmp/artifacts/gpuipc-result.json" || fail "ci-job.sh kept no JSON"
+echo "recipes: the npd, Slurm and CI recipes of docs/health-checks.md behave as written"

@@ -1,0 +1,271 @@
+/* test_results.c: --json FILE, the result document, from every run mode
+ * that writes one (memfd, no GPU): each document parsed back and held
+ * against docs/result.schema.json, and its verdict against the process's
+ * exit status, in a pass, a failure, a refusal, --repeat, a run stopped by
+ * SIGINT, both sides of --serve/--connect and a machine without a GPU. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "jschema.h"
+#include "suites.h"
+
+static th_run run;
+static char doc_path[64];
+
+static void setup(void)
+{
+    snprintf(doc_path, sizeof(doc_path), "/tmp/gpuipc-doc-%d.json", (int)getpid());
+    unlink(doc_path);
+}
+
+static void teardown(void)
+{
+    unlink(doc_path);
+}
+
+/* The document at path, parsed, after it passed the schema; the caller
+ * frees it. */
+static jnode *valid_doc(const char *path)
+{
+    char why[512];
+    size_t n;
+    char *schema_text = th_read_file("docs/result.schema.json", &n);
+    char *text = th_read_file(path, &n);
+    jnode *schema, *doc;
+
+    ck_assert_msg(schema_text != NULL, "docs/result.schema.json: not readable (run from the "
+                  "source tree)");
+    ck_assert_msg(text != NULL, "%s: no document was written:\n%s", path, run.out);
+    schema = js_parse(schema_text, why, sizeof(why));
+    ck_assert_msg(schema != NULL, "the schema does not parse: %s", why);
+    doc = js_parse(text, why, sizeof(why));
+    ck_assert_msg(doc != NULL, "the document does not parse: %s:\n%s", why, text);
+    ck_assert_msg(js_check(schema, doc, why, sizeof(why)), "not the schema's: %s:\n%s", why,
+                  text);
+    js_free(schema);
+    free(schema_text);
+    free(text);
+    return doc;
+}
+
+static long long num(const jnode *doc, const char *obj, const char *key)
+{
+    const char *v;
+    char path[64];
+    FILE *f;
+    long long x = -1;
+
+    /* Numbers are read through the document's text form of the member. */
+    (void)doc;
+    snprintf(path, sizeof(path), "%s", doc_path);
+    f = fopen(path, "r");
+    if (f != NULL) {
+        char line[512], want[96];
+        int inside = obj == NULL;
+
+        snprintf(want, sizeof(want), "\"%s\": ", key);
+        while (fgets(line, sizeof(line), f) != NULL) {
+            if (!inside && obj != NULL && strstr(line, obj) != NULL)
+                inside = 1;
+            if (inside && (v = strstr(line, want)) != NULL) {
+                x = strtoll(v + strlen(want), NULL, 10);
+                break;
+            }
+        }
+        fclose(f);
+    }
+    return x;
+}
+
+static const struct {
+    const char *args[12];
+    const char *env;
+    int code;
+    const char *mode, *verdict, *reason;
+} cases[] = {
+    {{"--only", "memfd", "--size", "1M", "--json"}, NULL, 0, "one-shot", "pass", NULL},
+    {{"--only", "memfd", "--size", "1M", "--json"}, "GPUIPC_SABOTAGE=producer:flip-one", 1,
+     "one-shot", "fail", "the producer's bytes: 1 mismatches"},
+    {{"--only", "memfd,memfd-chunks", "--size", "1M", "--repeat", "3", "--json"}, NULL, 0,
+     "repeat", "pass", NULL},
+    {{"--only", "memfd", "--size", "1M", "--brief", "--json"}, NULL, 0, "one-shot", "pass",
+     NULL},
+    {{"--only", "nosuch", "--json"}, NULL, 2, "one-shot", NULL, NULL},
+    {{"--json"}, "CUDA_VISIBLE_DEVICES=", 77, "one-shot", NULL, NULL},
+};
+
+START_TEST(test_results_document_matches_the_schema_and_the_exit)
+{
+    const char *args[16];
+    const char *env[] = {cases[_i].env, NULL};
+    const jnode *sc;
+    jnode *doc;
+    int k;
+
+    for (k = 0; cases[_i].args[k] != NULL; k++)
+        args[k] = cases[_i].args[k];
+    args[k++] = doc_path;
+    args[k] = NULL;
+    ck_assert_int_eq(th_spawn(&run, args, env, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, cases[_i].code), "case %d: status 0x%x:\n%s", _i, run.status,
+                  run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_int_eq(num(doc, "\"exit\"", "status"), cases[_i].code);
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), cases[_i].mode);
+    ck_assert_str_eq(js_str(js_get(doc, "role")), "producer");
+    sc = js_at(js_get(doc, "scenarios"), 0);
+    if (cases[_i].verdict == NULL) {
+        ck_assert_msg(sc == NULL || strcmp(js_str(js_get(sc, "verdict")), "pass") != 0,
+                      "case %d: a passed scenario in a run that exited %d", _i, cases[_i].code);
+    } else {
+        ck_assert_str_eq(js_str(js_get(sc, "verdict")), cases[_i].verdict);
+    }
+    if (cases[_i].reason != NULL)
+        ck_assert_msg(strstr(js_str(js_get(sc, "reason")), cases[_i].reason) != NULL,
+                      "case %d: reason '%s'", _i, js_str(js_get(sc, "reason")));
+    if (cases[_i].code == 0)
+        ck_assert_int_eq(num(doc, "\"counts\"", "failed"), 0);
+    js_free(doc);
+}
+END_TEST
+
+/* --repeat 3: the rounds run are counted. */
+START_TEST(test_results_repeat_counts_rounds)
+{
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--repeat", "3", "--json",
+                          doc_path, NULL};
+    jnode *doc;
+
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_int_eq(num(doc, NULL, "rounds"), 3);
+    js_free(doc);
+}
+END_TEST
+
+static void ctrl_c_when_hung(const char *line, pid_t pgid, void *arg)
+{
+    (void)arg;
+    if (strstr(line, "FAULT INJECTED: hang at report") != NULL)
+        kill(-pgid, SIGINT);
+}
+
+/* A run stopped by SIGINT still leaves a whole document, saying so. */
+START_TEST(test_results_sigint_still_writes_the_document)
+{
+    const char *env[] = {"GPUIPC_FAULT=consumer:report:hang", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--timeout", "10", "--json",
+                          doc_path, NULL};
+    jnode *doc;
+
+    ck_assert_int_eq(th_spawn(&run, args, env, 20, 3, ctrl_c_when_hung, NULL), 0);
+    ck_assert_msg(th_exited(&run, 130), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_int_eq(num(doc, "\"exit\"", "status"), 130);
+    ck_assert_str_eq(js_str(js_get(js_get(doc, "exit"), "meaning")), "stopped by SIGINT");
+    js_free(doc);
+}
+END_TEST
+
+/* --serve and --connect: each side writes its own; the consumer's carries
+ * the producer's verdict. */
+START_TEST(test_results_both_sides_of_two_terminals)
+{
+    char name[64], serve_doc[80], status_text[16];
+    const char *args[] = {"--connect", name, "--timeout", "10", "--json", doc_path, NULL};
+    pid_t server;
+    int status;
+    jnode *doc;
+
+    snprintf(name, sizeof(name), "@gpuipc-doc-%d", (int)getpid());
+    snprintf(serve_doc, sizeof(serve_doc), "%s.serve", doc_path);
+    unlink(serve_doc);
+    server = fork();
+    ck_assert_int_ge(server, 0);
+    if (server == 0) {
+        /* As th_spawn does: no CK_* variable (CK_RUN_SUITE=results would
+         * select none of the server's scenarios). */
+        extern char **environ;
+        char **e;
+
+        for (e = environ; *e != NULL;)
+            if (strncmp(*e, "CK_", 3) == 0) {
+                char var[128];
+
+                snprintf(var, sizeof(var), "%.*s", (int)strcspn(*e, "="), *e);
+                unsetenv(var);
+            } else {
+                e++;
+            }
+        execl(th_program(), th_program(), "--serve", name, "--only", "memfd", "--size", "1M",
+              "--timeout", "10", "--json", serve_doc, "-q", (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, NULL, NULL), 0);
+    /* th_spawn may reap the server with the rest of its group: then its
+     * document alone says how it ended. */
+    if (waitpid(server, &status, 0) == server) {
+        snprintf(status_text, sizeof(status_text), "0x%x", (unsigned)status);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server: %s",
+                      status_text);
+    }
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_str_eq(js_str(js_get(doc, "role")), "consumer");
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "connect");
+    ck_assert_int_eq(num(doc, "\"producer_verdict\"", "status"), 0);
+    ck_assert_int_eq(num(doc, "\"counts\"", "passed"), 1);
+    js_free(doc);
+    doc = valid_doc(serve_doc);
+    ck_assert_str_eq(js_str(js_get(doc, "role")), "producer");
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "serve");
+    ck_assert_str_eq(js_str(js_get(js_get(doc, "exit"), "meaning")), "all that ran passed");
+    ck_assert_str_eq(js_str(js_get(js_at(js_get(doc, "scenarios"), 0), "verdict")), "pass");
+    js_free(doc);
+    unlink(serve_doc);
+}
+END_TEST
+
+/* The checker refuses what the schema refuses: a test of the test. */
+START_TEST(test_results_schema_checker_can_fail)
+{
+    char why[256];
+    size_t n;
+    char *schema_text = th_read_file("docs/result.schema.json", &n);
+    jnode *schema = js_parse(schema_text, why, sizeof(why));
+    jnode *doc = js_parse("{\"schema_version\": 1}", why, sizeof(why));
+
+    ck_assert_ptr_nonnull(schema);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert(!js_check(schema, doc, why, sizeof(why)));
+    ck_assert_msg(strstr(why, "is required and missing") != NULL, "%s", why);
+    js_free(doc);
+    doc = js_parse("{\"schema_version\": 1.5,}", why, sizeof(why));
+    ck_assert_ptr_null(doc);
+    js_free(schema);
+    free(schema_text);
+}
+END_TEST
+
+Suite *results_suite(void)
+{
+    Suite *s = suite_create("results");
+    TCase *tc = tcase_create("documents");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_results_document_matches_the_schema_and_the_exit, 0,
+                        (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(tc, test_results_repeat_counts_rounds);
+    tcase_add_test(tc, test_results_sigint_still_writes_the_document);
+    tcase_add_test(tc, test_results_both_sides_of_two_terminals);
+    tcase_add_test(tc, test_results_schema_checker_can_fail);
+    suite_add_tcase(s, tc);
+    return s;
+}
