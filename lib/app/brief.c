@@ -101,7 +101,7 @@ void gpuipc_brief_compose(const char *text, size_t len, int exit_code, char *out
 {
     const char *end = text + len, *p, *result = NULL, *own = NULL, *cause = NULL;
     const char *first = NULL;
-    char verdict[GPUIPC_BRIEF_LEN], why[GPUIPC_BRIEF_LEN], tail[32];
+    char verdict[GPUIPC_BRIEF_LEN + 32], why[GPUIPC_BRIEF_LEN], tail[32];
     size_t used;
 
     for (p = text; p < end;) {
