@@ -91,11 +91,10 @@ static int drain(int fd, th_run *r, size_t *line_start, pid_t pgid, th_line_fn o
     return 1;
 }
 
-/* Removes every CK_* variable from this process's environment. The names are
- * copied out first: unsetenv() moves the later entries of environ down, so a
- * scan that unset as it went would step over the entry after each one it
- * removed. Returns 0, or -1 if memory ran out. */
-static int unset_check_variables(void)
+/* The names are copied out first: unsetenv() moves the later entries of
+ * environ down, so a scan that unset as it went would step over the entry
+ * after each one it removed. */
+int th_unset_check_variables(void)
 {
     size_t n = 0, k = 0, i;
     char **names;
@@ -157,7 +156,7 @@ int th_spawn_file(th_run *r, const char *file, const char *const *args, const ch
          * CK_TAP_LOG_FILE_NAME, CK_XML_LOG_FILE_NAME or CK_LOG_FILE_NAME
          * the program would write its own report over the runner's. What a
          * test passes in env is applied afterwards, so it still can set them. */
-        if (unset_check_variables() < 0) {
+        if (th_unset_check_variables() < 0) {
             fprintf(stderr, "th_spawn: removing the CK_* variables: out of memory\n");
             _exit(127);
         }

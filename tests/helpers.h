@@ -66,6 +66,11 @@ int th_json_valid(const char *text, char *why, size_t len);
  * or 0 with the offset and what was wrong in why (len bytes). */
 int th_xml_valid(const char *text, size_t n, char *why, size_t len);
 
+/* Removes every CK_* variable from this process's environment (as th_spawn
+ * does in its child), for a test that starts the program itself. Returns 0,
+ * or -1 if memory ran out. */
+int th_unset_check_variables(void);
+
 /* Reads the whole file at path. Returns its bytes with a NUL after them
  * (which the caller frees) and their number in *n, or NULL with errno set. */
 char *th_read_file(const char *path, size_t *n);

@@ -245,6 +245,11 @@ const char *js_str(const jnode *n)
     return n != NULL && n->type == J_STR ? n->str : NULL;
 }
 
+double js_num(const jnode *n)
+{
+    return n != NULL && n->type == J_NUM ? n->num : NAN;
+}
+
 size_t js_len(const jnode *n)
 {
     return n != NULL && n->type == J_ARR ? n->n : 0;

@@ -25,6 +25,9 @@ const jnode *js_get(const jnode *n, const char *key);
 /* A string node's text, or NULL for any other node. */
 const char *js_str(const jnode *n);
 
+/* A number node's value, or NaN for any other node (a missing one too). */
+double js_num(const jnode *n);
+
 /* An array's length (0 for any other node), and its element i. */
 size_t js_len(const jnode *n);
 const jnode *js_at(const jnode *n, size_t i);
