@@ -147,6 +147,11 @@ char *gpuipc_units_format_size(uint64_t bytes, char *buf, size_t len)
     return buf;
 }
 
+double gpuipc_units_gbps(uint64_t bytes, uint64_t ns)
+{
+    return ns ? (double)bytes / (double)ns : 0.0;
+}
+
 char *gpuipc_units_format_uuid(const uint8_t uuid[16], char *buf, size_t len)
 {
     snprintf(buf, len,

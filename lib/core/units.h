@@ -25,6 +25,10 @@ int gpuipc_units_parse_duration(const char *text, uint64_t *ns, gpuipc_err *err)
  * returns buf. Exact multiples print without decimals. */
 char *gpuipc_units_format_size(uint64_t bytes, char *buf, size_t len);
 
+/* GB/s (10^9 bytes a second) for bytes moved in ns nanoseconds; 0 when ns is
+ * 0 (not timed). */
+double gpuipc_units_gbps(uint64_t bytes, uint64_t ns);
+
 /* Writes a 16-byte device UUID in nvidia-smi's form,
  * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", into buf (at least 41 bytes)
  * and returns buf. */

@@ -16,6 +16,7 @@
 #include "core/proc.h"
 #include "session/role.h"
 #include "core/step.h"
+#include "core/units.h"
 
 #define WRONG_SEED_MASK 0xa5a5a5a5a5a5a5a5ull
 
@@ -359,7 +360,7 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
         snprintf(text + strlen(text), sizeof(text) - strlen(text), " from the producer, "
                  "digest 0x%016llx%s, %.1f GB/s", (unsigned long long)report->check.digest,
                  honest ? " as written" : " (SABOTAGE: read test hook)",
-                 (double)s->buf.size / (double)report->check.ns);
+                 gpuipc_units_gbps(s->buf.size, report->check.ns));
         log_step(s, GPUIPC_STEP_VERIFY, t, text);
     }
     check_alt(s, GPUIPC_STEP_VERIFY, offer->seed, &offer->wrote, "the producer's bytes");
@@ -398,7 +399,7 @@ static void use_offer(scenario *s, const gpuipc_msg_offer *offer, gpuipc_msg_rep
     } else {
         s->wrote.ns = gpuipc_clock_ns() - t;
         snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
-                 "0x%016llx", (unsigned long long)seed, (double)s->buf.size / (double)s->wrote.ns,
+                 "0x%016llx", (unsigned long long)seed, gpuipc_units_gbps(s->buf.size, s->wrote.ns),
                  (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_WRITE, t, text);
         if (gpuipc_role_flip(env, GPUIPC_STEP_WRITE, &s->buf.view, seed, &s->err) < 0) {

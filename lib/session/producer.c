@@ -113,11 +113,6 @@ int gpuipc_producer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *v
     return 0;
 }
 
-static double gbps(uint64_t bytes, uint64_t ns)
-{
-    return ns ? (double)bytes / (double)ns : 0.0;
-}
-
 /* Everything one scenario holds, so that every exit path can release it. */
 typedef struct scenario {
     gpuipc_env *env;
@@ -360,7 +355,7 @@ static void prepare_offer(scenario *s, uint64_t size, gpuipc_msg_offer *offer)
     } else {
         s->wrote.ns = gpuipc_clock_ns() - t;
         snprintf(text, sizeof(text), "pattern seed 0x%016llx, %.1f GB/s written, digest "
-                 "0x%016llx", (unsigned long long)seed, gbps(s->buf.size, s->wrote.ns),
+                 "0x%016llx", (unsigned long long)seed, gpuipc_units_gbps(s->buf.size, s->wrote.ns),
                  (unsigned long long)s->wrote.digest);
         log_step(s, GPUIPC_STEP_FILL, t, "%s", text);
         if (gpuipc_role_flip(env, GPUIPC_STEP_FILL, &s->buf.view, seed, &s->err) < 0) {
@@ -495,7 +490,7 @@ static int check_pattern(scenario *s, uint64_t seed, const gpuipc_written *writt
         return -1;
     }
     snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s, digest 0x%016llx, %.1f GB/s",
-             suffix, (unsigned long long)k->digest, gbps(s->buf.size, k->ns));
+             suffix, (unsigned long long)k->digest, gpuipc_units_gbps(s->buf.size, k->ns));
     log_step(s, GPUIPC_STEP_CHECK, t, "%s", text);
     return 0;
 }

@@ -99,16 +99,14 @@ int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
 {
     gpuipc_result *r = &run->results[i];
-    double rd = 0, wr = 0, min = run->o->min_gbps;
+    double rd, wr, min = run->o->min_gbps;
     char link[384], rs[32], ws[32];
     int a = run->pair[i][0], b = run->pair[i][1];
 
     if (a < 0 || r->ns == 0)
         return;
-    if (r->forward.ns > 0 && r->forward.words > 0)
-        rd = (double)r->size / (double)r->forward.ns;
-    if (r->consumer_wrote.ns > 0 && r->consumer_wrote.words > 0)
-        wr = (double)r->size / (double)r->consumer_wrote.ns;
+    rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
+    wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;
     snprintf(rs, sizeof(rs), rd > 0 ? "%.1f GB/s" : "not measured", rd);
     snprintf(ws, sizeof(ws), wr > 0 ? "%.1f GB/s" : "not measured", wr);
     gpuipc_gpu_link_describe(a, b, link, sizeof(link));

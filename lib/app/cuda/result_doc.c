@@ -155,6 +155,16 @@ static void json_machine(gpuipc_json *j)
     gpuipc_json_end(j, '}');
 }
 
+/* GB/s of a timed pass over words, or null where none was timed. */
+static void json_gbps(gpuipc_json *j, const char *key, uint64_t words, uint64_t size,
+                      uint64_t ns)
+{
+    if (words > 0 && ns > 0)
+        gpuipc_json_double(j, key, gpuipc_units_gbps(size, ns));
+    else
+        gpuipc_json_string(j, key, NULL);
+}
+
 /* One direction's check: words, mismatches, the first bad word, GB/s. */
 static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, uint64_t size)
 {
@@ -165,10 +175,7 @@ static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, u
         gpuipc_json_int(j, "first_bad", (long long)k->first_bad);
     else
         gpuipc_json_string(j, "first_bad", NULL);
-    if (k->ns > 0 && k->words > 0)
-        gpuipc_json_double(j, "read_gbps", (double)size / (double)k->ns);
-    else
-        gpuipc_json_string(j, "read_gbps", NULL);
+    json_gbps(j, "read_gbps", k->words, size, k->ns);
     gpuipc_json_end(j, '}');
 }
 
@@ -200,11 +207,7 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r)
     gpuipc_json_int(j, "size", (long long)r->size);
     json_check(j, "producer_to_consumer", &r->forward, r->size);
     json_check(j, "consumer_to_producer", &r->backward, r->size);
-    if (r->consumer_wrote.ns > 0 && r->consumer_wrote.words > 0)
-        gpuipc_json_double(j, "consumer_write_gbps",
-                           (double)r->size / (double)r->consumer_wrote.ns);
-    else
-        gpuipc_json_string(j, "consumer_write_gbps", NULL);
+    json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size, r->consumer_wrote.ns);
     gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
     gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
                                         ? NULL : r->reason);
