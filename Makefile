@@ -15,7 +15,7 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # CFLAGS may be given on the command line (make asan does); override keeps
 # what every build needs, the sanitizer flags included, in that case too.
 CFLAGS ?= -O2 -g
-override CFLAGS += -std=c11 $(WARN) -MMD -MP $(SAN_CFLAGS)
+override CFLAGS += -std=c11 -pthread $(WARN) -MMD -MP $(SAN_CFLAGS)
 override LDFLAGS += $(SAN_LDFLAGS)
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
@@ -29,7 +29,7 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS_ALL = $(shell $(PKG_CONFIG) --libs check)
 CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bdynamic \
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
-LDLIBS += -ldl -lm
+LDLIBS += -ldl -lm -pthread
 
 # The library, by folder (lib/<layer>/). Code that needs the CUDA driver lives
 # in gpu/ and in every folder named cuda/, which only the program links; the

@@ -129,18 +129,19 @@ static void fill_known(gpuipc_bench *b)
     snprintf(r->name, sizeof(r->name), "vmm-chunks");
     r->chunks = 4096;
     r->size = 4096ull * (2u << 20);
-    /* export 40, transfer 1, import 30, map 2 us per chunk: 73 us, met. */
-    add(&r->st[GPUIPC_STAGE_EXPORT], 40 * US * 4096, 40 * US * 4096, 40 * US * 4096);
+    /* export 20, transfer 1, import 25, map 2 us per chunk: 48 us, met. */
+    add(&r->st[GPUIPC_STAGE_EXPORT], 20 * US * 4096, 20 * US * 4096, 20 * US * 4096);
     add(&r->st[GPUIPC_STAGE_TRANSFER], 1 * US * 4096, 1 * US * 4096, 1 * US * 4096);
-    add(&r->st[GPUIPC_STAGE_IMPORT], 30 * US * 4096, 30 * US * 4096, 30 * US * 4096);
+    add(&r->st[GPUIPC_STAGE_IMPORT], 25 * US * 4096, 25 * US * 4096, 25 * US * 4096);
     add(&r->st[GPUIPC_STAGE_MAP], 2 * US * 4096, 2 * US * 4096, 2 * US * 4096);
     r = &b->sizes[b->nsizes++];
     snprintf(r->name, sizeof(r->name), "vmm");
     r->size = 16 * GiB;
     r->hwm_producer = 60u << 20;
-    r->hwm_consumer = 70u << 20; /* missed */
-    add(&b->oneshot_ns, 0.6e9, 1.2e9, 0.7e9);
-    add(&b->oneshot_ns, 0.5e9, 0.8e9, 0.9e9); /* median of six: 0.75 s */
+    r->hwm_consumer = 70u << 20;
+    b->bare_hwm = 50u << 20; /* 20 MiB added: missed */
+    add(&b->oneshot_ns, 0.40e9, 0.50e9, 0.45e9);
+    add(&b->oneshot_ns, 0.44e9, 0.46e9, 0.9e9); /* median of six: 0.455 s */
 }
 
 START_TEST(test_bench_targets_on_known_samples)
@@ -159,11 +160,12 @@ START_TEST(test_bench_targets_on_known_samples)
     ck_assert_int_eq(t[2].met, 1);
     ck_assert_str_eq(t[2].achieved, "0.002 ms median");
     ck_assert_int_eq(t[3].met, 1);
-    ck_assert_str_eq(t[3].achieved, "73.0 us");
+    ck_assert_str_eq(t[3].achieved, "48.0 us");
     ck_assert_int_eq(t[4].met, 1);
-    ck_assert_str_eq(t[4].achieved, "0.75 s");
+    ck_assert_str_eq(t[4].achieved, "0.455 s");
     ck_assert_int_eq(t[5].met, 0);
-    ck_assert_str_eq(t[5].achieved, "producer 60 MiB, consumer 70 MiB");
+    ck_assert_str_eq(t[5].achieved,
+                     "+20.0 MiB (producer 60, consumer 70, bare context 50 MiB)");
 
     /* Slower kernels miss both bandwidth targets; no rows: not measured. */
     b.bw[0].ns[GPUIPC_BW_FILL_IMPORTED].v[1] = 500000; /* median 2147 GB/s */
@@ -177,7 +179,11 @@ START_TEST(test_bench_targets_on_known_samples)
     ck_assert_int_eq(t[3].met, -1);
     ck_assert_str_eq(t[3].achieved, "-");
     ck_assert_int_eq(t[4].met, -1);
-    ck_assert_str_eq(t[4].achieved, "0.75 s (a run failed)");
+    ck_assert_str_eq(t[4].achieved, "0.455 s (a run failed)");
+    b.bare_hwm = 0; /* the bare context not measured: no verdict on RSS */
+    n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
+    ck_assert_int_eq(t[5].met, -1);
+    ck_assert_str_eq(t[5].achieved, "-");
     ck_assert_uint_eq(gpuipc_bench_targets(&b, t, 2), 0); /* too little room */
     gpuipc_bench_free(&b);
 }
@@ -199,9 +205,10 @@ START_TEST(test_bench_tables_show_median_min_max)
     has("| vmm | 2.00 (1.00-3.00) | 2.00 (1.00-3.00) |");
     has("| 1 GiB | fill (bytes written) | 2632 (2632-2632) | 2684 (2684-2684) | 0.980 |");
     has("| 4096 (8 GiB) |");
-    has("| 73.0 |"); /* per chunk */
-    has("| peak RSS of either process, vmm at every size up to 16 GiB | <= 64 MiB | "
-        "producer 60 MiB, consumer 70 MiB | MISSED |");
+    has("| 48.0 |"); /* per chunk */
+    has("| peak RSS of either process above a bare CUDA context, vmm at every size up to "
+        "16 GiB | <= 16 MiB added | +20.0 MiB (producer 60, consumer 70, bare context 50 MiB) "
+        "| MISSED |");
     free(doc);
     gpuipc_bench_free(&b);
 }
@@ -226,8 +233,9 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     has("\"alloc\": [1000, 3000, 2000]"); /* every sample, in order, exact */
     has("\"export_to_mapped\": [1000, 900000, 2000]");
     has("\"fill_imported\": [408000, 408000, 408000]");
-    has("\"oneshot_wall_ns\": [600000000, 1200000000, 700000000, 500000000, 800000000, "
+    has("\"oneshot_wall_ns\": [400000000, 500000000, 450000000, 440000000, 460000000, "
         "900000000]");
+    has("\"vmhwm_bare_context\": 52428800");
     has("\"verdict\": \"missed\"");
     has("\"note\": null");
     free(doc);

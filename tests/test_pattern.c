@@ -103,6 +103,42 @@ START_TEST(test_pattern_seed_differs_from_the_one_to_avoid)
 }
 END_TEST
 
+/* A buffer large enough to be divided among threads (2 MiB a part at least) gives
+ * what one pass over it gives: every word, one digest, and the first bad
+ * word of the whole, though the later parts hold bad words too. The single
+ * pass is written out here, independent of pattern.c. */
+START_TEST(test_pattern_parts_agree_with_one_pass)
+{
+    const uint64_t n = (5ull << 20) + 3, first = 77, seed = 0x1234;
+    const uint64_t bad[] = {n - 1, (3ull << 20) + 9, (1ull << 20) + 5};
+    uint64_t *p = malloc(n * 8), digest = 0, want_digest = 0, k;
+    gpuipc_check c;
+    size_t i;
+
+    ck_assert_ptr_nonnull(p);
+    for (k = 0; k < n; k++)
+        want_digest += gpuipc_pattern_digest_term(first + k, gpuipc_pattern_word(first + k, seed));
+    digest = gpuipc_pattern_fill(p, n, first, seed);
+    ck_assert_uint_eq(digest, want_digest);
+    ck_assert_uint_eq(gpuipc_pattern_digest(n, first, seed), want_digest);
+    for (k = 0; k < n; k++)
+        if (p[k] != gpuipc_pattern_word(first + k, seed))
+            ck_abort_msg("word %llu not written", (unsigned long long)k);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        p[bad[i]] ^= 1ull << i;
+    want_digest = 0;
+    for (k = 0; k < n; k++)
+        want_digest += gpuipc_pattern_digest_term(first + k, p[k]);
+    ck_assert_uint_eq(gpuipc_pattern_verify(p, n, first, seed, &c), 3);
+    ck_assert_uint_eq(c.words, n);
+    ck_assert_uint_eq(c.digest, want_digest);
+    ck_assert_uint_eq(c.first_bad, first + bad[2]);
+    ck_assert_uint_eq(c.expected, gpuipc_pattern_word(first + bad[2], seed));
+    ck_assert_uint_eq(c.got, gpuipc_pattern_word(first + bad[2], seed) ^ 4);
+    free(p);
+}
+END_TEST
+
 START_TEST(test_pattern_cpu_view_ops)
 {
     uint64_t *p = calloc(WORDS, 8);
@@ -147,6 +183,7 @@ Suite *pattern_suite(void)
     tcase_add_test(tc, test_pattern_unwritten_memory_fails);
     tcase_add_test(tc, test_pattern_seed_differs_from_the_one_to_avoid);
     tcase_add_test(tc, test_pattern_cpu_view_ops);
+    tcase_add_test(tc, test_pattern_parts_agree_with_one_pass);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -508,13 +508,13 @@ size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_
     for (i = 0; i < b->nchunks; i++)
         if (b->chunks[i].chunks == 4096 && b->chunks[i].note[0] == '\0')
             chunk = per_chunk(&b->chunks[i]);
-    target(&t[n++], "per chunk at 4096 chunks: export + transfer + import + map", "<= 80 us median",
-           isfinite(chunk) ? chunk <= 80e3 : -1, "%.1f us", chunk / 1e3, 0);
+    target(&t[n++], "per chunk at 4096 chunks: export + transfer + import + map", "<= 50 us median",
+           isfinite(chunk) ? chunk <= 50e3 : -1, "%.1f us", chunk / 1e3, 0);
     if (b->oneshot_ns.n > 0)
         wall = median(&b->oneshot_ns);
-    target(&t[n++], "default one-shot run, whole process, median of 5", "<= 1.0 s",
-           isfinite(wall) && !b->oneshot_failed ? wall <= 1e9 : -1,
-           b->oneshot_failed ? "%.2f s (a run failed)" : "%.2f s", wall / 1e9, 0);
+    target(&t[n++], "default one-shot run, whole process, median of 5", "<= 0.50 s",
+           isfinite(wall) && !b->oneshot_failed ? wall <= 0.5e9 : -1,
+           b->oneshot_failed ? "%.3f s (a run failed)" : "%.3f s", wall / 1e9, 0);
     {
         uint64_t p = 0, c = 0;
 
@@ -525,10 +525,20 @@ size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_
             p = b->sizes[i].hwm_producer > p ? b->sizes[i].hwm_producer : p;
             c = b->sizes[i].hwm_consumer > c ? b->sizes[i].hwm_consumer : c;
         }
-        target(&t[n++], "peak RSS of either process, vmm at every size up to 16 GiB",
-               "<= 64 MiB", p && c ? (p <= (64u << 20) && c <= (64u << 20)) : -1,
-               "producer %.0f MiB, consumer %.0f MiB", (double)p / 1048576.0,
-               (double)c / 1048576.0);
+        uint64_t bare = b->bare_hwm, most = p > c ? p : c;
+        double added = bare != 0 && most > bare ? (double)(most - bare) : 0;
+
+        /* What this program adds to the driver's context, which is the same
+         * in every CUDA process (about 100 MiB on an H100). */
+        snprintf(t[n].achieved, sizeof(t[n].achieved), "-");
+        target(&t[n], "peak RSS of either process above a bare CUDA context, vmm at every "
+               "size up to 16 GiB", "<= 16 MiB added", p && c && bare ? added <= 16.0 * 1048576
+               : -1, "+%.1f MiB", added / 1048576.0, 0);
+        if (p && c && bare)
+            snprintf(t[n].achieved, sizeof(t[n].achieved), "+%.1f MiB (producer %.0f, consumer "
+                     "%.0f, bare context %.0f MiB)", added / 1048576.0, (double)p / 1048576.0,
+                     (double)c / 1048576.0, (double)bare / 1048576.0);
+        n++;
     }
     return n;
 }
@@ -626,6 +636,7 @@ int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b)
     gpuipc_json_numbers(&j, "oneshot_wall_ns", b->oneshot_ns.v, b->oneshot_ns.n);
     gpuipc_json_bool(&j, "oneshot_failed", b->oneshot_failed);
     gpuipc_json_int(&j, "vmhwm_producer", (long long)b->hwm_producer);
+    gpuipc_json_int(&j, "vmhwm_bare_context", (long long)b->bare_hwm);
     json_lat(&j, "latency", b->lat, b->nlat);
     json_bw(&j, "bandwidth", b->bw, b->nbw);
     json_lat(&j, "size_scaling", b->sizes, b->nsizes);

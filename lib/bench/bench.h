@@ -92,6 +92,8 @@ typedef struct gpuipc_bench {
     gpuipc_bench_bw cross[GPUIPC_BENCH_CROSS];
     size_t ncross;
     uint64_t hwm_producer; /* peak RSS of the producer over the GPU sections */
+    uint64_t bare_hwm;     /* peak RSS of a bare CUDA context (cuInit, primary context),
+                            * the driver's share of every process; 0 if not measured */
 } gpuipc_bench;
 
 /* Frees every sample list in b (b itself is the caller's). */

@@ -137,8 +137,19 @@ unsigned gpuipc_account_free_below(uint64_t limit, unsigned want)
 
 /* ---- what one process holds ------------------------------------------------------------ */
 
+/* What the counts have cost this process, for gpuipc_usage_cost(). */
+static uint64_t cost_ns;
+static unsigned cost_n;
+
+void gpuipc_usage_cost(uint64_t *ns, unsigned *n)
+{
+    *ns = cost_ns;
+    *n = cost_n;
+}
+
 int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err)
 {
+    uint64_t t = gpuipc_clock_ns();
     int rc;
 
     memset(u, 0, sizeof(*u));
@@ -152,6 +163,8 @@ int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err)
         u->gpu = GPUIPC_USAGE_UNKNOWN;
     rc = gpuipc_account_snapshot(&u->fds, err);
     u->have_fds = rc == 0;
+    cost_ns += gpuipc_clock_ns() - t;
+    cost_n++;
     return rc;
 }
 
@@ -167,7 +180,7 @@ int gpuipc_usage_leaks(const gpuipc_usage *before, gpuipc_usage_gpu_fn gpu, uint
                        gpuipc_err *err)
 {
     char text[GPUIPC_ERR_LEN], a[32], b[32], c[32];
-    uint64_t bytes = 0, now = 0;
+    uint64_t bytes = 0, now = 0, t = gpuipc_clock_ns();
     gpuipc_err e;
     size_t n;
     int found = 0;
@@ -194,12 +207,14 @@ int gpuipc_usage_leaks(const gpuipc_usage *before, gpuipc_usage_gpu_fn gpu, uint
     }
     if (before->gpu != GPUIPC_USAGE_UNKNOWN && gpu != NULL) {
         uint64_t deadline = gpuipc_clock_deadline(settle_ns);
+        int rc;
 
         /* The driver may account a release a moment late: re-read before
-         * calling it a leak, within the bound. */
-        while (gpu(&now, &e) == 0 && now > before->gpu && gpuipc_clock_ms_left(deadline) > 0)
+         * calling it a leak, within the bound (each read asks the driver). */
+        while ((rc = gpu(&now, &e)) == 0 && now > before->gpu &&
+               gpuipc_clock_ms_left(deadline) > 0)
             gpuipc_clock_sleep(10 * GPUIPC_NS_PER_MS);
-        if (gpu(&now, &e) == 0 && now > before->gpu) {
+        if (rc == 0 && now > before->gpu) {
             snprintf(text, sizeof(text), "%s more GPU memory held by this process, as NVML "
                      "reports it (%s before, %s after)",
                      gpuipc_units_format_size(now - before->gpu, a, sizeof(a)),
@@ -208,6 +223,8 @@ int gpuipc_usage_leaks(const gpuipc_usage *before, gpuipc_usage_gpu_fn gpu, uint
             add_reason(err, found++ == 0, text);
         }
     }
+    cost_ns += gpuipc_clock_ns() - t;
+    cost_n++;
     return found;
 }
 

@@ -84,6 +84,10 @@ int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err)
 int gpuipc_usage_leaks(const gpuipc_usage *before, gpuipc_usage_gpu_fn gpu, uint64_t settle_ns,
                        gpuipc_err *err);
 
+/* How many counts (gpuipc_usage_take and gpuipc_usage_leaks) this process
+ * has made, into *n, and the time they took in all, into *ns. */
+void gpuipc_usage_cost(uint64_t *ns, unsigned *n);
+
 /* Fills f from u. */
 void gpuipc_usage_figures_of(const gpuipc_usage *u, gpuipc_usage_figures *f);
 

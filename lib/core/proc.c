@@ -119,12 +119,31 @@ static uint64_t driver_pool_rss(void)
     return total;
 }
 
+/* Whether the driver's event pool is mapped here: /proc/self/maps is read
+ * before smaps, whose every entry costs a walk of the mapping's pages. */
+static int driver_pool_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    int found = 0;
+
+    if (f == NULL)
+        return 1; /* let smaps answer */
+    while (!found && fgets(line, sizeof(line), f) != NULL) {
+        char *path = strchr(line, '/');
+
+        found = path != NULL && gpuipc_proc_is_driver_pool(path);
+    }
+    fclose(f);
+    return found;
+}
+
 int gpuipc_proc_shmem(uint64_t *bytes)
 {
     uint64_t pool;
     int rc = read_kib_line("/proc/self/status", "RssShmem:", bytes);
 
-    if (rc == 0) {
+    if (rc == 0 && *bytes > 0 && driver_pool_mapped()) {
         pool = driver_pool_rss();
         *bytes = pool < *bytes ? *bytes - pool : 0;
     }

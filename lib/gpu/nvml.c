@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,19 +182,58 @@ static int list_processes(unsigned int d, gpuipc_err *why)
                           "than %d processes", d, MAX_PROCESSES);
 }
 
+/* NVML's start, once per process: by the first call that needs it, or by a
+ * thread of its own (gpuipc_nvml_start) while the CUDA driver starts. */
+static struct {
+    int state; /* 0 not begun, 1 its thread runs, 2 done */
+    pid_t pid; /* the process whose thread it is: a child forked meanwhile has none */
+    int result;
+    gpuipc_err saved;
+    pthread_t thread;
+} boot;
+
+static void *boot_thread(void *arg)
+{
+    (void)arg;
+    boot.result = load(&boot.saved);
+    return NULL;
+}
+
+/* Waits for the thread, if it runs; called by this process's main thread
+ * only, and at exit (a thread still inside nvmlInit_v2 must not meet the
+ * library's destructors). */
+static void boot_join(void)
+{
+    if (boot.state == 1 && boot.pid != getpid())
+        boot.state = 0; /* forked while it ran: load it here */
+    if (boot.state == 1) {
+        pthread_join(boot.thread, NULL);
+        boot.state = 2;
+    }
+}
+
+void gpuipc_nvml_start(void)
+{
+    if (boot.state != 0)
+        return;
+    if (pthread_create(&boot.thread, NULL, boot_thread, NULL) != 0)
+        return; /* ready() will load it on the main thread */
+    boot.state = 1;
+    boot.pid = getpid();
+    atexit(boot_join);
+}
+
 /* Loads NVML once; returns 0 or the remembered failure, with why. */
 static int ready(gpuipc_err *why)
 {
-    static int done, result;
-    static gpuipc_err saved;
-
-    if (!done) {
-        result = load(&saved);
-        done = 1;
+    boot_join();
+    if (boot.state == 0) {
+        boot.result = load(&boot.saved);
+        boot.state = 2;
     }
-    if (result < 0 && why != NULL)
-        *why = saved;
-    return result;
+    if (boot.result < 0 && why != NULL)
+        *why = boot.saved;
+    return boot.result;
 }
 
 /* NVML's process lists carry host PIDs: in another PID namespace this

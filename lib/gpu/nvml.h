@@ -17,6 +17,14 @@
  * as /proc/self/ns/pid shows it: "pid:[4026531836]". */
 #define GPUIPC_NVML_HOST_PID_NS 4026531836ull
 
+/* Starts NVML on a thread of its own, so that it loads while the CUDA driver
+ * starts on the calling thread (each takes tens of ms); the first call that
+ * needs NVML waits for it. Call it from the main thread; a child forked
+ * while the thread runs loads NVML itself on first use. Does nothing if
+ * NVML has already started or failed; if no thread can be made, NVML loads
+ * on first use as before. */
+void gpuipc_nvml_start(void);
+
 /* Sums the GPU memory that NVML attributes to this process, over every GPU
  * it lists, into *bytes. Returns 0; -ENOTSUP with why where it cannot be
  * attributed here (no NVML, another PID namespace, a device that does not

@@ -726,6 +726,15 @@ static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *by
         if (end->reason[0] == '\0')
             snprintf(end->reason, sizeof(end->reason), "%s", msg.u.bye_ack.reason);
     }
+    {
+        uint64_t ns;
+        unsigned count;
+
+        gpuipc_usage_cost(&ns, &count);
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE_ACK,
+                        GPUIPC_LOG_NO_TIME, "%u counts of what this process holds took %.1f ms",
+                        count, (double)ns / 1e6);
+    }
     /* A failure of a scenario (the producer heard of it in END_ACK) travels
      * with no step; one of the last checks with this one's. */
     if (end->own != GPUIPC_PASS)

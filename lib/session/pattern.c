@@ -2,13 +2,17 @@
 #include "session/pattern.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "core/clock.h"
 
-uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
+/* ---- the CPU's loops, each over one range of words ---------------------------------- */
+
+static uint64_t fill_range(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
 {
     uint64_t k, digest = 0;
 
@@ -19,7 +23,7 @@ uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint6
     return digest;
 }
 
-uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed)
+static uint64_t digest_range(uint64_t nwords, uint64_t first, uint64_t seed)
 {
     uint64_t k, digest = 0;
 
@@ -28,8 +32,8 @@ uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed)
     return digest;
 }
 
-uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t first,
-                               uint64_t seed, gpuipc_check *out)
+static void verify_range(const uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed,
+                         gpuipc_check *out)
 {
     uint64_t k;
 
@@ -46,6 +50,136 @@ uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t firs
             out->expected = want;
             out->got = got;
         }
+    }
+}
+
+/* ---- the same over consecutive parts, one thread each ----------------------------------
+ * A 64 MiB buffer takes one core about 16 ms each way (the pattern and the
+ * digest cost two multiplications a word); host-memory mechanisms fill and
+ * check on the CPU on both sides, so the parts run on up to PARTS_MAX cores.
+ * The results do not depend on how the buffer was divided: digests are sums,
+ * and the first bad word is the first part's that has one. */
+
+#define PARTS_MAX 16
+#define PART_MIN_WORDS (1ull << 18) /* 2 MiB: below this a thread costs more than it saves */
+
+enum part_op { PART_FILL, PART_DIGEST, PART_VERIFY };
+
+typedef struct part {
+    enum part_op op;
+    uint64_t *out;      /* PART_FILL: the words written */
+    const uint64_t *in; /* PART_VERIFY: the words read */
+    uint64_t nwords, first, seed;
+    uint64_t digest;    /* PART_FILL, PART_DIGEST */
+    gpuipc_check check; /* PART_VERIFY */
+} part;
+
+static void *part_run(void *arg)
+{
+    part *t = arg;
+
+    if (t->op == PART_FILL)
+        t->digest = fill_range(t->out, t->nwords, t->first, t->seed);
+    else if (t->op == PART_DIGEST)
+        t->digest = digest_range(t->nwords, t->first, t->seed);
+    else
+        verify_range(t->in, t->nwords, t->first, t->seed, &t->check);
+    return NULL;
+}
+
+/* How many parts nwords is worth: one per PART_MIN_WORDS, at most one per
+ * core this process may run on, at most PARTS_MAX. */
+static unsigned parts_for(uint64_t nwords)
+{
+    uint64_t want = nwords / PART_MIN_WORDS;
+    cpu_set_t cpus;
+    int ncpu = 1;
+
+    if (want < 2)
+        return 1;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0)
+        ncpu = CPU_COUNT(&cpus);
+    if (ncpu < 1)
+        ncpu = 1;
+    if (want > (uint64_t)ncpu)
+        want = (uint64_t)ncpu;
+    return want > PARTS_MAX ? PARTS_MAX : (unsigned)want;
+}
+
+/* Runs op over words first..first+nwords-1 (of out or in, where it has one) in
+ * parts[0..n-1], n from parts_for(), part 0 on this thread; a part whose
+ * thread cannot be made runs here too. Returns n. */
+static unsigned run_parts(part parts[PARTS_MAX], enum part_op op, uint64_t *out,
+                          const uint64_t *in, uint64_t nwords, uint64_t first, uint64_t seed)
+{
+    pthread_t thread[PARTS_MAX];
+    int started[PARTS_MAX] = {0};
+    unsigned n = parts_for(nwords), i;
+    uint64_t at = 0;
+
+    for (i = 0; i < n; i++) {
+        uint64_t len = nwords / n + (i < nwords % n);
+
+        parts[i].op = op;
+        parts[i].out = out != NULL ? out + at : NULL;
+        parts[i].in = in != NULL ? in + at : NULL;
+        parts[i].nwords = len;
+        parts[i].first = first + at;
+        parts[i].seed = seed;
+        at += len;
+    }
+    for (i = 1; i < n; i++)
+        started[i] = pthread_create(&thread[i], NULL, part_run, &parts[i]) == 0;
+    part_run(&parts[0]);
+    for (i = 1; i < n; i++) {
+        if (started[i])
+            pthread_join(thread[i], NULL);
+        else
+            part_run(&parts[i]);
+    }
+    return n;
+}
+
+uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
+{
+    part parts[PARTS_MAX];
+    unsigned n = run_parts(parts, PART_FILL, p, NULL, nwords, first, seed), i;
+    uint64_t digest = 0;
+
+    for (i = 0; i < n; i++)
+        digest += parts[i].digest;
+    return digest;
+}
+
+uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed)
+{
+    part parts[PARTS_MAX];
+    unsigned n = run_parts(parts, PART_DIGEST, NULL, NULL, nwords, first, seed), i;
+    uint64_t digest = 0;
+
+    for (i = 0; i < n; i++)
+        digest += parts[i].digest;
+    return digest;
+}
+
+uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t first,
+                               uint64_t seed, gpuipc_check *out)
+{
+    part parts[PARTS_MAX];
+    unsigned n = run_parts(parts, PART_VERIFY, NULL, p, nwords, first, seed), i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < n; i++) {
+        const gpuipc_check *c = &parts[i].check;
+
+        if (c->mismatches != 0 && out->mismatches == 0) {
+            out->first_bad = c->first_bad;
+            out->expected = c->expected;
+            out->got = c->got;
+        }
+        out->words += c->words;
+        out->digest += c->digest;
+        out->mismatches += c->mismatches;
     }
     return out->mismatches;
 }

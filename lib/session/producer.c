@@ -583,7 +583,9 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
     gpuipc_wire_status(&s.theirs, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 
-    /* P1 BEGIN, C2 READY */
+    /* P2 baseline (taken first: it does not depend on the consumer, whose
+     * probe and baseline run meanwhile), P1 BEGIN, C2 READY */
+    take_baseline(&s);
     env->wire = w;
     gpuipc_env_at(env, GPUIPC_STEP_BEGIN);
     memset(&msg, 0, sizeof(msg));
@@ -606,8 +608,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     log_step(&s, GPUIPC_STEP_READY, t, "%s",
              msg.u.ready.code == GPUIPC_PASS ? "consumer is ready" : "consumer cannot take part");
 
-    /* P2 baseline, P3 alloc/fill/export, P4 OFFER */
-    take_baseline(&s);
+    /* P3 alloc/fill/export, P4 OFFER */
     memset(&msg, 0, sizeof(msg));
     if (s.mine.code == GPUIPC_PASS && s.theirs.code == GPUIPC_PASS)
         prepare_offer(&s, size, &msg.u.offer);

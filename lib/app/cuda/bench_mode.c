@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/stats.h"
+#include "gpu/gpu.h"
 
 #define ONESHOT_RUNS 5
 
@@ -27,12 +28,70 @@ static gpuipc_samples g_oneshot;
 
 static int g_oneshot_failed;
 
+/* The peak RSS of a bare CUDA context on the bench's GPU (0: not measured),
+ * from a child forked before this process touches CUDA. */
+static uint64_t g_bare_hwm;
+
+/* Measures g_bare_hwm in a child of its own; says why on stderr if it
+ * cannot. */
+static void bare_context(const gpuipc_options *o)
+{
+    struct {
+        int rc;
+        uint64_t hwm;
+        gpuipc_err err;
+    } answer;
+    int fds[2], status;
+    gpuipc_err err;
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        fprintf(stderr, "gpuipc_test: --bench: bare context: pipe2: %s\n", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuipc_test: --bench: bare context: fork: %s\n", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return;
+    }
+    if (pid == 0) {
+        memset(&answer, 0, sizeof(answer));
+        answer.rc = gpuipc_gpu_bare_context_hwm(o->device, &answer.hwm, &answer.err);
+        _exit(write(fds[1], &answer, sizeof(answer)) == (ssize_t)sizeof(answer) ? 0 : 1);
+    }
+    close(fds[1]);
+    memset(&answer, 0, sizeof(answer));
+    answer.rc = -EIO;
+    snprintf(answer.err.msg, sizeof(answer.err.msg), "the child said nothing");
+    if (read(fds[0], &answer, sizeof(answer)) != (ssize_t)sizeof(answer))
+        answer.rc = -EIO;
+    close(fds[0]);
+    if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
+        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", err.msg);
+        return;
+    }
+    /* No driver or no GPU: the bench itself says so next. */
+    if (answer.rc == -ENOENT || answer.rc == -ENODEV)
+        return;
+    if (answer.rc < 0) {
+        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", answer.err.msg);
+        return;
+    }
+    g_bare_hwm = answer.hwm;
+    if (o->level != GPUIPC_LOG_QUIET)
+        fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
+                "peak RSS %.1f MiB\n", o->device, (double)g_bare_hwm / 1048576.0);
+}
+
 void gpuipc_app_bench_oneshots(const gpuipc_options *o)
 {
     extern char **environ;
     char *argv[] = {"gpuipc_test", NULL};
     posix_spawn_file_actions_t fa;
-    int i, status = 0;
+    int i, status = 0, skip = 0;
 
     if (posix_spawn_file_actions_init(&fa) != 0)
         return;
@@ -59,8 +118,10 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             g_oneshot_failed = 1;
         /* 77: nothing can run here, which the bench itself says next. */
-        if (WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_SKIP)
+        if (WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_SKIP) {
+            skip = 1;
             break;
+        }
         if (o->level != GPUIPC_LOG_QUIET)
             fprintf(stderr, "bench: one-shot run %d of %d (./gpuipc_test, whole process): "
                     "%.3f s, exit %d\n", i + 1, ONESHOT_RUNS, (double)ns / 1e9,
@@ -69,6 +130,8 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
             break;
     }
     posix_spawn_file_actions_destroy(&fa);
+    if (gpuipc_wire_stop == 0 && !skip)
+        bare_context(o);
 }
 
 /* --bench in the producer, once both sides have probed the selection.
@@ -131,6 +194,7 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     b.oneshot_ns = g_oneshot;
     memset(&g_oneshot, 0, sizeof(g_oneshot));
     b.oneshot_failed = g_oneshot_failed;
+    b.bare_hwm = g_bare_hwm;
     rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
     gpuipc_bench_free(&b);
     return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;

@@ -77,11 +77,28 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     _exit(GPUIPC_FAIL);
 }
 
+/* The GPU this consumer opens as soon as HELLO says CUDA will be needed, or
+ * -1 for none: in the forked mode without --pairs, its options name the
+ * producer's GPU, and the context starts alongside the producer's. A
+ * --connect consumer learns the GPU from PROBE. */
+static int g_early_device = -1;
+
 static void consumer_prepare_cuda(gpuipc_env *env)
 {
-    (void)env;
-    /* The result is kept; a failure is reported by the probe that needs it. */
-    gpuipc_gpu_init(NULL);
+    gpuipc_err err;
+
+    /* Results are kept; a failure is reported by the probe that needs the
+     * GPU, which opens it then (gpuipc_gpu_attach). */
+    if (gpuipc_gpu_init(NULL) < 0 || g_early_device < 0)
+        return;
+    if (gpuipc_gpu_uuid_of(g_early_device, env->uuid, &err) < 0 ||
+        gpuipc_gpu_attach(env, &err) < 0) {
+        memset(env->uuid, 0, sizeof(env->uuid));
+        return;
+    }
+    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+                    "GPU %d opened alongside the producer's: %s", g_early_device,
+                    gpuipc_gpu_open_times(env->gpu));
 }
 
 /* The consumer's role over sock; the session's end goes into *end.
@@ -100,6 +117,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     if ((o->repeat > 1 || o->bench) && env.log.level < GPUIPC_LOG_VERBOSE)
         env.log.level = GPUIPC_LOG_QUIET;
     env.prepare_cuda = consumer_prepare_cuda;
+    g_early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
     env.bandwidth = gpuipc_bandwidth_run;
     env.gpu_bytes = gpuipc_gpu_process_bytes;
     env.last_check = gpuipc_app_last_check_fds;

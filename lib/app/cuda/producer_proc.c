@@ -4,6 +4,7 @@
  * exits) and the summary. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -195,6 +196,16 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
                     gpuipc_units_format_size(total, b, sizeof(b)));
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
                     GPUIPC_LOG_NO_TIME, "%s", gpuipc_gpu_self_test(run->env.gpu));
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    GPUIPC_LOG_NO_TIME, "GPU %d opened: %s", o->device,
+                    gpuipc_gpu_open_times(run->env.gpu));
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    GPUIPC_LOG_NO_TIME, "%s=%s (%s)", GPUIPC_GPU_CONNECTIONS_ENV,
+                    getenv(GPUIPC_GPU_CONNECTIONS_ENV) != NULL
+                        ? getenv(GPUIPC_GPU_CONNECTIONS_ENV) : "(unset)",
+                    gpuipc_gpu_connections_set ? "set by gpuipc_test: one hardware queue per "
+                    "context, which starts and ends faster; set it to keep another value"
+                    : "as set before gpuipc_test started");
     gpuipc_nvml_gpu_modes(run->env.uuid, &run->modes, why);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
                     GPUIPC_LOG_NO_TIME, "GPU %d's modes (NVML): %s", o->device, run->modes.text);
@@ -333,10 +344,16 @@ static int producer_last_check(gpuipc_producer_run *run)
     if (gpuipc_session_usage_leaks(&run->env.session, run->env.gpu_bytes,
                                    GPUIPC_ENV_SETTLE_NS, &e) == 0 &&
         gpuipc_app_fds_since_start(keep, &e) == 0) {
+        uint64_t ns;
+        unsigned n;
+
+        gpuipc_usage_cost(&ns, &n);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
                         GPUIPC_LOG_NO_TIME, "at the end of the session: nothing held that was "
-                        "not held at the first scenario%s", gpuipc_cu.driver_version != 0 ? ""
-                        : "; the FDs open are the same as at the start, the connections aside");
+                        "not held at the first scenario%s; %u counts of what this process "
+                        "holds took %.1f ms", gpuipc_cu.driver_version != 0 ? ""
+                        : "; the FDs open are the same as at the start, the connections aside",
+                        n, (double)ns / 1e6);
         return 0;
     }
     snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
@@ -397,6 +414,10 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         /* The connection broke before BYE; a scenario has failed for it. */
         code = GPUIPC_FAIL;
     }
+    /* This process's context ends while the consumer's does (each takes
+     * tens of ms); nothing below needs it. */
+    gpuipc_gpu_close(run->env.gpu);
+    run->env.gpu = NULL;
     if (run->child > 0) {
         int exited = reap(run, &run->w, run->child, &status, desc, len);
 

@@ -218,12 +218,20 @@ int gpuipc_vmm_export_handle(gpuipc_env *env, CUmemGenericAllocationHandle handl
                              gpuipc_err *err)
 {
     uint64_t t = gpuipc_clock_ns();
+    int fd = gpuipc_vmm_export_raw(handle, err);
+
+    if (fd >= 0)
+        trace(env, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
+    return fd;
+}
+
+int gpuipc_vmm_export_raw(CUmemGenericAllocationHandle handle, gpuipc_err *err)
+{
     int fd = -1;
     CUresult rc;
 
     GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &fd, handle,
                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    trace(env, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
     /* The driver's FD is not close-on-exec; it must not leak into children. */
     if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
         int e = errno;

@@ -45,10 +45,11 @@ static const char *const call_names[] = {"cuMemCreate", "cuMemMap", "cuMemSetAcc
                                           "cuMemExportToShareableHandle",
                                           "cuMemImportFromShareableHandle"};
 
+/* Export runs on several threads at once (chunks.c), hence the atomics. */
 static void spent(vmm_mem *m, int call, uint64_t t0)
 {
-    m->spent[call].ns += gpuipc_clock_ns() - t0;
-    m->spent[call].calls++;
+    __atomic_add_fetch(&m->spent[call].ns, gpuipc_clock_ns() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&m->spent[call].calls, 1, __ATOMIC_RELAXED);
     if (call == T_MAP)
         gpuipc_laps_add(m->laps, GPUIPC_LAP_MAP, t0);
     else if (call == T_ACCESS)
@@ -147,13 +148,24 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
+/* Called from the engine's export threads at once: the -v line of each
+ * call is left out (the per-call times add up in spent). */
 static int export_fd(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
 {
     uint64_t t = gpuipc_clock_ns();
-    int fd = gpuipc_vmm_export_handle(env, (CUmemGenericAllocationHandle)h, err);
+    int fd = gpuipc_vmm_export_raw((CUmemGenericAllocationHandle)h, err);
 
+    (void)env;
     spent(c->mem, T_EXPORT, t);
     return fd;
+}
+
+/* An export thread works in the producer's context. */
+static void thread_enter(gpuipc_chunks *c)
+{
+    const vmm_mem *m = c->mem;
+
+    gpuipc_gpu_make_current(m->gpu);
 }
 
 /* Checks that the imported handle h lives on the device offered. */
@@ -271,6 +283,8 @@ static const gpuipc_chunk_ops vmm_ops = {
     .map = map,
     .grant = grant,
     .export_fd = export_fd,
+    .export_threads = 4, /* 41.8 us a handle on 4 threads, 47.3 on 8 (H100) */
+    .thread_enter = thread_enter,
     .import_fd = import_fd,
     .unmap = unmap,
     .drop = drop,
