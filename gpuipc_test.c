@@ -85,14 +85,20 @@ int main(int argc, char **argv)
     }
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. */
-    if (o.json_path != NULL && !o.list && !o.bench && !gpuipc_doc_written()) {
+    if (o.json_path != NULL && !gpuipc_doc_written()) {
+        int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
-        gpuipc_doc d = {.o = &o, .role = o.connect ? "consumer" : "producer", .exit_code = rc,
-                        .wall_ns = gpuipc_clock_ns() - t0, .own = &own,
-                        .lost = "the run ended before a session; standard error says why"};
+        gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
+                        .role = alone ? "none" : o.connect ? "consumer" : "producer",
+                        .own = &own,
+                        .lost = alone ? NULL
+                                      : "the run ended before a session; standard error says "
+                                        "why"};
 
         gpuipc_facts_gather(&own);
-        gpuipc_doc_write(&d);
+        /* --list --json: the document is the listing, and must be written. */
+        if (gpuipc_doc_write(&d) < 0 && o.list && rc == GPUIPC_PASS)
+            rc = GPUIPC_FAIL;
     }
     if (o.brief)
         gpuipc_brief_end(&brief, rc);

@@ -2,7 +2,8 @@
  * that writes one (memfd, no GPU): each document parsed back and held
  * against docs/result.schema.json, and its verdict against the process's
  * exit status, in a pass, a failure, a refusal, --repeat, a run stopped by
- * SIGINT, both sides of --serve/--connect and a machine without a GPU. */
+ * SIGINT, both sides of --serve/--connect, a machine without a GPU, --list,
+ * --bench (no GPU) and --fault-matrix (stopped by SIGINT). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,88 @@ START_TEST(test_results_both_sides_of_two_terminals)
 }
 END_TEST
 
+/* The modes that report more than scenarios: --list (to a file, and to
+ * standard output with a bare --json), --bench on a machine without a GPU
+ * (77) and --fault-matrix stopped by SIGINT each write the same envelope
+ * with their own member. */
+START_TEST(test_results_list_document)
+{
+    const char *args[] = {"--list", "--json", doc_path, NULL};
+    const char *bare[] = {"--list", "--json", NULL};
+    jnode *doc;
+    FILE *f;
+
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "list");
+    ck_assert_str_eq(js_str(js_get(doc, "role")), "none");
+    ck_assert_str_eq(js_str(js_get(js_get(doc, "list"), "schema")), "gpuipc_test/capabilities");
+    ck_assert_ptr_nonnull(js_at(js_get(js_get(doc, "list"), "mechanisms"), 0));
+    js_free(doc);
+    /* A bare --json: the document is standard output, all of it. */
+    ck_assert_int_eq(th_spawn(&run, bare, NULL, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    f = fopen(doc_path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(run.out, f);
+    fclose(f);
+    doc = valid_doc(doc_path);
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "list");
+    js_free(doc);
+}
+END_TEST
+
+START_TEST(test_results_bench_document_without_a_gpu)
+{
+    const char *args[] = {"--bench", "--iters", "1", "--json", doc_path, NULL};
+    const char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    jnode *doc;
+
+    ck_assert_int_eq(th_spawn(&run, args, env, 60, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "bench");
+    ck_assert_int_eq(num(doc, "exit", "status"), 77);
+    js_free(doc);
+}
+END_TEST
+
+/* One Ctrl-C when the matrix starts (a second one may end it at once). */
+static void ctrl_c_after_a_case(const char *line, pid_t pgid, void *arg)
+{
+    int *sent = arg;
+
+    if (!*sent && strstr(line, "fault matrix over memfd: every step") != NULL) {
+        *sent = 1;
+        kill(-pgid, SIGINT);
+    }
+}
+
+START_TEST(test_results_fault_matrix_document_when_stopped)
+{
+    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", "--json",
+                          doc_path, NULL};
+    const jnode *fm;
+    jnode *doc;
+    int sent = 0;
+
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, ctrl_c_after_a_case, &sent), 0);
+    ck_assert_msg(th_exited(&run, 130), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_doc(doc_path);
+    ck_assert_str_eq(js_str(js_get(doc, "mode")), "fault-matrix");
+    ck_assert_int_eq(num(doc, "exit", "status"), 130);
+    fm = js_get(doc, "fault_matrix");
+    ck_assert_ptr_nonnull(fm);
+    ck_assert_str_eq(js_str(js_get(fm, "mechanism")), "memfd");
+    ck_assert_ptr_nonnull(js_get(fm, "stopped"));
+    ck_assert_msg(strstr(js_str(js_get(doc, "result")), "STOPPED") != NULL, "%s",
+                  js_str(js_get(doc, "result")));
+    ck_assert_int_lt(num(doc, "fault_matrix", "cases"), 126);
+    js_free(doc);
+}
+END_TEST
+
 /* The checker refuses what the schema refuses: a test of the test. */
 START_TEST(test_results_schema_checker_can_fail)
 {
@@ -236,6 +319,9 @@ Suite *results_suite(void)
     tcase_add_test(tc, test_results_sigint_still_writes_the_document);
     tcase_add_test(tc, test_results_both_sides_of_two_terminals);
     tcase_add_test(tc, test_results_schema_checker_can_fail);
+    tcase_add_test(tc, test_results_list_document);
+    tcase_add_test(tc, test_results_bench_document_without_a_gpu);
+    tcase_add_test(tc, test_results_fault_matrix_document_when_stopped);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -158,15 +158,9 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
     if (o->json && !o->list && o->json_path == NULL)
         return gpuipc_err_set(err, -EINVAL, "--json: give a FILE (or - for standard output); "
                               "only --list writes its report to standard output by default");
-    if (o->json && o->fault_matrix)
-        return gpuipc_err_set(err, -EINVAL, "--json: not written by --fault-matrix yet; its "
-                              "result line says the counts");
     if (o->json && o->brief && o->json_path != NULL && strcmp(o->json_path, "-") == 0)
         return gpuipc_err_set(err, -EINVAL, "--json - and --brief: both want standard output; "
                               "give --json a FILE");
-    if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
-        return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
-                              "--json FILE (the tables go to stdout)");
     if (o->brief && (o->list || o->bench))
         return gpuipc_err_set(err, -EINVAL, "--brief: a verdict in one line; %s reports more "
                               "than a verdict", o->list ? "--list" : "--bench");
@@ -337,6 +331,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         return gpuipc_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
     if ((rc = check_modes(o, err)) < 0)
         return rc;
+    if (o->json && o->list && o->json_path == NULL)
+        o->json_path = "-"; /* --list --json: the report on standard output */
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
     if (quiet || o->brief)

@@ -604,55 +604,60 @@ static void json_bw(gpuipc_json *j, const char *key, const gpuipc_bench_bw *r, s
     gpuipc_json_end(j, ']');
 }
 
-int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b)
+void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
 {
     gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
     size_t n = gpuipc_bench_targets(b, t, GPUIPC_BENCH_TARGETS), i;
+    gpuipc_json_object(jp, key);
+    gpuipc_json_string(jp, "schema", "gpuipc_test/bench");
+    gpuipc_json_int(jp, "schema_version", 1);
+    gpuipc_json_string(jp, "version", b->version);
+    gpuipc_json_string(jp, "timestamp", b->timestamp);
+    gpuipc_json_object(jp, "device");
+    gpuipc_json_string(jp, "name", b->device);
+    gpuipc_json_string(jp, "uuid", b->uuid);
+    gpuipc_json_int(jp, "ordinal", b->ordinal);
+    gpuipc_json_int(jp, "gpus", b->ngpus);
+    gpuipc_json_int(jp, "l2_bytes", (long long)b->l2_bytes);
+    gpuipc_json_string(jp, "driver", b->driver);
+    gpuipc_json_end(jp, '}');
+    gpuipc_json_object(jp, "options");
+    gpuipc_json_int(jp, "iters", b->iters);
+    gpuipc_json_int(jp, "size", (long long)b->size);
+    gpuipc_json_int(jp, "device", b->ordinal);
+    gpuipc_json_int(jp, "timeout_ns", (long long)b->timeout_ns);
+    gpuipc_json_end(jp, '}');
+    gpuipc_json_string(jp, "units", "samples in ns (CLOCK_MONOTONIC for host steps, CUDA "
+                       "events for the bandwidth runs); GB/s = 1e9 bytes/s; fill counts bytes "
+                       "written, verify bytes read, a copy its size once (as nvbandwidth)");
+    gpuipc_json_numbers(jp, "oneshot_wall_ns", b->oneshot_ns.v, b->oneshot_ns.n);
+    gpuipc_json_bool(jp, "oneshot_failed", b->oneshot_failed);
+    gpuipc_json_int(jp, "vmhwm_producer", (long long)b->hwm_producer);
+    gpuipc_json_int(jp, "vmhwm_bare_context", (long long)b->bare_hwm);
+    json_lat(jp, "latency", b->lat, b->nlat);
+    json_bw(jp, "bandwidth", b->bw, b->nbw);
+    json_lat(jp, "size_scaling", b->sizes, b->nsizes);
+    json_lat(jp, "chunk_scaling", b->chunks, b->nchunks);
+    json_bw(jp, "cross_device", b->cross, b->ncross);
+    gpuipc_json_array(jp, "targets");
+    for (i = 0; i < n; i++) {
+        gpuipc_json_object(jp, NULL);
+        gpuipc_json_string(jp, "name", t[i].name);
+        gpuipc_json_string(jp, "goal", t[i].target);
+        gpuipc_json_string(jp, "achieved", t[i].achieved);
+        gpuipc_json_string(jp, "verdict", t[i].met > 0 ? "met" : t[i].met == 0 ? "missed"
+                                                                              : "not measured");
+        gpuipc_json_end(jp, '}');
+    }
+    gpuipc_json_end(jp, ']');
+    gpuipc_json_end(jp, '}');
+}
+
+int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b)
+{
     gpuipc_json j;
 
     gpuipc_json_init(&j, out);
-    gpuipc_json_object(&j, NULL);
-    gpuipc_json_string(&j, "schema", "gpuipc_test/bench");
-    gpuipc_json_int(&j, "schema_version", 1);
-    gpuipc_json_string(&j, "version", b->version);
-    gpuipc_json_string(&j, "timestamp", b->timestamp);
-    gpuipc_json_object(&j, "device");
-    gpuipc_json_string(&j, "name", b->device);
-    gpuipc_json_string(&j, "uuid", b->uuid);
-    gpuipc_json_int(&j, "ordinal", b->ordinal);
-    gpuipc_json_int(&j, "gpus", b->ngpus);
-    gpuipc_json_int(&j, "l2_bytes", (long long)b->l2_bytes);
-    gpuipc_json_string(&j, "driver", b->driver);
-    gpuipc_json_end(&j, '}');
-    gpuipc_json_object(&j, "options");
-    gpuipc_json_int(&j, "iters", b->iters);
-    gpuipc_json_int(&j, "size", (long long)b->size);
-    gpuipc_json_int(&j, "device", b->ordinal);
-    gpuipc_json_int(&j, "timeout_ns", (long long)b->timeout_ns);
-    gpuipc_json_end(&j, '}');
-    gpuipc_json_string(&j, "units", "samples in ns (CLOCK_MONOTONIC for host steps, CUDA "
-                       "events for the bandwidth runs); GB/s = 1e9 bytes/s; fill counts bytes "
-                       "written, verify bytes read, a copy its size once (as nvbandwidth)");
-    gpuipc_json_numbers(&j, "oneshot_wall_ns", b->oneshot_ns.v, b->oneshot_ns.n);
-    gpuipc_json_bool(&j, "oneshot_failed", b->oneshot_failed);
-    gpuipc_json_int(&j, "vmhwm_producer", (long long)b->hwm_producer);
-    gpuipc_json_int(&j, "vmhwm_bare_context", (long long)b->bare_hwm);
-    json_lat(&j, "latency", b->lat, b->nlat);
-    json_bw(&j, "bandwidth", b->bw, b->nbw);
-    json_lat(&j, "size_scaling", b->sizes, b->nsizes);
-    json_lat(&j, "chunk_scaling", b->chunks, b->nchunks);
-    json_bw(&j, "cross_device", b->cross, b->ncross);
-    gpuipc_json_array(&j, "targets");
-    for (i = 0; i < n; i++) {
-        gpuipc_json_object(&j, NULL);
-        gpuipc_json_string(&j, "name", t[i].name);
-        gpuipc_json_string(&j, "goal", t[i].target);
-        gpuipc_json_string(&j, "achieved", t[i].achieved);
-        gpuipc_json_string(&j, "verdict", t[i].met > 0 ? "met" : t[i].met == 0 ? "missed"
-                                                                              : "not measured");
-        gpuipc_json_end(&j, '}');
-    }
-    gpuipc_json_end(&j, ']');
-    gpuipc_json_end(&j, '}');
+    gpuipc_bench_json(&j, NULL, b);
     return gpuipc_json_finish(&j);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "core/err.h"
+#include "core/json.h"
 #include "session/laps.h"
 
 /* A growing list of samples. */
@@ -119,8 +120,11 @@ void gpuipc_bench_print_scaling(FILE *out, const gpuipc_bench *b);
 void gpuipc_bench_print_cross(FILE *out, const gpuipc_bench *b);
 void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b);
 
-/* Writes b, every sample included, as one JSON document. Returns 0, or -1
- * if writing failed. */
+/* Writes b, every sample included, as the object key (NULL: a value) into
+ * j: --json's document holds it as its "bench" member. */
+void gpuipc_bench_json(gpuipc_json *j, const char *key, const gpuipc_bench *b);
+
+/* Writes b alone as one JSON document. Returns 0, or -1 if writing failed. */
 int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/result_doc.h"
 #include "app/version.h"
 #include "bench/bench.h"
 #include "bench/cuda/bench_run.h"
@@ -134,6 +135,11 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
         bare_context(o);
 }
 
+static void bench_payload(gpuipc_json *j, const char *key, const void *arg)
+{
+    gpuipc_bench_json(j, key, arg);
+}
+
 /* --bench in the producer, once both sides have probed the selection.
  * Returns the exit code. */
 int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why)
@@ -196,6 +202,11 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     b.oneshot_failed = g_oneshot_failed;
     b.bare_hwm = g_bare_hwm;
     rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
-    gpuipc_bench_free(&b);
+    /* --json: the results go into the run's document, which the end of the
+     * session writes; b (static) lives until the process exits. */
+    if (run->o->json_path != NULL)
+        gpuipc_doc_set_payload("bench", bench_payload, &b);
+    else
+        gpuipc_bench_free(&b);
     return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/result_doc.h"
 #include "app/matrix.h"
 #include "core/log.h"
 #include "gpu/gpu.h"
@@ -30,6 +31,32 @@ static int matrix_holds_gpu(void *arg, pid_t pid)
  * --connect pair of this program, over --only (default: the reference
  * mechanism). A stop signal ends the pair under way and the matrix, with 130
  * or 143. */
+/* What --json's document says of the matrix. */
+static struct {
+    const char *mech;
+    double timeout_s, margin_s;
+    int ran, stopped;
+    gpuipc_matrix_totals t;
+} g_doc;
+
+static void doc_payload(gpuipc_json *j, const char *key, const void *arg)
+{
+    (void)arg;
+    gpuipc_json_object(j, key);
+    gpuipc_json_string(j, "mechanism", g_doc.mech);
+    gpuipc_json_double(j, "timeout_s", g_doc.timeout_s);
+    gpuipc_json_double(j, "margin_s", g_doc.margin_s);
+    gpuipc_json_bool(j, "ran", g_doc.ran);
+    gpuipc_json_bool(j, "stopped", g_doc.stopped);
+    gpuipc_json_int(j, "cases", g_doc.t.cases);
+    gpuipc_json_int(j, "survived", g_doc.t.survived);
+    gpuipc_json_int(j, "hangs", g_doc.t.hangs);
+    gpuipc_json_int(j, "leaks", g_doc.t.leaks);
+    gpuipc_json_int(j, "wrong_reports", g_doc.t.wrong);
+    gpuipc_json_double(j, "seconds", g_doc.t.seconds);
+    gpuipc_json_end(j, '}');
+}
+
 int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection *s)
 {
     const gpuipc_mech *subject = o->only != NULL ? s->sel[0] : gpuipc_app_reference();
@@ -62,6 +89,11 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     mo.margin_s = 3.0;
     mo.verbose = o->level == GPUIPC_LOG_VERBOSE;
     mo.fd = 1;
+    memset(&g_doc, 0, sizeof(g_doc));
+    g_doc.mech = mo.mech;
+    g_doc.timeout_s = mo.timeout_s;
+    g_doc.margin_s = mo.margin_s;
+    gpuipc_doc_set_payload("fault_matrix", doc_payload, NULL);
     if (subject->needs_cuda) {
         /* The pairs exec at once, so this process may start the driver;
          * it opens no context of its own. */
@@ -85,6 +117,9 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
            "exit, kill, hang, corrupt, extra-fds, close", mo.timeout_s, mo.margin_s, checked);
     fflush(stdout);
     rc = gpuipc_matrix_run(&mo, &t, &err);
+    g_doc.t = t;
+    g_doc.ran = rc >= 0 || rc == -EINTR;
+    g_doc.stopped = rc == -EINTR || gpuipc_wire_stop != 0;
     if (rc == -EINTR || gpuipc_wire_stop != 0) {
         const char *name = sigabbrev_np((int)gpuipc_wire_stop);
 

@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "core/step.h"
+#include "app/cuda/result_doc.h"
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"
+#include "core/step.h"
 #include "core/proc.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
@@ -261,37 +262,26 @@ static void list_verdict(gpuipc_json *j, const char *key, const char *label, int
     }
 }
 
-int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+/* What the listing found before any CUDA call, and where it goes. */
+typedef struct list_ctx {
+    const gpuipc_options *o;
+    gpuipc_env *env;
+    int pidfd, imex;
+    gpuipc_err pidfd_why, imex_why;
+} list_ctx;
+
+/* The listing, as text on stdout (j NULL) or as members of the object open
+ * in j. */
+static void list_walk(list_ctx *lc, gpuipc_json *j)
 {
-    gpuipc_err cuda_why, why, pidfd_why, imex_why;
-    int cuda = -1, have_driver, pidfd, imex, width = 0;
-    gpuipc_json json, *j = NULL;
-    FILE *list_out = stdout;
-    gpuipc_env env;
+    const gpuipc_options *o = lc->o;
+    gpuipc_env *env = lc->env;
+    gpuipc_err cuda_why, why;
+    int cuda = -1, have_driver, pidfd = lc->pidfd, imex = lc->imex, width = 0;
+    gpuipc_err pidfd_why = lc->pidfd_why, imex_why = lc->imex_why;
     struct rlimit rl;
     size_t i;
 
-    gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
-    /* The listing is the output; probes keep their step-log lines to themselves. */
-    env.log.level = GPUIPC_LOG_QUIET;
-    pidfd = list_pidfd(&pidfd_why); /* forks: before any CUDA call */
-    imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &imex_why);
-    if (o->json && o->json_path != NULL && (list_out = fopen(o->json_path, "we")) == NULL) {
-        fprintf(stderr, "gpuipc_test: --json %s: %s\n", o->json_path, strerror(errno));
-        return GPUIPC_USAGE;
-    }
-    if (o->json) {
-        j = &json;
-        gpuipc_json_init(j, list_out);
-        gpuipc_json_object(j, NULL);
-        gpuipc_json_string(j, "schema", "gpuipc_test/capabilities");
-        gpuipc_json_int(j, "schema_version", GPUIPC_LIST_SCHEMA_VERSION);
-        gpuipc_json_string(j, "version", GPUIPC_VERSION);
-        gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
-        gpuipc_json_int(j, "cuda_headers", GPUIPC_CUDA_API_VERSION);
-    } else {
-        printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
-    }
     have_driver = gpuipc_gpu_init(&cuda_why) == 0;
     if (j != NULL) {
         gpuipc_json_bool(j, "cuda", have_driver);
@@ -299,9 +289,9 @@ int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     }
     if (have_driver) {
         list_devices(o->device, j);
-        cuda = gpuipc_gpu_open(&env.gpu, o->device, &cuda_why);
+        cuda = gpuipc_gpu_open(&env->gpu, o->device, &cuda_why);
         if (cuda == 0)
-            memcpy(env.uuid, gpuipc_gpu_uuid(env.gpu), GPUIPC_UUID_LEN);
+            memcpy(env->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
         else if (j == NULL)
             printf("CUDA: GPU %d not opened: %s\n", o->device, cuda_why.msg);
     } else if (j == NULL) {
@@ -345,10 +335,10 @@ int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
         const gpuipc_mech *m = gpuipc_app_registry[i];
         const char *text = NULL;
 
-        env.mech = m;
+        env->mech = m;
         if (m->needs_cuda && cuda != 0)
             text = cuda_why.msg;
-        else if (m->probe(&env, &why) < 0)
+        else if (m->probe(env, &why) < 0)
             text = why.msg;
         if (j != NULL) {
             gpuipc_json_object(j, NULL);
@@ -367,14 +357,45 @@ int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
         if (text != NULL && !(m->needs_cuda && cuda != 0))
             printf("  %*s %s\n", width, "", text);
     }
-    gpuipc_gpu_close(env.gpu);
-    if (j != NULL) {
+    gpuipc_gpu_close(env->gpu);
+    env->gpu = NULL;
+    if (j != NULL)
         gpuipc_json_end(j, ']');
-        gpuipc_json_end(j, '}');
-        if (gpuipc_json_finish(j) < 0 || (list_out != stdout && fclose(list_out) != 0)) {
-            fprintf(stderr, "gpuipc_test: --list --json: writing the report failed\n");
-            return GPUIPC_FAIL;
-        }
+}
+
+/* --json: the listing as the document's "list" member. */
+static void list_payload(gpuipc_json *j, const char *key, const void *arg)
+{
+    list_ctx *lc = (list_ctx *)(uintptr_t)arg;
+
+    gpuipc_json_object(j, key);
+    gpuipc_json_string(j, "schema", "gpuipc_test/capabilities");
+    gpuipc_json_int(j, "schema_version", GPUIPC_LIST_SCHEMA_VERSION);
+    gpuipc_json_int(j, "cuda_headers", GPUIPC_CUDA_API_VERSION);
+    list_walk(lc, j);
+    gpuipc_json_end(j, '}');
+}
+
+int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    static gpuipc_env env;
+    static list_ctx lc;
+
+    gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    /* The listing is the output; probes keep their step-log lines to themselves. */
+    env.log.level = GPUIPC_LOG_QUIET;
+    lc.o = o;
+    lc.env = &env;
+    lc.pidfd = list_pidfd(&lc.pidfd_why); /* forks: before any CUDA call */
+    lc.imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &lc.imex_why);
+    if (o->json) {
+        /* main writes the document, and the listing into it, at the end;
+         * the driver is started first for the document's machine. */
+        gpuipc_gpu_init(NULL);
+        gpuipc_doc_set_payload("list", list_payload, &lc);
+        return GPUIPC_PASS;
     }
+    printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
+    list_walk(&lc, NULL);
     return GPUIPC_PASS;
 }

@@ -22,6 +22,19 @@ static char **doc_argv;
 static int doc_stdout = -1;
 static int doc_written;
 
+static struct {
+    const char *key;
+    gpuipc_doc_payload_fn fn;
+    const void *arg;
+} payload;
+
+void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg)
+{
+    payload.key = key;
+    payload.fn = fn;
+    payload.arg = arg;
+}
+
 int gpuipc_doc_written(void)
 {
     return doc_written;
@@ -231,7 +244,8 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r)
 
 static const char *mode_name(const gpuipc_options *o)
 {
-    return o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
+    return o->list ? "list" : o->bench ? "bench" : o->fault_matrix ? "fault-matrix"
+         : o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
          : o->repeat > 1 ? "repeat" : "one-shot";
 }
 
@@ -315,6 +329,8 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     } else {
         gpuipc_json_string(j, "producer_verdict", NULL);
     }
+    if (payload.fn != NULL)
+        payload.fn(j, payload.key, payload.arg);
     gpuipc_json_end(j, '}');
 }
 

@@ -1,7 +1,8 @@
-/* result_doc.h: --json FILE for the runs that test (the one-shot run,
- * --repeat, --pairs, --serve and --connect): one document per process, in
- * the schema of docs/result.schema.json (schema_version 1), written at the
- * end of every run, a failed or interrupted one included. */
+/* result_doc.h: --json FILE for every mode (the one-shot run, --repeat,
+ * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
+ * document per process, in the schema of docs/result.schema.json
+ * (schema_version 1), written at the end of every run, a failed or
+ * interrupted one included. */
 #ifndef GPUIPC_RESULT_DOC_H
 #define GPUIPC_RESULT_DOC_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "app/options.h"
+#include "core/json.h"
 #include "core/facts.h"
 #include "session/producer.h"
 #include "wire/wire.h"
@@ -30,6 +32,13 @@ typedef struct gpuipc_doc {
     const gpuipc_facts *peer;      /* NULL if it never said HELLO */
     const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */
 } gpuipc_doc;
+
+/* What a mode adds to its document: fn writes member key (an object or an
+ * array) into j from arg, which must live until the document is written.
+ * --list, --bench and --fault-matrix register theirs; the one-shot and
+ * two-terminal runs need none. */
+typedef void (*gpuipc_doc_payload_fn)(gpuipc_json *j, const char *key, const void *arg);
+void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg);
 
 /* The program's arguments, for the document (set once by main). */
 void gpuipc_doc_set_argv(int argc, char **argv);

@@ -347,21 +347,5 @@ int gpuipc_bench_run(gpuipc_env *env, gpuipc_wire *w, const gpuipc_bench_cfg *cf
         section_cross(&c);
     gpuipc_bench_print_targets(stdout, b);
     progress(&c, "done%s", c.failed ? ", with failures (see the tables)" : "");
-    if (cfg->json_path != NULL) {
-        FILE *f = fopen(cfg->json_path, "we");
-
-        if (f == NULL || gpuipc_bench_write_json(f, b) < 0) {
-            fprintf(stderr, "gpuipc_test: --json %s: writing the results: %s\n",
-                    cfg->json_path, strerror(errno));
-            if (f != NULL)
-                fclose(f);
-            return 2;
-        }
-        if (fclose(f) != 0) {
-            fprintf(stderr, "gpuipc_test: --json %s: closing: %s\n", cfg->json_path,
-                    strerror(errno));
-            return 2;
-        }
-    }
     return c.failed ? 1 : 0;
 }
