@@ -18,6 +18,7 @@
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/facts.h"
+#include "core/progress.h"
 #include "gpu/cudrv.h"
 #include "session/inject.h"
 #include "wire/wire.h"
@@ -72,6 +73,9 @@ int main(int argc, char **argv)
         printf("FAIL: %s (exit 1)\n", err.msg);
         return GPUIPC_FAIL;
     }
+    /* A live progress line for long work: on a terminal, never with -q or
+     * --brief (both make the level quiet). */
+    gpuipc_progress_enable(o.level != GPUIPC_LOG_QUIET);
     gpuipc_doc_set_argv(argc, argv);
     if (o.json_path != NULL && strcmp(o.json_path, "-") == 0 && !o.list &&
         gpuipc_doc_take_stdout() < 0)

@@ -25,5 +25,6 @@ Suite *reports_suite(void);
 Suite *facts_suite(void);
 Suite *containers_suite(void);
 Suite *results_suite(void);
+Suite *progress_suite(void);
 
 #endif

@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "session/inject.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/step.h"
+#include "session/inject.h"
 
 unsigned gpuipc_matrix_cases(gpuipc_matrix_case *cases, unsigned cap)
 {
@@ -173,8 +174,12 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
     unsigned n = gpuipc_matrix_cases(cases, GPUIPC_MATRIX_MAX), i;
     int rc;
 
+    static char what[96];
+
     memset(t, 0, sizeof(*t));
     snprintf(timeout, sizeof(timeout), "%.3f", o->timeout_s);
+    snprintf(what, sizeof(what), "fault matrix over %s", o->mech);
+    gpuipc_progress_begin(what, "cases", n);
     for (i = 0; i < n; i++) {
         const gpuipc_matrix_case *c = &cases[i];
         const char *args[] = {"--only", o->mech, "--size", o->size, "--timeout", timeout,
@@ -190,9 +195,12 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
         rc = gpuipc_pair_run(o->prog, sock, args, cargs, env, o->timeout_s * 2 + o->margin_s + 5,
                              c->action == GPUIPC_FAULT_HANG ? 0.2 : o->timeout_s + o->margin_s,
                              &pair, err);
-        if (rc < 0)
+        if (rc < 0) {
+            gpuipc_progress_end();
             return rc;
+        }
         t->cases++;
+        gpuipc_progress_update(t->cases);
         ok = gpuipc_matrix_judge(c, &pair, o->timeout_s + o->margin_s, &hang, &leak, why,
                                  sizeof(why));
         if (ok && o->holds_gpu != NULL && !gpu_released(o, &pair, &holder)) {
@@ -214,6 +222,7 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
                  said[0] ? "; it said: " : "", said);
         gpuipc_log_line(o->fd, line);
     }
+    gpuipc_progress_end();
     t->seconds = (double)(gpuipc_clock_ns() - t0) / 1e9;
     return t->survived == t->cases ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/progress.h"
 #include "core/step.h"
 
 static char last_result[1024];
@@ -25,6 +26,7 @@ void gpuipc_log_line(int fd, const char *text)
 
     if (strncmp(text, "result: ", 8) == 0)
         snprintf(last_result, sizeof(last_result), "%s", text + 8);
+    gpuipc_progress_clear(); /* a live progress line is not left under it */
 
     if (len > sizeof(line) - 2)
         len = sizeof(line) - 2;

@@ -13,6 +13,7 @@
 
 #include "core/account.h"
 #include "core/clock.h"
+#include "core/progress.h"
 #include "core/log.h"
 #include "core/step.h"
 #include "core/units.h"
@@ -377,8 +378,14 @@ static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsig
         }
         return rc;
     }
-    if (first + n == c->plan.count)
+    /* Thousands of chunks take seconds: progress.h's line, on a terminal. */
+    if (first == 0 && n < c->plan.count)
+        gpuipc_progress_begin("exporting chunks", "chunks", c->plan.count);
+    gpuipc_progress_update(first + n);
+    if (first + n == c->plan.count) {
+        gpuipc_progress_end();
         done(env, c, GPUIPC_STEP_EXPORT);
+    }
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 
 #include "core/clock.h"
+#include "core/progress.h"
 
 /* ---- the CPU's loops, each over one range of words ---------------------------------- */
 
@@ -72,18 +73,49 @@ typedef struct part {
     uint64_t nwords, first, seed;
     uint64_t digest;    /* PART_FILL, PART_DIGEST */
     gpuipc_check check; /* PART_VERIFY */
+    unsigned nparts;    /* the first part only: how many there are, for progress */
 } part;
 
+/* Adds check c of the words after those of into to into. */
+static void check_add(gpuipc_check *into, const gpuipc_check *c)
+{
+    if (c->mismatches != 0 && into->mismatches == 0) {
+        into->first_bad = c->first_bad;
+        into->expected = c->expected;
+        into->got = c->got;
+    }
+    into->words += c->words;
+    into->digest += c->digest;
+    into->mismatches += c->mismatches;
+}
+
+#define PROGRESS_BLOCK (1ull << 21) /* words between two progress updates (16 MiB) */
+
+/* Runs the part; the first part (nparts set) also reports progress for the
+ * whole, as its own share times nparts, block by block. */
 static void *part_run(void *arg)
 {
     part *t = arg;
+    uint64_t at = 0, block = t->nparts != 0 ? PROGRESS_BLOCK : t->nwords;
 
-    if (t->op == PART_FILL)
-        t->digest = fill_range(t->out, t->nwords, t->first, t->seed);
-    else if (t->op == PART_DIGEST)
-        t->digest = digest_range(t->nwords, t->first, t->seed);
-    else
-        verify_range(t->in, t->nwords, t->first, t->seed, &t->check);
+    t->digest = 0;
+    memset(&t->check, 0, sizeof(t->check));
+    while (at < t->nwords) {
+        uint64_t n = t->nwords - at < block ? t->nwords - at : block;
+        gpuipc_check c;
+
+        if (t->op == PART_FILL) {
+            t->digest += fill_range(t->out + at, n, t->first + at, t->seed);
+        } else if (t->op == PART_DIGEST) {
+            t->digest += digest_range(n, t->first + at, t->seed);
+        } else {
+            verify_range(t->in + at, n, t->first + at, t->seed, &c);
+            check_add(&t->check, &c);
+        }
+        at += n;
+        if (t->nparts != 0)
+            gpuipc_progress_update((at * t->nparts * 8) >> 20);
+    }
     return NULL;
 }
 
@@ -120,6 +152,7 @@ static unsigned run_parts(part parts[PARTS_MAX], enum part_op op, uint64_t *out,
     for (i = 0; i < n; i++) {
         uint64_t len = nwords / n + (i < nwords % n);
 
+        memset(&parts[i], 0, sizeof(parts[i]));
         parts[i].op = op;
         parts[i].out = out != NULL ? out + at : NULL;
         parts[i].in = in != NULL ? in + at : NULL;
@@ -130,6 +163,12 @@ static unsigned run_parts(part parts[PARTS_MAX], enum part_op op, uint64_t *out,
     }
     for (i = 1; i < n; i++)
         started[i] = pthread_create(&thread[i], NULL, part_run, &parts[i]) == 0;
+    /* A large buffer's pass may take seconds: progress.h's line, on a
+     * terminal, after 2 s. */
+    gpuipc_progress_begin(op == PART_FILL ? "writing the pattern" : op == PART_DIGEST
+                          ? "computing the digest" : "checking the pattern", "MiB",
+                          (nwords * 8) >> 20);
+    parts[0].nparts = n;
     part_run(&parts[0]);
     for (i = 1; i < n; i++) {
         if (started[i])
@@ -137,6 +176,7 @@ static unsigned run_parts(part parts[PARTS_MAX], enum part_op op, uint64_t *out,
         else
             part_run(&parts[i]);
     }
+    gpuipc_progress_end();
     return n;
 }
 
@@ -169,18 +209,8 @@ uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t firs
     unsigned n = run_parts(parts, PART_VERIFY, NULL, p, nwords, first, seed), i;
 
     memset(out, 0, sizeof(*out));
-    for (i = 0; i < n; i++) {
-        const gpuipc_check *c = &parts[i].check;
-
-        if (c->mismatches != 0 && out->mismatches == 0) {
-            out->first_bad = c->first_bad;
-            out->expected = c->expected;
-            out->got = c->got;
-        }
-        out->words += c->words;
-        out->digest += c->digest;
-        out->mismatches += c->mismatches;
-    }
+    for (i = 0; i < n; i++)
+        check_add(out, &parts[i].check);
     return out->mismatches;
 }
 

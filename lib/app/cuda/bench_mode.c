@@ -82,7 +82,7 @@ static void bare_context(const gpuipc_options *o)
         return;
     }
     g_bare_hwm = answer.hwm;
-    if (o->level != GPUIPC_LOG_QUIET)
+    if (o->level != GPUIPC_LOG_QUIET && isatty(2))
         fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
                 "peak RSS %.1f MiB\n", o->device, (double)g_bare_hwm / 1048576.0);
 }
@@ -123,7 +123,7 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
             skip = 1;
             break;
         }
-        if (o->level != GPUIPC_LOG_QUIET)
+        if (o->level != GPUIPC_LOG_QUIET && isatty(2))
             fprintf(stderr, "bench: one-shot run %d of %d (./gpuipc_test, whole process): "
                     "%.3f s, exit %d\n", i + 1, ONESHOT_RUNS, (double)ns / 1e9,
                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
@@ -196,7 +196,8 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     cfg.device = run->o->device;
     cfg.json_path = run->o->json_path;
     cfg.version = GPUIPC_VERSION;
-    cfg.progress = run->o->level != GPUIPC_LOG_QUIET;
+    /* Its progress lines, like every progress line, only on a terminal. */
+    cfg.progress = run->o->level != GPUIPC_LOG_QUIET && isatty(2);
     b.oneshot_ns = g_oneshot;
     memset(&g_oneshot, 0, sizeof(g_oneshot));
     b.oneshot_failed = g_oneshot_failed;

@@ -1,0 +1,111 @@
+/* progress.c: the live progress line (progress.h). */
+#include "core/progress.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+static struct {
+    int on;            /* allowed, and standard error is a terminal */
+    const char *what, *units;
+    uint64_t total, done;
+    uint64_t t0, drawn; /* start, and when the line was last drawn */
+    int active, shown;
+} g;
+
+static void put(const char *s, size_t len)
+{
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t n = write(2, s + off, len - off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        off += (size_t)n;
+    }
+}
+
+void gpuipc_progress_enable(int allowed)
+{
+    g.on = allowed && isatty(2);
+}
+
+void gpuipc_progress_format(char *buf, unsigned long len, const char *what, const char *units,
+                            uint64_t done, uint64_t total, uint64_t elapsed_ns)
+{
+    double s = (double)elapsed_ns / 1e9;
+    int used;
+
+    if (done > total)
+        done = total;
+    used = snprintf(buf, len, "%s: %llu of %llu %s (%.0f%%), %.1f s", what,
+                    (unsigned long long)done, (unsigned long long)total, units,
+                    total ? 100.0 * (double)done / (double)total : 0.0, s);
+    if (used > 0 && (unsigned long)used < len && done > 0 && done < total)
+        snprintf(buf + used, len - (unsigned long)used, ", about %.0f s left",
+                 s * (double)(total - done) / (double)done);
+}
+
+void gpuipc_progress_clear(void)
+{
+    if (!g.shown)
+        return;
+    put("\r\033[K", 4);
+    g.shown = 0;
+}
+
+static void draw(uint64_t now)
+{
+    char line[256];
+    size_t n;
+
+    gpuipc_progress_format(line + 1, sizeof(line) - 5, g.what, g.units, g.done, g.total,
+                           now - g.t0);
+    line[0] = '\r';
+    n = strlen(line);
+    memcpy(line + n, "\033[K", 3); /* erase what a longer line left */
+    put(line, n + 3);
+    g.shown = 1;
+    g.drawn = now;
+}
+
+void gpuipc_progress_begin(const char *what, const char *units, uint64_t total)
+{
+    gpuipc_progress_end();
+    if (!g.on)
+        return;
+    g.what = what;
+    g.units = units;
+    g.total = total;
+    g.done = 0;
+    g.t0 = gpuipc_clock_ns();
+    g.drawn = 0;
+    g.active = 1;
+}
+
+void gpuipc_progress_update(uint64_t done)
+{
+    uint64_t now;
+
+    if (!g.active)
+        return;
+    g.done = done;
+    now = gpuipc_clock_ns();
+    if (now - g.t0 < GPUIPC_PROGRESS_AFTER_NS)
+        return;
+    if (g.shown && now - g.drawn < GPUIPC_PROGRESS_EVERY_NS)
+        return;
+    draw(now);
+}
+
+void gpuipc_progress_end(void)
+{
+    gpuipc_progress_clear();
+    g.active = 0;
+}
