@@ -32,7 +32,7 @@ struct gpuipc_gpu {
     gpuipc_kernels kernels;
     CUdeviceptr result; /* the kernels' result words */
     char self_test[320]; /* what the self-test proved */
-    char open_times[160]; /* where the time to open it went */
+    char open_times[256]; /* where the time to open it went */
 };
 
 void gpuipc_gpu_set_connections(void)
@@ -327,7 +327,7 @@ out:
 
 static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *err)
 {
-    uint64_t t[4];
+    uint64_t t[4], hwm_ctx;
     gpuipc_gpu *gpu;
     CUuuid uuid;
     CUresult rc;
@@ -347,6 +347,7 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     GPUIPC_CU_GOTO(rc, err, out_free, cuDevicePrimaryCtxRetain, &gpu->ctx, dev);
     GPUIPC_CU_GOTO(rc, err, out_release, cuCtxSetCurrent, gpu->ctx);
     t[1] = gpuipc_clock_ns();
+    hwm_ctx = gpuipc_proc_hwm();
     if (gpuipc_kernels_load(&gpu->kernels, sms, err) != CUDA_SUCCESS) {
         rc = CUDA_ERROR_INVALID_PTX;
         goto out_release;
@@ -360,9 +361,11 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     }
     t[3] = gpuipc_clock_ns();
     snprintf(gpu->open_times, sizeof(gpu->open_times), "cuInit %.1f ms (once per process), "
-             "primary context %.1f ms, kernels loaded %.1f ms, self-test %.1f ms",
+             "primary context %.1f ms, kernels loaded %.1f ms, self-test %.1f ms; peak RSS "
+             "%.1f MiB with the context, %.1f MiB after the kernels and the self-test",
              (double)init_ns / 1e6, (double)(t[1] - t[0]) / 1e6, (double)(t[2] - t[1]) / 1e6,
-             (double)(t[3] - t[2]) / 1e6);
+             (double)(t[3] - t[2]) / 1e6, (double)hwm_ctx / 1048576.0,
+             (double)gpuipc_proc_hwm() / 1048576.0);
     *out = gpu;
     open_count++;
     return 0;

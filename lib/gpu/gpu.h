@@ -101,8 +101,10 @@ const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu);
  * process's own that calls the driver for it). */
 void gpuipc_gpu_make_current(const gpuipc_gpu *gpu);
 
-/* Where the time to open gpu went: "cuInit 118.2 ms (once per process),
- * primary context 91.0 ms, kernels loaded 12.0 ms, self-test 9.1 ms". */
+/* Where the time to open gpu went, and the memory: "cuInit 118.2 ms (once
+ * per process), primary context 91.0 ms, kernels loaded 12.0 ms, self-test
+ * 9.1 ms; peak RSS 57.8 MiB with the context, 60.1 MiB after the kernels
+ * and the self-test". */
 const char *gpuipc_gpu_open_times(const gpuipc_gpu *gpu);
 const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
 

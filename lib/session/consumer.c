@@ -732,8 +732,9 @@ static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *by
 
         gpuipc_usage_cost(&ns, &count);
         gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE_ACK,
-                        GPUIPC_LOG_NO_TIME, "%u counts of what this process holds took %.1f ms",
-                        count, (double)ns / 1e6);
+                        GPUIPC_LOG_NO_TIME, "%u counts of what this process holds took %.1f "
+                        "ms; peak RSS %.1f MiB", count, (double)ns / 1e6,
+                        (double)gpuipc_proc_hwm() / 1048576.0);
     }
     /* A failure of a scenario (the producer heard of it in END_ACK) travels
      * with no step; one of the last checks with this one's. */
