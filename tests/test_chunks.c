@@ -169,9 +169,7 @@ END_TEST
 
 static struct {
     unsigned fail_create, fail_import; /* the chunk or FD number that fails; ~0u: none */
-    unsigned fail_export[2];           /* chunks whose export fails; ~0u: none */
     unsigned reserves, creates, maps, grants, imports, unmaps, drops;
-    unsigned entered;                  /* export threads started (atomic) */
     uint64_t dropped[16];
 } fake;
 
@@ -227,8 +225,7 @@ static int fake_export(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err
 
     (void)env;
     (void)c;
-    if (h == 1000 + fake.fail_export[0] || h == 1000 + fake.fail_export[1])
-        return gpuipc_err_set(err, -EIO, "export refused");
+    (void)h;
     fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
     if (fd < 0)
@@ -285,35 +282,11 @@ static const gpuipc_chunk_ops fake_ops = {
     .describe = fake_describe,
 };
 
-static void fake_enter(gpuipc_chunks *c)
-{
-    (void)c;
-    __atomic_add_fetch(&fake.entered, 1, __ATOMIC_RELAXED);
-}
-
-/* The same, with exports shared among 4 threads. */
-static const gpuipc_chunk_ops fake_threaded_ops = {
-    .mech = "fake-chunks",
-    .granularity = fake_gran,
-    .reserve = fake_reserve,
-    .create = fake_create,
-    .map = fake_map,
-    .grant = fake_grant,
-    .export_fd = fake_export,
-    .export_threads = 4,
-    .thread_enter = fake_enter,
-    .import_fd = fake_import,
-    .unmap = fake_unmap,
-    .drop = fake_drop,
-    .describe = fake_describe,
-};
-
 static void fake_env(gpuipc_env *env, int role, unsigned chunks)
 {
     memset(env, 0, sizeof(*env));
     memset(&fake, 0, sizeof(fake));
     fake.fail_create = fake.fail_import = ~0u;
-    fake.fail_export[0] = fake.fail_export[1] = ~0u;
     env->role = role;
     env->chunks = chunks;
     env->log.level = GPUIPC_LOG_QUIET;
@@ -378,61 +351,6 @@ START_TEST(test_chunks_engine_exports_in_batches_and_releases_every_chunk)
 }
 END_TEST
 
-/* Exports shared among threads: every FD of a batch is a new one, in FD
- * order, and each extra thread enters the ops' context first. */
-START_TEST(test_chunks_engine_exports_on_threads)
-{
-    int fds[GPUIPC_WIRE_MAX_FDS], before = th_fd_count();
-    gpuipc_msg_offer offer;
-    unsigned n = 0, k;
-    gpuipc_env env;
-    gpuipc_buf buf;
-    gpuipc_err e;
-
-    fake_env(&env, GPUIPC_ROLE_PRODUCER, 300);
-    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_threaded_ops, 300 * 4096, &buf, &e), 0);
-    memset(&offer, 0, sizeof(offer));
-    ck_assert_int_eq(gpuipc_chunks_export(&env, &buf, &offer, fds, &n, &e), 0);
-    ck_assert_uint_eq(n, GPUIPC_WIRE_MAX_FDS);
-    ck_assert_uint_eq(fake.entered, 3); /* 4 shares: 3 threads besides the caller */
-    for (k = 0; k < n; k++) {
-        ck_assert_int_ge(fds[k], 0);
-        ck_assert_int_ne(fcntl(fds[k], F_GETFD), -1);
-    }
-    gpuipc_wire_close_fds(fds, n);
-    ck_assert_int_eq(gpuipc_chunks_export_more(&env, &buf, n, fds, GPUIPC_WIRE_MAX_FDS, &n, &e),
-                     0);
-    ck_assert_uint_eq(n, 300 - GPUIPC_WIRE_MAX_FDS);
-    gpuipc_wire_close_fds(fds, n);
-    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
-    ck_assert_int_eq(th_fd_count(), before);
-}
-END_TEST
-
-/* Two exports of one batch fail on different threads: the first in FD
- * order is reported, and no FD made by any thread stays open. */
-START_TEST(test_chunks_engine_threaded_export_failure_closes_every_fd)
-{
-    int fds[GPUIPC_WIRE_MAX_FDS], before = th_fd_count();
-    gpuipc_msg_offer offer;
-    unsigned n = 0;
-    gpuipc_env env;
-    gpuipc_buf buf;
-    gpuipc_err e;
-
-    fake_env(&env, GPUIPC_ROLE_PRODUCER, 300);
-    fake.fail_export[0] = 200;
-    fake.fail_export[1] = 150;
-    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_threaded_ops, 300 * 4096, &buf, &e), 0);
-    memset(&offer, 0, sizeof(offer));
-    ck_assert_int_eq(gpuipc_chunks_export(&env, &buf, &offer, fds, &n, &e), -EIO);
-    ck_assert_msg(strstr(e.msg, "chunk 150") && strstr(e.msg, "export refused") &&
-                  !strstr(e.msg, "chunk 200"), "%s", e.msg);
-    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
-    ck_assert_int_eq(th_fd_count(), before);
-}
-END_TEST
-
 /* The consumer: an FD that cannot be imported releases the handles already
  * imported and the range; a batch beyond the offer is refused. */
 START_TEST(test_chunks_engine_import_failure_releases_what_was_imported)
@@ -487,8 +405,6 @@ Suite *chunks_suite(void)
     plan = tcase_create("engine");
     tcase_add_test(plan, test_chunks_engine_alloc_failure_releases_what_was_made);
     tcase_add_test(plan, test_chunks_engine_exports_in_batches_and_releases_every_chunk);
-    tcase_add_test(plan, test_chunks_engine_exports_on_threads);
-    tcase_add_test(plan, test_chunks_engine_threaded_export_failure_closes_every_fd);
     tcase_add_test(plan, test_chunks_engine_import_failure_releases_what_was_imported);
     suite_add_tcase(s, plan);
     return s;

@@ -585,11 +585,6 @@ const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu)
     return gpu->self_test;
 }
 
-void gpuipc_gpu_make_current(const gpuipc_gpu *gpu)
-{
-    gpuipc_cu.cuCtxSetCurrent(gpu->ctx);
-}
-
 const char *gpuipc_gpu_open_times(const gpuipc_gpu *gpu)
 {
     return gpu->open_times;

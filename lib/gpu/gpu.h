@@ -97,10 +97,6 @@ const char *gpuipc_gpu_name(const gpuipc_gpu *gpu);
 /* What the kernels' self-test at open proved, in one line. */
 const char *gpuipc_gpu_self_test(const gpuipc_gpu *gpu);
 
-/* Makes gpu's context current on the calling thread (a thread of this
- * process's own that calls the driver for it). */
-void gpuipc_gpu_make_current(const gpuipc_gpu *gpu);
-
 /* Where the time to open gpu went, and the memory: "cuInit 118.2 ms (once
  * per process), primary context 91.0 ms, kernels loaded 12.0 ms, self-test
  * 9.1 ms; peak RSS 57.8 MiB with the context, 60.1 MiB after the kernels

@@ -4,12 +4,10 @@
 #include "mech/chunks.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "core/account.h"
 #include "core/clock.h"
@@ -277,106 +275,33 @@ int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t s
     return 0;
 }
 
-/* One share of a batch's exports: FD numbers first+from .. first+to-1. */
-typedef struct export_share {
-    gpuipc_env *env;
-    gpuipc_chunks *c;
-    unsigned first, from, to;
-    int *fds;
-    int rc;         /* 0, or the failure of FD number first+bad */
-    unsigned bad;
-    gpuipc_err err;
-    int threaded;   /* runs on a thread of its own */
-} export_share;
-
-static void *export_share_run(void *arg)
-{
-    export_share *sh = arg;
-    unsigned k;
-
-    if (sh->threaded && sh->c->ops->thread_enter != NULL)
-        sh->c->ops->thread_enter(sh->c);
-    for (k = sh->from; k < sh->to; k++) {
-        unsigned chunk = gpuipc_chunks_slot(sh->first + k, sh->c->plan.count, sh->c->swap);
-
-        if ((sh->fds[k] = sh->c->ops->export_fd(sh->env, sh->c, sh->c->h[chunk], &sh->err)) <
-            0) {
-            sh->rc = sh->fds[k];
-            sh->bad = chunk;
-            break;
-        }
-    }
-    return NULL;
-}
-
-#define EXPORT_THREADS_MAX 8
-#define EXPORT_SHARE_MIN 8 /* chunks a thread must have to be worth starting */
-
-/* New FDs for FD numbers first .. first+n-1 into fds: all, or none. The
- * driver's export of one handle takes about 100 us and runs in parallel
- * on a few threads (measured on an H100: 96.6 us a handle on one thread,
- * 45.5 on two, 41.8 on four), so a batch is shared among up to the ops'
- * export_threads, each taking consecutive FD numbers. */
+/* New FDs for FD numbers first .. first+n-1 into fds: all, or none. One
+ * driver call per chunk, on this thread: exports on several threads were
+ * measured on an H100 (4 threads, batches of 253) and made the end-to-end
+ * time worse, not better: the producer's share fell from 60.7 to 55.6 us a
+ * chunk, while the consumer's imports, running at the same time and the
+ * slower stage of the pipeline, rose from 43.8 to 52.5 us a chunk. */
 static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsigned n, int *fds,
                         gpuipc_err *err)
 {
-    export_share share[EXPORT_THREADS_MAX];
-    pthread_t thread[EXPORT_THREADS_MAX];
-    unsigned k, nsh = c->ops->export_threads, at = 0;
-    int rc = 0;
+    unsigned k;
+    int rc;
 
     if (first >= c->plan.count)
         return gpuipc_err_set(err, -EINVAL, "no chunk %u: there are %u", first, c->plan.count);
     if (c->ops->held_fds == NULL &&
         (rc = fd_room(env, c->ops, n, "a batch of exported FDs", GPUIPC_STEP_EXPORT, err)) < 0)
         return rc;
-    if (nsh > EXPORT_THREADS_MAX)
-        nsh = EXPORT_THREADS_MAX;
-    if (nsh > n / EXPORT_SHARE_MIN)
-        nsh = n / EXPORT_SHARE_MIN;
-    if (nsh < 1)
-        nsh = 1;
-    for (k = 0; k < n; k++)
-        fds[k] = -1;
-    for (k = 0; k < nsh; k++) {
-        unsigned len = n / nsh + (k < n % nsh);
+    for (k = 0; k < n; k++) {
+        unsigned chunk = gpuipc_chunks_slot(first + k, c->plan.count, c->swap);
 
-        memset(&share[k], 0, sizeof(share[k]));
-        share[k].env = env;
-        share[k].c = c;
-        share[k].first = first;
-        share[k].from = at;
-        share[k].to = at + len;
-        share[k].fds = fds;
-        at += len;
-        /* Set before the thread starts, which reads it. */
-        share[k].threaded = k > 0;
-        if (k > 0 && pthread_create(&thread[k], NULL, export_share_run, &share[k]) != 0)
-            share[k].threaded = 0;
-    }
-    export_share_run(&share[0]);
-    for (k = 1; k < nsh; k++) {
-        if (share[k].threaded)
-            pthread_join(thread[k], NULL);
-        else
-            export_share_run(&share[k]);
-    }
-    /* The first failure in FD order is the one reported; every FD made is
-     * closed. */
-    for (k = 0; k < nsh && rc == 0; k++) {
-        if (share[k].rc < 0) {
-            rc = share[k].rc;
-            *err = share[k].err;
-            gpuipc_err_prefix(err, "chunk %u", share[k].bad);
+        if ((fds[k] = c->ops->export_fd(env, c, c->h[chunk], err)) < 0) {
+            rc = fds[k];
+            gpuipc_err_prefix(err, "chunk %u", chunk);
+            gpuipc_wire_close_fds(fds, k);
+            gpuipc_progress_end();
+            return rc;
         }
-    }
-    if (rc < 0) {
-        for (k = 0; k < n; k++) {
-            if (fds[k] >= 0)
-                close(fds[k]);
-            fds[k] = -1;
-        }
-        return rc;
     }
     /* Thousands of chunks take seconds: progress.h's line, on a terminal. */
     if (first == 0 && n < c->plan.count)

@@ -88,11 +88,6 @@ typedef struct gpuipc_chunk_ops {
     int (*grant)(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err);
     /* Producer: a new FD for handle h, to send. Returns it or -errno. */
     int (*export_fd)(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err);
-    /* Up to how many threads may call export_fd at once (0 or 1: only the
-     * caller's); export_fd must then be safe to call from them, after
-     * thread_enter (optional) has run on each. */
-    unsigned export_threads;
-    void (*thread_enter)(gpuipc_chunks *c);
     /* Consumer: turns received FD number i into c->h[i]. Returns 1 if that
      * is a handle of its own to release (the FD may be closed), 0 if the FD
      * itself is the handle (valid until the FDs are closed), or -errno. */

@@ -67,8 +67,7 @@ int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
 int gpuipc_vmm_export_handle(gpuipc_env *env, CUmemGenericAllocationHandle handle,
                              gpuipc_err *err);
 
-/* The same without the -v line, safe to call from several threads at once
- * (the chunk engine's export threads). */
+/* The same without the -v line (the chunk engine sums its calls instead). */
 int gpuipc_vmm_export_raw(CUmemGenericAllocationHandle handle, gpuipc_err *err);
 
 /* Returns the minimum granularity of exactly these properties, or 0 with
