@@ -10,7 +10,8 @@
  * if standard error is a terminal, and never with -q or --brief (main
  * decides with gpuipc_progress_enable). A log line written meanwhile clears
  * it first (log.c), so that the two never share a line; the end of the work
- * clears it for good. One piece of work at a time per process. */
+ * clears it for good. One piece of work at a time per process, and only
+ * the producer's process draws it (the consumer turns it off). */
 #ifndef GPUIPC_PROGRESS_H
 #define GPUIPC_PROGRESS_H
 

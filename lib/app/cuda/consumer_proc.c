@@ -10,6 +10,7 @@
 
 #include "app/cuda/app.h"
 #include "bench/cuda/bandwidth.h"
+#include "core/progress.h"
 #include "core/step.h"
 #include "gpu/gpu.h"
 #include "wire/wire.h"
@@ -113,6 +114,8 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     int verdict;
 
     gpuipc_app_env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
+    /* The producer's process speaks for the run: one progress line, its. */
+    gpuipc_progress_enable(0);
     /* A soak's consumer would repeat its step log every round. */
     if ((o->repeat > 1 || o->bench) && env.log.level < GPUIPC_LOG_VERBOSE)
         env.log.level = GPUIPC_LOG_QUIET;
