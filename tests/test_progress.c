@@ -1,6 +1,7 @@
 /* test_progress.c: the live progress line. Its text; and the program on a
  * pseudo-terminal, where --fault-matrix over memfd shows it after 2 s and
- * -q does not; and with standard error a pipe, where it never shows. */
+ * -q and --brief do not; and with standard error a pipe, where it never
+ * shows. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -132,6 +133,20 @@ START_TEST(test_progress_never_with_quiet)
 }
 END_TEST
 
+/* --brief: its one line, and no progress line before it. */
+START_TEST(test_progress_never_with_brief)
+{
+    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", "--brief", NULL};
+    int status;
+    char *out = run_on_pty(args, 4.5, &status);
+
+    ck_assert_msg(strstr(out, " of 126 cases") == NULL && strstr(out, "\033[K") == NULL,
+                  "progress with --brief:\n%s", out);
+    ck_assert_msg(strstr(out, "(exit 130)") != NULL, "no --brief line:\n%s", out);
+    free(out);
+}
+END_TEST
+
 /* Standard error a pipe (as in CI): no progress line. */
 START_TEST(test_progress_never_on_a_pipe)
 {
@@ -153,6 +168,7 @@ Suite *progress_suite(void)
     tcase_add_test(tc, test_progress_line_text);
     tcase_add_test(tc, test_progress_shows_on_a_terminal);
     tcase_add_test(tc, test_progress_never_with_quiet);
+    tcase_add_test(tc, test_progress_never_with_brief);
     tcase_add_test(tc, test_progress_never_on_a_pipe);
     suite_add_tcase(s, tc);
     return s;

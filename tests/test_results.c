@@ -78,6 +78,7 @@ static const struct {
      NULL},
     {{"--only", "nosuch", "--json"}, NULL, 2, "one-shot", NULL, NULL},
     {{"--json"}, "CUDA_VISIBLE_DEVICES=", 77, "one-shot", NULL, NULL},
+    {{"--pairs", "all", "--json"}, "CUDA_VISIBLE_DEVICES=", 77, "pairs", NULL, NULL},
 };
 
 START_TEST(test_results_document_matches_the_schema_and_the_exit)
