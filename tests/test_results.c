@@ -112,6 +112,13 @@ START_TEST(test_results_document_matches_the_schema_and_the_exit)
                       "case %d: reason '%s'", _i, js_str(js_get(sc, "reason")));
     if (cases[_i].code == 0)
         ck_assert_int_eq(num(doc, "counts", "failed"), 0);
+    /* Each step's time, from both clocks, for a scenario that passed only. */
+    if (cases[_i].verdict != NULL && strcmp(cases[_i].verdict, "pass") == 0)
+        ck_assert_msg(js_num(js_get(js_get(sc, "steps_ns"), "export_to_mapped")) > 0 &&
+                      js_num(js_get(js_get(sc, "steps_ns"), "touch")) > 0,
+                      "case %d: no step times", _i);
+    else if (sc != NULL)
+        ck_assert_ptr_null(js_get(js_get(sc, "steps_ns"), "alloc"));
     js_free(doc);
 }
 END_TEST

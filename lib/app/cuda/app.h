@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "app/options.h"
+#include "bench/bench.h"
 #include "core/account.h"
 #include "core/err.h"
 #include "core/log.h"
@@ -131,6 +132,10 @@ typedef struct gpuipc_producer_run {
     int pair[GPUIPC_APP_MAX_SCEN][2];      /* --pairs: producer's and consumer's GPU; -1: none */
     char label[GPUIPC_APP_MAX_SCEN][40];   /* the summary's name: "vmm", or "vmm 0->1" */
     char ck_name[GPUIPC_APP_MAX_SCEN][40]; /* Check's suite and case: "vmm", or "vmm-0to1" */
+    /* --json: each scenario's steps in ns (its last round's), as --bench
+     * derives them from both sides' clocks; have_steps[i] says they came. */
+    double steps[GPUIPC_APP_MAX_SCEN][GPUIPC_STAGE_COUNT];
+    unsigned char have_steps[GPUIPC_APP_MAX_SCEN];
     size_t nsel;
     const gpuipc_mech *req[GPUIPC_APP_NMECH_MAX]; /* --require */
     size_t nreq;

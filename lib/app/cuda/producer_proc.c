@@ -649,6 +649,8 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .lost = run->started ? NULL : run->lost[0] ? run->lost : NULL,
             .results = run->started ? run->results : NULL,
             .n = run->started ? run->nsel : 0,
+            .steps = (const double (*)[GPUIPC_STAGE_COUNT])run->steps,
+            .have_steps = run->have_steps,
             .rounds = run->rounds,
             .own = &run->env.facts,
             .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,

@@ -208,8 +208,23 @@ static void json_usage(gpuipc_json *j, const char *key, const gpuipc_usage_figur
     gpuipc_json_end(j, '}');
 }
 
+/* A scenario's steps, in ns from both processes' clocks, or null. */
+static void json_steps(gpuipc_json *j, const double *st)
+{
+    int k;
+
+    if (st == NULL) {
+        gpuipc_json_string(j, "steps_ns", NULL);
+        return;
+    }
+    gpuipc_json_object(j, "steps_ns");
+    for (k = 0; k < GPUIPC_STAGE_COUNT; k++)
+        gpuipc_json_int(j, gpuipc_stage_names[k], st[k] > 0 ? (long long)st[k] : 0);
+    gpuipc_json_end(j, '}');
+}
+
 /* A scenario; its cause line split into cause and fix. */
-static void json_scenario(gpuipc_json *j, const gpuipc_result *r)
+static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *steps)
 {
     char cause[GPUIPC_ERR_LEN];
     const char *fix = NULL;
@@ -222,6 +237,7 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r)
     json_check(j, "consumer_to_producer", &r->backward, r->size);
     json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size, r->consumer_wrote.ns);
     gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
+    json_steps(j, steps);
     gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
                                         ? NULL : r->reason);
     snprintf(cause, sizeof(cause), "%s", r->cause);
@@ -303,7 +319,8 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_string(j, "no_session", d->lost);
     gpuipc_json_array(j, "scenarios");
     for (i = 0; i < d->n; i++) {
-        json_scenario(j, &d->results[i]);
+        json_scenario(j, &d->results[i],
+                      d->steps != NULL && d->have_steps[i] ? d->steps[i] : NULL);
         counts[0] += d->results[i].status == GPUIPC_PASS;
         counts[1] += d->results[i].status == GPUIPC_FAIL;
         counts[2] += d->results[i].status == GPUIPC_SKIP;

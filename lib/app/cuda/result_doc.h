@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "app/options.h"
+#include "bench/bench.h"
 #include "core/json.h"
 #include "core/facts.h"
 #include "session/producer.h"
@@ -27,6 +28,8 @@ typedef struct gpuipc_doc {
     const char *lost;              /* why no scenario ran, or NULL */
     const gpuipc_result *results;  /* the producer's scenarios (NULL on the consumer) */
     size_t n;
+    const double (*steps)[GPUIPC_STAGE_COUNT]; /* each scenario's steps in ns, or NULL */
+    const unsigned char *have_steps;           /* which scenarios have them */
     unsigned rounds;               /* --repeat rounds run */
     const gpuipc_facts *own;
     const gpuipc_facts *peer;      /* NULL if it never said HELLO */

@@ -34,8 +34,20 @@ START_TEST(test_scenario_both_ways)
         snprintf(res->reason, sizeof(res->reason), "the sacrificial consumer is gone: %.400s",
                  g_run->child2_desc);
     } else {
+        /* --json: the consumer sends its step times too (one message more),
+         * and the document gets each step's time from both clocks. */
+        static gpuipc_timing t;
+
+        memset(&t, 0, sizeof(t));
+        t.flags = GPUIPC_BEGIN_TIMES;
+        g_run->env.timing = g_run->o->json_path != NULL ? &t : NULL;
         gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, g_run->sel[_i]), g_run->sel[_i],
                                  g_run->o->size, (unsigned)_i, res);
+        g_run->have_steps[_i] = g_run->env.timing != NULL && res->status == GPUIPC_PASS &&
+                                t.nlaps == GPUIPC_LAP_COUNT;
+        if (g_run->have_steps[_i])
+            gpuipc_bench_derive(&t, g_run->steps[_i]);
+        g_run->env.timing = NULL;
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->label[_i];
