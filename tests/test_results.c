@@ -128,12 +128,24 @@ START_TEST(test_results_repeat_counts_rounds)
 {
     const char *args[] = {"--only", "memfd", "--size", "1M", "--repeat", "3", "--json",
                           doc_path, NULL};
+    const jnode *rec;
     jnode *doc;
+    int r;
 
     ck_assert_int_eq(th_spawn(&run, args, NULL, 30, 3, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     doc = valid_doc(doc_path);
     ck_assert_int_eq(num(doc, NULL, "rounds"), 3);
+    /* A record per round, in order, with both sides' figures after it. */
+    ck_assert_uint_eq(js_len(js_get(doc, "round_records")), 3);
+    for (r = 0; r < 3; r++) {
+        rec = js_at(js_get(doc, "round_records"), (size_t)r);
+        ck_assert_int_eq((int)js_num(js_get(rec, "round")), r + 1);
+        ck_assert_int_eq((int)js_num(js_get(rec, "passed")), 1);
+        ck_assert_int_eq((int)js_num(js_get(rec, "failed")), 0);
+        ck_assert(js_num(js_get(js_get(rec, "producer_holds_after"), "fds")) > 0);
+        ck_assert(js_num(js_get(js_get(rec, "consumer_holds_after"), "fds")) > 0);
+    }
     js_free(doc);
 }
 END_TEST

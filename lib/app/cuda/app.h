@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "app/cuda/result_doc.h"
 #include "app/options.h"
 #include "bench/bench.h"
 #include "core/account.h"
@@ -145,6 +146,8 @@ typedef struct gpuipc_producer_run {
     int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
     gpuipc_nvml_modes modes; /* NVML's view of the producer's GPU (modes.text says) */
     unsigned rounds;         /* --repeat rounds run (1 for a plain run that ran) */
+    gpuipc_round_record *round_records; /* --repeat with --json: each round's (malloc) */
+    size_t nround_records, round_records_cap, round_records_left_out;
     gpuipc_err cuda_why;
     int started;        /* HELLO went both ways */
     int checked;        /* the last checks ran before BYE (the exit's are not needed) */

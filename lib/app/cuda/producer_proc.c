@@ -652,12 +652,18 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .steps = (const double (*)[GPUIPC_STAGE_COUNT])run->steps,
             .have_steps = run->have_steps,
             .rounds = run->rounds,
+            .round_records = run->round_records,
+            .nround_records = run->nround_records,
+            .round_records_left_out = run->round_records_left_out,
             .own = &run->env.facts,
             .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         };
 
         gpuipc_doc_write(&d);
     }
+    free(run->round_records);
+    run->round_records = NULL;
+    run->nround_records = run->round_records_cap = 0;
     return exit_code;
 }
 

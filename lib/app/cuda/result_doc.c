@@ -337,6 +337,25 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_int(j, "skipped", (long long)counts[2]);
     gpuipc_json_end(j, '}');
     gpuipc_json_int(j, "rounds", d->rounds);
+    gpuipc_json_array(j, "round_records");
+    for (i = 0; i < d->nround_records; i++) {
+        const gpuipc_round_record *r = &d->round_records[i];
+
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_int(j, "round", r->round);
+        gpuipc_json_int(j, "passed", r->passed);
+        gpuipc_json_int(j, "failed", r->failed);
+        gpuipc_json_int(j, "skipped", r->skipped);
+        gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
+        json_usage(j, "producer_holds_after", &r->producer);
+        if (r->have_consumer)
+            json_usage(j, "consumer_holds_after", &r->consumer);
+        else
+            gpuipc_json_string(j, "consumer_holds_after", NULL);
+        gpuipc_json_end(j, '}');
+    }
+    gpuipc_json_end(j, ']');
+    gpuipc_json_int(j, "round_records_left_out", (long long)d->round_records_left_out);
     gpuipc_json_string(j, "consumer", d->consumer);
     if (d->verdict != NULL) {
         gpuipc_json_object(j, "producer_verdict");

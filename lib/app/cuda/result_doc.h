@@ -11,12 +11,26 @@
 
 #include "app/options.h"
 #include "bench/bench.h"
+#include "core/account.h"
 #include "core/json.h"
 #include "core/facts.h"
 #include "session/producer.h"
 #include "wire/wire.h"
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 1
+
+/* One --repeat round, for the document: its counts, its time, and what
+ * each side held after it (the figures the soak compares with round 1). */
+typedef struct gpuipc_round_record {
+    unsigned round, passed, failed, skipped;
+    uint64_t ns;
+    gpuipc_usage_figures producer, consumer;
+    int have_consumer;
+} gpuipc_round_record;
+
+/* The most round records one document holds; later rounds are counted as
+ * left out (a soak of --repeat 100000 would otherwise write megabytes). */
+#define GPUIPC_DOC_ROUNDS_MAX 10000
 
 typedef struct gpuipc_doc {
     const gpuipc_options *o;
@@ -31,6 +45,8 @@ typedef struct gpuipc_doc {
     const double (*steps)[GPUIPC_STAGE_COUNT]; /* each scenario's steps in ns, or NULL */
     const unsigned char *have_steps;           /* which scenarios have them */
     unsigned rounds;               /* --repeat rounds run */
+    const gpuipc_round_record *round_records; /* --repeat: each round's, or NULL */
+    size_t nround_records, round_records_left_out;
     const gpuipc_facts *own;
     const gpuipc_facts *peer;      /* NULL if it never said HELLO */
     const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */

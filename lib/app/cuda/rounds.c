@@ -4,6 +4,7 @@
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/cuda/app.h"
@@ -185,6 +186,46 @@ static int soak_round(gpuipc_producer_run *run, unsigned round, soak *k, uint64_
     return 0;
 }
 
+/* --repeat with --json: keeps round's record (its counts, its time since
+ * began, both sides' figures after it). Out of memory or past
+ * GPUIPC_DOC_ROUNDS_MAX, the round is counted as left out. */
+static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t began)
+{
+    gpuipc_round_record *r;
+    gpuipc_usage now;
+    gpuipc_err e;
+    size_t i;
+
+    if (run->nround_records == run->round_records_cap) {
+        size_t cap = run->round_records_cap ? 2 * run->round_records_cap : 16;
+        gpuipc_round_record *bigger;
+
+        if (cap > GPUIPC_DOC_ROUNDS_MAX)
+            cap = GPUIPC_DOC_ROUNDS_MAX;
+        bigger = cap > run->round_records_cap
+                     ? realloc(run->round_records, cap * sizeof(*bigger)) : NULL;
+        if (bigger == NULL) {
+            run->round_records_left_out++;
+            return;
+        }
+        run->round_records = bigger;
+        run->round_records_cap = cap;
+    }
+    r = &run->round_records[run->nround_records++];
+    memset(r, 0, sizeof(*r));
+    r->round = round;
+    r->ns = gpuipc_clock_ns() - began;
+    for (i = 0; i < run->nsel; i++) {
+        r->passed += run->results[i].status == GPUIPC_PASS;
+        r->failed += run->results[i].status == GPUIPC_FAIL;
+        r->skipped += run->results[i].status == GPUIPC_SKIP;
+    }
+    gpuipc_usage_take(&now, run->env.gpu_bytes, &e);
+    gpuipc_usage_figures_of(&now, &r->producer);
+    gpuipc_usage_free(&now);
+    r->have_consumer = gpuipc_app_consumer_figures(run, &r->consumer);
+}
+
 /* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
  * if the soak stopped at a failure or a drift (said on stdout). */
 int gpuipc_app_run_rounds(gpuipc_producer_run *run)
@@ -204,6 +245,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
     memset(&k, 0, sizeof(k));
     memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
     for (round = 1; round <= run->o->repeat; round++) {
+        uint64_t began = gpuipc_clock_ns();
+
         if (round > 1) {
             memcpy(run->results, probed, run->nsel * sizeof(probed[0]));
             /* After round 1, only failures and the progress lines. */
@@ -214,6 +257,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
         run->rounds = round;
         if (run->o->repeat == 1)
             break;
+        if (run->o->json_path != NULL)
+            record_round(run, round, began);
         if (gpuipc_wire_stop != 0 || soak_round(run, round, &k, start) < 0) {
             if (gpuipc_wire_stop == 0)
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
