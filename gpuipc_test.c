@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
@@ -20,8 +21,12 @@
 #include "core/facts.h"
 #include "core/progress.h"
 #include "gpu/cudrv.h"
+#include "gpu/nvml.h"
 #include "session/inject.h"
 #include "wire/wire.h"
+
+/* How long the end of the run waits for NVML's start-up thread. */
+#define NVML_FINISH_NS (2ull * 1000000000ull)
 
 /* Runs the mode the options ask for. */
 static int run_mode(const gpuipc_options *o, const gpuipc_app_selection *sel,
@@ -100,11 +105,19 @@ int main(int argc, char **argv)
                                         "why"};
 
         gpuipc_facts_gather(&own);
-        /* --list --json: the document is the listing, and must be written. */
+        /* --list --json: the document is the listing, and must be written
+         * (a FILE that cannot be written is a bad argument, as before). */
         if (gpuipc_doc_write(&d) < 0 && o.list && rc == GPUIPC_PASS)
-            rc = GPUIPC_FAIL;
+            rc = GPUIPC_USAGE;
     }
     if (o.brief)
         gpuipc_brief_end(&brief, rc);
+    /* NVML's start-up thread, if it is still inside nvmlInit_v2 (a sick
+     * GPU), gets a short while; then the process leaves without the
+     * libraries' exit handlers, which must not run under it. */
+    if (gpuipc_nvml_finish(NVML_FINISH_NS) < 0) {
+        fflush(NULL);
+        _exit(rc);
+    }
     return rc;
 }

@@ -225,7 +225,7 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     ck_assert_int_eq(gpuipc_bench_write_json(f, &b), 0);
     fclose(f);
     ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
-    has("\"schema\": \"gpuipc_test/bench\"");
+    has("\"schema\": \"gpuipc_test/bench\",\n  \"schema_version\": 2,");
     has("\"name\": \"Test GPU \\\"quoted\\\"\"");
     has("\"driver\": \"1.2.3 (CUDA 13.0)\"");
     has("\"timestamp\": \"2026-11-21T00:00:00Z\"");

@@ -50,7 +50,8 @@ static char *run_on_pty(const char *const *args, double run_s, int *status)
     pid_t pid;
 
     ck_assert_ptr_nonnull(out);
-    ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+    ck_assert_msg(openpty(&master, &slave, NULL, NULL, NULL) == 0,
+                  "openpty: %s (this test needs /dev/ptmx and /dev/pts)", strerror(errno));
     argv[0] = th_program();
     for (i = 0; args[i] != NULL && i < 14; i++)
         argv[i + 1] = args[i];
@@ -109,7 +110,9 @@ START_TEST(test_progress_shows_on_a_terminal)
 {
     const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", NULL};
     int status;
-    char *out = run_on_pty(args, 4.5, &status);
+    /* Cases end every 0.2 to 2 s here; the line is drawn at the first case
+     * that ends after 2 s. */
+    char *out = run_on_pty(args, 6.5, &status);
 
     ck_assert_msg(strstr(out, "\rfault matrix over memfd: ") != NULL &&
                   strstr(out, " of 126 cases (") != NULL, "no progress line in:\n%s", out);
@@ -154,6 +157,8 @@ START_TEST(test_progress_never_on_a_pipe)
     static th_run run;
 
     ck_assert_int_eq(th_spawn(&run, args, NULL, 4.5, 3, NULL, NULL), 0);
+    ck_assert_msg(strstr(run.out, "fault matrix over memfd: every step") != NULL,
+                  "the matrix did not start:\n%s", run.out);
     ck_assert_msg(strstr(run.out, " of 126 cases") == NULL && strchr(run.out, '\r') == NULL,
                   "progress on a pipe:\n%s", run.out);
 }

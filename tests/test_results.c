@@ -301,6 +301,7 @@ START_TEST(test_results_fault_matrix_document_when_stopped)
     ck_assert_msg(strstr(js_str(js_get(doc, "result")), "STOPPED") != NULL, "%s",
                   js_str(js_get(doc, "result")));
     ck_assert_int_lt(num(doc, "fault_matrix", "cases"), 126);
+    ck_assert(js_num(js_get(fm, "seconds")) > 0);
     js_free(doc);
 }
 END_TEST

@@ -197,6 +197,7 @@ int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpui
                              &pair, err);
         if (rc < 0) {
             gpuipc_progress_end();
+            t->seconds = (double)(gpuipc_clock_ns() - t0) / 1e9;
             return rc;
         }
         t->cases++;

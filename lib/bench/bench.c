@@ -610,7 +610,9 @@ void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
     size_t n = gpuipc_bench_targets(b, t, GPUIPC_BENCH_TARGETS), i;
     gpuipc_json_object(jp, key);
     gpuipc_json_string(jp, "schema", "gpuipc_test/bench");
-    gpuipc_json_int(jp, "schema_version", 1);
+    /* 2: the "bench" member of the run's result document (1: a document of
+     * its own); vmhwm_bare_context added. */
+    gpuipc_json_int(jp, "schema_version", 2);
     gpuipc_json_string(jp, "version", b->version);
     gpuipc_json_string(jp, "timestamp", b->timestamp);
     gpuipc_json_object(jp, "device");

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -62,6 +63,7 @@ void gpuipc_progress_clear(void)
 
 static void draw(uint64_t now)
 {
+    struct winsize ws;
     char line[256];
     size_t n;
 
@@ -69,6 +71,11 @@ static void draw(uint64_t now)
                            now - g.t0);
     line[0] = '\r';
     n = strlen(line);
+    /* One row only: a line that wrapped could not be rewritten in place. */
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 && n > ws.ws_col) {
+        n = ws.ws_col; /* '\r' and ws_col - 1 characters */
+        line[n] = '\0';
+    }
     memcpy(line + n, "\033[K", 3); /* erase what a longer line left */
     put(line, n + 3);
     g.shown = 1;

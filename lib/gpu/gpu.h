@@ -31,9 +31,9 @@ int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err);
 
 /* Loads the driver and calls cuInit(0), once per process; later calls return
  * the first result. Before cuInit it sets CUDA_DEVICE_MAX_CONNECTIONS=1 if
- * unset (a context then starts and ends in half the time) and starts NVML
- * on a thread of its own (gpuipc_nvml_start), so call it before any other
- * thread and after the last fork() of this process. Returns 0; -ENOENT (no
+ * unset (a context then starts and ends in half the time) and, in the host's
+ * PID namespace, starts NVML on a thread of its own (gpuipc_nvml_start), so
+ * call it before any other thread. Returns 0; -ENOENT (no
  * driver) or -ENODEV (no device), which mean nothing can run here; or
  * another negative errno for a driver that is present but failed. err says
  * which, with the fix. */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/proc.h"
@@ -200,8 +201,7 @@ static void *boot_thread(void *arg)
 }
 
 /* Waits for the thread, if it runs; called by this process's main thread
- * only, and at exit (a thread still inside nvmlInit_v2 must not meet the
- * library's destructors). */
+ * only. */
 static void boot_join(void)
 {
     if (boot.state == 1 && boot.pid != getpid())
@@ -212,15 +212,39 @@ static void boot_join(void)
     }
 }
 
+static int host_pids(gpuipc_err *why);
+
 void gpuipc_nvml_start(void)
 {
-    if (boot.state != 0)
+    gpuipc_err why;
+
+    /* Only where the leak check will ask NVML for this process's memory (its
+     * first use in most runs); elsewhere NVML loads when first needed. */
+    if (boot.state != 0 || host_pids(&why) < 0)
         return;
     if (pthread_create(&boot.thread, NULL, boot_thread, NULL) != 0)
         return; /* ready() will load it on the main thread */
     boot.state = 1;
     boot.pid = getpid();
-    atexit(boot_join);
+}
+
+int gpuipc_nvml_finish(uint64_t wait_ns)
+{
+    struct timespec until;
+
+    if (boot.state != 1 || boot.pid != getpid())
+        return 0;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(wait_ns / 1000000000ull);
+    until.tv_nsec += (long)(wait_ns % 1000000000ull);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_timedjoin_np(boot.thread, NULL, &until) != 0)
+        return -ETIMEDOUT;
+    boot.state = 2;
+    return 0;
 }
 
 /* Loads NVML once; returns 0 or the remembered failure, with why. */

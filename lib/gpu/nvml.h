@@ -19,11 +19,19 @@
 
 /* Starts NVML on a thread of its own, so that it loads while the CUDA driver
  * starts on the calling thread (each takes tens of ms); the first call that
- * needs NVML waits for it. Call it from the main thread; a child forked
- * while the thread runs loads NVML itself on first use. Does nothing if
- * NVML has already started or failed; if no thread can be made, NVML loads
- * on first use as before. */
+ * needs NVML waits for it. Only in the host's PID namespace, where the leak
+ * check uses NVML in every scenario; elsewhere NVML loads on first use. Call
+ * it from the main thread; a child forked while the thread runs loads NVML
+ * itself on first use. Does nothing if NVML has already started or failed,
+ * or if no thread can be made. */
 void gpuipc_nvml_start(void);
+
+/* Before the process exits: waits up to wait_ns for the thread
+ * gpuipc_nvml_start made, if it still runs (nvmlInit_v2 can take long on a
+ * sick GPU). Returns 0, or -ETIMEDOUT: the thread is still inside NVML, and
+ * the process should leave with _exit(), not run the libraries' exit
+ * handlers under it. */
+int gpuipc_nvml_finish(uint64_t wait_ns);
 
 /* Sums the GPU memory that NVML attributes to this process, over every GPU
  * it lists, into *bytes. Returns 0; -ENOTSUP with why where it cannot be

@@ -303,12 +303,15 @@ static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsig
             return rc;
         }
     }
-    /* Thousands of chunks take seconds: progress.h's line, on a terminal. */
+    /* Thousands of chunks take seconds: progress.h's line, on a terminal,
+     * for an export of more than one batch. */
     if (first == 0 && n < c->plan.count)
         gpuipc_progress_begin("exporting chunks", "chunks", c->plan.count);
-    gpuipc_progress_update(first + n);
+    if (n < c->plan.count)
+        gpuipc_progress_update(first + n);
     if (first + n == c->plan.count) {
-        gpuipc_progress_end();
+        if (n < c->plan.count)
+            gpuipc_progress_end();
         done(env, c, GPUIPC_STEP_EXPORT);
     }
     return 0;
@@ -417,6 +420,8 @@ int gpuipc_chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
     (void)env;
     if (c == NULL)
         return 0;
+    if (c->plan.count > GPUIPC_WIRE_MAX_FDS)
+        gpuipc_progress_end(); /* an export that stopped half-way */
     rc = destroy(c, err);
     memset(buf, 0, sizeof(*buf));
     return rc;

@@ -42,6 +42,10 @@ typedef struct scenario {
     uint64_t *bw[GPUIPC_BW_COUNT];
 } scenario;
 
+/* The peak RSS of scenarios whose peak was reset for their own figure
+ * (--bench, --json), for the session's -v line. */
+static uint64_t session_hwm;
+
 static void log_step(scenario *s, unsigned step, uint64_t t0, const char *text)
 {
     gpuipc_log_step(&s->env->log, GPUIPC_LOG_NORMAL, s->name, step, gpuipc_clock_ns() - t0,
@@ -596,8 +600,14 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     s.iters = begin->iters;
     memset(&offer, 0, sizeof(offer));
     env->laps = (s.flags & GPUIPC_BEGIN_TIMES) ? &s.laps : NULL;
-    if (env->laps != NULL)
-        gpuipc_proc_reset_hwm(); /* the peak reported is this scenario's */
+    if (env->laps != NULL) {
+        /* The peak reported is this scenario's; the session's is kept. */
+        uint64_t hwm = gpuipc_proc_hwm();
+
+        if (hwm > session_hwm)
+            session_hwm = hwm;
+        gpuipc_proc_reset_hwm();
+    }
     gpuipc_wire_status(&s.mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
 
     /* C1 probe, C2 READY. The baseline comes after the probe, which may
@@ -727,14 +737,14 @@ static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *by
             snprintf(end->reason, sizeof(end->reason), "%s", msg.u.bye_ack.reason);
     }
     {
-        uint64_t ns;
+        uint64_t ns, hwm = gpuipc_proc_hwm();
         unsigned count;
 
         gpuipc_usage_cost(&ns, &count);
         gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE_ACK,
                         GPUIPC_LOG_NO_TIME, "%u counts of what this process holds took %.1f "
                         "ms; peak RSS %.1f MiB", count, (double)ns / 1e6,
-                        (double)gpuipc_proc_hwm() / 1048576.0);
+                        (double)(hwm > session_hwm ? hwm : session_hwm) / 1048576.0);
     }
     /* A failure of a scenario (the producer heard of it in END_ACK) travels
      * with no step; one of the last checks with this one's. */

@@ -2,6 +2,7 @@
  * whole processes first, then the measurements in the producer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static void bare_context(const gpuipc_options *o)
         gpuipc_err err;
     } answer;
     int fds[2], status;
+    uint64_t deadline;
     gpuipc_err err;
     pid_t pid;
 
@@ -64,13 +66,21 @@ static void bare_context(const gpuipc_options *o)
         _exit(write(fds[1], &answer, sizeof(answer)) == (ssize_t)sizeof(answer) ? 0 : 1);
     }
     close(fds[1]);
+    deadline = gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS);
     memset(&answer, 0, sizeof(answer));
     answer.rc = -EIO;
     snprintf(answer.err.msg, sizeof(answer.err.msg), "the child said nothing");
-    if (read(fds[0], &answer, sizeof(answer)) != (ssize_t)sizeof(answer))
-        answer.rc = -EIO;
+    /* The child's answer, within the deadline (a driver that hangs in it is
+     * killed by the wait below, which then reports it). */
+    {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+
+        if (poll(&p, 1, (int)gpuipc_clock_ms_left(deadline)) != 1 ||
+            read(fds[0], &answer, sizeof(answer)) != (ssize_t)sizeof(answer))
+            answer.rc = -EIO;
+    }
     close(fds[0]);
-    if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
+    if (gpuipc_proc_wait(pid, deadline, &status, &err) < 0) {
         fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", err.msg);
         return;
     }

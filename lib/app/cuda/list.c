@@ -23,9 +23,11 @@
 #include "mech/imex.h"
 #include "mech/pidfd.h"
 
-/* The version of the --list --json document's layout (README: Capability
- * report). It changes whenever a field is renamed, removed or changes type. */
-#define GPUIPC_LIST_SCHEMA_VERSION 1
+/* The version of the --list --json report's layout (docs/output.md). It
+ * changes whenever a field is renamed, moved, removed or changes type: 2
+ * since the report became the "list" member of the run's result document
+ * (its version and protocol moved to the document's "program"). */
+#define GPUIPC_LIST_SCHEMA_VERSION 2
 
 /* The attributes that decide the mechanisms. MULTICAST_SUPPORTED is only
  * reported: cuMulticastCreate is never called, because on shared NVSwitch

@@ -195,7 +195,10 @@ static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, u
 static void json_usage(gpuipc_json *j, const char *key, const gpuipc_usage_figures *u)
 {
     gpuipc_json_object(j, key);
-    gpuipc_json_int(j, "fds", (long long)u->fds);
+    if (u->fds == GPUIPC_USAGE_UNKNOWN) /* the FDs could not be listed */
+        gpuipc_json_string(j, "fds", NULL);
+    else
+        gpuipc_json_int(j, "fds", (long long)u->fds);
     gpuipc_json_int(j, "driver_objects", (long long)u->objects);
     if (u->shmem == GPUIPC_USAGE_UNKNOWN)
         gpuipc_json_string(j, "shared_memory_bytes", NULL);
