@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     gpuipc_inject inject;
     gpuipc_brief brief;
     gpuipc_err err;
-    int rc;
+    int rc, json_refused = 0;
 
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
@@ -89,12 +89,17 @@ int main(int argc, char **argv)
                             &err) < 0) {
         fprintf(stderr, "gpuipc_test: %s\n", err.msg);
         rc = GPUIPC_USAGE;
+    } else if (o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0) {
+        /* Said before the run, not after minutes of --fault-matrix. */
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        rc = GPUIPC_USAGE;
+        json_refused = 1;
     } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {
         rc = run_mode(&o, &sel, &inject, t0);
     }
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. */
-    if (o.json_path != NULL && !gpuipc_doc_written()) {
+    if (o.json_path != NULL && !json_refused && !gpuipc_doc_written()) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
         gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,

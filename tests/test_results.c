@@ -306,6 +306,26 @@ START_TEST(test_results_fault_matrix_document_when_stopped)
 }
 END_TEST
 
+/* A document that cannot be written is a bad argument, said before the
+ * run: exit 2 at once, even for the matrix that would run for a minute. */
+START_TEST(test_results_unwritable_document_is_refused_first)
+{
+    const char *one[] = {"--only", "memfd", "--size", "1M", "--json", "/nonexistent/d.json",
+                         NULL};
+    const char *fm[] = {"--fault-matrix", "--only", "memfd", "--json", "/nonexistent/d.json",
+                        NULL};
+
+    ck_assert_int_eq(th_spawn(&run, one, NULL, 30, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strstr(run.out, "--json /nonexistent/d.json: cannot be written: No such "
+                         "file or directory") != NULL, "%s", run.out);
+    ck_assert_msg(strstr(run.out, "result:") == NULL, "the run ran:\n%s", run.out);
+    ck_assert_int_eq(th_spawn(&run, fm, NULL, 10, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strstr(run.out, "fault matrix over") == NULL, "the matrix ran:\n%s", run.out);
+}
+END_TEST
+
 /* The checker refuses what the schema refuses: a test of the test. */
 START_TEST(test_results_schema_checker_can_fail)
 {
@@ -343,6 +363,7 @@ Suite *results_suite(void)
     tcase_add_test(tc, test_results_list_document);
     tcase_add_test(tc, test_results_bench_document_without_a_gpu);
     tcase_add_test(tc, test_results_fault_matrix_document_when_stopped);
+    tcase_add_test(tc, test_results_unwritable_document_is_refused_first);
     suite_add_tcase(s, tc);
     return s;
 }

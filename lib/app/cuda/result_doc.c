@@ -373,6 +373,24 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_end(j, '}');
 }
 
+int gpuipc_doc_check_path(const char *path, gpuipc_err *err)
+{
+    char tmp[4200];
+    int fd;
+
+    if (strcmp(path, "-") == 0)
+        return 0;
+    snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return gpuipc_err_set(err, -errno, "--json %s: cannot be written: %s (the document "
+                              "is written beside it as %s and renamed over it)", path,
+                              strerror(errno), tmp);
+    close(fd);
+    unlink(tmp);
+    return 0;
+}
+
 int gpuipc_doc_write(const gpuipc_doc *d)
 {
     const char *path = d->o->json_path;

@@ -67,6 +67,11 @@ void gpuipc_doc_set_argv(int argc, char **argv);
  * standard error (the run's exit status stands). */
 int gpuipc_doc_write(const gpuipc_doc *d);
 
+/* Checks, before the run, that the document can be written at path (a
+ * file beside it is created and removed; "-" is always fine). Returns 0, or
+ * a negative errno with err naming --json, the path and the reason. */
+int gpuipc_doc_check_path(const char *path, gpuipc_err *err);
+
 /* Whether gpuipc_doc_write ran (main writes a short document for a run
  * that ended before its mode wrote one). */
 int gpuipc_doc_written(void);
