@@ -180,10 +180,13 @@ static unsigned run_parts(part parts[PARTS_MAX], enum part_op op, uint64_t *out,
     return n;
 }
 
-uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
+/* PART_FILL into out, or PART_DIGEST: the digest of the whole, the sum of
+ * the parts'. */
+static uint64_t run_digest(enum part_op op, uint64_t *out, uint64_t nwords, uint64_t first,
+                           uint64_t seed)
 {
     part parts[PARTS_MAX];
-    unsigned n = run_parts(parts, PART_FILL, p, NULL, nwords, first, seed), i;
+    unsigned n = run_parts(parts, op, out, NULL, nwords, first, seed), i;
     uint64_t digest = 0;
 
     for (i = 0; i < n; i++)
@@ -191,15 +194,14 @@ uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint6
     return digest;
 }
 
+uint64_t gpuipc_pattern_fill(uint64_t *p, uint64_t nwords, uint64_t first, uint64_t seed)
+{
+    return run_digest(PART_FILL, p, nwords, first, seed);
+}
+
 uint64_t gpuipc_pattern_digest(uint64_t nwords, uint64_t first, uint64_t seed)
 {
-    part parts[PARTS_MAX];
-    unsigned n = run_parts(parts, PART_DIGEST, NULL, NULL, nwords, first, seed), i;
-    uint64_t digest = 0;
-
-    for (i = 0; i < n; i++)
-        digest += parts[i].digest;
-    return digest;
+    return run_digest(PART_DIGEST, NULL, nwords, first, seed);
 }
 
 uint64_t gpuipc_pattern_verify(const uint64_t *p, uint64_t nwords, uint64_t first,
