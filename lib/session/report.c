@@ -96,12 +96,26 @@ static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
     }
 }
 
+gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n)
+{
+    gpuipc_counts c = {0, 0, 0};
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        c.passed += results[i].status == GPUIPC_PASS;
+        c.failed += results[i].status == GPUIPC_FAIL;
+        c.skipped += results[i].status == GPUIPC_SKIP;
+    }
+    return c;
+}
+
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns)
 {
     char line[1024], size[32], fwd[48], back[48];
-    size_t i, count, counts[3] = {0, 0, 0};
+    gpuipc_counts counts = gpuipc_report_count(results, n);
+    size_t i, count;
     int w = (int)strlen("scenario");
 
     /* The first column is as wide as the longest scenario's name. */
@@ -116,9 +130,6 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
     for (i = 0; i < n; i++) {
         const gpuipc_result *r = &results[i];
 
-        counts[0] += r->status == GPUIPC_PASS;
-        counts[1] += r->status == GPUIPC_FAIL;
-        counts[2] += r->status == GPUIPC_SKIP;
         direction(&r->forward, fwd, sizeof(fwd));
         direction(&r->backward, back, sizeof(back));
         count = 0;
@@ -153,9 +164,9 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         gpuipc_log_line(fd, notes[i]);
     snprintf(line, sizeof(line), "consumer: %s", consumer);
     gpuipc_log_line(fd, line);
-    snprintf(line, sizeof(line), "result: %s: %zu passed, %zu failed, %zu skipped, in %.2f s "
+    snprintf(line, sizeof(line), "result: %s: %u passed, %u failed, %u skipped, in %.2f s "
              "(exit %d)",
              exit_code == GPUIPC_PASS ? "PASS" : exit_code == GPUIPC_SKIP ? "SKIP" : "FAIL",
-             counts[0], counts[1], counts[2], (double)wall_ns / 1e9, exit_code);
+             counts.passed, counts.failed, counts.skipped, (double)wall_ns / 1e9, exit_code);
     gpuipc_log_line(fd, line);
 }

@@ -14,6 +14,14 @@
  * (not run) count for nothing. */
 int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer_ok);
 
+/* How many of results[0..n) passed, failed and were skipped (status -1, not
+ * run, counts for nothing). */
+typedef struct gpuipc_counts {
+    unsigned passed, failed, skipped;
+} gpuipc_counts;
+
+gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n);
+
 /* Writes the summary to fd: a heading (where), one line per scenario with
  * its result, size, both directions' checks and time (the first column as
  * wide as the longest name), an indented reason under every FAIL and SKIP,

@@ -322,13 +322,11 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
 /* The scenario counts of the results. */
 static void count_results(const gpuipc_producer_run *run, gpuipc_msg_bye *bye)
 {
-    size_t i;
+    gpuipc_counts c = gpuipc_report_count(run->results, run->nsel);
 
-    for (i = 0; i < run->nsel; i++) {
-        bye->passed += run->results[i].status == GPUIPC_PASS;
-        bye->failed += run->results[i].status == GPUIPC_FAIL;
-        bye->skipped += run->results[i].status == GPUIPC_SKIP;
-    }
+    bye->passed = c.passed;
+    bye->failed = c.failed;
+    bye->skipped = c.skipped;
 }
 
 /* The producer's last checks, before its verdict goes out: what it holds

@@ -16,6 +16,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
+#include "session/report.h"
 
 static int doc_argc;
 static char **doc_argv;
@@ -274,7 +275,8 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     char stamp[32];
     time_t now = time(NULL);
     struct tm tm;
-    size_t i, counts[3] = {0, 0, 0};
+    gpuipc_counts counts = gpuipc_report_count(d->results, d->n);
+    size_t i;
     int a;
 
     gpuipc_json_object(j, NULL);
@@ -321,23 +323,19 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_string(j, "where", d->where);
     gpuipc_json_string(j, "no_session", d->lost);
     gpuipc_json_array(j, "scenarios");
-    for (i = 0; i < d->n; i++) {
+    for (i = 0; i < d->n; i++)
         json_scenario(j, &d->results[i],
                       d->steps != NULL && d->have_steps[i] ? d->steps[i] : NULL);
-        counts[0] += d->results[i].status == GPUIPC_PASS;
-        counts[1] += d->results[i].status == GPUIPC_FAIL;
-        counts[2] += d->results[i].status == GPUIPC_SKIP;
-    }
     gpuipc_json_end(j, ']');
     gpuipc_json_object(j, "counts");
     if (d->verdict != NULL) { /* the consumer's: as the producer counted */
-        counts[0] = d->verdict->passed;
-        counts[1] = d->verdict->failed;
-        counts[2] = d->verdict->skipped;
+        counts.passed = d->verdict->passed;
+        counts.failed = d->verdict->failed;
+        counts.skipped = d->verdict->skipped;
     }
-    gpuipc_json_int(j, "passed", (long long)counts[0]);
-    gpuipc_json_int(j, "failed", (long long)counts[1]);
-    gpuipc_json_int(j, "skipped", (long long)counts[2]);
+    gpuipc_json_int(j, "passed", counts.passed);
+    gpuipc_json_int(j, "failed", counts.failed);
+    gpuipc_json_int(j, "skipped", counts.skipped);
     gpuipc_json_end(j, '}');
     gpuipc_json_int(j, "rounds", d->rounds);
     gpuipc_json_array(j, "round_records");

@@ -10,6 +10,7 @@
 #include "app/cuda/app.h"
 #include "core/clock.h"
 #include "core/step.h"
+#include "session/report.h"
 
 static gpuipc_producer_run *g_run;
 
@@ -131,22 +132,17 @@ int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_fig
  * to go on, or -1 to stop, with why. */
 static int soak_round(gpuipc_producer_run *run, unsigned round, soak *k, uint64_t t0)
 {
-    unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1, failed = 0;
+    unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1;
+    gpuipc_counts counts = gpuipc_report_count(run->results, run->nsel);
     gpuipc_usage_figures theirs, mine;
     int have_theirs = gpuipc_app_consumer_figures(run, &theirs);
     char drift[GPUIPC_ERR_LEN];
     gpuipc_err e;
-    size_t i;
 
-    for (i = 0; i < run->nsel; i++) {
-        if (run->results[i].status == GPUIPC_FAIL)
-            failed++;
-        else if (run->results[i].status == GPUIPC_PASS)
-            k->passed++;
-    }
-    if (failed > 0) {
-        snprintf(k->why, sizeof(k->why), "round %u: %u scenario%s failed", round, failed,
-                 failed == 1 ? "" : "s");
+    k->passed += counts.passed;
+    if (counts.failed > 0) {
+        snprintf(k->why, sizeof(k->why), "round %u: %u scenario%s failed", round,
+                 counts.failed, counts.failed == 1 ? "" : "s");
         return -1;
     }
     if (!k->have_ref) {
@@ -192,9 +188,9 @@ static int soak_round(gpuipc_producer_run *run, unsigned round, soak *k, uint64_
 static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t began)
 {
     gpuipc_round_record *r;
+    gpuipc_counts counts;
     gpuipc_usage now;
     gpuipc_err e;
-    size_t i;
 
     if (run->nround_records == run->round_records_cap) {
         size_t cap = run->round_records_cap ? 2 * run->round_records_cap : 16;
@@ -215,11 +211,10 @@ static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t bega
     memset(r, 0, sizeof(*r));
     r->round = round;
     r->ns = gpuipc_clock_ns() - began;
-    for (i = 0; i < run->nsel; i++) {
-        r->passed += run->results[i].status == GPUIPC_PASS;
-        r->failed += run->results[i].status == GPUIPC_FAIL;
-        r->skipped += run->results[i].status == GPUIPC_SKIP;
-    }
+    counts = gpuipc_report_count(run->results, run->nsel);
+    r->passed = counts.passed;
+    r->failed = counts.failed;
+    r->skipped = counts.skipped;
     gpuipc_usage_take(&now, run->env.gpu_bytes, &e);
     gpuipc_usage_figures_of(&now, &r->producer);
     gpuipc_usage_free(&now);
