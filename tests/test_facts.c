@@ -1,12 +1,15 @@
 /* test_facts.c: the facts a process gathers about its confinement, and the
  * causes the diagnosis names from both sides' facts, rule by rule. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/facts.h"
 #include "core/proc.h"
+#include "helpers.h"
 #include "session/diagnose.h"
 #include "suites.h"
 
@@ -191,6 +194,41 @@ START_TEST(test_facts_diagnose_needs_the_facts)
 }
 END_TEST
 
+/* gpuipc_proc_ask_child: the child's answer comes back whole; a child
+ * that never answers is reported within the deadline and is not left
+ * running. */
+static void ask_pid(void *arg, void *answer)
+{
+    (void)arg;
+    *(pid_t *)answer = getppid();
+}
+
+static void ask_hang(void *arg, void *answer)
+{
+    (void)arg;
+    (void)answer;
+    pause();
+}
+
+START_TEST(test_proc_ask_child)
+{
+    uint64_t t;
+    gpuipc_err e;
+    pid_t got = 0;
+
+    ck_assert_int_eq(gpuipc_proc_ask_child(ask_pid, NULL, &got, sizeof(got),
+                                           gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), &e), 0);
+    ck_assert_int_eq(got, getpid());
+    t = gpuipc_clock_ns();
+    ck_assert_int_eq(gpuipc_proc_ask_child(ask_hang, NULL, &got, sizeof(got),
+                                           gpuipc_clock_deadline(300 * GPUIPC_NS_PER_MS), &e),
+                     -EIO);
+    ck_assert_msg(strstr(e.msg, "gave no answer") != NULL, "%s", e.msg);
+    ck_assert_msg(gpuipc_clock_ns() - t < 3 * GPUIPC_NS_PER_S, "the wait was not bounded");
+    ck_assert_int_eq(th_child_of(getpid()), -1);
+}
+END_TEST
+
 Suite *facts_suite(void)
 {
     Suite *s = suite_create("facts");
@@ -201,6 +239,7 @@ Suite *facts_suite(void)
     tcase_add_loop_test(tc, test_facts_diagnose_names_the_boundary, 0,
                         (int)(sizeof(diag_cases) / sizeof(diag_cases[0])));
     tcase_add_test(tc, test_facts_diagnose_needs_the_facts);
+    tcase_add_test(tc, test_proc_ask_child);
     suite_add_tcase(s, tc);
     return s;
 }

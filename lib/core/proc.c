@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,43 @@ int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *e
         return 1;
     return gpuipc_err_set(err, rc, "process %d did not exit even after SIGKILL (stuck in "
                           "the kernel or the driver?)", (int)pid);
+}
+
+int gpuipc_proc_ask_child(void (*fn)(void *arg, void *answer), void *arg, void *answer,
+                          size_t len, uint64_t deadline_ns, gpuipc_err *err)
+{
+    struct pollfd p;
+    int fds[2], status, rc = 0;
+    pid_t pid;
+
+    if (len > PIPE_BUF) /* larger writes to a pipe may be split */
+        return gpuipc_err_set(err, -EINVAL, "an answer of %zu bytes: at most %d", len,
+                              PIPE_BUF);
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return gpuipc_err_set(err, -errno, "pipe2: %s", strerror(errno));
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        rc = gpuipc_err_set(err, -errno, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return rc;
+    }
+    if (pid == 0) {
+        memset(answer, 0, len);
+        fn(arg, answer);
+        _exit(write(fds[1], answer, len) == (ssize_t)len ? 0 : 1);
+    }
+    close(fds[1]);
+    p.fd = fds[0];
+    p.events = POLLIN;
+    if (poll(&p, 1, gpuipc_clock_ms_left(deadline_ns)) != 1 ||
+        read(fds[0], answer, len) != (ssize_t)len)
+        rc = gpuipc_err_set(err, -EIO, "the process forked for it gave no answer");
+    close(fds[0]);
+    /* A child that hangs is killed here, once the deadline has passed. */
+    gpuipc_proc_wait(pid, deadline_ns, &status, NULL);
+    return rc;
 }
 
 char *gpuipc_proc_describe(int status, char *buf, size_t len)

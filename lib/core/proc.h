@@ -14,6 +14,16 @@
  * time, 1 if it had to be killed, or a negative errno (err says why). */
 int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err);
 
+/* Asks a child forked for the question: it runs fn(arg, answer) and writes
+ * the len bytes of answer (at most PIPE_BUF: one atomic write) back through
+ * a pipe. Waits for the answer and for the child until deadline_ns, then
+ * kills it. For a question that must be asked in a process of its own (the
+ * caller has not started CUDA, and the child's CUDA is its own). Returns 0
+ * with answer filled, or a negative errno with err: the pipe or the fork
+ * failed, or no whole answer came in time. */
+int gpuipc_proc_ask_child(void (*fn)(void *arg, void *answer), void *arg, void *answer,
+                          size_t len, uint64_t deadline_ns, gpuipc_err *err);
+
 /* Writes "exited 0", "exited 1" or "killed by signal 9 (SIGKILL)" for a wait
  * status into buf and returns buf. */
 char *gpuipc_proc_describe(int status, char *buf, size_t len);

@@ -2,7 +2,6 @@
  * whole processes first, then the measurements in the producer. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,64 +33,41 @@ static int g_oneshot_failed;
  * from a child forked before this process touches CUDA. */
 static uint64_t g_bare_hwm;
 
+typedef struct bare_answer {
+    int rc;
+    uint64_t hwm;
+    gpuipc_err err;
+} bare_answer;
+
+/* In the child: a bare context on GPU *(int *)arg, and its peak RSS. */
+static void bare_ask(void *arg, void *answer)
+{
+    bare_answer *a = answer;
+
+    a->rc = gpuipc_gpu_bare_context_hwm(*(const int *)arg, &a->hwm, &a->err);
+}
+
 /* Measures g_bare_hwm in a child of its own; says why on stderr if it
  * cannot. */
 static void bare_context(const gpuipc_options *o)
 {
-    struct {
-        int rc;
-        uint64_t hwm;
-        gpuipc_err err;
-    } answer;
-    int fds[2], status;
-    uint64_t deadline;
+    bare_answer a;
     gpuipc_err err;
-    pid_t pid;
 
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        fprintf(stderr, "gpuipc_test: --bench: bare context: pipe2: %s\n", strerror(errno));
-        return;
-    }
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "gpuipc_test: --bench: bare context: fork: %s\n", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return;
-    }
-    if (pid == 0) {
-        memset(&answer, 0, sizeof(answer));
-        answer.rc = gpuipc_gpu_bare_context_hwm(o->device, &answer.hwm, &answer.err);
-        _exit(write(fds[1], &answer, sizeof(answer)) == (ssize_t)sizeof(answer) ? 0 : 1);
-    }
-    close(fds[1]);
-    deadline = gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS);
-    memset(&answer, 0, sizeof(answer));
-    answer.rc = -EIO;
-    snprintf(answer.err.msg, sizeof(answer.err.msg), "the child said nothing");
-    /* The child's answer, within the deadline (a driver that hangs in it is
-     * killed by the wait below, which then reports it). */
-    {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-
-        if (poll(&p, 1, (int)gpuipc_clock_ms_left(deadline)) != 1 ||
-            read(fds[0], &answer, sizeof(answer)) != (ssize_t)sizeof(answer))
-            answer.rc = -EIO;
-    }
-    close(fds[0]);
-    if (gpuipc_proc_wait(pid, deadline, &status, &err) < 0) {
+    if (gpuipc_proc_ask_child(bare_ask, (void *)&o->device, &a, sizeof(a),
+                              gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &err) < 0) {
         fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", err.msg);
         return;
     }
     /* No driver or no GPU: the bench itself says so next. */
-    if (answer.rc == -ENOENT || answer.rc == -ENODEV)
+    if (a.rc == -ENOENT || a.rc == -ENODEV)
         return;
-    if (answer.rc < 0) {
-        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", answer.err.msg);
+    if (a.rc < 0) {
+        a.err.msg[sizeof(a.err.msg) - 1] = '\0';
+        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", a.err.msg);
         return;
     }
-    g_bare_hwm = answer.hwm;
+    g_bare_hwm = a.hwm;
     if (o->level != GPUIPC_LOG_QUIET && isatty(2))
         fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
                 "peak RSS %.1f MiB\n", o->device, (double)g_bare_hwm / 1048576.0);

@@ -56,41 +56,31 @@ static const struct {
  * consumer does in vmm-pidfd: a child forked for the question answers it
  * through a pipe. Returns 0, or -ENOTSUP / another errno with why. Call
  * before cuInit, like every fork here. */
+typedef struct pidfd_answer {
+    int rc;
+    gpuipc_err why;
+} pidfd_answer;
+
+/* In the child: takes an FD from its parent. */
+static void pidfd_ask(void *arg, void *answer)
+{
+    pidfd_answer *a = answer;
+
+    (void)arg;
+    a->rc = gpuipc_pidfd_probe((int)getppid(), &a->why);
+}
+
 static int list_pidfd(gpuipc_err *why)
 {
-    int fds[2], status = 0, rc = -EIO;
-    gpuipc_err answer;
-    pid_t child;
+    pidfd_answer a;
 
-    gpuipc_err_set(why, -EIO, "pidfd: the check did not run");
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return gpuipc_err_set(why, -errno, "pipe2: %s", strerror(errno));
-    fflush(NULL);
-    child = fork();
-    if (child < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return gpuipc_err_set(why, -errno, "fork: %s", strerror(errno));
-    }
-    if (child == 0) {
-        int r = gpuipc_pidfd_probe((int)getppid(), &answer);
-
-        if (write(fds[1], &r, sizeof(r)) < 0 || write(fds[1], &answer, sizeof(answer)) < 0)
-            _exit(1);
-        _exit(0);
-    }
-    close(fds[1]);
-    if (read(fds[0], &rc, sizeof(rc)) == (ssize_t)sizeof(rc) &&
-        read(fds[0], &answer, sizeof(answer)) == (ssize_t)sizeof(answer)) {
-        answer.msg[sizeof(answer.msg) - 1] = '\0';
-        if (rc < 0)
-            gpuipc_err_set(why, rc, "%s", answer.msg);
-    } else {
-        rc = gpuipc_err_set(why, -EIO, "pidfd: the checking process gave no answer");
-    }
-    close(fds[0]);
-    gpuipc_proc_wait(child, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), &status, NULL);
-    return rc;
+    if (gpuipc_proc_ask_child(pidfd_ask, NULL, &a, sizeof(a),
+                              gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), why) < 0)
+        return gpuipc_err_set(why, -EIO, "pidfd: the checking process gave no answer");
+    a.why.msg[sizeof(a.why.msg) - 1] = '\0';
+    if (a.rc < 0)
+        gpuipc_err_set(why, a.rc, "%s", a.why.msg);
+    return a.rc;
 }
 
 /* The granularity of pinned device memory exportable as a POSIX FD. */
