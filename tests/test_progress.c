@@ -123,30 +123,32 @@ START_TEST(test_progress_shows_on_a_terminal)
 }
 END_TEST
 
-/* -q: nothing but failures and the result, on a terminal too. */
-START_TEST(test_progress_never_with_quiet)
+/* The matrix on a terminal with flag: no progress line (neither its text
+ * nor the erasing that goes with it), and its last line, which must hold
+ * last. */
+static void no_progress_with(const char *flag, const char *last)
 {
-    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", "-q", NULL};
+    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", flag, NULL};
     int status;
     char *out = run_on_pty(args, 4.5, &status);
 
-    ck_assert_msg(strstr(out, " of 126 cases") == NULL, "progress with -q:\n%s", out);
-    ck_assert_msg(strstr(out, "result: STOPPED") != NULL, "no result line:\n%s", out);
+    ck_assert_msg(strstr(out, " of 126 cases") == NULL && strstr(out, "\033[K") == NULL,
+                  "progress with %s:\n%s", flag, out);
+    ck_assert_msg(strstr(out, last) != NULL, "no '%s' with %s:\n%s", last, flag, out);
     free(out);
+}
+
+/* -q: nothing but failures and the result, on a terminal too. */
+START_TEST(test_progress_never_with_quiet)
+{
+    no_progress_with("-q", "result: STOPPED");
 }
 END_TEST
 
 /* --brief: its one line, and no progress line before it. */
 START_TEST(test_progress_never_with_brief)
 {
-    const char *args[] = {"--fault-matrix", "--only", "memfd", "--size", "4K", "--brief", NULL};
-    int status;
-    char *out = run_on_pty(args, 4.5, &status);
-
-    ck_assert_msg(strstr(out, " of 126 cases") == NULL && strstr(out, "\033[K") == NULL,
-                  "progress with --brief:\n%s", out);
-    ck_assert_msg(strstr(out, "(exit 130)") != NULL, "no --brief line:\n%s", out);
-    free(out);
+    no_progress_with("--brief", "(exit 130)");
 }
 END_TEST
 
