@@ -12,6 +12,7 @@ Suite *account_suite(void);
 Suite *inject_suite(void);
 Suite *report_suite(void);
 Suite *roles_suite(void);
+Suite *liars_suite(void);
 Suite *program_suite(void);
 Suite *pidfd_suite(void);
 Suite *imex_suite(void);

@@ -432,6 +432,21 @@ static const struct bad_message {
     {.name = "more mismatches than words", .type = GPUIPC_MSG_REPORT,
      .set = {SET(u.report.check.mismatches, 2000)},
      .reason = "check counts 2000 mismatches in 1000 words"},
+    /* Verdicts their own figures deny. */
+    {.name = "a report of pass with bad words", .type = GPUIPC_MSG_REPORT,
+     .set = {SET(u.report.st.code, GPUIPC_PASS)},
+     .reason = "REPORT: a self-contradictory message: REPORT says PASS, but its check counts "
+               "12 mismatches in 1000 words"},
+    {.name = "an end of pass with bad words", .type = GPUIPC_MSG_END,
+     .set = {SET(u.end.check.mismatches, 3)},
+     .reason = "END: a self-contradictory message: END says PASS, but its check counts 3 "
+               "mismatches in 8 words"},
+    {.name = "a bye of pass with failures", .type = GPUIPC_MSG_BYE,
+     .set = {SET(u.bye.code, GPUIPC_PASS), SET(u.bye.passed, 4), SET(u.bye.failed, 5)},
+     .reason = "BYE: a self-contradictory message: BYE says PASS, but counts 5 failed"},
+    {.name = "a bye of skip with scenarios run", .type = GPUIPC_MSG_BYE,
+     .set = {SET(u.bye.passed, 2)},
+     .reason = "BYE says SKIP (nothing could run), but counts 2 passed and 0 failed"},
     /* TIMES slices. Each sets the value just past its count too: to zero,
      * but in the last row, where that value is the fault. */
     {.name = "times: unknown series", .type = GPUIPC_MSG_TIMES,

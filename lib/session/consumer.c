@@ -582,7 +582,8 @@ static int send_end_ack(scenario *s)
 /* Runs one scenario. Returns GPUIPC_PASS or GPUIPC_FAIL for this side, or
  * -EPIPE if the connection broke (which ends the session). */
 static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mechs,
-                        size_t n, const gpuipc_msg_begin *begin, gpuipc_err *first_fail)
+                        size_t n, const gpuipc_msg_begin *begin, gpuipc_err *first_fail,
+                        unsigned *passed)
 {
     static scenario zero;
     scenario s = zero;
@@ -591,7 +592,7 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     gpuipc_msg_offer offer;
     gpuipc_msg msg;
     gpuipc_err e;
-    int rc;
+    int rc, end_passed = 0;
 
     s.env = env;
     s.w = w;
@@ -635,6 +636,15 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
         int whole;
 
         offer = msg.u.offer;
+        if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS &&
+            offer.size < begin->size) {
+            char why[160];
+
+            snprintf(why, sizeof(why), "the offer holds %llu bytes, but BEGIN asked for %llu: "
+                     "the producer does not share what it announced",
+                     (unsigned long long)offer.size, (unsigned long long)begin->size);
+            fail(&s, GPUIPC_STEP_IMPORT, why);
+        }
         if (s.mine.code == GPUIPC_PASS && offer.st.code == GPUIPC_PASS)
             import_offer(&s, &offer);
         gpuipc_wire_close_fds(s.fds, s.nfds);
@@ -659,6 +669,9 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
                         GPUIPC_LOG_NO_TIME, "the producer reports a failure: %s",
                         msg.u.end.st.reason);
     judge_end(&s, &msg.u.end, &offer);
+    /* Passed, as far as this side can tell: its own checks held, and the
+     * producer's check of its bytes (judged above) said so too. */
+    end_passed = msg.u.end.st.code == GPUIPC_PASS;
     release_buf(&s);
     count_leaks(&s, &before, GPUIPC_STEP_RELEASE);
     gpuipc_inject_leak_fd(&env->inject, env->role);
@@ -670,6 +683,8 @@ static int run_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
     gpuipc_usage_free(&before);
     if (s.mine.code != GPUIPC_PASS && first_fail->msg[0] == '\0')
         snprintf(first_fail->msg, sizeof(first_fail->msg), "%s: %s", s.name, s.mine.reason);
+    if (s.mine.code == GPUIPC_PASS && end_passed)
+        (*passed)++;
     return s.mine.code == GPUIPC_PASS ? GPUIPC_PASS : GPUIPC_FAIL;
 
 lost:
@@ -708,14 +723,42 @@ static int answer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *cons
 /* BYE: this side's last checks (what it holds now against the reference of
  * its scenarios), answered in BYE_ACK; the session's status follows from
  * the producer's verdict and this side's. */
-static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *bye,
-                       gpuipc_session_end *end)
+/* The producer's verdict against what this side saw: it can count no more
+ * scenarios passed than this side saw pass (the producer may still fail
+ * one after END, at its own release), and a PASS needs at least one. A
+ * verdict that claims more is a failure of this side, named in why.
+ * Returns 0 or -1. */
+static int judge_bye(const gpuipc_msg_bye *bye, unsigned passed, char *why, size_t len)
 {
+    if (bye->passed > passed) {
+        snprintf(why, len, "the producer's BYE counts %u passed, but this side saw %u "
+                 "scenario%s pass: it does not speak for what ran here", bye->passed, passed,
+                 passed == 1 ? "" : "s");
+        return -1;
+    }
+    if (bye->code == GPUIPC_PASS && passed == 0) {
+        snprintf(why, len, "the producer's BYE says PASS, but this side saw no scenario pass");
+        return -1;
+    }
+    return 0;
+}
+
+static void answer_bye(gpuipc_env *env, gpuipc_wire *w, const gpuipc_msg_bye *bye,
+                       unsigned passed, gpuipc_session_end *end)
+{
+    char why[GPUIPC_ERR_LEN];
     gpuipc_msg msg;
     gpuipc_err e, err;
 
     end->said_bye = 1;
     end->bye = *bye;
+    if (judge_bye(bye, passed, why, sizeof(why)) < 0) {
+        gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
+                        "FAIL %s", why);
+        end->own = GPUIPC_FAIL;
+        if (end->reason[0] == '\0')
+            snprintf(end->reason, sizeof(end->reason), "%s", why);
+    }
     env->step = GPUIPC_STEP_BYE_ACK;
     gpuipc_env_at(env, GPUIPC_STEP_BYE_ACK);
     memset(&msg, 0, sizeof(msg));
@@ -775,6 +818,7 @@ static int serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mech
     int fds[GPUIPC_WIRE_MAX_FDS];
     gpuipc_msg msg;
     gpuipc_err err, first_fail;
+    unsigned passed = 0; /* scenarios this side saw pass */
     int rc;
 
     memset(end, 0, sizeof(*end));
@@ -837,10 +881,10 @@ static int serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *const *mech
             return end->code;
         }
         if (msg.type == GPUIPC_MSG_BYE) {
-            answer_bye(env, w, &msg.u.bye, end);
+            answer_bye(env, w, &msg.u.bye, passed, end);
             return end->code;
         }
-        rc = run_scenario(env, w, mechs, n, &msg.u.begin, &first_fail);
+        rc = run_scenario(env, w, mechs, n, &msg.u.begin, &first_fail, &passed);
         if (rc != GPUIPC_PASS) {
             end->own = GPUIPC_FAIL;
             if (end->reason[0] == '\0')

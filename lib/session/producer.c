@@ -137,11 +137,26 @@ static void log_step(scenario *s, unsigned step, uint64_t t0, const char *fmt, c
                     gpuipc_clock_ns() - t0, fmt, text);
 }
 
-static void note_consumer(scenario *s, const gpuipc_status *st)
+/* The consumer's word can only lower this scenario's verdict: a FAIL fails
+ * it; a SKIP in READY (it cannot take part) makes it a skip, unless
+ * something failed already; a SKIP after it has taken part is no verdict a
+ * scenario can have, and fails it. */
+static void note_consumer(scenario *s, const gpuipc_status *st, unsigned at)
 {
-    if (st->code == GPUIPC_FAIL)
+    if (st->code == GPUIPC_SKIP && at == GPUIPC_STEP_READY) {
+        if (s->theirs.code == GPUIPC_PASS) {
+            gpuipc_wire_status(&s->theirs, GPUIPC_SKIP, st->step, NULL);
+            snprintf(s->theirs.reason, sizeof(s->theirs.reason), "consumer %s: %.300s",
+                     gpuipc_step_name(st->step), st->reason);
+        }
+    } else if (st->code == GPUIPC_SKIP) {
+        gpuipc_wire_status_fail(&s->theirs, at, "consumer %s: it says SKIP after it took part, "
+                                "which no scenario can end with: %.250s", gpuipc_step_name(at),
+                                st->reason);
+    } else if (st->code == GPUIPC_FAIL) {
         gpuipc_wire_status_fail(&s->theirs, st->step, "consumer %s: %s",
                                 gpuipc_step_name(st->step), st->reason);
+    }
 }
 
 static int send_msg(scenario *s, gpuipc_msg *msg, unsigned step)
@@ -556,6 +571,9 @@ static void finish(scenario *s, uint64_t t0, const char *lost)
     } else if (s->mine.code == GPUIPC_PASS && s->theirs.code == GPUIPC_PASS) {
         res->status = GPUIPC_PASS;
         res->reason[0] = '\0';
+    } else if (s->mine.code == GPUIPC_PASS && s->theirs.code == GPUIPC_SKIP) {
+        res->status = GPUIPC_SKIP;
+        snprintf(res->reason, sizeof(res->reason), "%s", s->theirs.reason);
     } else {
         res->status = GPUIPC_FAIL;
         snprintf(res->reason, sizeof(res->reason), "%s", first->reason);
@@ -604,7 +622,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     if (send_msg(&s, &msg, GPUIPC_STEP_BEGIN) < 0 ||
         recv_msg(&s, GPUIPC_MSG_READY, &msg, GPUIPC_STEP_READY) < 0)
         goto lost;
-    note_consumer(&s, &msg.u.ready);
+    note_consumer(&s, &msg.u.ready, GPUIPC_STEP_READY);
     log_step(&s, GPUIPC_STEP_READY, t, "%s",
              msg.u.ready.code == GPUIPC_PASS ? "consumer is ready" : "consumer cannot take part");
 
@@ -641,7 +659,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     /* C5 REPORT */
     if (recv_msg(&s, GPUIPC_MSG_REPORT, &msg, GPUIPC_STEP_REPORT) < 0)
         goto lost;
-    note_consumer(&s, &msg.u.report.st);
+    note_consumer(&s, &msg.u.report.st, GPUIPC_STEP_REPORT);
     res->forward = msg.u.report.check;
     res->consumer_wrote = msg.u.report.wrote;
     if (msg.u.report.check.words > 0) {
@@ -674,7 +692,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech
     if (send_msg(&s, &msg, GPUIPC_STEP_END) < 0 ||
         recv_msg(&s, GPUIPC_MSG_END_ACK, &msg, GPUIPC_STEP_END_ACK) < 0)
         goto lost;
-    note_consumer(&s, &msg.u.end_ack.st);
+    note_consumer(&s, &msg.u.end_ack.st, GPUIPC_STEP_END_ACK);
     res->consumer_usage = msg.u.end_ack.usage;
     if (env->timing != NULL && recv_times(&s) < 0)
         goto lost;

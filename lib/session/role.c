@@ -33,12 +33,28 @@ int gpuipc_role_read(gpuipc_env *env, const gpuipc_view *v, uint64_t seed, gpuip
 int gpuipc_role_judge(const gpuipc_check *k, uint64_t words, const gpuipc_written *w,
                       const char *who, char *why, size_t len)
 {
+    if (words == 0) {
+        snprintf(why, len, "nothing to check: the buffer %s read holds no whole word", who);
+        return -1;
+    }
+    if (w->words != words) {
+        snprintf(why, len, "the fill wrote %llu of the %llu words %s read, so the digests "
+                 "cannot speak for the same bytes", (unsigned long long)w->words,
+                 (unsigned long long)words, who);
+        return -1;
+    }
     if (k->words != words) {
         snprintf(why, len, "%s read %llu of the %llu words written, so most bytes were never "
                  "checked", who, (unsigned long long)k->words, (unsigned long long)words);
         return -1;
     }
-    if (k->mismatches == 0 && k->digest != w->digest) {
+    if (k->mismatches != 0) {
+        snprintf(why, len, "%s counts %llu mismatches in %llu words; first bad word %llu",
+                 who, (unsigned long long)k->mismatches, (unsigned long long)k->words,
+                 (unsigned long long)k->first_bad);
+        return -1;
+    }
+    if (k->digest != w->digest) {
         snprintf(why, len, "%s reports every word right, but the digest of what it read "
                  "(0x%016llx) is not the digest of what was written (0x%016llx): it did not "
                  "read these bytes", who, (unsigned long long)k->digest,

@@ -23,10 +23,12 @@
 int gpuipc_role_read(gpuipc_env *env, const gpuipc_view *v, uint64_t seed, gpuipc_check *k,
                      int *honest, gpuipc_err *err);
 
-/* Judges a check k of words words that this side wrote as w: the reader
- * must have read every word, and, if it found none bad, read the digest
- * that was written. who names the reader ("the consumer"). Returns 0, or -1
- * with why, e.g. "the consumer read 2 of 8388608 words". */
+/* Judges a check k of a buffer of words words that was written as w, from
+ * the figures alone: there must be words to check, the fill must have
+ * written all of them, the reader must have read all of them, found none
+ * bad, and read the digest that was written. A status that says PASS
+ * counts for nothing here. who names the reader ("the consumer"). Returns
+ * 0, or -1 with why, e.g. "the consumer read 2 of 8388608 words". */
 int gpuipc_role_judge(const gpuipc_check *k, uint64_t words, const gpuipc_written *w,
                       const char *who, char *why, size_t len);
 

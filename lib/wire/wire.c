@@ -367,6 +367,27 @@ static int decode_bye(cursor *c, gpuipc_msg_bye *b, gpuipc_err *err)
         b->skipped > GPUIPC_BYE_MAX_SCENARIOS)
         return gpuipc_err_set(err, -EPROTO, "scenario counts %u, %u, %u exceed %d", b->passed,
                               b->failed, b->skipped, GPUIPC_BYE_MAX_SCENARIOS);
+    /* A verdict its own counts deny. (PASS with nothing passed is judged by
+     * the consumer, which knows what it saw: --bench's scenarios are not
+     * counted as rows.) */
+    if (b->code == GPUIPC_PASS && b->failed > 0)
+        return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: BYE says PASS, but "
+                              "counts %u failed", b->failed);
+    if (b->code == GPUIPC_SKIP && (b->passed > 0 || b->failed > 0))
+        return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: BYE says SKIP "
+                              "(nothing could run), but counts %u passed and %u failed",
+                              b->passed, b->failed);
+    return 0;
+}
+
+/* A check that a status of PASS comes with: no word found bad. */
+static int check_consistent(const char *what, const gpuipc_status *st, const gpuipc_check *k,
+                            gpuipc_err *err)
+{
+    if (st->code == GPUIPC_PASS && k->mismatches > 0)
+        return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: %s says PASS, but "
+                              "its check counts %llu mismatches in %llu words", what,
+                              (unsigned long long)k->mismatches, (unsigned long long)k->words);
     return 0;
 }
 
@@ -567,11 +588,13 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return rc;
         if (msg->u.report.flags & ~GPUIPC_REPORT_WROTE)
             return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.report.flags);
-        return 0;
+        return check_consistent("REPORT", &msg->u.report.st, &msg->u.report.check, err);
     case GPUIPC_MSG_END:
         if ((rc = get_status(c, &msg->u.end.st, err)) < 0)
             return rc;
-        return get_check(c, &msg->u.end.check, err);
+        if ((rc = get_check(c, &msg->u.end.check, err)) < 0)
+            return rc;
+        return check_consistent("END", &msg->u.end.st, &msg->u.end.check, err);
     case GPUIPC_MSG_END_ACK:
         if ((rc = get_status(c, &msg->u.end_ack.st, err)) < 0)
             return rc;
@@ -693,6 +716,8 @@ struct gpuipc_wire {
     uint32_t received; /* sequence number of the last message received */
     char peer[16];
     char broken[GPUIPC_ERR_LEN];
+    gpuipc_wire_tamper_fn tamper; /* test-only: a lying peer */
+    void *tamper_arg;
 };
 
 int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err)
@@ -705,6 +730,12 @@ int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *er
     snprintf(w->peer, sizeof(w->peer), "%s", peer);
     *out = w;
     return 0;
+}
+
+void gpuipc_wire_set_tamper(gpuipc_wire *w, gpuipc_wire_tamper_fn fn, void *arg)
+{
+    w->tamper = fn;
+    w->tamper_arg = arg;
 }
 
 void gpuipc_wire_close(gpuipc_wire *w)
@@ -864,7 +895,14 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
         return gpuipc_err_set(err, -EINVAL, "send %s: %u FDs exceed the %d a message carries",
                               gpuipc_wire_type_name(msg->type), msg->nfds,
                               GPUIPC_WIRE_MAX_FDS);
-    len = gpuipc_wire_encode(msg, w->sent + 1, buf, sizeof(buf));
+    if (w->tamper != NULL) {
+        gpuipc_msg lie = *msg;
+
+        w->tamper(&lie, w->tamper_arg);
+        len = gpuipc_wire_encode(&lie, w->sent + 1, buf, sizeof(buf));
+    } else {
+        len = gpuipc_wire_encode(msg, w->sent + 1, buf, sizeof(buf));
+    }
     if (len == 0)
         return gpuipc_err_set(err, -EINVAL, "send: cannot encode message type %u", msg->type);
     rc = send_frame(w, buf, len, fds, msg->nfds, deadline_ns, step,

@@ -236,6 +236,16 @@ typedef struct gpuipc_wire gpuipc_wire;
  * "producer") in messages. On success the wire owns fd. Returns 0 or -ENOMEM. */
 int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err);
 
+/* Test-only: what a lying peer does to each message it sends (a copy: the
+ * caller's msg stays as it was). See gpuipc_wire_set_tamper. */
+typedef void (*gpuipc_wire_tamper_fn)(gpuipc_msg *msg, void *arg);
+
+/* Test-only: makes w a liar. Every later gpuipc_wire_send encodes what fn
+ * (NULL: nothing) makes of a copy of its message, so that the tests can
+ * build a peer that runs the real role but says what they choose, and hold
+ * the real program against it. The program never calls this. */
+void gpuipc_wire_set_tamper(gpuipc_wire *w, gpuipc_wire_tamper_fn fn, void *arg);
+
 /* Closes the socket and frees w. NULL is allowed. */
 void gpuipc_wire_close(gpuipc_wire *w);
 

@@ -137,6 +137,9 @@ static void name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech 
         snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s-%dto%d", m->name, a, b);
     }
     run->results[i].mech = run->label[i];
+    /* Not run until the probes or a round say otherwise: a scenario that
+     * never ran must never count as passed (a zeroed result would). */
+    run->results[i].status = -1;
 }
 
 /* --pairs: replaces the selection (vmm) by one scenario per device pair.
