@@ -284,7 +284,7 @@ START_TEST(test_gpu_chunk_order_is_caught)
     spawn(args, env, 60, NULL);
     ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x:\n%s", env[0], run.status, run.out);
     OUT_HAS("the producer's bytes: 2097152 mismatches in 8388608 words; first bad word 0 ");
-    OUT_HAS("check of the consumer's bytes: 2097152 mismatches in 8388608 words; first bad "
+    OUT_HAS("check: the consumer's bytes: 2097152 mismatches in 8388608 words; first bad "
             "word 0 ");
 }
 END_TEST
@@ -674,16 +674,16 @@ static const struct {
     {"GPUIPC_SABOTAGE=producer:flip-one", "64M",
      "the producer's bytes: 1 mismatches in 8388608 words; first bad word 2796203 "},
     {"GPUIPC_SABOTAGE=consumer:flip-one", "64M",
-     "check of the consumer's bytes: 1 mismatches in 8388608 words; first bad word 2796203 "},
+     "check: the consumer's bytes: 1 mismatches in 8388608 words; first bad word 2796203 "},
     {"GPUIPC_SABOTAGE=producer:flip-last", "64M",
      "the producer's bytes: 1 mismatches in 8388608 words; first bad word 8388607 "},
     {"GPUIPC_SABOTAGE=consumer:flip-last", "64M",
-     "check of the consumer's bytes: 1 mismatches in 8388608 words; first bad word 8388607 "},
+     "check: the consumer's bytes: 1 mismatches in 8388608 words; first bad word 8388607 "},
     {"GPUIPC_SABOTAGE=producer:flip-past-4g", "5G",
      "the producer's bytes: 1 mismatches in 671088640 words; first bad word 536870913 (byte "
      "offset 0x100000008)"},
     {"GPUIPC_SABOTAGE=consumer:flip-past-4g", "5G",
-     "check of the consumer's bytes: 1 mismatches in 671088640 words; first bad word 536870913 "
+     "check: the consumer's bytes: 1 mismatches in 671088640 words; first bad word 536870913 "
      "(byte offset 0x100000008)"},
 };
 

@@ -19,6 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+void th_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech, uint64_t size,
+                 unsigned index, gpuipc_result *res)
+{
+    gpuipc_scenario_ask ask = {.mech = mech, .size = size, .index = index};
+
+    gpuipc_producer_scenario(env, w, &ask, res);
+}
+
 int th_fd_count(void)
 {
     DIR *d = opendir("/proc/self/fd");

@@ -5,8 +5,15 @@
 
 #include <check.h>
 #include <stddef.h>
+
+#include "session/producer.h"
 #include <stdint.h>
 #include <sys/types.h>
+
+/* Runs scenario index of mech over size bytes as the producer, on no
+ * device, with the consumer at the other end of w, into res. */
+void th_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech, uint64_t size,
+                 unsigned index, gpuipc_result *res);
 
 /* Returns the number of FDs open in this process. */
 int th_fd_count(void);

@@ -11,6 +11,7 @@
 #include "mech/chunks.h"
 #include "core/step.h"
 #include "core/units.h"
+#include "session/role.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -173,17 +174,17 @@ static struct {
     uint64_t dropped[16];
 } fake;
 
-static int fake_gran(gpuipc_env *env, uint64_t *gran, gpuipc_err *err)
+static int fake_gran(gpuipc_scenario *sc, uint64_t *gran, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     (void)err;
     *gran = 4096;
     return 0;
 }
 
-static int fake_reserve(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err)
+static int fake_reserve(gpuipc_scenario *sc, gpuipc_chunks *c, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     (void)err;
     fake.reserves++;
     c->base = 1ull << 40;
@@ -219,11 +220,11 @@ static int fake_grant(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *
     return 0;
 }
 
-static int fake_export(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
+static int fake_export(gpuipc_scenario *sc, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
 {
     int fd;
 
-    (void)env;
+    (void)sc;
     (void)c;
     (void)h;
     fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -233,9 +234,9 @@ static int fake_export(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err
     return fd;
 }
 
-static int fake_import(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
+static int fake_import(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     (void)fd;
     if (i == fake.fail_import)
         return gpuipc_err_set(err, -EIO, "import refused");
@@ -282,15 +283,17 @@ static const gpuipc_chunk_ops fake_ops = {
     .describe = fake_describe,
 };
 
-static void fake_env(gpuipc_env *env, int role, unsigned chunks)
+/* A process env of role and a scenario in it, of chunks allocations. */
+static void fake_env(gpuipc_env *env, gpuipc_scenario *sc, int role, unsigned chunks)
 {
     memset(env, 0, sizeof(*env));
     memset(&fake, 0, sizeof(fake));
     fake.fail_create = fake.fail_import = ~0u;
     env->role = role;
-    env->chunks = chunks;
     env->log.level = GPUIPC_LOG_QUIET;
     env->log.fd = 2;
+    gpuipc_role_start(sc, env, NULL, NULL, "fake-chunks");
+    sc->chunks = chunks;
 }
 
 /* A chunk that cannot be created: the ones before it are dropped, the range
@@ -298,12 +301,13 @@ static void fake_env(gpuipc_env *env, int role, unsigned chunks)
 START_TEST(test_chunks_engine_alloc_failure_releases_what_was_made)
 {
     gpuipc_env env;
+    gpuipc_scenario sc;
     gpuipc_buf buf;
     gpuipc_err e;
 
-    fake_env(&env, GPUIPC_ROLE_PRODUCER, 8);
+    fake_env(&env, &sc, GPUIPC_ROLE_PRODUCER, 8);
     fake.fail_create = 3;
-    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_ops, 64 * 4096, &buf, &e), -EIO);
+    ck_assert_int_eq(gpuipc_chunks_alloc(&sc, &fake_ops, 64 * 4096, &buf, &e), -EIO);
     ck_assert_msg(strstr(e.msg, "chunk 3 of 8") && strstr(e.msg, "create refused"), "%s",
                   e.msg);
     ck_assert_uint_eq(fake.creates, 3);
@@ -325,26 +329,27 @@ START_TEST(test_chunks_engine_exports_in_batches_and_releases_every_chunk)
     gpuipc_chunk_plan plan;
     unsigned n = 0;
     gpuipc_env env;
+    gpuipc_scenario sc;
     gpuipc_buf buf;
     gpuipc_err e;
 
-    fake_env(&env, GPUIPC_ROLE_PRODUCER, 300);
-    ck_assert_int_eq(gpuipc_chunks_alloc(&env, &fake_ops, 300 * 4096, &buf, &e), 0);
+    fake_env(&env, &sc, GPUIPC_ROLE_PRODUCER, 300);
+    ck_assert_int_eq(gpuipc_chunks_alloc(&sc, &fake_ops, 300 * 4096, &buf, &e), 0);
     ck_assert_uint_eq(fake.creates, 300);
     ck_assert_uint_eq(fake.grants, 1);
     ck_assert_uint_eq(buf.size, 300 * 4096);
     memset(&offer, 0, sizeof(offer));
-    ck_assert_int_eq(gpuipc_chunks_export(&env, &buf, &offer, fds, &n, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_export(&sc, &buf, &offer, fds, &n, &e), 0);
     ck_assert_uint_eq(n, GPUIPC_WIRE_MAX_FDS);
     ck_assert_int_eq(gpuipc_chunks_from_offer(&offer, &plan, &e), 0);
     ck_assert_uint_eq(plan.count, 300);
     gpuipc_wire_close_fds(fds, n);
-    ck_assert_int_eq(gpuipc_chunks_export_more(&env, &buf, n, fds, GPUIPC_WIRE_MAX_FDS, &n, &e),
+    ck_assert_int_eq(gpuipc_chunks_export_more(&sc, &buf, n, fds, GPUIPC_WIRE_MAX_FDS, &n, &e),
                      0);
     ck_assert_uint_eq(n, 300 - GPUIPC_WIRE_MAX_FDS);
     gpuipc_wire_close_fds(fds, n);
-    ck_assert_int_eq(gpuipc_chunks_export_more(&env, &buf, 300, fds, 1, &n, &e), -EINVAL);
-    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_export_more(&sc, &buf, 300, fds, 1, &n, &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_chunks_release(&sc, &buf, &e), 0);
     ck_assert_uint_eq(fake.drops, 300);
     ck_assert_uint_eq(fake.unmaps, 1);
     ck_assert_int_eq(th_fd_count(), before);
@@ -359,15 +364,16 @@ START_TEST(test_chunks_engine_import_failure_releases_what_was_imported)
     gpuipc_msg_offer offer;
     gpuipc_chunk_plan plan;
     gpuipc_env env;
+    gpuipc_scenario sc;
     gpuipc_buf buf;
     gpuipc_err e;
 
     ck_assert_int_eq(gpuipc_chunks_plan(4 * 4096, 4, 4096, &plan, &e), 0);
     memset(&offer, 0, sizeof(offer));
     gpuipc_chunks_offer(&plan, 4096, &offer);
-    fake_env(&env, GPUIPC_ROLE_CONSUMER, 0);
+    fake_env(&env, &sc, GPUIPC_ROLE_CONSUMER, 0);
     fake.fail_import = 2;
-    ck_assert_int_eq(gpuipc_chunks_import(&env, &fake_ops, &offer, fds, 4, &buf, &e), -EIO);
+    ck_assert_int_eq(gpuipc_chunks_import(&sc, &fake_ops, &offer, fds, 4, &buf, &e), -EIO);
     ck_assert_msg(strstr(e.msg, "chunk 2") && strstr(e.msg, "import refused"), "%s", e.msg);
     ck_assert_uint_eq(fake.imports, 2);
     ck_assert_uint_eq(fake.drops, 2);
@@ -375,13 +381,13 @@ START_TEST(test_chunks_engine_import_failure_releases_what_was_imported)
     ck_assert_uint_eq(fake.unmaps, 1);
     ck_assert_ptr_null(buf.priv);
 
-    fake_env(&env, GPUIPC_ROLE_CONSUMER, 0);
-    ck_assert_int_eq(gpuipc_chunks_import(&env, &fake_ops, &offer, fds, 2, &buf, &e), 0);
-    ck_assert_int_eq(gpuipc_chunks_import_more(&env, &buf, 2, fds, 3, &e), -EPROTO);
+    fake_env(&env, &sc, GPUIPC_ROLE_CONSUMER, 0);
+    ck_assert_int_eq(gpuipc_chunks_import(&sc, &fake_ops, &offer, fds, 2, &buf, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_import_more(&sc, &buf, 2, fds, 3, &e), -EPROTO);
     ck_assert_msg(strstr(e.msg, "the offer has 4 chunks"), "%s", e.msg);
-    ck_assert_int_eq(gpuipc_chunks_import_more(&env, &buf, 2, fds, 2, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_import_more(&sc, &buf, 2, fds, 2, &e), 0);
     ck_assert_uint_eq(fake.grants, 2);
-    ck_assert_int_eq(gpuipc_chunks_release(&env, &buf, &e), 0);
+    ck_assert_int_eq(gpuipc_chunks_release(&sc, &buf, &e), 0);
     ck_assert_uint_eq(fake.drops, 4);
 }
 END_TEST

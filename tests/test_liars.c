@@ -190,7 +190,7 @@ static pid_t spawn_lying_producer(gpuipc_wire_tamper_fn fn, const void *arg, uns
         if (gpuipc_producer_hello(&env, w, 0, &peer_pid, &e) < 0)
             _exit(4);
         for (i = 0; i < scenarios; i++) {
-            gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, i, &res);
+            th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, i, &res);
             if (res.status == GPUIPC_PASS)
                 verdict.passed++;
             else

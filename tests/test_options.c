@@ -146,9 +146,9 @@ START_TEST(test_options_rejects_bad_input)
 }
 END_TEST
 
-static int no_probe(struct gpuipc_env *env, gpuipc_err *why)
+static int no_probe(struct gpuipc_scenario *sc, gpuipc_err *why)
 {
-    (void)env;
+    (void)sc;
     (void)why;
     return 0;
 }

@@ -56,7 +56,7 @@ static const struct {
      "PASS: 1 passed, 0 failed, 0 skipped, in ", "(exit 0)"},
     {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_SABOTAGE=consumer:flip-one", 1,
      "FAIL: 0 passed, 1 failed, 0 skipped, in ",
-     " | first failure: producer memfd check: check of the consumer's bytes: 1 mismatches"},
+     " | first failure: producer memfd check: check: the consumer's bytes: 1 mismatches"},
     {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_FAULT=consumer:verify:exit", 1,
      "FAIL: 0 passed, 1 failed", "first failure: producer memfd report: peer gone during report"},
     {{"--brief", "--size", "banana"}, NULL, 2, "USAGE ERROR: --size: 'banana' is not a size",
@@ -303,7 +303,7 @@ START_TEST(test_program_version)
 
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
-    OUT_HAS("gpuipc_test 0.1.0 (protocol 6");
+    OUT_HAS("gpuipc_test 0.1.0 (protocol 7");
 }
 END_TEST
 
@@ -360,8 +360,8 @@ static const struct {
 } sabotages[] = {
     {"GPUIPC_SABOTAGE=producer:skip-write", "the producer's bytes: 131072 mismatches"},
     {"GPUIPC_SABOTAGE=producer:wrong-seed", "the producer's bytes: 131072 mismatches"},
-    {"GPUIPC_SABOTAGE=consumer:skip-write", "check of the consumer's bytes: 131072 mismatches"},
-    {"GPUIPC_SABOTAGE=consumer:wrong-seed", "check of the consumer's bytes: 131072 mismatches"},
+    {"GPUIPC_SABOTAGE=consumer:skip-write", "check: the consumer's bytes: 131072 mismatches"},
+    {"GPUIPC_SABOTAGE=consumer:wrong-seed", "check: the consumer's bytes: 131072 mismatches"},
 };
 
 START_TEST(test_program_sabotage_exits_1_naming_the_first_bad_word)
@@ -511,7 +511,7 @@ START_TEST(test_program_chunk_order_is_caught)
     spawn(args, env, 30);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("the producer's bytes: 262144 mismatches in 1048576 words; first bad word 0 ");
-    OUT_HAS("check of the consumer's bytes: 262144 mismatches in 1048576 words; first bad "
+    OUT_HAS("check: the consumer's bytes: 262144 mismatches in 1048576 words; first bad "
             "word 0 ");
     ck_assert_int_eq(run.leftover, 0);
 }
@@ -536,7 +536,7 @@ START_TEST(test_program_low_fd_limit_fails_cleanly_with_ctrunc)
     spawn(args, NULL, 30);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("producer  memfd-chunks     alloc    RLIMIT_NOFILE raised from 64 to");
-    OUT_HAS("consumer import: import: recvmsg during offer: control data truncated "
+    OUT_HAS("consumer import: recvmsg during offer: control data truncated "
             "(MSG_CTRUNC): 253 FDs sent,");
     OUT_HAS("because this process's RLIMIT_NOFILE is 64 and only");
     OUT_HAS("consumer: exited 1");
@@ -642,7 +642,7 @@ static const struct {
     {"GPUIPC_SABOTAGE=producer:flip-one",
      "the producer's bytes: 1 mismatches in 131072 words; first bad word 43691 "},
     {"GPUIPC_SABOTAGE=consumer:flip-last",
-     "check of the consumer's bytes: 1 mismatches in 131072 words; first bad word 131071 "},
+     "check: the consumer's bytes: 1 mismatches in 131072 words; first bad word 131071 "},
     {"GPUIPC_SABOTAGE=producer:flip-past-4g", "flip-past-4g needs a --size above 4G"},
 };
 

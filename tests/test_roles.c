@@ -25,9 +25,10 @@
 #define SIZE (1u << 20)
 #define TIMEOUT_NS (5 * GPUIPC_NS_PER_S)
 
-static void act(gpuipc_env *env, int action, unsigned step)
+static void act(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step)
 {
     (void)env;
+    (void)w;
     (void)step;
     if (action == GPUIPC_FAULT_EXIT)
         _exit(GPUIPC_FAIL);
@@ -61,9 +62,9 @@ static void read_log(const gpuipc_env *env, char *buf, size_t len)
     buf[n > 0 ? n : 0] = '\0';
 }
 
-static int fail_alloc(struct gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int fail_alloc(struct gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     (void)size;
     (void)buf;
     return gpuipc_err_set(err, -ENOMEM, "simulated allocation failure");
@@ -166,7 +167,7 @@ START_TEST(test_roles_memfd_round_trip)
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "memfd: %s", res.reason);
     ck_assert_uint_eq(res.size, SIZE);
     ck_assert_uint_eq(res.forward.words, SIZE / 8);
@@ -195,10 +196,10 @@ START_TEST(test_roles_failed_alloc_does_not_desync_the_next_scenario)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 2, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &broken, SIZE, 0, &res);
+    th_scenario(&env, w, &broken, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_str_eq(res.reason, "alloc: simulated allocation failure");
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
     /* The consumer's side passed both; it exits with the session's verdict. */
     ck_assert_int_eq(bye(&env, w, GPUIPC_FAIL), GPUIPC_PASS);
@@ -222,10 +223,10 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &ghost, SIZE, 0, &res);
+    th_scenario(&env, w, &ghost, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
-    ck_assert_str_eq(res.reason, "consumer probe: probe: this consumer has no such mechanism");
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
+    ck_assert_str_eq(res.reason, "consumer probe: this consumer has no such mechanism");
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 1, &res);
     ck_assert_msg(res.status == GPUIPC_PASS, "second scenario: %s", res.reason);
     /* Even a producer that (wrongly) concludes a pass cannot make the
      * consumer's own failure vanish: it answers FAIL and exits 1. */
@@ -302,7 +303,7 @@ START_TEST(test_roles_producer_reports_a_consumer_that_dies)
     t0 = gpuipc_clock_ns();
     rc = gpuipc_producer_hello(&env, w, 0, &peer, &e);
     if (rc == 0) {
-        gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+        th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
         ck_assert_int_eq(res.status, GPUIPC_FAIL);
         snprintf(e.msg, sizeof(e.msg), "%s", res.reason);
     }
@@ -337,7 +338,7 @@ static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
         if (gpuipc_wire_open(&w, sv[0], "consumer", &e) < 0 ||
             gpuipc_producer_hello(&env, w, 0, &peer, &e) < 0)
             _exit(3);
-        gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+        th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
         {
             gpuipc_msg_bye verdict = {.code = res.status};
             gpuipc_status ack;
@@ -397,7 +398,7 @@ START_TEST(test_roles_producer_times_out_on_a_hung_consumer)
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, 300 * GPUIPC_NS_PER_MS);
     pid = open_session(&env, &w, mechs, 1, "consumer:report:hang", NULL);
     t0 = gpuipc_clock_ns();
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     took = (double)(gpuipc_clock_ns() - t0) / 1e9;
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, "timed out during report: no REPORT from the consumer"),
@@ -438,13 +439,13 @@ static const struct {
     const char *sabotage;
     const char *reason;
 } sabotages[] = {
-    {"producer:skip-write", "consumer verify: verify: the producer's bytes: 131072 mismatches "
+    {"producer:skip-write", "consumer verify: the producer's bytes: 131072 mismatches "
                             "in 131072 words; first bad word 0"},
-    {"producer:wrong-seed", "consumer verify: verify: the producer's bytes: 131072 mismatches "
+    {"producer:wrong-seed", "consumer verify: the producer's bytes: 131072 mismatches "
                             "in 131072 words; first bad word 0"},
-    {"consumer:skip-write", "check of the consumer's bytes: 131072 mismatches in 131072 words; "
+    {"consumer:skip-write", "check: the consumer's bytes: 131072 mismatches in 131072 words; "
                             "first bad word 0"},
-    {"consumer:wrong-seed", "check of the consumer's bytes: 131072 mismatches in 131072 words; "
+    {"consumer:wrong-seed", "check: the consumer's bytes: 131072 mismatches in 131072 words; "
                             "first bad word 0"},
 };
 
@@ -460,7 +461,7 @@ START_TEST(test_roles_sabotaged_bytes_fail_the_scenario)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, producer_side ? sab : NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, producer_side ? NULL : sab);
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, sabotages[_i].reason) != NULL, "%s: reason '%s'", sab,
                   res.reason);
@@ -482,7 +483,7 @@ START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, "producer:leak", TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, "producer leaked: 1 FD leaked: fd ") != NULL &&
                   strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
@@ -495,10 +496,10 @@ START_TEST(test_roles_producer_leak_fails_the_scenario_and_names_the_fd)
 END_TEST
 
 /* A consumer that leaks an FD fails its side, and the producer's result says so. */
-static int leaky_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int leaky_import(struct gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+    int rc = gpuipc_mech_memfd.import(sc, offer, fds, nfds, buf, err);
 
     if (rc == 0 && fcntl(fds[0], F_DUPFD_CLOEXEC, 0) < 0) /* kept, never closed */
         rc = -errno;
@@ -518,9 +519,9 @@ START_TEST(test_roles_consumer_leak_fails_the_scenario_and_names_the_fd)
     leaky.import = leaky_import;
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
+    th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
-    ck_assert_msg(strstr(res.reason, "consumer release: release: consumer leaked: 1 FD leaked: "
+    ck_assert_msg(strstr(res.reason, "consumer release: consumer leaked: 1 FD leaked: "
                          "fd ") != NULL &&
                   strstr(res.reason, "(/memfd:gpuipc_test (deleted))") != NULL,
                   "reason: %s", res.reason);
@@ -535,10 +536,10 @@ END_TEST
  * mapped twice, or (broken) a private zero mapping that shares nothing. */
 static int second_view_broken;
 
-static int twice_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int twice_import(struct gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+    int rc = gpuipc_mech_memfd.import(sc, offer, fds, nfds, buf, err);
     void *m;
 
     if (rc < 0)
@@ -554,11 +555,11 @@ static int twice_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, c
     return 0;
 }
 
-static int twice_release(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int twice_release(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     if (buf->alt.host != NULL)
         munmap(buf->alt.host, buf->size);
-    return gpuipc_mech_memfd.release(env, buf, err);
+    return gpuipc_mech_memfd.release(sc, buf, err);
 }
 
 /* Runs one scenario of mech with a consumer that serves only it. */
@@ -572,7 +573,7 @@ static gpuipc_result run_one(const gpuipc_mech *mech)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    gpuipc_producer_scenario(&env, w, mech, SIZE, 0, &res);
+    th_scenario(&env, w, mech, SIZE, 0, &res);
     bye(&env, w, res.status);
     wait_exit(pid);
     gpuipc_wire_close(w);
@@ -612,19 +613,19 @@ END_TEST
  * Broken, its "refused" write lands anyway, which the producer must see. */
 static int read_only_broken;
 
-static int ro_import(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int ro_import(struct gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                      unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_mech_memfd.import(env, offer, fds, nfds, buf, err);
+    int rc = gpuipc_mech_memfd.import(sc, offer, fds, nfds, buf, err);
 
     if (rc == 0 && mprotect(buf->view.host, buf->size, PROT_READ) < 0)
         rc = -errno;
     return rc;
 }
 
-static int ro_prove(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int ro_prove(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     if (read_only_broken) {
         if (mprotect(buf->view.host, buf->size, PROT_READ | PROT_WRITE) < 0)
             return -errno;

@@ -27,7 +27,7 @@
 #define OFF_NFDS 16
 #define OFF_RESERVED 18
 #define OFF_STATUS_REASON (GPUIPC_WIRE_HEADER_LEN + 8)
-#define OFF_OFFER_SIZE (GPUIPC_WIRE_HEADER_LEN + 8 + GPUIPC_WIRE_REASON_LEN)
+#define OFF_OFFER_SIZE (GPUIPC_WIRE_HEADER_LEN + 8 + GPUIPC_WIRE_REASON_LEN + 8 + GPUIPC_WIRE_CALL_LEN)
 #define OFF_BEGIN_NAME GPUIPC_WIRE_HEADER_LEN
 #define OFF_HELLO_FACTS (GPUIPC_WIRE_HEADER_LEN + 12) /* ns[], then uid, seccomp, yama ... */
 #define OFF_HELLO_SECCOMP (OFF_HELLO_FACTS + 8 * GPUIPC_NS_COUNT + 4)
@@ -341,7 +341,7 @@ static const struct bad_message {
     {.name = "short header", .type = GPUIPC_MSG_HELLO, .length = 12,
      .reason = "short message: 12 bytes"},
     {.name = "short payload", .type = GPUIPC_MSG_READY, .payload = -8,
-     .reason = "READY: payload is 384 bytes, expected 392"},
+     .reason = "READY: payload is 424 bytes, expected 432"},
     {.name = "long payload", .type = GPUIPC_MSG_HELLO, .payload = 4,
      .reason = "HELLO: payload is 144 bytes, expected 140"},
     {.name = "facts: an unknown seccomp mode", .type = GPUIPC_MSG_HELLO,

@@ -30,6 +30,7 @@ enum {
     OPT_BRIEF,
     OPT_BENCH,
     OPT_ITERS,
+    OPT_EXPECT_GPUS,
 };
 
 static const struct option longopts[] = {
@@ -38,6 +39,7 @@ static const struct option longopts[] = {
     {"chunks", required_argument, NULL, OPT_CHUNKS},
     {"only", required_argument, NULL, OPT_ONLY},
     {"require", required_argument, NULL, OPT_REQUIRE},
+    {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
     {"json", optional_argument, NULL, OPT_JSON},
@@ -139,6 +141,7 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
     const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
                     : o->bench ? "--bench" : o->iters_set ? "--iters"
                     : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
+                    : o->expect_gpus ? "--expect-gpus"
                     : o->min_gbps > 0 ? "--min-gbps"
                     : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
                     : o->device != 0 ? "--device" : NULL;
@@ -196,6 +199,10 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
                               : o->destructive ? "--destructive" : "--pairs");
     if (o->list && o->repeat != 1)
         return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
+    if (o->expect_gpus > 0 && (o->list || o->fault_matrix))
+        return gpuipc_err_set(err, -EINVAL, "--expect-gpus: does not combine with %s (it "
+                              "fails a run that finds fewer GPUs)",
+                              o->list ? "--list" : "--fault-matrix");
     return 0;
 }
 
@@ -237,6 +244,12 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_REQUIRE:
             o->require = optarg;
+            break;
+        case OPT_EXPECT_GPUS:
+            if ((rc = parse_number("--expect-gpus", "a GPU count", optarg, 1, 1024, &v,
+                                   err)) < 0)
+                return rc;
+            o->expect_gpus = (int)v;
             break;
         case OPT_TIMEOUT:
             if ((rc = gpuipc_units_parse_duration(optarg, &o->timeout_ns, err)) < 0) {

@@ -21,6 +21,7 @@ typedef struct gpuipc_options {
     unsigned chunks;     /* --chunks: allocations of a chunked mechanism */
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
+    int expect_gpus;     /* --expect-gpus: fewer GPUs than this is a failure; 0: none */
     const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
     double min_gbps;     /* --min-gbps: the slowest read or write a pair may show; 0: none */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */

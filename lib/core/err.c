@@ -14,7 +14,51 @@ int gpuipc_err_set(gpuipc_err *err, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
+    gpuipc_err_what(err, "", 0, 0);
     return rc;
+}
+
+int gpuipc_err_sys(gpuipc_err *err, const char *call, int e, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return -e;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    gpuipc_err_what(err, call, e, 0);
+    return -e;
+}
+
+int gpuipc_err_wrap(gpuipc_err *err, const gpuipc_err *src, int rc, const char *fmt, ...)
+{
+    char call[GPUIPC_ERR_CALL_LEN], text[GPUIPC_ERR_LEN];
+    int e, cu;
+    va_list ap;
+
+    if (err == NULL)
+        return rc;
+    /* src may be err, and its text an argument: both are read before err
+     * changes. */
+    memcpy(call, src->call, sizeof(call));
+    e = src->errnum;
+    cu = src->cu;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    memcpy(err->msg, text, sizeof(err->msg));
+    gpuipc_err_what(err, call, e, cu);
+    return rc;
+}
+
+void gpuipc_err_what(gpuipc_err *err, const char *call, int e, int cu)
+{
+    if (err == NULL)
+        return;
+    snprintf(err->call, sizeof(err->call), "%s", call != NULL ? call : "");
+    err->errnum = e;
+    err->cu = cu;
 }
 
 void gpuipc_err_prefix(gpuipc_err *err, const char *fmt, ...)
@@ -46,8 +90,10 @@ void gpuipc_err_prefix(gpuipc_err *err, const char *fmt, ...)
 
 void gpuipc_err_clear(gpuipc_err *err)
 {
-    if (err != NULL)
+    if (err != NULL) {
         err->msg[0] = '\0';
+        gpuipc_err_what(err, "", 0, 0);
+    }
 }
 
 void gpuipc_err_copy_printable(char *dst, size_t cap, const char *src)

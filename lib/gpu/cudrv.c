@@ -157,6 +157,7 @@ CUresult gpuipc_cudrv_fail(gpuipc_err *err, const char *call, CUresult rc, const
 
     gpuipc_err_set(err, 0, "%s: %s (%s:%d)%s%s", call, gpuipc_cudrv_error_name(rc),
                    base ? base + 1 : file, line, hint ? "; " : "", hint ? hint : "");
+    gpuipc_err_what(err, call, 0, (int)rc);
     return rc;
 }
 

@@ -436,9 +436,10 @@ int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpui
             return 0;
         }
     }
-    return gpuipc_err_set(err, -ENODEV, "none of the %d GPUs this process sees is %s, the "
-                          "producer's (check CUDA_VISIBLE_DEVICES and the container's device "
-                          "list: both processes must see it)",
+    /* As data: no device here has the UUID (ENODEV, from the UUID lookup). */
+    return gpuipc_err_sys(err, "cuDeviceGetUuid", ENODEV, "none of the %d GPUs this process "
+                          "sees is %s, the producer's (check CUDA_VISIBLE_DEVICES and the "
+                          "container's device list: both processes must see it)",
                           n, gpuipc_units_format_uuid(uuid, text, sizeof(text)));
 }
 
@@ -477,35 +478,35 @@ int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
     return open_device(out, dev, ordinal, err);
 }
 
-int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_UUID_LEN],
                            gpuipc_err *err)
 {
     char text[48];
 
-    if (memcmp(uuid, env->home_uuid, GPUIPC_UUID_LEN) == 0)
+    if (memcmp(uuid, sc->home_uuid, GPUIPC_UUID_LEN) == 0)
         return 0;
     return gpuipc_err_set(err, -EPROTO, "the offer names device %s, BEGIN named another",
                           gpuipc_units_format_uuid(uuid, text, sizeof(text)));
 }
 
-int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err)
+int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err)
 {
     char home[48];
     CUdevice dev;
     CUresult rc;
     int ret, can = 0;
 
-    if (env->gpu == NULL)
+    if (sc->env->gpu == NULL)
         return gpuipc_err_set(err, -ENODEV, "no GPU is open");
-    if (memcmp(env->home_uuid, env->uuid, GPUIPC_UUID_LEN) == 0) {
-        env->home_ordinal = gpuipc_gpu_ordinal(env->gpu);
+    if (memcmp(sc->home_uuid, sc->uuid, GPUIPC_UUID_LEN) == 0) {
+        sc->home_ordinal = gpuipc_gpu_ordinal(sc->env->gpu);
         return 0;
     }
-    if ((ret = gpuipc_gpu_find_uuid(env->home_uuid, &env->home_ordinal, err)) < 0)
+    if ((ret = gpuipc_gpu_find_uuid(sc->home_uuid, &sc->home_ordinal, err)) < 0)
         return ret;
-    rc = gpuipc_cu.cuDeviceGet(&dev, env->home_ordinal);
+    rc = gpuipc_cu.cuDeviceGet(&dev, sc->home_ordinal);
     if (rc == CUDA_SUCCESS)
-        rc = gpuipc_cu.cuDeviceCanAccessPeer(&can, gpuipc_gpu_device(env->gpu), dev);
+        rc = gpuipc_cu.cuDeviceCanAccessPeer(&can, gpuipc_gpu_device(sc->env->gpu), dev);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceCanAccessPeer", rc,
                                                     __FILE__, __LINE__));
@@ -513,9 +514,9 @@ int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err)
         return gpuipc_err_set(err, -ENOTSUP, "cuDeviceCanAccessPeer: GPU %d (%s) cannot access "
                               "the memory of GPU %d (%s): no peer path between them (NVLink, "
                               "or PCIe P2P, which IOMMU and ACS settings can disable)",
-                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu),
-                              env->home_ordinal,
-                              gpuipc_units_format_uuid(env->home_uuid, home, sizeof(home)));
+                              gpuipc_gpu_ordinal(sc->env->gpu), gpuipc_gpu_name(sc->env->gpu),
+                              sc->home_ordinal,
+                              gpuipc_units_format_uuid(sc->home_uuid, home, sizeof(home)));
     return 0;
 }
 
@@ -540,16 +541,17 @@ int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why)
     return gpuipc_nvml_process_bytes(bytes, why);
 }
 
-int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err)
+int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err)
 {
     gpuipc_gpu *gpu;
     int rc;
 
-    if (env->gpu != NULL && memcmp(env->gpu->uuid, env->uuid, GPUIPC_UUID_LEN) == 0)
+    if (env->gpu != NULL && memcmp(env->gpu->uuid, uuid, GPUIPC_UUID_LEN) == 0)
         return 0;
     if ((rc = gpuipc_gpu_init(err)) < 0)
         return rc;
-    if ((rc = gpuipc_gpu_open_uuid(&gpu, env->uuid, err)) < 0)
+    if ((rc = gpuipc_gpu_open_uuid(&gpu, uuid, err)) < 0)
         return rc;
     gpuipc_gpu_close(env->gpu);
     env->gpu = gpu;
@@ -557,15 +559,21 @@ int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err)
     return 0;
 }
 
-int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err)
+int gpuipc_gpu_attach(gpuipc_scenario *sc, gpuipc_err *err)
+{
+    return gpuipc_gpu_attach_uuid(sc->env, sc->uuid, err);
+}
+
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, uint8_t uuid[GPUIPC_UUID_LEN],
+                     uint8_t peer_uuid[GPUIPC_UUID_LEN], gpuipc_err *err)
 {
     int rc;
 
-    memset(env->peer_uuid, 0, GPUIPC_UUID_LEN);
-    if ((rc = gpuipc_gpu_uuid_of(a, env->uuid, err)) < 0 ||
-        (rc = gpuipc_gpu_attach(env, err)) < 0)
+    memset(peer_uuid, 0, GPUIPC_UUID_LEN);
+    if ((rc = gpuipc_gpu_uuid_of(a, uuid, err)) < 0 ||
+        (rc = gpuipc_gpu_attach_uuid(env, uuid, err)) < 0)
         return rc;
-    if (b != a && (rc = gpuipc_gpu_uuid_of(b, env->peer_uuid, err)) < 0)
+    if (b != a && (rc = gpuipc_gpu_uuid_of(b, peer_uuid, err)) < 0)
         return rc;
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "gpu/cuda_api.h"
 #include "session/env.h"
+#include "session/scenario.h"
 #include "core/err.h"
 #include "session/mech.h"
 
@@ -60,30 +61,37 @@ int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpui
 /* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
 int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
 
-/* Consumer, once env->gpu is its device: finds the device that holds the
- * memory (env->home_uuid) by UUID, sets env->home_ordinal, and where that is
- * another device, checks with cuDeviceCanAccessPeer that this one can reach
- * its memory. Returns 0, -ENOTSUP with why (no peer path), or an errno. */
-int gpuipc_gpu_peer_check(gpuipc_env *env, gpuipc_err *err);
+/* Consumer, once sc->env->gpu is its device: finds the device that holds
+ * the memory (sc->home_uuid) by UUID, sets sc->home_ordinal, and where that
+ * is another device, checks with cuDeviceCanAccessPeer that this one can
+ * reach its memory. Returns 0, -ENOTSUP with why (no peer path), or an
+ * errno. */
+int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
 
 /* Consumer: checks that an offer names the device that BEGIN named as the
- * memory's (env->home_uuid). Returns 0, or -EPROTO naming the offered one. */
-int gpuipc_gpu_check_offer(const gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+ * memory's (sc->home_uuid). Returns 0, or -EPROTO naming the offered one. */
+int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_UUID_LEN],
                            gpuipc_err *err);
 
 /* Waits for the device, frees what the handle allocated and releases the
  * primary context. NULL is allowed. */
 void gpuipc_gpu_close(gpuipc_gpu *gpu);
 
-/* Makes sure env->gpu is the device named by env->uuid, opening it (and
- * closing another) if needed. For the consumer, whose device is named by the
+/* Makes sure env->gpu is the device named by uuid, opening it (and closing
+ * another) if needed. For the consumer, whose device is named by the
  * producer. Returns 0 or a negative errno. */
-int gpuipc_gpu_attach(gpuipc_env *env, gpuipc_err *err);
+int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
+                           gpuipc_err *err);
 
-/* Producer: makes GPU a this side's device (opened if need be) and names
- * GPU b as the consumer's in env->peer_uuid (all zero when b == a: the
- * consumer then uses a too). Returns 0 or a negative errno with why. */
-int gpuipc_gpu_point(gpuipc_env *env, int a, int b, gpuipc_err *err);
+/* The same for the scenario's device, sc->uuid. */
+int gpuipc_gpu_attach(gpuipc_scenario *sc, gpuipc_err *err);
+
+/* Producer: makes GPU a this side's device (opened if need be), its UUID in
+ * uuid, and names GPU b as the consumer's in peer_uuid (all zero when b ==
+ * a: the consumer then uses a too). Returns 0 or a negative errno with
+ * why. */
+int gpuipc_gpu_point(gpuipc_env *env, int a, int b, uint8_t uuid[GPUIPC_UUID_LEN],
+                     uint8_t peer_uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
 
 /* env->gpu_bytes for a program with CUDA support: the GPU memory NVML
  * attributes to this process, or -ENOTSUP with why where it cannot say (no

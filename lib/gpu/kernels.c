@@ -92,6 +92,12 @@ _Static_assert(THREADS % 32 == 0, "blocks must be whole warps");
     label ":\n"                                                                           \
     "\tret;\n"
 
+/* The registers both kernels declare. */
+#define REGISTERS                                                                          \
+    "\t.reg .pred %p<4>;\n"                                                                 \
+    "\t.reg .b32 %r<10>;\n"                                                                 \
+    "\t.reg .b64 %rd<26>;\n"
+
 static const char ptx[] =
     ".version 6.5\n"
     ".target sm_50\n"
@@ -100,9 +106,7 @@ static const char ptx[] =
     ".visible .entry gpuipc_fill(.param .u64 ptr, .param .u64 npairs, .param .u64 first,\n"
     "                            .param .u64 seed, .param .u64 result)\n"
     "{\n"
-    "\t.reg .pred %p<4>;\n"
-    "\t.reg .b32 %r<10>;\n"
-    "\t.reg .b64 %rd<26>;\n"
+    REGISTERS
     PROLOGUE
     "\tsetp.ge.u64 %p1, %rd5, %rd2;\n"
     "\t@%p1 bra FILL_SUM;\n"
@@ -128,9 +132,7 @@ static const char ptx[] =
     ".visible .entry gpuipc_verify(.param .u64 ptr, .param .u64 npairs, .param .u64 first,\n"
     "                              .param .u64 seed, .param .u64 result)\n"
     "{\n"
-    "\t.reg .pred %p<4>;\n"
-    "\t.reg .b32 %r<10>;\n"
-    "\t.reg .b64 %rd<26>;\n"
+    REGISTERS
     PROLOGUE
     "\tmov.u64 %rd20, 0;\n"
     "\tmov.u64 %rd21, -1;\n"

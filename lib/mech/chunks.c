@@ -164,7 +164,7 @@ static int destroy(gpuipc_chunks *c, gpuipc_err *err)
 
 /* Sets up the bookkeeping of plan and reserves the range. Returns c, or
  * NULL with err and nothing held. */
-static gpuipc_chunks *create(gpuipc_env *env, const gpuipc_chunk_ops *ops,
+static gpuipc_chunks *create(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops,
                              const gpuipc_chunk_plan *plan, uint64_t gran, gpuipc_err *err)
 {
     gpuipc_chunks *c = calloc(1, sizeof(*c));
@@ -184,8 +184,8 @@ static gpuipc_chunks *create(gpuipc_env *env, const gpuipc_chunk_ops *ops,
     c->ops = ops;
     c->plan = *plan;
     c->gran = gran;
-    c->swap = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
-    if ((rc = ops->reserve(env, c, err)) < 0) {
+    c->swap = gpuipc_inject_sabotage(&sc->env->inject, sc->env->role, GPUIPC_SABOTAGE_CHUNK_ORDER);
+    if ((rc = ops->reserve(sc, c, err)) < 0) {
         c->base = 0;
         destroy(c, NULL);
         return NULL;
@@ -194,14 +194,14 @@ static gpuipc_chunks *create(gpuipc_env *env, const gpuipc_chunk_ops *ops,
 }
 
 /* Makes room for n more FDs, saying so in the step log if the limit rose. */
-static int fd_room(gpuipc_env *env, const gpuipc_chunk_ops *ops, unsigned n, const char *what,
+static int fd_room(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops, unsigned n, const char *what,
                    unsigned step, gpuipc_err *err)
 {
     char note[192];
     int rc = gpuipc_chunks_fd_room(n, what, note, sizeof(note), err);
 
     if (rc == 0 && note[0] != '\0')
-        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, ops->mech, step, GPUIPC_LOG_NO_TIME,
+        gpuipc_log_step(&sc->env->log, GPUIPC_LOG_NORMAL, ops->mech, step, GPUIPC_LOG_NO_TIME,
                         "%s", note);
     return rc;
 }
@@ -224,13 +224,13 @@ static int grant(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err)
     return c->ops->grant != NULL ? c->ops->grant(c, first, n, err) : 0;
 }
 
-static void done(gpuipc_env *env, gpuipc_chunks *c, unsigned step)
+static void done(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned step)
 {
     if (c->ops->done != NULL)
-        c->ops->done(env, c, step);
+        c->ops->done(sc, c, step);
 }
 
-int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t size,
+int gpuipc_chunks_alloc(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops, uint64_t size,
                         gpuipc_buf *buf, gpuipc_err *err)
 {
     uint64_t gran, t = gpuipc_clock_ns();
@@ -240,17 +240,17 @@ int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t s
     int rc;
 
     memset(buf, 0, sizeof(*buf));
-    if ((rc = ops->granularity(env, &gran, err)) < 0 ||
-        (rc = gpuipc_chunks_plan(size, env->chunks ? env->chunks : GPUIPC_DEFAULT_CHUNKS, gran,
+    if ((rc = ops->granularity(sc, &gran, err)) < 0 ||
+        (rc = gpuipc_chunks_plan(size, sc->chunks ? sc->chunks : GPUIPC_DEFAULT_CHUNKS, gran,
                                  &plan, err)) < 0 ||
-        (ops->fits != NULL && (rc = ops->fits(env, &plan, err)) < 0))
+        (ops->fits != NULL && (rc = ops->fits(sc, &plan, err)) < 0))
         return rc;
     /* A side whose chunks are FDs keeps them all, and a batch of duplicates. */
     if (ops->held_fds != NULL &&
-        (rc = fd_room(env, ops, plan.count + GPUIPC_WIRE_MAX_FDS, ops->held_fds,
+        (rc = fd_room(sc, ops, plan.count + GPUIPC_WIRE_MAX_FDS, ops->held_fds,
                       GPUIPC_STEP_ALLOC, err)) < 0)
         return rc;
-    if ((c = create(env, ops, &plan, gran, err)) == NULL)
+    if ((c = create(sc, ops, &plan, gran, err)) == NULL)
         return -ENOMEM;
     for (i = 0; i < plan.count; i++) {
         if ((rc = ops->create(c, i, err)) < 0)
@@ -271,7 +271,7 @@ int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t s
     buf->granularity = gran;
     buf->priv = c;
     ops->describe(c, buf, 0, gpuipc_clock_ns() - t);
-    done(env, c, GPUIPC_STEP_ALLOC);
+    done(sc, c, GPUIPC_STEP_ALLOC);
     return 0;
 }
 
@@ -281,7 +281,7 @@ int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t s
  * time worse, not better: the producer's share fell from 60.7 to 55.6 us a
  * chunk, while the consumer's imports, running at the same time and the
  * slower stage of the pipeline, rose from 43.8 to 52.5 us a chunk. */
-static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsigned n, int *fds,
+static int export_batch(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned first, unsigned n, int *fds,
                         gpuipc_err *err)
 {
     unsigned k;
@@ -290,12 +290,12 @@ static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsig
     if (first >= c->plan.count)
         return gpuipc_err_set(err, -EINVAL, "no chunk %u: there are %u", first, c->plan.count);
     if (c->ops->held_fds == NULL &&
-        (rc = fd_room(env, c->ops, n, "a batch of exported FDs", GPUIPC_STEP_EXPORT, err)) < 0)
+        (rc = fd_room(sc, c->ops, n, "a batch of exported FDs", GPUIPC_STEP_EXPORT, err)) < 0)
         return rc;
     for (k = 0; k < n; k++) {
         unsigned chunk = gpuipc_chunks_slot(first + k, c->plan.count, c->swap);
 
-        if ((fds[k] = c->ops->export_fd(env, c, c->h[chunk], err)) < 0) {
+        if ((fds[k] = c->ops->export_fd(sc, c, c->h[chunk], err)) < 0) {
             rc = fds[k];
             gpuipc_err_prefix(err, "chunk %u", chunk);
             gpuipc_wire_close_fds(fds, k);
@@ -312,26 +312,26 @@ static int export_batch(gpuipc_env *env, gpuipc_chunks *c, unsigned first, unsig
     if (first + n == c->plan.count) {
         if (n < c->plan.count)
             gpuipc_progress_end();
-        done(env, c, GPUIPC_STEP_EXPORT);
+        done(sc, c, GPUIPC_STEP_EXPORT);
     }
     return 0;
 }
 
-int gpuipc_chunks_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+int gpuipc_chunks_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
     gpuipc_chunks *c = buf->priv;
     unsigned n = c->plan.count < GPUIPC_WIRE_MAX_FDS ? c->plan.count : GPUIPC_WIRE_MAX_FDS;
     int rc;
 
-    if ((rc = export_batch(env, c, 0, n, fds, err)) < 0)
+    if ((rc = export_batch(sc, c, 0, n, fds, err)) < 0)
         return rc;
     *nfds = n;
     gpuipc_chunks_offer(&c->plan, c->gran, offer);
     return 0;
 }
 
-int gpuipc_chunks_export_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
+int gpuipc_chunks_export_more(gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, int *fds,
                               unsigned max, unsigned *nfds, gpuipc_err *err)
 {
     gpuipc_chunks *c = buf->priv;
@@ -339,13 +339,13 @@ int gpuipc_chunks_export_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, 
                                                                       : max;
     int rc;
 
-    if ((rc = export_batch(env, c, first, n, fds, err)) < 0)
+    if ((rc = export_batch(sc, c, first, n, fds, err)) < 0)
         return rc;
     *nfds = n;
     return 0;
 }
 
-int gpuipc_chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
+int gpuipc_chunks_import_more(gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, const int *fds,
                               unsigned nfds, gpuipc_err *err)
 {
     gpuipc_chunks *c = buf->priv;
@@ -359,7 +359,7 @@ int gpuipc_chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, 
     for (k = 0; k < nfds; k++) {
         unsigned i = first + k;
 
-        if ((rc = c->ops->import_fd(env, c, i, fds[k], err)) < 0)
+        if ((rc = c->ops->import_fd(sc, c, i, fds[k], err)) < 0)
             break;
         c->held[i] = rc == 1;
         if ((rc = map_slot(c, gpuipc_chunks_slot(i, c->plan.count, c->swap), c->h[i],
@@ -373,15 +373,15 @@ int gpuipc_chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, 
         gpuipc_err_prefix(err, "chunk %u", first + k);
         return rc;
     }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, GPUIPC_STEP_IMPORT,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, GPUIPC_STEP_IMPORT,
                     gpuipc_clock_ns() - t, "chunks %u to %u: import, map%s", first,
                     first + nfds - 1, c->ops->grant != NULL ? ", access" : "");
     if (first + nfds == c->plan.count)
-        done(env, c, GPUIPC_STEP_IMPORT);
+        done(sc, c, GPUIPC_STEP_IMPORT);
     return 0;
 }
 
-int gpuipc_chunks_import(gpuipc_env *env, const gpuipc_chunk_ops *ops,
+int gpuipc_chunks_import(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops,
                          const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
                          gpuipc_buf *buf, gpuipc_err *err)
 {
@@ -392,16 +392,16 @@ int gpuipc_chunks_import(gpuipc_env *env, const gpuipc_chunk_ops *ops,
 
     memset(buf, 0, sizeof(*buf));
     if ((rc = gpuipc_chunks_from_offer(offer, &plan, err)) < 0 ||
-        (rc = ops->granularity(env, &gran, err)) < 0)
+        (rc = ops->granularity(sc, &gran, err)) < 0)
         return rc;
     if (plan.chunk % gran != 0)
         return gpuipc_err_set(err, -EPROTO, "offered chunk size %llu is not a multiple of this "
                               "side's granularity %llu", (unsigned long long)plan.chunk,
                               (unsigned long long)gran);
-    if ((c = create(env, ops, &plan, gran, err)) == NULL)
+    if ((c = create(sc, ops, &plan, gran, err)) == NULL)
         return -ENOMEM;
     buf->priv = c;
-    if ((rc = gpuipc_chunks_import_more(env, buf, 0, fds, nfds, err)) < 0) {
+    if ((rc = gpuipc_chunks_import_more(sc, buf, 0, fds, nfds, err)) < 0) {
         destroy(c, NULL);
         memset(buf, 0, sizeof(*buf));
         return rc;
@@ -412,12 +412,12 @@ int gpuipc_chunks_import(gpuipc_env *env, const gpuipc_chunk_ops *ops,
     return 0;
 }
 
-int gpuipc_chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_chunks_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_chunks *c = buf->priv;
     int rc;
 
-    (void)env;
+    (void)sc;
     if (c == NULL)
         return 0;
     if (c->plan.count > GPUIPC_WIRE_MAX_FDS)

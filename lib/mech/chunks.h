@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "session/mech.h"
 #include "wire/wire.h"
 
@@ -75,11 +75,11 @@ typedef struct gpuipc_chunk_ops {
      * batch being exported is held, and room is made per batch. */
     const char *held_fds;
     /* This side's allocation granularity (a power of two) into *gran. */
-    int (*granularity)(gpuipc_env *env, uint64_t *gran, gpuipc_err *err);
+    int (*granularity)(gpuipc_scenario *sc, uint64_t *gran, gpuipc_err *err);
     /* Optional: refuses a plan that cannot fit, before any allocation. */
-    int (*fits)(gpuipc_env *env, const gpuipc_chunk_plan *plan, gpuipc_err *err);
+    int (*fits)(gpuipc_scenario *sc, const gpuipc_chunk_plan *plan, gpuipc_err *err);
     /* Reserves c->plan.total bytes of address space into c->base. */
-    int (*reserve)(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err);
+    int (*reserve)(gpuipc_scenario *sc, gpuipc_chunks *c, gpuipc_err *err);
     /* Producer: creates chunk i (c->plan.chunk bytes) into c->h[i]. */
     int (*create)(gpuipc_chunks *c, unsigned i, gpuipc_err *err);
     /* Maps handle h over the chunk at slot of the range. */
@@ -87,11 +87,11 @@ typedef struct gpuipc_chunk_ops {
     /* Optional: grants this side access to slots first .. first+n-1. */
     int (*grant)(gpuipc_chunks *c, unsigned first, unsigned n, gpuipc_err *err);
     /* Producer: a new FD for handle h, to send. Returns it or -errno. */
-    int (*export_fd)(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err);
+    int (*export_fd)(gpuipc_scenario *sc, gpuipc_chunks *c, uint64_t h, gpuipc_err *err);
     /* Consumer: turns received FD number i into c->h[i]. Returns 1 if that
      * is a handle of its own to release (the FD may be closed), 0 if the FD
      * itself is the handle (valid until the FDs are closed), or -errno. */
-    int (*import_fd)(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err);
+    int (*import_fd)(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err);
     /* Unmaps every mapped slot and frees the range (c->base is not 0),
      * going on past failures; returns the first. */
     int (*unmap)(gpuipc_chunks *c, gpuipc_err *err);
@@ -102,7 +102,7 @@ typedef struct gpuipc_chunk_ops {
     void (*describe)(gpuipc_chunks *c, gpuipc_buf *buf, int imported, uint64_t ns);
     /* Optional: a step is over for the whole range (ALLOC, EXPORT or
      * IMPORT): for the operations' own log lines. */
-    void (*done)(gpuipc_env *env, gpuipc_chunks *c, unsigned step);
+    void (*done)(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned step);
 } gpuipc_chunk_ops;
 
 /* One side's chunked memory: gpuipc_buf.priv of a chunked mechanism. */
@@ -128,31 +128,31 @@ static inline uint64_t gpuipc_chunks_at(const gpuipc_chunks *c, unsigned slot)
  * allocations of at least size bytes in all, created and mapped in order
  * into one range. Returns 0 with buf filled, or a negative errno with err
  * and nothing held. */
-int gpuipc_chunks_alloc(gpuipc_env *env, const gpuipc_chunk_ops *ops, uint64_t size,
+int gpuipc_chunks_alloc(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops, uint64_t size,
                         gpuipc_buf *buf, gpuipc_err *err);
 
 /* The offer of buf and its first batch of FDs (gpuipc_mech.export). */
-int gpuipc_chunks_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+int gpuipc_chunks_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err);
 
 /* The batch of FDs from FD number first (gpuipc_mech.export_more). */
-int gpuipc_chunks_export_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
+int gpuipc_chunks_export_more(gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, int *fds,
                               unsigned max, unsigned *nfds, gpuipc_err *err);
 
 /* The consumer's side: reads the plan from offer, checks that its chunks
  * suit this side's granularity, reserves the range and maps the first
  * batch. Returns 0 with buf filled, or a negative errno with err and
  * nothing held. */
-int gpuipc_chunks_import(gpuipc_env *env, const gpuipc_chunk_ops *ops,
+int gpuipc_chunks_import(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops,
                          const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
                          gpuipc_buf *buf, gpuipc_err *err);
 
 /* Maps the batch of FDs from FD number first (gpuipc_mech.import_more). */
-int gpuipc_chunks_import_more(gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
+int gpuipc_chunks_import_more(gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, const int *fds,
                               unsigned nfds, gpuipc_err *err);
 
 /* Unmaps and releases all of buf, going on past failures
  * (gpuipc_mech.release). Returns 0 or the first failure. */
-int gpuipc_chunks_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_chunks_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err);
 
 #endif

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "session/env.h"
+#include "session/scenario.h"
 #include "session/mech.h"
 #include "mech/memfd.h"
 #include "session/pattern.h"
@@ -28,11 +28,11 @@ typedef struct memfd_priv {
     size_t len;
 } memfd_priv;
 
-int gpuipc_memfd_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_memfd_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
     int fd = memfd_create("gpuipc_test-probe", MFD_CLOEXEC);
 
-    (void)env;
+    (void)sc;
     if (fd < 0)
         return gpuipc_err_set(why, -ENOTSUP, "memfd_create: %s (needs Linux 3.17 or later; "
                               "a seccomp profile may block it)", strerror(errno));
@@ -108,13 +108,13 @@ int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err)
     return 0;
 }
 
-int gpuipc_memfd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_memfd_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv = calloc(1, sizeof(*priv));
     char human[32];
     int rc;
 
-    (void)env;
+    (void)sc;
     memset(buf, 0, sizeof(*buf));
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, "memfd: out of memory");
@@ -144,12 +144,12 @@ out_free:
     return rc;
 }
 
-static int memfd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int memfd_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                         unsigned *nfds, gpuipc_err *err)
 {
     memfd_priv *priv = buf->priv;
 
-    (void)env;
+    (void)sc;
     fds[0] = fcntl(priv->fd, F_DUPFD_CLOEXEC, 0);
     if (fds[0] < 0)
         return gpuipc_err_set(err, -errno, "fcntl F_DUPFD_CLOEXEC: %s", strerror(errno));
@@ -193,24 +193,24 @@ int gpuipc_memfd_map(const gpuipc_msg_offer *offer, int fd, gpuipc_buf *buf, gpu
     return 0;
 }
 
-static int memfd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int memfd_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     int rc;
 
-    (void)env;
+    (void)sc;
     memset(buf, 0, sizeof(*buf));
     if ((rc = gpuipc_mech_offer_shape("memfd", offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err)) < 0)
         return rc;
     return gpuipc_memfd_map(offer, fds[0], buf, err);
 }
 
-int gpuipc_memfd_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_memfd_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     memfd_priv *priv = buf->priv;
     int rc = 0;
 
-    (void)env;
+    (void)sc;
     if (priv == NULL)
         return 0;
     if (munmap(priv->map, priv->len) < 0)

@@ -5,12 +5,12 @@
 
 #include <stdint.h>
 
-#include "session/env.h"
+#include "session/scenario.h"
 #include "session/mech.h"
 #include "core/err.h"
 
 /* Says whether memfd_create works here. Returns 0 or -ENOTSUP with why. */
-int gpuipc_memfd_probe(gpuipc_env *env, gpuipc_err *why);
+int gpuipc_memfd_probe(gpuipc_scenario *sc, gpuipc_err *why);
 
 /* Creates a close-on-exec memfd of len bytes, every page allocated, sealed
  * against shrinking, growing and further sealing. Returns the FD or a
@@ -23,7 +23,7 @@ int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err);
 
 /* The producer's side of memfd: a sealed memfd of at least size bytes,
  * mapped; its FD stays open until gpuipc_memfd_release. */
-int gpuipc_memfd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_memfd_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
 
 /* The producer's memfd of buf, or -1. */
 int gpuipc_memfd_fd(const gpuipc_buf *buf);
@@ -34,7 +34,7 @@ int gpuipc_memfd_fd(const gpuipc_buf *buf);
 int gpuipc_memfd_map(const gpuipc_msg_offer *offer, int fd, gpuipc_buf *buf, gpuipc_err *err);
 
 /* Both sides: unmaps, and closes the producer's memfd. */
-int gpuipc_memfd_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+int gpuipc_memfd_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err);
 
 /* The mechanisms themselves (memfd.c, memfd_chunks.c, memfd_pidfd.c). */
 extern const gpuipc_mech gpuipc_mech_memfd;

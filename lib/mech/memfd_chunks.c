@@ -20,20 +20,20 @@
 #include "mech/memfd.h"
 #include "session/pattern.h"
 
-static int page_granularity(gpuipc_env *env, uint64_t *gran, gpuipc_err *err)
+static int page_granularity(gpuipc_scenario *sc, uint64_t *gran, gpuipc_err *err)
 {
-    (void)env;
+    (void)sc;
     (void)err;
     *gran = (uint64_t)sysconf(_SC_PAGESIZE);
     return 0;
 }
 
-static int reserve(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err)
+static int reserve(gpuipc_scenario *sc, gpuipc_chunks *c, gpuipc_err *err)
 {
     void *base = mmap(NULL, c->plan.total, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-    (void)env;
+    (void)sc;
     if (base == MAP_FAILED)
         return gpuipc_err_set(err, -errno, "mmap: reserving %llu bytes: %s",
                               (unsigned long long)c->plan.total, strerror(errno));
@@ -63,11 +63,11 @@ static int map(gpuipc_chunks *c, unsigned slot, uint64_t h, gpuipc_err *err)
     return 0;
 }
 
-static int export_fd(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
+static int export_fd(gpuipc_scenario *sc, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
 {
     int fd = fcntl((int)h, F_DUPFD_CLOEXEC, 0);
 
-    (void)env;
+    (void)sc;
     (void)c;
     if (fd < 0)
         return gpuipc_err_set(err, -errno, "fcntl F_DUPFD_CLOEXEC: %s", strerror(errno));
@@ -76,11 +76,11 @@ static int export_fd(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *
 
 /* The received memfd is mapped as it is: this side holds no handle of its
  * own, the mapping keeps the memory. */
-static int import_fd(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
+static int import_fd(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
 {
     int rc;
 
-    (void)env;
+    (void)sc;
     if ((rc = gpuipc_memfd_check(fd, c->plan.chunk, err)) < 0)
         return rc;
     c->h[i] = (uint64_t)fd;
@@ -130,15 +130,15 @@ static const gpuipc_chunk_ops host_ops = {
     .describe = describe,
 };
 
-static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int chunks_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
-    return gpuipc_chunks_alloc(env, &host_ops, size, buf, err);
+    return gpuipc_chunks_alloc(sc, &host_ops, size, buf, err);
 }
 
-static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int chunks_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    return gpuipc_chunks_import(env, &host_ops, offer, fds, nfds, buf, err);
+    return gpuipc_chunks_import(sc, &host_ops, offer, fds, nfds, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_memfd_chunks = {

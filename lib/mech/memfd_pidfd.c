@@ -17,14 +17,14 @@
 #include "mech/pidfd.h"
 #include "session/mech.h"
 
-static int probe(gpuipc_env *env, gpuipc_err *why)
+static int probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int rc = gpuipc_memfd_probe(env, why);
+    int rc = gpuipc_memfd_probe(sc, why);
 
-    return rc < 0 ? rc : gpuipc_pidfd_mech_probe(env, why);
+    return rc < 0 ? rc : gpuipc_pidfd_mech_probe(sc, why);
 }
 
-static int export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int export_fd(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                      unsigned *nfds, gpuipc_err *err)
 {
     int fd = gpuipc_memfd_fd(buf);
@@ -33,8 +33,8 @@ static int export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, 
     if (fd < 0)
         return gpuipc_err_set(err, -EBADF, "memfd-pidfd: no memfd to offer");
     /* The producer's own memfd stays open until its release, after END_ACK. */
-    if (gpuipc_inject_wrong_fd(&env->inject, env->role, fd) > 0)
-        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, "memfd-pidfd", GPUIPC_STEP_EXPORT,
+    if (gpuipc_inject_wrong_fd(&sc->env->inject, sc->env->role, fd) > 0)
+        gpuipc_log_step(&sc->env->log, GPUIPC_LOG_NORMAL, "memfd-pidfd", GPUIPC_STEP_EXPORT,
                         GPUIPC_LOG_NO_TIME, "SABOTAGE: the FD to fetch is of the wrong kind "
                         "(test hook)");
     *nfds = 0;
@@ -44,10 +44,10 @@ static int export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, 
     return 0;
 }
 
-static int import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
+static int import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
                   gpuipc_buf *buf, gpuipc_err *err)
 {
-    int got = gpuipc_pidfd_take(env, "memfd-pidfd", offer, nfds, err), rc;
+    int got = gpuipc_pidfd_take(sc, "memfd-pidfd", offer, nfds, err), rc;
 
     (void)fds;
     memset(buf, 0, sizeof(*buf));

@@ -44,10 +44,10 @@ static int fail(gpuipc_err *err, const char *call, int pid, int fd, int e)
     const char *why = cause(e);
 
     if (fd >= 0)
-        return gpuipc_err_set(err, -e, "%s(pid %d, fd %d): %s%s%s", call, pid, fd, strerror(e),
-                              why ? ": " : "", why ? why : "");
-    return gpuipc_err_set(err, -e, "%s(pid %d): %s%s%s", call, pid, strerror(e), why ? ": " : "",
-                          why ? why : "");
+        return gpuipc_err_sys(err, call, e, "%s(pid %d, fd %d): %s%s%s", call, pid, fd,
+                              strerror(e), why ? ": " : "", why ? why : "");
+    return gpuipc_err_sys(err, call, e, "%s(pid %d): %s%s%s", call, pid, strerror(e),
+                          why ? ": " : "", why ? why : "");
 }
 
 int gpuipc_pidfd_fetch(int pid, int fd, gpuipc_err *err)
@@ -84,13 +84,17 @@ int gpuipc_pidfd_probe(int pid, gpuipc_err *why)
     return rc;
 }
 
-int gpuipc_pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_pidfd_mech_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    if (env->role == GPUIPC_ROLE_CONSUMER && env->peer_pid <= 0)
-        return gpuipc_err_set(why, -ENOTSUP, "the producer runs in another pid namespace "
-                              "(SO_PEERCRED and its HELLO name different pids), where "
-                              "pidfd_getfd cannot reach it");
-    return gpuipc_pidfd_probe(env->role == GPUIPC_ROLE_CONSUMER ? env->peer_pid : getpid(), why);
+    if (sc->env->role == GPUIPC_ROLE_CONSUMER && sc->env->peer_pid <= 0) {
+        /* As data: the pid pidfd_open would need is none this process can
+         * name (ESRCH). */
+        gpuipc_err_sys(why, "pidfd_open", ESRCH, "the producer runs in another pid namespace "
+                       "(SO_PEERCRED and its HELLO name different pids), where pidfd_getfd "
+                       "cannot reach it");
+        return -ENOTSUP;
+    }
+    return gpuipc_pidfd_probe(sc->env->role == GPUIPC_ROLE_CONSUMER ? sc->env->peer_pid : getpid(), why);
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -113,7 +117,7 @@ void gpuipc_pidfd_offer(gpuipc_msg_offer *offer, int fd)
     offer->blob_len = GPUIPC_PIDFD_BLOB_LEN;
 }
 
-int gpuipc_pidfd_take(gpuipc_env *env, const char *mech, const gpuipc_msg_offer *offer,
+int gpuipc_pidfd_take(gpuipc_scenario *sc, const char *mech, const gpuipc_msg_offer *offer,
                       unsigned nfds, gpuipc_err *err)
 {
     uint64_t t;
@@ -125,14 +129,14 @@ int gpuipc_pidfd_take(gpuipc_env *env, const char *mech, const gpuipc_msg_offer 
     fd = (int)get_u32(offer->blob + 4);
     /* Take FDs only from the process this session is with, whatever the
      * message says. */
-    if (pid != env->peer_pid)
+    if (pid != sc->env->peer_pid)
         return gpuipc_err_set(err, -EPROTO, "the offer names pid %d, but the producer is pid "
-                              "%d", pid, env->peer_pid);
+                              "%d", pid, sc->env->peer_pid);
     t = gpuipc_clock_ns();
     got = gpuipc_pidfd_fetch(pid, fd, err);
-    gpuipc_laps_add(env->laps, GPUIPC_LAP_FETCH, t);
+    gpuipc_laps_add(sc->laps, GPUIPC_LAP_FETCH, t);
     if (got >= 0)
-        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech, GPUIPC_STEP_IMPORT,
+        gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, mech, GPUIPC_STEP_IMPORT,
                         GPUIPC_LOG_NO_TIME, "pidfd_getfd: producer pid %d FD %d is FD %d here",
                         pid, fd, got);
     return got;

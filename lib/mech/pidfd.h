@@ -5,7 +5,7 @@
 #define GPUIPC_PIDFD_H
 
 #include "core/err.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "wire/wire.h"
 
 #define GPUIPC_PIDFD_BLOB_LEN 8 /* u32 pid, u32 FD number, little-endian */
@@ -26,7 +26,7 @@ int gpuipc_pidfd_probe(int pid, gpuipc_err *why);
  * the system calls; the consumer needs the producer's pid (not in another
  * PID namespace) and the right to take its FDs. Returns 0, -ENOTSUP with
  * why, or another negative errno. */
-int gpuipc_pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why);
+int gpuipc_pidfd_mech_probe(gpuipc_scenario *sc, gpuipc_err *why);
 
 /* The producer: names this process and FD number fd in the offer's blob,
  * for the consumer to take; no FD travels. */
@@ -36,7 +36,7 @@ void gpuipc_pidfd_offer(gpuipc_msg_offer *offer, int fd);
  * gpuipc_pidfd_offer) and that it names the producer of this session, then
  * takes the FD. Returns it (close-on-exec, the caller closes it) or a
  * negative errno with err. */
-int gpuipc_pidfd_take(gpuipc_env *env, const char *mech, const gpuipc_msg_offer *offer,
+int gpuipc_pidfd_take(gpuipc_scenario *sc, const char *mech, const gpuipc_msg_offer *offer,
                       unsigned nfds, gpuipc_err *err);
 
 #endif

@@ -1,5 +1,7 @@
-/* env.h: what a role works with: its log, its deadline, the test hooks and,
- * once opened, its GPU. The program builds one per process. */
+/* env.h: the process a role runs in: its log, its deadline, the test hooks,
+ * its GPU once opened, both sides' facts and the program's callbacks. The
+ * program builds one per process and it stays as set up; what belongs to
+ * one scenario lives in a gpuipc_scenario (scenario.h). */
 #ifndef GPUIPC_ENV_H
 #define GPUIPC_ENV_H
 
@@ -15,7 +17,7 @@
 #include "wire/wire.h"
 
 struct gpuipc_gpu;
-struct gpuipc_mech;
+struct gpuipc_scenario;
 struct gpuipc_view;
 
 typedef struct gpuipc_env {
@@ -24,34 +26,17 @@ typedef struct gpuipc_env {
     uint64_t timeout_ns; /* every wait's deadline is this far from its start */
     gpuipc_inject inject;
 
-    /* Carries out an injected fault at step. Set by the program, since the
-     * library never ends the process itself. */
-    void (*act)(struct gpuipc_env *env, int action, unsigned step);
+    /* Carries out an injected fault at step, over w (the connection in
+     * use, for the faults that misuse it: corrupt, extra-fds, close; NULL
+     * for none). Set by the program, since the library never ends the
+     * process itself. */
+    void (*act)(struct gpuipc_env *env, gpuipc_wire *w, int action, unsigned step);
 
-    /* The connection in use, for the faults that misuse it (corrupt,
-     * extra-fds, close). The roles set it. */
-    gpuipc_wire *wire;
-
-    /* The device this process works on, or NULL. The producer opens it by
-     * ordinal before any scenario; the consumer's GPU mechanisms open the
-     * one named by uuid when they probe. The program closes it. */
+    /* The device this process has open, or NULL: the producer opens it by
+     * ordinal before any scenario (--pairs points it at each pair's); the
+     * consumer's GPU mechanisms open the one a scenario names when they
+     * probe (gpuipc_gpu_attach). The program closes it. */
     struct gpuipc_gpu *gpu;
-
-    /* The device of the scenario under way: the producer's own, and for the
-     * consumer the one named in PROBE or BEGIN. All zero: no device. */
-    uint8_t uuid[GPUIPC_UUID_LEN];
-
-    /* Producer: the device the consumer is to use, when it is not the one
-     * that holds the memory (--pairs); all zero: the same one. */
-    uint8_t peer_uuid[GPUIPC_UUID_LEN];
-
-    /* Consumer: the device that holds the memory (the producer's), and its
-     * ordinal in this process. Equal to uuid except with --pairs. */
-    uint8_t home_uuid[GPUIPC_UUID_LEN];
-    int home_ordinal;
-
-    /* --chunks: how many allocations a chunked mechanism makes (producer). */
-    unsigned chunks;
 
     /* The other process's pid, from its HELLO (pidfd mechanisms need it);
      * 0 if it lives in another pid namespace (see cred_pid). */
@@ -69,10 +54,6 @@ typedef struct gpuipc_env {
      * namespace. */
     int cred_pid;
 
-    /* The mechanism being probed or run, set by the roles, so that code
-     * shared by several mechanisms can name the one it serves. */
-    const struct gpuipc_mech *mech;
-
     /* Reads the GPU memory the driver attributes to this process (NVML),
      * for the leak check; NULL where the process has no GPU. */
     gpuipc_usage_gpu_fn gpu_bytes;
@@ -85,9 +66,10 @@ typedef struct gpuipc_env {
 
     /* At the end of the session, before this side's last verdict: what the
      * program checks beyond the scenarios (the FDs of a process that never
-     * loaded CUDA, against those it had when it started). Returns the count
-     * of what leaked, named in why. NULL: nothing more. */
-    size_t (*last_check)(struct gpuipc_env *env, gpuipc_err *why);
+     * loaded CUDA, against those it had when it started, the connection w
+     * aside). Returns the count of what leaked, named in why. NULL: nothing
+     * more. */
+    size_t (*last_check)(struct gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why);
 
     /* Producer: waits, within the deadline, for the consumer of a
      * destructive scenario to exit (its exit releases what it held), and
@@ -99,23 +81,17 @@ typedef struct gpuipc_env {
      * CUDA support. */
     void (*prepare_cuda)(struct gpuipc_env *env);
 
-    /* --bench: the laps that the mechanisms add to while the consumer times
-     * a scenario; NULL otherwise. */
-    gpuipc_laps *laps;
-
-    /* --bench, producer: what to ask of the next scenario and where its
-     * figures go; NULL for a plain scenario. */
-    gpuipc_timing *timing;
-
     /* --bench, consumer: times iters runs each of the fill and verify
-     * kernels and a device-to-device copy over view (imported memory that
-     * holds the pattern of seed, which it still holds afterwards) and over
-     * local memory of the same size, into ns[GPUIPC_BW_*][0..iters). NULL
-     * where the program has no CUDA. Returns 0 or a negative errno. */
-    int (*bandwidth)(struct gpuipc_env *env, const struct gpuipc_view *view, uint64_t seed,
+     * kernels and a device-to-device copy over view (imported memory of
+     * scenario sc that holds the pattern of seed, which it still holds
+     * afterwards) and over local memory of the same size, into
+     * ns[GPUIPC_BW_*][0..iters). NULL where the program has no CUDA.
+     * Returns 0 or a negative errno. */
+    int (*bandwidth)(struct gpuipc_scenario *sc, const struct gpuipc_view *view, uint64_t seed,
                      unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
 
-    /* The step under way, for a signal handler that must name it. */
+    /* The step under way, for a signal handler that must name it. Only
+     * gpuipc_env_at and gpuipc_env_waits set it. */
     volatile sig_atomic_t step;
 
     /* Set once the role has printed why its connection broke, so that a
@@ -127,14 +103,23 @@ typedef struct gpuipc_env {
  * GPU memory to come back down after a release, before it counts a leak. */
 #define GPUIPC_ENV_SETTLE_NS (500ull * 1000000ull)
 
-/* Marks step as under way and carries out a fault injected there, if any. */
-static inline void gpuipc_env_at(gpuipc_env *env, unsigned step)
+/* Marks step as under way and carries out a fault injected there, if any,
+ * over w (NULL: no connection). */
+static inline void gpuipc_env_at(gpuipc_env *env, gpuipc_wire *w, unsigned step)
 {
     int action = gpuipc_inject_fault(&env->inject, env->role, step);
 
     env->step = (sig_atomic_t)step;
     if (action != GPUIPC_FAULT_NONE && env->act != NULL)
-        env->act(env, action, step);
+        env->act(env, w, action, step);
+}
+
+/* Marks step as the one this process waits in: the step a report of the
+ * peer's death names, set before a send, since the peer may answer, or
+ * die, before sendmsg() has even returned. */
+static inline void gpuipc_env_waits(gpuipc_env *env, unsigned step)
+{
+    env->step = (sig_atomic_t)step;
 }
 
 /* The peer's pid to use, given the one its HELLO names: that one in the

@@ -10,7 +10,7 @@
 #include "core/err.h"
 #include "wire/wire.h"
 
-struct gpuipc_env;
+struct gpuipc_scenario;
 struct gpuipc_view;
 
 /* How the roles write and check the pattern in a piece of memory, whatever
@@ -85,26 +85,30 @@ typedef struct gpuipc_mech {
      * receiving it; export then honours the offer-FD test hooks for it. */
     int fetched_fd;
 
-    /* Says whether the mechanism can run on env's device (the consumer
-     * opens the device named by env->uuid first). Returns 0 if it can,
-     * -ENOTSUP with the reason and a hint in why if it cannot, or another
-     * negative errno if probing failed. */
-    int (*probe)(struct gpuipc_env *env, gpuipc_err *why);
+    /* Every operation gets the scenario it serves (scenario.h): its
+     * devices, its laps, the process it runs in (sc->env: the GPU, the log,
+     * the role). */
+
+    /* Says whether the mechanism can run on the scenario's device (the
+     * consumer opens the device named by sc->uuid first). Returns 0 if it
+     * can, -ENOTSUP with the reason and a hint in why if it cannot, or
+     * another negative errno if probing failed. */
+    int (*probe)(struct gpuipc_scenario *sc, gpuipc_err *why);
 
     /* Producer: allocates at least size bytes and makes them accessible to
      * this process. On failure nothing is held. Returns 0 or negative errno. */
-    int (*alloc)(struct gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
+    int (*alloc)(struct gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err);
 
     /* Producer: fills the offer's size, granularity, uuid and blob and
      * returns in fds (room for GPUIPC_WIRE_MAX_FDS) *nfds new FDs that the
      * caller sends and closes. On failure no FD is left open. */
-    int (*export)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+    int (*export)(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                   unsigned *nfds, gpuipc_err *err);
 
     /* Consumer: imports and maps what offer and its nfds FDs describe. The FDs
      * stay the caller's, who closes them as soon as this returns. On failure
      * nothing is held. Returns 0 or a negative errno. */
-    int (*import)(struct gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+    int (*import)(struct gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                   unsigned nfds, gpuipc_buf *buf, gpuipc_err *err);
 
     /* Optional, for memory that travels as more FDs than one message holds
@@ -112,20 +116,20 @@ typedef struct gpuipc_mech {
      * of all and returns the first GPUIPC_WIRE_MAX_FDS; the producer asks
      * for each further batch with export_more: at most max new FDs, numbered
      * from first, in fds. On failure no FD of the batch is left open. */
-    int (*export_more)(struct gpuipc_env *env, gpuipc_buf *buf, unsigned first, int *fds,
+    int (*export_more)(struct gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, int *fds,
                        unsigned max, unsigned *nfds, gpuipc_err *err);
 
     /* Consumer, with export_more: after import took the offer's first batch,
      * imports and maps the nfds FDs numbered from first. The FDs stay the
      * caller's. On failure buf still holds what was imported before, for
      * release to free. Returns 0 or a negative errno. */
-    int (*import_more)(struct gpuipc_env *env, gpuipc_buf *buf, unsigned first, const int *fds,
+    int (*import_more)(struct gpuipc_scenario *sc, gpuipc_buf *buf, unsigned first, const int *fds,
                        unsigned nfds, gpuipc_err *err);
 
     /* Both: waits for outstanding work, then unmaps and frees everything buf
      * holds, continuing past a failed step so that nothing is left behind.
      * Returns 0 or the first failure. */
-    int (*release)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+    int (*release)(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err);
 
     /* Optional, for a mechanism whose consumer maps read-only. The consumer
      * then writes nothing; it calls this instead, to prove that writes are
@@ -133,7 +137,7 @@ typedef struct gpuipc_mech {
      * Returns 0 if every write tried was refused (err then says what was
      * tried and what the driver answered), or a negative errno naming the
      * write that got through or the check that failed. */
-    int (*prove_read_only)(struct gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err);
+    int (*prove_read_only)(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err);
 } gpuipc_mech;
 
 /* gpuipc_mech_offer_shape's blob: any length. */

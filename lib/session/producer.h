@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-#include "session/env.h"
 #include "core/err.h"
+#include "session/env.h"
+#include "session/laps.h"
 #include "session/mech.h"
 #include "wire/wire.h"
 
@@ -23,7 +24,36 @@ typedef struct gpuipc_result {
     char detail[512];           /* a line under the row, for any result ("" for none) */
     uint64_t ns;                /* wall time of the scenario */
     gpuipc_usage_figures consumer_usage; /* what the consumer held after it (END_ACK) */
+    /* The failure or skip as data, for the rules that name its cause and
+     * for --brief, which never read the reason's text: the side it happened
+     * on (enum gpuipc_role; 0 for a pass) and its status as that side
+     * recorded it (step, call, errno, CUresult, its own reason). */
+    int failed_side;
+    gpuipc_status failure;
 } gpuipc_result;
+
+/* Sets r's verdict: status, its reason (formatted), the side it happened on
+ * (enum gpuipc_role), and its failure as data, at step, with what failed
+ * from e (NULL: nothing). */
+void gpuipc_result_set(gpuipc_result *r, int status, int side, unsigned step,
+                       const gpuipc_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Sets r's verdict to status from st, the status side recorded: its
+ * reason, "consumer " before it for the consumer's. */
+void gpuipc_result_of_status(gpuipc_result *r, int status, int side, const gpuipc_status *st);
+
+/* What the producer asks of one scenario. */
+typedef struct gpuipc_scenario_ask {
+    const gpuipc_mech *mech;
+    uint64_t size;             /* bytes */
+    unsigned index;            /* its number in the session */
+    unsigned chunks;           /* chunked mechanisms: allocations; 0: the default */
+    const uint8_t *uuid;       /* this side's device, or NULL: none */
+    const uint8_t *peer_uuid;  /* the consumer's, where another (--pairs), or NULL */
+    gpuipc_timing *timing;     /* --bench and --json: what to ask of the consumer and where
+                                * both sides' figures go; NULL for a plain scenario */
+} gpuipc_scenario_ask;
 
 /* Sends HELLO (with GPUIPC_HELLO_NEEDS_CUDA in flags if a scenario will use
  * CUDA) and waits for the consumer's. Stores its pid in *peer_pid. Returns 0
@@ -31,18 +61,18 @@ typedef struct gpuipc_result {
 int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
                           gpuipc_err *err);
 
-/* Asks the consumer whether it can run mech on env->uuid, and stores its
- * answer in st: GPUIPC_PASS, GPUIPC_SKIP with the consumer's reason (it
- * cannot run here), or GPUIPC_FAIL. Returns 0, or a negative errno if the
- * connection broke (err says why). */
-int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
+/* Asks the consumer whether it can run ask's mechanism on ask's devices,
+ * and stores its answer in st: GPUIPC_PASS, GPUIPC_SKIP with the consumer's
+ * reason (it cannot run here), or GPUIPC_FAIL. Returns 0, or a negative
+ * errno if the connection broke (err says why). */
+int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scenario_ask *ask,
                           gpuipc_status *st, gpuipc_err *err);
 
-/* Runs scenario index with mech over size bytes together with the consumer
- * and fills res. Every resource it takes is released on every path. If the
- * connection breaks, res says so and later calls fail at once. */
-void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech,
-                              uint64_t size, unsigned index, gpuipc_result *res);
+/* Runs the scenario ask describes together with the consumer and fills res.
+ * Every resource it takes is released on every path. If the connection
+ * breaks, res says so and later calls fail at once. */
+void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scenario_ask *ask,
+                              gpuipc_result *res);
 
 /* Ends the session: sends BYE with the verdict this side reached (an exit
  * status and the scenario counts) and waits for BYE_ACK, the consumer's last

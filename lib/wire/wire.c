@@ -1,6 +1,7 @@
 /* wire.c: framing, validation and FD passing for the producer/consumer protocol. */
 #include "wire/wire.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,7 +20,7 @@
 #include "core/step.h"
 #include "core/units.h"
 
-#define STATUS_LEN (4 + 4 + GPUIPC_WIRE_REASON_LEN)
+#define STATUS_LEN (4 + 4 + GPUIPC_WIRE_REASON_LEN + 4 + 4 + GPUIPC_WIRE_CALL_LEN)
 #define CHECK_LEN (7 * 8)
 #define WRITTEN_LEN (3 * 8)
 #define USAGE_LEN (4 * 8)
@@ -65,17 +66,50 @@ void gpuipc_wire_status(gpuipc_status *st, int code, unsigned step, const char *
     gpuipc_err_copy_printable(st->reason, sizeof(st->reason), reason ? reason : "");
 }
 
-void gpuipc_wire_status_fail(gpuipc_status *st, unsigned step, const char *fmt, ...)
+void gpuipc_wire_status_what(gpuipc_status *st, const gpuipc_err *e)
+{
+    size_t i;
+
+    st->errnum = e->errnum;
+    st->cu = e->cu;
+    /* A call name is an identifier; anything else would not travel. */
+    for (i = 0; i + 1 < sizeof(st->call) && e->call[i] != '\0'; i++)
+        st->call[i] = isalnum((unsigned char)e->call[i]) || e->call[i] == '_' ? e->call[i] : '-';
+    st->call[i] = '\0';
+}
+
+/* A failure at step in st, what failed taken from e (NULL: nothing), unless
+ * st holds one already. */
+static void status_vfail(gpuipc_status *st, unsigned step, const gpuipc_err *e, const char *fmt,
+                         va_list ap)
 {
     char text[GPUIPC_WIRE_REASON_LEN];
-    va_list ap;
 
     if (st->code == GPUIPC_FAIL)
         return;
-    va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
     gpuipc_wire_status(st, GPUIPC_FAIL, step, text);
+    if (e != NULL)
+        gpuipc_wire_status_what(st, e);
+}
+
+void gpuipc_wire_status_fail(gpuipc_status *st, unsigned step, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    status_vfail(st, step, NULL, fmt, ap);
+    va_end(ap);
+}
+
+void gpuipc_wire_status_err(gpuipc_status *st, unsigned step, const gpuipc_err *e,
+                            const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    status_vfail(st, step, e, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- encoding -------------------------------------------------------------------------- */
@@ -115,6 +149,9 @@ static void put_status(cursor *c, const gpuipc_status *st)
     put_u32(c, (uint32_t)st->code);
     put_u32(c, st->step);
     put_bytes(c, st->reason, sizeof(st->reason));
+    put_u32(c, (uint32_t)st->errnum);
+    put_u32(c, (uint32_t)st->cu);
+    put_bytes(c, st->call, sizeof(st->call));
 }
 
 static void put_check(cursor *c, const gpuipc_check *k)
@@ -306,14 +343,31 @@ static int check_text(const char *field, const char *s, size_t cap, gpuipc_err *
 
 static int get_status(cursor *c, gpuipc_status *st, gpuipc_err *err)
 {
+    size_t i;
+    int rc;
+
     st->code = (int32_t)get_u32(c);
     st->step = get_u32(c);
     get_bytes(c, st->reason, sizeof(st->reason));
+    st->errnum = (int32_t)get_u32(c);
+    st->cu = (int32_t)get_u32(c);
+    get_bytes(c, st->call, sizeof(st->call));
     if (st->code != GPUIPC_PASS && st->code != GPUIPC_FAIL && st->code != GPUIPC_SKIP)
         return gpuipc_err_set(err, -EPROTO, "status code %d is none of 0, 1, 77", st->code);
     if (st->step >= GPUIPC_STEP_COUNT)
         return gpuipc_err_set(err, -EPROTO, "status step %u is unknown", st->step);
-    return check_text("status reason", st->reason, sizeof(st->reason), err);
+    if (st->errnum < 0 || st->errnum > 4095)
+        return gpuipc_err_set(err, -EPROTO, "status errno %d is not 0 to 4095", st->errnum);
+    if (st->cu < 0)
+        return gpuipc_err_set(err, -EPROTO, "status CUresult %d is negative", st->cu);
+    if ((rc = check_text("status reason", st->reason, sizeof(st->reason), err)) < 0 ||
+        (rc = check_text("status call", st->call, sizeof(st->call), err)) < 0)
+        return rc;
+    for (i = 0; st->call[i] != '\0'; i++)
+        if (!isalnum((unsigned char)st->call[i]) && st->call[i] != '_' && st->call[i] != '-')
+            return gpuipc_err_set(err, -EPROTO, "status call has byte 0x%02x at %zu (only "
+                                  "A-Z, a-z, 0-9, _ and -)", (unsigned char)st->call[i], i);
+    return 0;
 }
 
 static int get_check(cursor *c, gpuipc_check *k, gpuipc_err *err)

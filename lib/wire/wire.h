@@ -14,13 +14,14 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 6
+#define GPUIPC_WIRE_VERSION 7
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
 #define GPUIPC_WIRE_MAX_MSG 4096 /* receive buffer; larger datagrams are refused */
 #define GPUIPC_WIRE_REASON_LEN 384
 #define GPUIPC_WIRE_NAME_LEN 32
+#define GPUIPC_WIRE_CALL_LEN 32 /* GPUIPC_ERR_CALL_LEN */
 #define GPUIPC_WIRE_BLOB_LEN 128
 #define GPUIPC_UUID_LEN 16
 
@@ -66,11 +67,16 @@ enum gpuipc_msg_type {
 #define GPUIPC_REPORT_WROTE 0x1u /* the consumer wrote its pattern */
 
 /* One side's outcome of a step: GPUIPC_PASS, GPUIPC_FAIL or GPUIPC_SKIP, the
- * step it refers to, and a printable reason. */
+ * step it refers to, a printable reason, and what failed as data (the call,
+ * its errno or CUresult, as gpuipc_err records them), which the rules that
+ * name a cause read instead of the reason's text. */
 typedef struct gpuipc_status {
     int32_t code;
     uint32_t step;
     char reason[GPUIPC_WIRE_REASON_LEN];
+    int32_t errnum;                  /* positive errno, or 0 */
+    int32_t cu;                      /* CUresult, or 0 */
+    char call[GPUIPC_WIRE_CALL_LEN]; /* [A-Za-z0-9_-]*, "" for none */
 } gpuipc_status;
 
 /* A verification: the words read (as the reading loop counted them, not as
@@ -215,6 +221,13 @@ void gpuipc_wire_status(gpuipc_status *st, int code, unsigned step, const char *
  * failure is the one worth reporting. */
 void gpuipc_wire_status_fail(gpuipc_status *st, unsigned step, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The same, with what failed (call, errno, CUresult) taken from e. */
+void gpuipc_wire_status_err(gpuipc_status *st, unsigned step, const gpuipc_err *e,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Copies what failed from e into st (a status that says why, as data). */
+void gpuipc_wire_status_what(gpuipc_status *st, const gpuipc_err *e);
 
 /* Encodes msg with sequence number seq into buf. Returns the frame length,
  * or 0 if the type is unknown or cap is too small. */

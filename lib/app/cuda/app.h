@@ -88,8 +88,8 @@ void gpuipc_app_note_fds_at_start(void);
  * keeps FDs of its own until exit). */
 size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why);
 
-/* env->last_check: the FDs since the start, the connection aside. */
-size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_err *why);
+/* env->last_check: the FDs since the start, the connection w aside. */
+size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why);
 
 /* At exit: returns code, or GPUIPC_FAIL after naming the FDs leaked since
  * the start (said at verbose level when there are none). */
@@ -145,6 +145,11 @@ typedef struct gpuipc_producer_run {
     int opened;         /* gpuipc_app_producer_open ran */
     int cuda;           /* 0: GPU open; 1: no driver or GPU; -1: the driver failed */
     gpuipc_nvml_modes modes; /* NVML's view of the producer's GPU (modes.text says) */
+    uint8_t uuid[GPUIPC_UUID_LEN]; /* the producer's GPU, once opened */
+    const char *destructive; /* the destructive mechanism selected, or NULL */
+    /* The producer refused to run any scenario (--expect-gpus); lost says
+     * why. */
+    int halted;
     unsigned rounds;         /* --repeat rounds run (1 for a plain run that ran) */
     gpuipc_round_record *round_records; /* --repeat with --json: each round's (malloc) */
     size_t nround_records, round_records_cap, round_records_left_out;
@@ -193,9 +198,17 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
 /* A destructive mechanism talks to the sacrificial consumer. */
 gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m);
 
-/* Points the producer at scenario i's devices (--pairs). Returns 0 or a
- * negative errno with why. */
-int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *err);
+/* The devices of one scenario, which its ask points to. */
+typedef struct gpuipc_app_devices {
+    uint8_t uuid[GPUIPC_UUID_LEN];      /* the producer's */
+    uint8_t peer_uuid[GPUIPC_UUID_LEN]; /* the consumer's where another (--pairs); zero */
+} gpuipc_app_devices;
+
+/* Fills ask for scenario i: its mechanism, --size, --chunks, its number,
+ * and its devices in dev (for a --pairs scenario, its GPU opened and made
+ * current). Returns 0 or a negative errno with why. */
+int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
+                            gpuipc_app_devices *dev, gpuipc_err *err);
 
 /* --pairs: after pair scenario i ran, names its link and the GB/s the
  * consumer read and wrote across it in the result's detail line, and fails

@@ -86,17 +86,16 @@ static int g_early_device = -1;
 
 static void consumer_prepare_cuda(gpuipc_env *env)
 {
+    uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_err err;
 
     /* Results are kept; a failure is reported by the probe that needs the
      * GPU, which opens it then (gpuipc_gpu_attach). */
     if (gpuipc_gpu_init(NULL) < 0 || g_early_device < 0)
         return;
-    if (gpuipc_gpu_uuid_of(g_early_device, env->uuid, &err) < 0 ||
-        gpuipc_gpu_attach(env, &err) < 0) {
-        memset(env->uuid, 0, sizeof(env->uuid));
+    if (gpuipc_gpu_uuid_of(g_early_device, uuid, &err) < 0 ||
+        gpuipc_gpu_attach_uuid(env, uuid, &err) < 0)
         return;
-    }
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "GPU %d opened alongside the producer's: %s", g_early_device,
                     gpuipc_gpu_open_times(env->gpu));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "session/role.h"
 #include "app/cuda/result_doc.h"
 #include "app/version.h"
 #include "core/clock.h"
@@ -271,6 +272,7 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
     gpuipc_err cuda_why, why;
     int cuda = -1, have_driver, pidfd = lc->pidfd, imex = lc->imex, width = 0;
     gpuipc_err pidfd_why = lc->pidfd_why, imex_why = lc->imex_why;
+    uint8_t uuid[GPUIPC_UUID_LEN] = {0};
     struct rlimit rl;
     size_t i;
 
@@ -283,7 +285,7 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
         list_devices(o->device, j);
         cuda = gpuipc_gpu_open(&env->gpu, o->device, &cuda_why);
         if (cuda == 0)
-            memcpy(env->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+            memcpy(uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
         else if (j == NULL)
             printf("CUDA: GPU %d not opened: %s\n", o->device, cuda_why.msg);
     } else if (j == NULL) {
@@ -326,11 +328,14 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
     for (i = 0; i < gpuipc_app_nmech; i++) {
         const gpuipc_mech *m = gpuipc_app_registry[i];
         const char *text = NULL;
+        gpuipc_scenario sc;
 
-        env->mech = m;
+        /* Each probe is a scenario of its own, on this GPU, with no peer. */
+        gpuipc_role_start(&sc, env, NULL, m, m->name);
+        memcpy(sc.uuid, uuid, GPUIPC_UUID_LEN);
         if (m->needs_cuda && cuda != 0)
             text = cuda_why.msg;
-        else if (m->probe(env, &why) < 0)
+        else if (m->probe(&sc, &why) < 0)
             text = why.msg;
         if (j != NULL) {
             gpuipc_json_object(j, NULL);

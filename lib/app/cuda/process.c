@@ -106,10 +106,11 @@ size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why)
 
 /* env->last_check: the FDs of a process that never loaded CUDA, at the end
  * of its session, its connection aside. */
-size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_err *why)
+size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why)
 {
-    const int keep[2] = {env->wire != NULL ? gpuipc_wire_fd(env->wire) : -1, -1};
+    const int keep[2] = {w != NULL ? gpuipc_wire_fd(w) : -1, -1};
 
+    (void)env;
     return gpuipc_app_fds_since_start(keep, why);
 }
 
@@ -139,7 +140,7 @@ int gpuipc_app_cred_pid;     /* --serve/--connect: the peer's pid (gpuipc_env.cr
 
 /* Carries out a fault injected by GPUIPC_FAULT: the library decides when,
  * the program decides how a process ends. */
-static void act_fault(gpuipc_env *env, int action, unsigned step)
+static void act_fault(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step)
 {
     gpuipc_log_step(&env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME,
                     "FAULT INJECTED: %s at %s (GPUIPC_FAULT test hook)",
@@ -159,15 +160,15 @@ static void act_fault(gpuipc_env *env, int action, unsigned step)
     case GPUIPC_FAULT_CORRUPT:
     case GPUIPC_FAULT_EXTRA_FDS:
         /* The failure of the send, if any, shows at this role's next step. */
-        if (env->wire != NULL)
-            gpuipc_wire_send_fault(env->wire, action == GPUIPC_FAULT_CORRUPT
+        if (w != NULL)
+            gpuipc_wire_send_fault(w, action == GPUIPC_FAULT_CORRUPT
                                                   ? GPUIPC_WIRE_FAULT_CORRUPT
                                                   : GPUIPC_WIRE_FAULT_EXTRA_FDS,
                                    gpuipc_clock_deadline(env->timeout_ns), step, NULL);
         break;
     case GPUIPC_FAULT_CLOSE:
-        if (env->wire != NULL)
-            shutdown(gpuipc_wire_fd(env->wire), SHUT_RDWR);
+        if (w != NULL)
+            shutdown(gpuipc_wire_fd(w), SHUT_RDWR);
         break;
     default:
         break;
@@ -184,7 +185,6 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->log.t0_ns = t0;
     env->log.fd = 1;
     env->timeout_ns = o->timeout_ns;
-    env->chunks = o->chunks;
     env->inject = *inject;
     env->act = act_fault;
     env->cred_pid = gpuipc_app_cred_pid;

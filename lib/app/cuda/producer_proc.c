@@ -19,6 +19,7 @@
 #include "gpu/gpu.h"
 #include "session/diagnose.h"
 #include "session/report.h"
+#include "session/role.h"
 
 /* A destructive mechanism talks to the sacrificial consumer. */
 gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m)
@@ -74,25 +75,32 @@ int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
                           sizeof(run->child2_desc)) &&
                      WIFEXITED(status) && WEXITSTATUS(status) == 0;
     run->child2_done = 1;
-    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, env->mech ? env->mech->name : NULL,
-                    GPUIPC_STEP_END_ACK, GPUIPC_LOG_NO_TIME, "sacrificial consumer %s",
-                    run->child2_desc);
+    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, run->destructive, GPUIPC_STEP_END_ACK,
+                    GPUIPC_LOG_NO_TIME, "sacrificial consumer %s", run->child2_desc);
     if (!run->child2_ok)
         return gpuipc_err_set(err, -ECHILD, "%s", run->child2_desc);
     return 0;
 }
 
-/* Points the producer at scenario i's devices: for a --pairs scenario, its
- * own GPU (opened if need be) and the one the consumer is to use. Returns 0
- * or a negative errno with why. */
-int gpuipc_app_scenario_devices(gpuipc_producer_run *run, size_t i, gpuipc_err *err)
+int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
+                            gpuipc_app_devices *dev, gpuipc_err *err)
 {
-    int rc;
+    int rc = 0;
 
-    memset(run->env.peer_uuid, 0, GPUIPC_UUID_LEN);
-    if (run->pair[i][0] < 0)
+    memset(ask, 0, sizeof(*ask));
+    memset(dev, 0, sizeof(*dev));
+    ask->mech = run->sel[i];
+    ask->size = run->o->size;
+    ask->index = (unsigned)i;
+    ask->chunks = run->o->chunks;
+    ask->uuid = dev->uuid;
+    ask->peer_uuid = dev->peer_uuid;
+    if (run->pair[i][0] < 0) {
+        memcpy(dev->uuid, run->uuid, GPUIPC_UUID_LEN);
         return 0;
-    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], err)) < 0)
+    }
+    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], dev->uuid,
+                               dev->peer_uuid, err)) < 0)
         gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
     return rc;
 }
@@ -186,12 +194,12 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
     }
     if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
         return -1;
-    memcpy(run->env.uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
+    memcpy(run->uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
     if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
         return -1;
     snprintf(run->where, sizeof(run->where), "GPU %d: %s (%s), CUDA driver %d.%d", o->device,
              gpuipc_gpu_name(run->env.gpu),
-             gpuipc_units_format_uuid(run->env.uuid, uuid, sizeof(uuid)),
+             gpuipc_units_format_uuid(run->uuid, uuid, sizeof(uuid)),
              gpuipc_cu.driver_version / 1000, gpuipc_cu.driver_version % 1000 / 10);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_NONE,
                     gpuipc_clock_ns() - t, "%s; %s free of %s; kernels self-tested",
@@ -209,7 +217,7 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
                     gpuipc_gpu_connections_set ? "set by gpuipc_test: one hardware queue per "
                     "context, which starts and ends faster; set it to keep another value"
                     : "as set before gpuipc_test started");
-    gpuipc_nvml_gpu_modes(run->env.uuid, &run->modes, why);
+    gpuipc_nvml_gpu_modes(run->uuid, &run->modes, why);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
                     GPUIPC_LOG_NO_TIME, "GPU %d's modes (NVML): %s", o->device, run->modes.text);
     if (o->size > free_b) {
@@ -219,6 +227,37 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
         return GPUIPC_USAGE;
     }
     return 0;
+}
+
+/* --expect-gpus N: fewer than N GPUs reported by the driver to this process
+ * (after CUDA_VISIBLE_DEVICES), no driver or no device is a failure: a node
+ * that lost a GPU must fail its health check, not skip it. Returns 0, or -1
+ * with run halted and the reason in run->lost (and cuda_why). */
+static int expect_gpus(gpuipc_producer_run *run)
+{
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    int n = 0, want = run->o->expect_gpus;
+    char seen[96];
+    gpuipc_err why;
+
+    gpuipc_err_clear(&why);
+    if (gpuipc_gpu_init(&why) == 0 && gpuipc_gpu_count(&n, &why) == 0 && n >= want)
+        return 0;
+    snprintf(seen, sizeof(seen), "%s%s%s", cvd ? " (CUDA_VISIBLE_DEVICES=" : "",
+             cvd ? cvd : "", cvd ? ")" : "");
+    if (n == 0 && why.msg[0] != '\0')
+        snprintf(run->lost, sizeof(run->lost), "--expect-gpus %d: no GPU here%s: %.380s", want,
+                 seen, why.msg);
+    else
+        snprintf(run->lost, sizeof(run->lost), "--expect-gpus %d: the driver shows this "
+                 "process %d GPU%s%s; a GPU that fell off the bus (Xid 79 in dmesg), one the "
+                 "driver lost, or one hidden by CUDA_VISIBLE_DEVICES or the container; fix: "
+                 "nvidia-smi -L, dmesg, and the job's or container's GPU list", want, n,
+                 n == 1 ? "" : "s", seen);
+    gpuipc_err_set(&run->cuda_why, -ENODEV, "%s", run->lost);
+    run->halted = 1;
+    run->cuda = -1;
+    return -1;
 }
 
 /* What the producer decides before a consumer takes part: the GPU, if a
@@ -235,6 +274,8 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
     run->opened = 1;
     for (i = 0; i < run->nsel; i++)
         need_cuda += run->sel[i]->needs_cuda;
+    if (o->expect_gpus > 0 && expect_gpus(run) < 0)
+        return GPUIPC_FAIL;
     if (run->hello & GPUIPC_HELLO_NEEDS_CUDA) {
         run->cuda = producer_open_gpu(run, &run->cuda_why);
         if (run->cuda == GPUIPC_USAGE)
@@ -242,8 +283,12 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
         if (run->cuda != 0) {
             snprintf(run->where, sizeof(run->where), "GPU %d not opened (%s)", o->device,
                      run->cuda == 1 ? "no driver or no device" : "the driver failed");
+            /* Nothing can run here: a skip, unless --require asked for one
+             * of them, whose skip is a failure. */
+            if (need_cuda == run->nsel && run->cuda == 1 && run->nreq > 0)
+                gpuipc_err_prefix(&run->cuda_why, "required by --require, but skipped");
             if (need_cuda == run->nsel)
-                return run->cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
+                return run->cuda == 1 && run->nreq == 0 ? GPUIPC_SKIP : GPUIPC_FAIL;
         }
     }
     for (i = 0; i < run->nsel; i++) {
@@ -264,21 +309,22 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
     return 0;
 }
 
-/* Asks the consumer about a mechanism this side can run; records its skip
- * or failure in r. */
-static void probe_consumer(gpuipc_producer_run *run, const gpuipc_mech *m, gpuipc_result *r)
+/* Asks the consumer about scenario i (ask), which this side can run;
+ * records its skip or failure in r. */
+static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *ask,
+                           gpuipc_result *r)
 {
+    const gpuipc_mech *m = ask->mech;
     gpuipc_status st;
     gpuipc_err err;
 
-    if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), m, &st, &err) < 0) {
-        r->status = GPUIPC_FAIL;
-        snprintf(r->reason, sizeof(r->reason), "%s", err.msg);
+    if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), ask, &st, &err) < 0) {
+        gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &err, "%s",
+                          err.msg);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
                         GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
     } else if (st.code != GPUIPC_PASS) {
-        r->status = st.code;
-        snprintf(r->reason, sizeof(r->reason), "consumer %s", st.reason);
+        gpuipc_result_of_status(r, st.code, GPUIPC_ROLE_CONSUMER, &st);
     }
 }
 
@@ -294,30 +340,30 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
     for (i = 0; i < run->nsel; i++) {
         const gpuipc_mech *m = run->sel[i];
         gpuipc_result *r = &run->results[i];
+        gpuipc_scenario_ask ask;
+        gpuipc_app_devices dev;
+        gpuipc_scenario sc;
         gpuipc_err why;
         int rc;
 
         r->status = -1;
-        run->env.mech = m;
-        if (m->needs_cuda && cuda == 0 && gpuipc_app_scenario_devices(run, i, &why) < 0) {
-            r->status = GPUIPC_FAIL;
-            snprintf(r->reason, sizeof(r->reason), "%s", why.msg);
-        } else if (m->needs_cuda && cuda != 0) {
-            r->status = cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL;
-            snprintf(r->reason, sizeof(r->reason), "%s", cuda_why->msg);
-        } else if ((rc = m->probe(&run->env, &why)) < 0) {
-            r->status = rc == -ENOTSUP ? GPUIPC_SKIP : GPUIPC_FAIL;
-            snprintf(r->reason, sizeof(r->reason), "probe: %.500s", why.msg);
+        if (m->needs_cuda && cuda != 0) {
+            gpuipc_result_set(r, cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
+                              GPUIPC_STEP_PROBE, cuda_why, "%s", cuda_why->msg);
+        } else if (gpuipc_app_scenario_ask(run, i, &ask, &dev, &why) < 0) {
+            gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &why,
+                              "%s", why.msg);
         } else {
-            probe_consumer(run, m, r);
-        }
-        if (r->status == GPUIPC_SKIP && gpuipc_mech_find(run->req, run->nreq, m->name) != NULL) {
-            char reason[GPUIPC_ERR_LEN];
-
-            snprintf(reason, sizeof(reason), "%s", r->reason);
-            r->status = GPUIPC_FAIL;
-            snprintf(r->reason, sizeof(r->reason), "required by --require, but skipped: %.440s",
-                     reason);
+            /* This side's probe is a scenario of its own on those devices. */
+            gpuipc_role_start(&sc, &run->env, gpuipc_app_wire_for(run, m), m, m->name);
+            memcpy(sc.uuid, dev.uuid, GPUIPC_UUID_LEN);
+            memcpy(sc.peer_uuid, dev.peer_uuid, GPUIPC_UUID_LEN);
+            if ((rc = m->probe(&sc, &why)) < 0)
+                gpuipc_result_set(r, rc == -ENOTSUP ? GPUIPC_SKIP : GPUIPC_FAIL,
+                                  GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &why,
+                                  "probe: %.500s", why.msg);
+            else
+                probe_consumer(run, &ask, r);
         }
     }
 }
@@ -519,6 +565,8 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
         name_scenario(run, i, sel[i], -1, -1);
         if (sel[i]->needs_cuda || o->bench) /* --bench always describes a GPU */
             run->hello |= GPUIPC_HELLO_NEEDS_CUDA;
+        if (sel[i]->destructive)
+            run->destructive = sel[i]->name;
     }
     run->nreq = nreq;
     memcpy(run->req, req, nreq * sizeof(run->req[0]));
@@ -543,6 +591,33 @@ int gpuipc_app_producer_hello(gpuipc_producer_run *run, gpuipc_err *err)
     return 0;
 }
 
+/* --require: a required mechanism fails the run unless every scenario of it
+ * passed, whatever kept one from passing: a skip on either side, or
+ * CK_RUN_SUITE and CK_RUN_CASE leaving it out of the Check run (it then
+ * vanished from the counts). */
+static void hold_required(gpuipc_producer_run *run)
+{
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        gpuipc_result *r = &run->results[i];
+        gpuipc_status was = r->failure;
+        char reason[GPUIPC_ERR_LEN];
+
+        if (r->status == GPUIPC_PASS || r->status == GPUIPC_FAIL ||
+            gpuipc_mech_find(run->req, run->nreq, run->sel[i]->name) == NULL)
+            continue;
+        snprintf(reason, sizeof(reason), "%s", r->status == GPUIPC_SKIP ? r->reason
+                 : "not selected by CK_RUN_SUITE/CK_RUN_CASE, so it never ran");
+        gpuipc_result_set(r, GPUIPC_FAIL, r->failed_side ? r->failed_side : GPUIPC_ROLE_PRODUCER,
+                          was.step, NULL, "required by --require, but %s: %.420s",
+                          r->status == GPUIPC_SKIP ? "skipped" : "not run", reason);
+        r->failure.errnum = was.errnum;
+        r->failure.cu = was.cu;
+        memcpy(r->failure.call, was.call, sizeof(r->failure.call));
+    }
+}
+
 /* Once HELLO went both ways: the GPU (unless opened before), the pairs,
  * the probes and the scenarios or the bench. Returns the verdict so far. */
 int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
@@ -551,12 +626,15 @@ int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
 
     if (!run->opened && (code = gpuipc_app_producer_open(run)) == GPUIPC_USAGE)
         return code;
+    if (run->halted)
+        return GPUIPC_FAIL;
     if (run->cuda == 0 && run->o->pairs != NULL && (code = expand_pairs(run)) != 0)
         return code;
     probe_all(run, run->cuda, &run->cuda_why);
     if (run->o->bench)
         return gpuipc_app_run_bench(run, run->cuda, &run->cuda_why);
     code = gpuipc_app_run_rounds(run);
+    hold_required(run);
     if (code == GPUIPC_PASS)
         code = gpuipc_report_exit_code(run->results, run->nsel, 1);
     return code;
@@ -714,7 +792,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
-    if (!started || code == GPUIPC_USAGE) {
+    if (!started || code == GPUIPC_USAGE || run->halted) {
         snprintf(line, sizeof(line), "summary: %s", run->where);
         gpuipc_log_line(1, line);
         snprintf(line, sizeof(line), "consumer: %s", consumer);

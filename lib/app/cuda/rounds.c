@@ -20,6 +20,9 @@ static gpuipc_producer_run *g_run;
 START_TEST(test_scenario_both_ways)
 {
     gpuipc_result *res = &g_run->results[_i];
+    const gpuipc_mech *m = g_run->sel[_i];
+    gpuipc_scenario_ask ask;
+    gpuipc_app_devices dev;
     gpuipc_err err;
 
     /* srunner_run_all() installs SIGINT and SIGTERM handlers of its own,
@@ -28,13 +31,12 @@ START_TEST(test_scenario_both_ways)
      * and outside the scenarios the signals wait, blocked (run_suites). */
     gpuipc_app_catch_stop_signals();
     gpuipc_app_block_stop_signals(0);
-    if (gpuipc_app_scenario_devices(g_run, (size_t)_i, &err) < 0) {
-        res->status = GPUIPC_FAIL;
-        snprintf(res->reason, sizeof(res->reason), "%s", err.msg);
-    } else if (gpuipc_app_wire_for(g_run, g_run->sel[_i]) == NULL) {
-        res->status = GPUIPC_FAIL;
-        snprintf(res->reason, sizeof(res->reason), "the sacrificial consumer is gone: %.400s",
-                 g_run->child2_desc);
+    if (gpuipc_app_scenario_ask(g_run, (size_t)_i, &ask, &dev, &err) < 0) {
+        gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_BEGIN, &err, "%s",
+                          err.msg);
+    } else if (gpuipc_app_wire_for(g_run, m) == NULL) {
+        gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_BEGIN, NULL,
+                          "the sacrificial consumer is gone: %.400s", g_run->child2_desc);
     } else {
         /* --json: the consumer sends its step times too (one message more),
          * and the document gets each step's time from both clocks. */
@@ -42,14 +44,12 @@ START_TEST(test_scenario_both_ways)
 
         memset(&t, 0, sizeof(t));
         t.flags = GPUIPC_BEGIN_TIMES;
-        g_run->env.timing = g_run->o->json_path != NULL ? &t : NULL;
-        gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, g_run->sel[_i]), g_run->sel[_i],
-                                 g_run->o->size, (unsigned)_i, res);
-        g_run->have_steps[_i] = g_run->env.timing != NULL && res->status == GPUIPC_PASS &&
+        ask.timing = g_run->o->json_path != NULL ? &t : NULL;
+        gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, m), &ask, res);
+        g_run->have_steps[_i] = ask.timing != NULL && res->status == GPUIPC_PASS &&
                                 t.nlaps == GPUIPC_LAP_COUNT;
         if (g_run->have_steps[_i])
             gpuipc_bench_derive(&t, g_run->steps[_i]);
-        g_run->env.timing = NULL;
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->label[_i];

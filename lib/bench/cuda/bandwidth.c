@@ -12,6 +12,7 @@
 #include "gpu/gpu.h"
 #include "gpu/kernels.h"
 #include "mech/cuda/vmm.h"
+#include "session/role.h"
 
 typedef struct bwrun {
     gpuipc_env *env;
@@ -100,11 +101,12 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-int gpuipc_bandwidth_run(gpuipc_env *env, const gpuipc_view *view, uint64_t seed,
+int gpuipc_bandwidth_run(gpuipc_scenario *sc, const gpuipc_view *view, uint64_t seed,
                          unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err)
 {
     static const uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
-    gpuipc_laps *laps = env->laps;
+    gpuipc_env *env = sc->env;
+    gpuipc_scenario own;
     gpuipc_buf local, scratch;
     CUmemAllocationProp prop;
     CUevent ev[2] = {NULL, NULL};
@@ -113,8 +115,9 @@ int gpuipc_bandwidth_run(gpuipc_env *env, const gpuipc_view *view, uint64_t seed
     gpuipc_err e2;
     bwrun b;
 
-    /* The local buffers' reserve, map and access are not the import's. */
-    env->laps = NULL;
+    /* The local buffers belong to a scenario of their own, which keeps no
+     * laps: their reserve, map and access are not the import's. */
+    gpuipc_role_start(&own, env, sc->w, sc->mech, sc->name);
     memset(&b, 0, sizeof(b));
     b.env = env;
     b.k = gpuipc_gpu_kernels(env->gpu);
@@ -124,10 +127,10 @@ int gpuipc_bandwidth_run(gpuipc_env *env, const gpuipc_view *view, uint64_t seed
     b.seed = seed;
     b.imported = view->dev;
     gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_NONE, CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    if ((ret = gpuipc_vmm_create(env, &prop, view->size, &local, err)) < 0)
+    if ((ret = gpuipc_vmm_create(&own, &prop, view->size, &local, err)) < 0)
         goto out;
     have_local = 1;
-    if ((ret = gpuipc_vmm_create(env, &prop, view->size, &scratch, err)) < 0)
+    if ((ret = gpuipc_vmm_create(&own, &prop, view->size, &scratch, err)) < 0)
         goto out;
     have_scratch = 1;
     b.local = local.view.dev;
@@ -148,10 +151,9 @@ out:
         gpuipc_cu.cuEventDestroy(ev[1]);
     if (ev[0] != NULL)
         gpuipc_cu.cuEventDestroy(ev[0]);
-    if (have_scratch && gpuipc_vmm_release(env, &scratch, &e2) < 0 && ret == 0)
+    if (have_scratch && gpuipc_vmm_release(&own, &scratch, &e2) < 0 && ret == 0)
         ret = gpuipc_err_set(err, -EIO, "releasing the copy destination: %s", e2.msg);
-    if (have_local && gpuipc_vmm_release(env, &local, &e2) < 0 && ret == 0)
+    if (have_local && gpuipc_vmm_release(&own, &local, &e2) < 0 && ret == 0)
         ret = gpuipc_err_set(err, -EIO, "releasing the local buffer: %s", e2.msg);
-    env->laps = laps;
     return ret;
 }

@@ -10,16 +10,17 @@
 #include "core/err.h"
 #include "session/laps.h"
 #include "session/mech.h"
+#include "session/scenario.h"
 
 /* env->bandwidth for a consumer with CUDA (see env.h). view is a device view
- * on env->gpu holding the pattern of seed. It allocates two local VMM
+ * of scenario sc on sc->env->gpu holding the pattern of seed. It allocates two local VMM
  * buffers of view->size on env->gpu (one for the kernels and as a copy
  * source, one as the copy destination), runs each operation once untimed,
  * then iters times, each timed alone between two events on the default
  * stream, and finally checks that every buffer holds the pattern. Every
  * allocation and event is released on every path. Returns 0 or a negative
  * errno, err naming the call. */
-int gpuipc_bandwidth_run(gpuipc_env *env, const gpuipc_view *view, uint64_t seed,
+int gpuipc_bandwidth_run(gpuipc_scenario *sc, const gpuipc_view *view, uint64_t seed,
                          unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
 
 #endif

@@ -31,6 +31,9 @@ typedef struct ctx {
     const gpuipc_bench_cfg *cfg;
     gpuipc_bench *b;
     unsigned index;   /* scenario number in the session */
+    unsigned chunks;  /* the chunked mechanisms' allocations in the row under way; 0: default */
+    uint8_t uuid[GPUIPC_UUID_LEN];      /* the producer's device in the rows under way */
+    uint8_t peer_uuid[GPUIPC_UUID_LEN]; /* the consumer's, where another (cross-device) */
     int failed;
     uint64_t t0;
 } ctx;
@@ -69,6 +72,9 @@ static uint64_t free_mem(const ctx *c)
 static int scenario(ctx *c, const gpuipc_mech *m, uint64_t size, gpuipc_timing *t, char *note,
                     size_t len)
 {
+    gpuipc_scenario_ask ask = {.mech = m, .size = size, .index = c->index++,
+                               .chunks = c->chunks, .uuid = c->uuid, .peer_uuid = c->peer_uuid,
+                               .timing = t};
     gpuipc_result res;
 
     if (lost(c)) {
@@ -76,9 +82,7 @@ static int scenario(ctx *c, const gpuipc_mech *m, uint64_t size, gpuipc_timing *
                  gpuipc_wire_stop ? "interrupted" : gpuipc_wire_broken(c->w));
         return -1;
     }
-    c->env->timing = t;
-    gpuipc_producer_scenario(c->env, c->w, m, size, c->index++, &res);
-    c->env->timing = NULL;
+    gpuipc_producer_scenario(c->env, c->w, &ask, &res);
     if (res.status != GPUIPC_PASS) {
         snprintf(note, len, "%s", res.reason);
         return -1;
@@ -97,7 +101,7 @@ static void run_row(ctx *c, const gpuipc_mech *m, uint64_t size, unsigned chunks
     snprintf(row->name, sizeof(row->name), "%s", m->name);
     row->size = size;
     row->chunks = chunks;
-    c->env->chunks = chunks;
+    c->chunks = chunks;
     gpuipc_proc_reset_hwm();
     for (i = 0; i <= c->cfg->iters; i++) {
         memset(&t, 0, sizeof(t));
@@ -193,7 +197,7 @@ static void section_latency(ctx *c)
                 strstr(c->cfg->lat[i]->name, "chunks") != NULL ? c->cfg->latency_chunks : 1,
                 &c->b->lat[c->b->nlat++]);
     }
-    c->env->chunks = 0;
+    c->chunks = 0;
 }
 
 static void section_bandwidth(ctx *c)
@@ -259,7 +263,7 @@ static void section_scaling(ctx *c)
         progress(c, "chunk scaling: %u chunks of 2 MiB, %u scenarios", n, c->cfg->iters + 1);
         run_row(c, c->cfg->chunked, (uint64_t)n * 2 * MiB, n, row);
     }
-    c->env->chunks = 0;
+    c->chunks = 0;
 }
 
 static void section_cross(ctx *c)
@@ -274,7 +278,7 @@ static void section_cross(ctx *c)
             row->a = a;
             row->b = bb;
             row->size = GiB;
-            if (gpuipc_gpu_point(c->env, a, bb, &err) < 0) {
+            if (gpuipc_gpu_point(c->env, a, bb, c->uuid, c->peer_uuid, &err) < 0) {
                 snprintf(row->note, sizeof(row->note), "%s", err.msg);
                 c->failed = 1;
                 continue;
@@ -282,7 +286,8 @@ static void section_cross(ctx *c)
             progress(c, "cross-device: memory on GPU %d, consumer on GPU %d", a, bb);
             run_bw(c, GiB, row);
         }
-    if (gpuipc_gpu_point(c->env, c->cfg->device, c->cfg->device, &err) < 0) {
+    if (gpuipc_gpu_point(c->env, c->cfg->device, c->cfg->device, c->uuid, c->peer_uuid,
+                         &err) < 0) {
         fprintf(stderr, "gpuipc_test: --bench: back to GPU %d: %s\n", c->cfg->device, err.msg);
         c->failed = 1;
     }
@@ -318,6 +323,7 @@ int gpuipc_bench_run(gpuipc_env *env, gpuipc_wire *w, const gpuipc_bench_cfg *cf
     ctx c = {.env = env, .w = w, .cfg = cfg, .b = b, .t0 = gpuipc_clock_ns()};
     uint64_t hwm;
 
+    memcpy(c.uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
     describe_device(&c);
     snprintf(b->reference, sizeof(b->reference), "%s",
              cfg->reference != NULL ? cfg->reference->name : "-");

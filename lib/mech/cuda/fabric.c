@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "mech/imex.h"
 #include "session/mech.h"
@@ -26,14 +26,14 @@
 
 /* Creates and releases the smallest FABRIC allocation: the one test that
  * says whether this process was granted a channel. */
-static CUresult trial_create(gpuipc_env *env, gpuipc_err *err)
+static CUresult trial_create(gpuipc_scenario *sc, gpuipc_err *err)
 {
     CUmemGenericAllocationHandle h;
     CUmemAllocationProp prop;
     size_t gran = 0;
     CUresult rc;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ALLOCATION_COMP_NONE, &prop);
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ALLOCATION_COMP_NONE, &prop);
     GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationGranularity, &gran, &prop,
                    CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     GPUIPC_CU_GOTO(rc, err, out, cuMemCreate, &h, gran, &prop, 0);
@@ -42,40 +42,40 @@ out:
     return rc;
 }
 
-static int fabric_probe(gpuipc_env *env, gpuipc_err *why)
+static int fabric_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
     gpuipc_err files, trial;
     int no_channel, rc;
     CUresult cr;
 
-    rc = gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
+    rc = gpuipc_vmm_probe(sc, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
                           "HANDLE_TYPE_FABRIC", why);
     if (rc < 0)
         return rc;
     no_channel = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &files) < 0;
-    cr = trial_create(env, &trial);
+    cr = trial_create(sc, &trial);
     if (cr == CUDA_SUCCESS)
         return 0;
     if (cr != CUDA_ERROR_NOT_PERMITTED)
-        return gpuipc_err_set(why, gpuipc_cudrv_errno(cr), "trial %s", trial.msg);
+        return gpuipc_err_wrap(why, &trial, gpuipc_cudrv_errno(cr), "trial %s", trial.msg);
     if (no_channel)
-        return gpuipc_err_set(why, -ENOTSUP, "%.250s; and cuMemCreate with "
-                              "CU_MEM_HANDLE_TYPE_FABRIC returns CUDA_ERROR_NOT_PERMITTED",
-                              files.msg);
-    return gpuipc_err_set(why, -ENOTSUP, "cuMemCreate with CU_MEM_HANDLE_TYPE_FABRIC returns "
-                          "CUDA_ERROR_NOT_PERMITTED although an IMEX channel file is there: "
-                          "this process was not granted that channel");
+        return gpuipc_err_wrap(why, &trial, -ENOTSUP, "%.250s; and cuMemCreate with "
+                               "CU_MEM_HANDLE_TYPE_FABRIC returns CUDA_ERROR_NOT_PERMITTED",
+                               files.msg);
+    return gpuipc_err_wrap(why, &trial, -ENOTSUP, "cuMemCreate with CU_MEM_HANDLE_TYPE_FABRIC "
+                           "returns CUDA_ERROR_NOT_PERMITTED although an IMEX channel file is "
+                           "there: this process was not granted that channel");
 }
 
-static int fabric_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int fabric_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    return gpuipc_vmm_create(env, &prop, size, buf, err);
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_ALLOCATION_COMP_NONE, &prop);
+    return gpuipc_vmm_create(sc, &prop, size, buf, err);
 }
 
-static int fabric_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int fabric_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
@@ -86,7 +86,7 @@ static int fabric_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *off
     GPUIPC_CU_GOTO(rc, err, out, cuMemExportToShareableHandle, &handle, v->handle,
                    CU_MEM_HANDLE_TYPE_FABRIC, 0);
     *nfds = 0;
-    gpuipc_vmm_offer(env, buf, offer);
+    gpuipc_vmm_offer(sc, buf, offer);
     memcpy(offer->blob, handle.data, sizeof(handle.data));
     offer->blob_len = sizeof(handle.data);
     return 0;
@@ -94,7 +94,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int fabric_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int fabric_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemFabricHandle handle;
@@ -104,7 +104,7 @@ static int fabric_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
     if ((rc = gpuipc_mech_offer_shape("fabric", offer, nfds, 0, sizeof(handle.data), err)) < 0)
         return rc;
     memcpy(handle.data, offer->blob, sizeof(handle.data));
-    return gpuipc_vmm_import(env, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf, err);
+    return gpuipc_vmm_import(sc, &handle, CU_MEM_HANDLE_TYPE_FABRIC, 0, offer, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_fabric = {

@@ -44,22 +44,22 @@ typedef struct event_priv {
     CUevent ev;
     int pending;           /* producer: fills launched and not yet checked */
     gpuipc_written expect; /* what the kernels launched must count and sum */
-    gpuipc_env *env;       /* for log lines */
+    gpuipc_env *env;       /* for log lines and the test hooks */
 } event_priv;
 
-static int probe(gpuipc_env *env, gpuipc_err *why)
+static int probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int rc = gpuipc_legacy_probe(env, why), ok = 0;
+    int rc = gpuipc_legacy_probe(sc, why), ok = 0;
 
     if (rc < 0)
         return rc;
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, &ok, why) !=
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, &ok, why) !=
         CUDA_SUCCESS)
         return -EIO;
     if (!ok)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED is 0 on "
                               "GPU %d: interprocess events are not supported here",
-                              gpuipc_gpu_ordinal(env->gpu));
+                              gpuipc_gpu_ordinal(sc->env->gpu));
     return 0;
 }
 
@@ -189,7 +189,7 @@ static void wrap(event_priv *p, const gpuipc_view_ops *ops, const char *how, gpu
 
 /* ---- the mechanism ------------------------------------------------------------------- */
 
-static int release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     event_priv *p = buf->priv;
     CUresult first = CUDA_SUCCESS;
@@ -203,13 +203,13 @@ static int release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
         GPUIPC_CU_NOTE(first, failed < 0 ? NULL : err, cuEventDestroy, p->ev);
     if (failed == 0 && first != CUDA_SUCCESS)
         failed = gpuipc_cudrv_errno(first);
-    rc = gpuipc_legacy_release(env, &p->mem, failed < 0 ? NULL : err);
+    rc = gpuipc_legacy_release(sc, &p->mem, failed < 0 ? NULL : err);
     free(p);
     memset(buf, 0, sizeof(*buf));
     return failed < 0 ? failed : rc;
 }
 
-static int alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     event_priv *p = calloc(1, sizeof(*p));
     CUresult rc;
@@ -218,9 +218,9 @@ static int alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *er
     memset(buf, 0, sizeof(*buf));
     if (p == NULL)
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
-    p->gpu = env->gpu;
-    p->env = env;
-    if ((ret = gpuipc_legacy_alloc(env, size, &p->mem, err)) < 0) {
+    p->gpu = sc->env->gpu;
+    p->env = sc->env;
+    if ((ret = gpuipc_legacy_alloc(sc, size, &p->mem, err)) < 0) {
         free(p);
         return ret;
     }
@@ -236,12 +236,12 @@ out:
         gpuipc_buf own;
 
         wrap(p, &producer_ops, "", &own);
-        release(env, &own, NULL);
+        release(sc, &own, NULL);
     }
     return gpuipc_cudrv_errno(rc);
 }
 
-static int export_handles(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int export_handles(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                           unsigned *nfds, gpuipc_err *err)
 {
     event_priv *p = buf->priv;
@@ -249,7 +249,7 @@ static int export_handles(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *of
     CUresult rc;
     int ret;
 
-    if ((ret = gpuipc_legacy_export(env, &p->mem, offer, fds, nfds, err)) < 0)
+    if ((ret = gpuipc_legacy_export(sc, &p->mem, offer, fds, nfds, err)) < 0)
         return ret;
     GPUIPC_CU_GOTO(rc, err, out, cuIpcGetEventHandle, &h, p->ev);
     memcpy(offer->blob + GPUIPC_LEGACY_HANDLE_LEN, h.reserved, sizeof(h.reserved));
@@ -259,7 +259,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
+static int import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds, unsigned nfds,
                   gpuipc_buf *buf, gpuipc_err *err)
 {
     event_priv *p;
@@ -274,18 +274,18 @@ static int import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds
         return ret;
     if ((p = calloc(1, sizeof(*p))) == NULL)
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
-    p->env = env;
-    if ((ret = gpuipc_legacy_open(env, offer, &p->mem, err)) < 0) {
+    p->env = sc->env;
+    if ((ret = gpuipc_legacy_open(sc, offer, &p->mem, err)) < 0) {
         free(p);
         return ret;
     }
-    p->gpu = env->gpu;
+    p->gpu = sc->env->gpu;
     memcpy(h.reserved, offer->blob + GPUIPC_LEGACY_HANDLE_LEN, sizeof(h.reserved));
     GPUIPC_CU_GOTO(rc, err, out, cuIpcOpenEventHandle, &p->ev, h);
     wrap(p, &consumer_ops, "its verify ordered after the producer's fill by the event", buf);
     return 0;
 out:
-    gpuipc_legacy_release(env, &p->mem, NULL);
+    gpuipc_legacy_release(sc, &p->mem, NULL);
     free(p);
     return gpuipc_cudrv_errno(rc);
 }

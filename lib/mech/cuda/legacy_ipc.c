@@ -18,7 +18,7 @@
 
 #include "core/clock.h"
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "core/step.h"
@@ -35,7 +35,7 @@ typedef struct legacy_priv {
 } legacy_priv;
 
 /* Shows, once per run, what cuIpcGetMemHandle does with VMM memory. */
-static void show_vmm_refusal(gpuipc_env *env)
+static void show_vmm_refusal(gpuipc_scenario *sc)
 {
     CUmemAllocationProp prop;
     CUipcMemHandle h;
@@ -44,45 +44,45 @@ static void show_vmm_refusal(gpuipc_env *env)
     CUresult rc;
     int ok = 0;
 
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &ok,
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &ok,
                         NULL) != CUDA_SUCCESS || !ok)
         return;
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    if (gpuipc_vmm_create(env, &prop, 1, &vmm, &e) < 0)
+    if (gpuipc_vmm_create(sc, &prop, 1, &vmm, &e) < 0)
         return;
     rc = gpuipc_cu.cuIpcGetMemHandle(&h, vmm.view.dev);
-    gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, NAME, GPUIPC_STEP_PROBE, GPUIPC_LOG_NO_TIME,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_NORMAL, NAME, GPUIPC_STEP_PROBE, GPUIPC_LOG_NO_TIME,
                     rc != CUDA_SUCCESS
                         ? "expected refusal: cuIpcGetMemHandle on a VMM (cuMemCreate) allocation "
                           "returns %s: legacy IPC shares only cuMemAlloc memory"
                         : "note: cuIpcGetMemHandle accepted a VMM allocation (%s), which older "
                           "drivers refuse",
                     gpuipc_cudrv_error_name(rc));
-    gpuipc_vmm_release(env, &vmm, NULL);
+    gpuipc_vmm_release(sc, &vmm, NULL);
 }
 
-int gpuipc_legacy_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_legacy_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
     int uva = 0, rc;
 
-    if (env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(env, why)) < 0)
+    if (sc->env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(sc, why)) < 0)
         return rc;
-    if (env->gpu == NULL)
+    if (sc->env->gpu == NULL)
         return gpuipc_err_set(why, -ENODEV, "no GPU is open");
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, &uva, why) !=
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, &uva, why) !=
         CUDA_SUCCESS)
         return -EIO;
     if (!uva)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING is 0 on GPU "
                               "%d: legacy IPC needs unified addressing (64-bit Linux)",
-                              gpuipc_gpu_ordinal(env->gpu));
-    if (env->role == GPUIPC_ROLE_PRODUCER)
-        show_vmm_refusal(env);
+                              gpuipc_gpu_ordinal(sc->env->gpu));
+    if (sc->env->role == GPUIPC_ROLE_PRODUCER)
+        show_vmm_refusal(sc);
     return 0;
 }
 
-int gpuipc_legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_legacy_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     legacy_priv *priv = calloc(1, sizeof(*priv));
     CUresult rc;
@@ -92,15 +92,15 @@ int gpuipc_legacy_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
     priv->size = (size + ROUND - 1) / ROUND * ROUND;
     GPUIPC_CU_GOTO(rc, err, out, cuMemAlloc, &priv->ptr, priv->size);
-    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuMemAlloc", buf);
+    gpuipc_gpu_buf(sc->env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuMemAlloc", buf);
     return 0;
 out:
-    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
+    gpuipc_gpu_note_oom(sc->env->gpu, rc, priv->size, err);
     free(priv);
     return gpuipc_cudrv_errno(rc);
 }
 
-int gpuipc_legacy_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+int gpuipc_legacy_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
     legacy_priv *priv = buf->priv;
@@ -112,7 +112,7 @@ int gpuipc_legacy_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *off
     *nfds = 0;
     offer->size = buf->size;
     offer->granularity = buf->granularity;
-    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+    memcpy(offer->uuid, gpuipc_gpu_uuid(sc->env->gpu), GPUIPC_UUID_LEN);
     memcpy(offer->blob, h.reserved, sizeof(h.reserved));
     offer->blob_len = sizeof(h.reserved);
     return 0;
@@ -120,7 +120,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-int gpuipc_legacy_open(gpuipc_env *env, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
+int gpuipc_legacy_open(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
                        gpuipc_err *err)
 {
     legacy_priv *priv;
@@ -130,7 +130,7 @@ int gpuipc_legacy_open(gpuipc_env *env, const gpuipc_msg_offer *offer, gpuipc_bu
     int ret;
 
     memset(buf, 0, sizeof(*buf));
-    if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
+    if (gpuipc_gpu_check_offer(sc, offer->uuid, err) < 0)
         return -EPROTO;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)
@@ -140,7 +140,7 @@ int gpuipc_legacy_open(gpuipc_env *env, const gpuipc_msg_offer *offer, gpuipc_bu
     GPUIPC_CU_GOTO(rc, err, out, cuIpcOpenMemHandle, &priv->ptr, h,
                    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
     priv->opened = 1;
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NAME, GPUIPC_STEP_IMPORT,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, NAME, GPUIPC_STEP_IMPORT,
                     gpuipc_clock_ns() - t, "cuIpcOpenMemHandle");
     if ((ret = gpuipc_gpu_check_opened(priv->ptr, offer->size, "cuIpcOpenMemHandle", 1,
                                        err)) < 0) {
@@ -149,7 +149,7 @@ int gpuipc_legacy_open(gpuipc_env *env, const gpuipc_msg_offer *offer, gpuipc_bu
         return ret;
     }
     priv->size = offer->size;
-    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuIpcOpenMemHandle", buf);
+    gpuipc_gpu_buf(sc->env->gpu, priv->ptr, priv->size, ROUND, priv, "with cuIpcOpenMemHandle", buf);
     return 0;
 
 out:
@@ -157,22 +157,22 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int legacy_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int legacy_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     (void)fds;
     memset(buf, 0, sizeof(*buf));
     if (gpuipc_mech_offer_shape(NAME, offer, nfds, 0, GPUIPC_LEGACY_HANDLE_LEN, err) < 0)
         return -EPROTO;
-    return gpuipc_legacy_open(env, offer, buf, err);
+    return gpuipc_legacy_open(sc, offer, buf, err);
 }
 
-int gpuipc_legacy_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_legacy_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     legacy_priv *priv = buf->priv;
     CUresult first = CUDA_SUCCESS;
 
-    (void)env;
+    (void)sc;
     if (priv == NULL)
         return 0;
     GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);

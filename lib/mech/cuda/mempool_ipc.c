@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "core/step.h"
@@ -37,39 +37,51 @@ typedef struct pool_priv {
     int imported;
 } pool_priv;
 
-static int pool_probe(gpuipc_env *env, gpuipc_err *why)
+static int pool_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
     int pools = 0, types = 0, rc;
 
-    if (env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(env, why)) < 0)
+    if (sc->env->role == GPUIPC_ROLE_CONSUMER && (rc = gpuipc_gpu_attach(sc, why)) < 0)
         return rc;
-    if (env->gpu == NULL)
+    if (sc->env->gpu == NULL)
         return gpuipc_err_set(why, -ENODEV, "no GPU is open");
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, &pools, why) !=
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, &pools, why) !=
             CUDA_SUCCESS ||
-        gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, &types,
+        gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, &types,
                         why) != CUDA_SUCCESS)
         return -EIO;
     if (!pools)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0 on "
                               "GPU %d: no memory pools (a CUDA 11.2+ driver is needed)",
-                              gpuipc_gpu_ordinal(env->gpu));
+                              gpuipc_gpu_ordinal(sc->env->gpu));
     if (!(types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES "
                               "is 0x%x on GPU %d: pools cannot be shared as POSIX FDs here",
-                              (unsigned)types, gpuipc_gpu_ordinal(env->gpu));
+                              (unsigned)types, gpuipc_gpu_ordinal(sc->env->gpu));
     return 0;
 }
 
-static void access_desc(const gpuipc_env *env, CUmemAccessDesc *d)
+static void access_desc(const gpuipc_scenario *sc, CUmemAccessDesc *d)
 {
     memset(d, 0, sizeof(*d));
     d->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    d->location.id = gpuipc_gpu_ordinal(env->gpu);
+    d->location.id = gpuipc_gpu_ordinal(sc->env->gpu);
     d->flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 }
 
-static int pool_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+/* A pool set up as far as a failure rc: destroyed if it was made (with the
+ * hint for a driver out of memory), and freed. Returns the errno for rc. */
+static int pool_undo(gpuipc_scenario *sc, pool_priv *priv, CUresult rc, gpuipc_err *err)
+{
+    if (priv->pool != NULL) {
+        gpuipc_gpu_note_oom(sc->env->gpu, rc, priv->size, err);
+        gpuipc_cu.cuMemPoolDestroy(priv->pool);
+    }
+    free(priv);
+    return gpuipc_cudrv_errno(rc);
+}
+
+static int pool_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     pool_priv *priv = calloc(1, sizeof(*priv));
     CUmemPoolProps props;
@@ -83,27 +95,23 @@ static int pool_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = gpuipc_gpu_ordinal(env->gpu);
+    props.location.id = gpuipc_gpu_ordinal(sc->env->gpu);
     GPUIPC_CU_GOTO(rc, err, out, cuMemPoolCreate, &priv->pool, &props);
-    GPUIPC_CU_GOTO(rc, err, out_destroy, cuMemAllocFromPoolAsync, &priv->ptr, priv->size,
-                   priv->pool, NULL);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemAllocFromPoolAsync, &priv->ptr, priv->size, priv->pool,
+                   NULL);
     /* The consumer may use the pointer only once the allocation is complete. */
     GPUIPC_CU_GOTO(rc, err, out_free, cuStreamSynchronize, NULL);
-    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "from a POSIX-FD pool", buf);
+    gpuipc_gpu_buf(sc->env->gpu, priv->ptr, priv->size, ROUND, priv, "from a POSIX-FD pool", buf);
     return 0;
 
 out_free:
     gpuipc_cu.cuMemFreeAsync(priv->ptr, NULL);
     gpuipc_cu.cuStreamSynchronize(NULL);
-out_destroy:
-    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
-    gpuipc_cu.cuMemPoolDestroy(priv->pool);
 out:
-    free(priv);
-    return gpuipc_cudrv_errno(rc);
+    return pool_undo(sc, priv, rc, err);
 }
 
-static int pool_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int pool_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                        unsigned *nfds, gpuipc_err *err)
 {
     pool_priv *priv = buf->priv;
@@ -124,7 +132,7 @@ static int pool_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer
     *nfds = 1;
     offer->size = buf->size;
     offer->granularity = buf->granularity;
-    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+    memcpy(offer->uuid, gpuipc_gpu_uuid(sc->env->gpu), GPUIPC_UUID_LEN);
     memcpy(offer->blob, data.reserved, sizeof(data.reserved));
     offer->blob_len = sizeof(data.reserved);
     return 0;
@@ -135,7 +143,7 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int pool_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemPoolPtrExportData data;
@@ -147,7 +155,7 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     memset(buf, 0, sizeof(*buf));
     if (gpuipc_mech_offer_shape(NAME, offer, nfds, 1, sizeof(data.reserved), err) < 0)
         return -EPROTO;
-    if (gpuipc_gpu_check_offer(env, offer->uuid, err) < 0)
+    if (gpuipc_gpu_check_offer(sc, offer->uuid, err) < 0)
         return -EPROTO;
     priv = calloc(1, sizeof(*priv));
     if (priv == NULL)
@@ -155,9 +163,9 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
     memcpy(data.reserved, offer->blob, sizeof(data.reserved));
     GPUIPC_CU_GOTO(rc, err, out, cuMemPoolImportFromShareableHandle, &priv->pool,
                    (void *)(uintptr_t)fds[0], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    access_desc(env, &access);
-    GPUIPC_CU_GOTO(rc, err, out_destroy, cuMemPoolSetAccess, priv->pool, &access, 1);
-    GPUIPC_CU_GOTO(rc, err, out_destroy, cuMemPoolImportPointer, &priv->ptr, priv->pool, &data);
+    access_desc(sc, &access);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemPoolSetAccess, priv->pool, &access, 1);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemPoolImportPointer, &priv->ptr, priv->pool, &data);
     priv->imported = 1;
     /* The driver need not answer for an imported pool pointer: not strict. */
     if ((ret = gpuipc_gpu_check_opened(priv->ptr, offer->size, "cuMemPoolImportPointer", 0,
@@ -168,23 +176,19 @@ static int pool_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int
         return ret;
     }
     priv->size = offer->size;
-    gpuipc_gpu_buf(env->gpu, priv->ptr, priv->size, ROUND, priv, "from the imported pool", buf);
+    gpuipc_gpu_buf(sc->env->gpu, priv->ptr, priv->size, ROUND, priv, "from the imported pool", buf);
     return 0;
 
-out_destroy:
-    gpuipc_gpu_note_oom(env->gpu, rc, priv->size, err);
-    gpuipc_cu.cuMemPoolDestroy(priv->pool);
 out:
-    free(priv);
-    return gpuipc_cudrv_errno(rc);
+    return pool_undo(sc, priv, rc, err);
 }
 
-static int pool_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int pool_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     pool_priv *priv = buf->priv;
     CUresult first = CUDA_SUCCESS;
 
-    (void)env;
+    (void)sc;
     if (priv == NULL)
         return 0;
     GPUIPC_CU_NOTE(first, err, cuCtxSynchronize);

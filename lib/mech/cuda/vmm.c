@@ -26,15 +26,15 @@
 #include "core/step.h"
 #include "core/units.h"
 
-static const char *mech_name(const gpuipc_env *env)
+static const char *mech_name(const gpuipc_scenario *sc)
 {
-    return env->mech != NULL ? env->mech->name : "vmm";
+    return sc->mech != NULL ? sc->mech->name : "vmm";
 }
 
 /* Logs a driver call and its duration at verbose level. */
-static void trace(const gpuipc_env *env, unsigned step, uint64_t t0, const char *what)
+static void trace(const gpuipc_scenario *sc, unsigned step, uint64_t t0, const char *what)
 {
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech_name(env), step, gpuipc_clock_ns() - t0,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, mech_name(sc), step, gpuipc_clock_ns() - t0,
                     "%s", what);
 }
 
@@ -59,29 +59,29 @@ void gpuipc_vmm_prop_host_numa(int numa_id, CUmemAllocationHandleType type,
     prop->requestedHandleTypes = type;
 }
 
-int gpuipc_vmm_probe(gpuipc_env *env, CUdevice_attribute type_attr, const char *type_name,
+int gpuipc_vmm_probe(gpuipc_scenario *sc, CUdevice_attribute type_attr, const char *type_name,
                      gpuipc_err *why)
 {
     int vmm = 0, handle = 0, rc;
 
-    if (env->role == GPUIPC_ROLE_CONSUMER && ((rc = gpuipc_gpu_attach(env, why)) < 0 ||
-                                              (rc = gpuipc_gpu_peer_check(env, why)) < 0))
+    if (sc->env->role == GPUIPC_ROLE_CONSUMER && ((rc = gpuipc_gpu_attach(sc, why)) < 0 ||
+                                              (rc = gpuipc_gpu_peer_check(sc, why)) < 0))
         return rc;
-    if (env->gpu == NULL)
+    if (sc->env->gpu == NULL)
         return gpuipc_err_set(why, -ENODEV, "no GPU is open");
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &vmm,
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &vmm,
                         why) != CUDA_SUCCESS ||
-        gpuipc_gpu_attr(env->gpu, type_attr, &handle, why) != CUDA_SUCCESS)
+        gpuipc_gpu_attr(sc->env->gpu, type_attr, &handle, why) != CUDA_SUCCESS)
         return -EIO;
     if (!vmm)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_"
                               "SUPPORTED is 0 on GPU %d (%s): this device or driver has no "
                               "VMM API (it needs Pascal or later and a CUDA 10.2+ driver)",
-                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+                              gpuipc_gpu_ordinal(sc->env->gpu), gpuipc_gpu_name(sc->env->gpu));
     if (!handle)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_%s_SUPPORTED is 0 on GPU %d "
                               "(%s): VMM memory cannot be exported as this handle type here",
-                              type_name, gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+                              type_name, gpuipc_gpu_ordinal(sc->env->gpu), gpuipc_gpu_name(sc->env->gpu));
     return 0;
 }
 
@@ -100,7 +100,7 @@ out:
  * this process's device read-write access, and for host memory its NUMA node
  * too (the CPU may touch host memory only with that grant). Stores the
  * address in *ptr. On failure nothing is left. */
-static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64_t gran,
+static CUresult map_handle(gpuipc_scenario *sc, unsigned step, gpuipc_vmm *v, uint64_t gran,
                            CUdeviceptr *ptr, gpuipc_err *err)
 {
     CUmemAccessDesc access[2];
@@ -110,12 +110,12 @@ static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64
 
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, ptr, v->size, gran, 0, 0);
-    gpuipc_laps_add(env->laps, GPUIPC_LAP_RESERVE, t);
-    trace(env, step, t, "cuMemAddressReserve");
+    gpuipc_laps_add(sc->laps, GPUIPC_LAP_RESERVE, t);
+    trace(sc, step, t, "cuMemAddressReserve");
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, *ptr, v->size, v->offset, v->handle, 0);
-    gpuipc_laps_add(env->laps, GPUIPC_LAP_MAP, t);
-    trace(env, step, t, "cuMemMap");
+    gpuipc_laps_add(sc->laps, GPUIPC_LAP_MAP, t);
+    trace(sc, step, t, "cuMemMap");
     memset(access, 0, sizeof(access));
     access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     access[0].location.id = gpuipc_gpu_ordinal(v->gpu);
@@ -129,8 +129,8 @@ static CUresult map_handle(gpuipc_env *env, unsigned step, gpuipc_vmm *v, uint64
     }
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, *ptr, v->size, access, n);
-    gpuipc_laps_add(env->laps, GPUIPC_LAP_ACCESS, t);
-    trace(env, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
+    gpuipc_laps_add(sc->laps, GPUIPC_LAP_ACCESS, t);
+    trace(sc, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
     return CUDA_SUCCESS;
 
 out_unmap:
@@ -143,15 +143,15 @@ out:
 }
 
 /* Describes the mapped range to the roles: a device view for the kernels. */
-static void set_buf(gpuipc_env *env, gpuipc_vmm *v, uint64_t gran, gpuipc_buf *buf)
+static void set_buf(gpuipc_scenario *sc, gpuipc_vmm *v, uint64_t gran, gpuipc_buf *buf)
 {
-    gpuipc_gpu_view(env->gpu, v->ptr, v->size, v->offset / 8, &buf->view);
+    gpuipc_gpu_view(sc->env->gpu, v->ptr, v->size, v->offset / 8, &buf->view);
     buf->size = v->size;
     buf->granularity = gran;
     buf->priv = v;
 }
 
-int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t size,
+int gpuipc_vmm_create(gpuipc_scenario *sc, const CUmemAllocationProp *prop, uint64_t size,
                       gpuipc_buf *buf, gpuipc_err *err)
 {
     char human[32], ghuman[32];
@@ -165,8 +165,8 @@ int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t
         return -EIO;
     v = calloc(1, sizeof(*v));
     if (v == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
-    v->gpu = env->gpu;
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(sc));
+    v->gpu = sc->env->gpu;
     v->kept_fd = -1;
     v->host_numa = prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? prop->location.id : -1;
     v->size = (size + gran - 1) / gran * gran;
@@ -174,14 +174,14 @@ int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t
     rc = gpuipc_cu.cuMemCreate(&v->handle, v->size, prop, 0);
     if (rc != CUDA_SUCCESS) {
         gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
-        gpuipc_gpu_note_oom(env->gpu, rc, v->size, err);
+        gpuipc_gpu_note_oom(sc->env->gpu, rc, v->size, err);
         goto out_free;
     }
-    trace(env, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
-    rc = map_handle(env, GPUIPC_STEP_ALLOC, v, gran, &v->ptr, err);
+    trace(sc, GPUIPC_STEP_ALLOC, t, "cuMemCreate");
+    rc = map_handle(sc, GPUIPC_STEP_ALLOC, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS)
         goto out_release;
-    set_buf(env, v, gran, buf);
+    set_buf(sc, v, gran, buf);
     if (v->host_numa >= 0)
         snprintf(buf->detail, sizeof(buf->detail), "%s on host NUMA node %d, granularity %s",
                  gpuipc_units_format_size(v->size, human, sizeof(human)), v->host_numa,
@@ -189,7 +189,7 @@ int gpuipc_vmm_create(gpuipc_env *env, const CUmemAllocationProp *prop, uint64_t
     else
         snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d, granularity %s",
                  gpuipc_units_format_size(v->size, human, sizeof(human)),
-                 gpuipc_gpu_ordinal(env->gpu),
+                 gpuipc_gpu_ordinal(sc->env->gpu),
                  gpuipc_units_format_size(gran, ghuman, sizeof(ghuman)));
     return 0;
 
@@ -200,28 +200,28 @@ out_free:
     return gpuipc_cudrv_errno(rc);
 }
 
-void gpuipc_vmm_offer(gpuipc_env *env, const gpuipc_buf *buf, gpuipc_msg_offer *offer)
+void gpuipc_vmm_offer(gpuipc_scenario *sc, const gpuipc_buf *buf, gpuipc_msg_offer *offer)
 {
     offer->size = buf->size;
     offer->granularity = buf->granularity;
-    memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+    memcpy(offer->uuid, gpuipc_gpu_uuid(sc->env->gpu), GPUIPC_UUID_LEN);
 }
 
-int gpuipc_vmm_export_fd(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_export_fd(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     const gpuipc_vmm *v = buf->priv;
 
-    return gpuipc_vmm_export_handle(env, v->handle, err);
+    return gpuipc_vmm_export_handle(sc, v->handle, err);
 }
 
-int gpuipc_vmm_export_handle(gpuipc_env *env, CUmemGenericAllocationHandle handle,
+int gpuipc_vmm_export_handle(gpuipc_scenario *sc, CUmemGenericAllocationHandle handle,
                              gpuipc_err *err)
 {
     uint64_t t = gpuipc_clock_ns();
     int fd = gpuipc_vmm_export_raw(handle, err);
 
     if (fd >= 0)
-        trace(env, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
+        trace(sc, GPUIPC_STEP_EXPORT, t, "cuMemExportToShareableHandle");
     return fd;
 }
 
@@ -244,14 +244,14 @@ out:
     return gpuipc_cudrv_errno(rc);
 }
 
-int gpuipc_vmm_import(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+int gpuipc_vmm_import(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHandleType type,
                       unsigned flags, const gpuipc_msg_offer *offer, gpuipc_buf *buf,
                       gpuipc_err *err)
 {
-    return gpuipc_vmm_import_at(env, os_handle, type, flags, 0, offer, buf, err);
+    return gpuipc_vmm_import_at(sc, os_handle, type, flags, 0, offer, buf, err);
 }
 
-int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandleType type,
+int gpuipc_vmm_import_at(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHandleType type,
                          unsigned flags, uint64_t offset, const gpuipc_msg_offer *offer,
                          gpuipc_buf *buf, gpuipc_err *err)
 {
@@ -265,15 +265,15 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     int ret = -EIO;
 
     memset(buf, 0, sizeof(*buf));
-    if ((ret = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0)
+    if ((ret = gpuipc_gpu_check_offer(sc, offer->uuid, err)) < 0)
         return ret;
     /* The check above left ret at 0: every failure below must return a
      * negative errno, or the caller would take an empty buf for a mapping. */
     ret = -EIO;
     v = calloc(1, sizeof(*v));
     if (v == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(env));
-    v->gpu = env->gpu;
+        return gpuipc_err_set(err, -ENOMEM, "%s: out of memory", mech_name(sc));
+    v->gpu = sc->env->gpu;
     v->kept_fd = -1;
     v->host_numa = -1;
     v->read_only = (flags & GPUIPC_VMM_READ_ONLY) != 0;
@@ -288,7 +288,7 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
                    type);
-    trace(env, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
+    trace(sc, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
     GPUIPC_CU_GOTO(rc, err, out_release, cuMemGetAllocationPropertiesFromHandle, &prop,
                    v->handle);
     /* The properties carry no size: cuMemMap below refuses a range larger
@@ -296,10 +296,10 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
     if (prop.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
         v->host_numa = prop.location.id;
     } else if (prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-               prop.location.id != env->home_ordinal) {
+               prop.location.id != sc->home_ordinal) {
         ret = gpuipc_err_set(err, -EPROTO, "the imported handle lives at location type %d id "
                              "%d, not on GPU %d (%s) as offered", (int)prop.location.type,
-                             prop.location.id, env->home_ordinal,
+                             prop.location.id, sc->home_ordinal,
                              gpuipc_units_format_uuid(offer->uuid, want, sizeof(want)));
         goto out_release;
     }
@@ -314,7 +314,7 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
                              (unsigned long long)gran);
         goto out_release;
     }
-    rc = map_handle(env, GPUIPC_STEP_IMPORT, v, gran, &v->ptr, err);
+    rc = map_handle(sc, GPUIPC_STEP_IMPORT, v, gran, &v->ptr, err);
     if (rc != CUDA_SUCCESS) {
         ret = gpuipc_cudrv_errno(rc);
         goto out_release;
@@ -327,20 +327,20 @@ int gpuipc_vmm_import_at(gpuipc_env *env, void *os_handle, CUmemAllocationHandle
                              "expected", mapped, v->size);
         goto out_unmap;
     }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, mech_name(env), GPUIPC_STEP_IMPORT,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, mech_name(sc), GPUIPC_STEP_IMPORT,
                     GPUIPC_LOG_NO_TIME,
                     "cuMemGetAddressRange: %s", rc == CUDA_SUCCESS ? "matches the offer"
                                                                    : gpuipc_cudrv_error_name(rc));
-    set_buf(env, v, gran, buf);
+    set_buf(sc, v, gran, buf);
     if (v->host_numa >= 0)
         snprintf(buf->detail, sizeof(buf->detail), "%s on host NUMA node %d, for GPU %d",
                  gpuipc_units_format_size(v->size, human, sizeof(human)), v->host_numa,
-                 gpuipc_gpu_ordinal(env->gpu));
+                 gpuipc_gpu_ordinal(sc->env->gpu));
     else
         snprintf(buf->detail, sizeof(buf->detail), "%s on GPU %d (%s)%s",
-                 gpuipc_units_format_size(v->size, human, sizeof(human)), env->home_ordinal,
-                 gpuipc_gpu_name(env->gpu),
-                 env->home_ordinal != gpuipc_gpu_ordinal(env->gpu) ? ", read and written by "
+                 gpuipc_units_format_size(v->size, human, sizeof(human)), sc->home_ordinal,
+                 gpuipc_gpu_name(sc->env->gpu),
+                 sc->home_ordinal != gpuipc_gpu_ordinal(sc->env->gpu) ? ", read and written by "
                  "this process's GPU over the peer path" : "");
     if (v->offset != 0)
         snprintf(buf->detail + strlen(buf->detail), sizeof(buf->detail) - strlen(buf->detail),
@@ -358,14 +358,14 @@ out_free:
     return ret == -EIO && rc != CUDA_SUCCESS ? gpuipc_cudrv_errno(rc) : ret;
 }
 
-int gpuipc_vmm_map_alias(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_map_alias(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
-    CUresult rc = map_handle(env, GPUIPC_STEP_IMPORT, v, buf->granularity, &v->alias, err);
+    CUresult rc = map_handle(sc, GPUIPC_STEP_IMPORT, v, buf->granularity, &v->alias, err);
 
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(rc);
-    gpuipc_gpu_view(env->gpu, v->alias, v->size, 0, &buf->alt);
+    gpuipc_gpu_view(sc->env->gpu, v->alias, v->size, 0, &buf->alt);
     snprintf(buf->alt_name, sizeof(buf->alt_name), "the alias at 0x%llx",
              (unsigned long long)v->alias);
     return 0;
@@ -381,7 +381,7 @@ out:
     return rc;
 }
 
-int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
     CUresult first = CUDA_SUCCESS;
@@ -401,7 +401,7 @@ int gpuipc_vmm_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
     GPUIPC_CU_NOTE(first, err, cuMemRelease, v->handle);
     if (v->kept_fd >= 0)
         close(v->kept_fd);
-    trace(env, GPUIPC_STEP_RELEASE, t,
+    trace(sc, GPUIPC_STEP_RELEASE, t,
           "cuCtxSynchronize, cuMemUnmap, cuMemAddressFree, cuMemRelease");
     free(v);
     memset(buf, 0, sizeof(*buf));
@@ -427,41 +427,41 @@ void gpuipc_vmm_abandon(gpuipc_buf *buf)
     memset(buf, 0, sizeof(*buf));
 }
 
-int gpuipc_vmm_fd_probe(gpuipc_env *env, gpuipc_err *why)
+int gpuipc_vmm_fd_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    return gpuipc_vmm_probe(env, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+    return gpuipc_vmm_probe(sc, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
                             "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR", why);
 }
 
-int gpuipc_vmm_fd_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+int gpuipc_vmm_fd_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
-    return gpuipc_vmm_create(env, &prop, size, buf, err);
+    return gpuipc_vmm_create(sc, &prop, size, buf, err);
 }
 
-int gpuipc_vmm_fd_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+int gpuipc_vmm_fd_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
-    int fd = gpuipc_vmm_export_fd(env, buf, err);
+    int fd = gpuipc_vmm_export_fd(sc, buf, err);
 
     if (fd < 0)
         return fd;
     fds[0] = fd;
     *nfds = 1;
-    gpuipc_vmm_offer(env, buf, offer);
+    gpuipc_vmm_offer(sc, buf, offer);
     return 0;
 }
 
-int gpuipc_vmm_fd_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+int gpuipc_vmm_fd_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, unsigned flags, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_mech_offer_shape(mech_name(env), offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err);
+    int rc = gpuipc_mech_offer_shape(mech_name(sc), offer, nfds, 1, GPUIPC_MECH_ANY_BLOB, err);
 
     if (rc < 0)
         return rc;
-    return gpuipc_vmm_import(env, (void *)(uintptr_t)fds[0],
+    return gpuipc_vmm_import(sc, (void *)(uintptr_t)fds[0],
                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, flags, offer, buf, err);
 }

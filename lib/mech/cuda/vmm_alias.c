@@ -8,16 +8,16 @@
 #include "session/mech.h"
 #include "mech/cuda/vmm.h"
 
-static int alias_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int alias_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
+    int rc = gpuipc_vmm_fd_import(sc, offer, fds, nfds, 0, buf, err);
 
     if (rc < 0)
         return rc;
-    rc = gpuipc_vmm_map_alias(env, buf, err);
+    rc = gpuipc_vmm_map_alias(sc, buf, err);
     if (rc < 0)
-        gpuipc_vmm_release(env, buf, NULL);
+        gpuipc_vmm_release(sc, buf, NULL);
     return rc;
 }
 

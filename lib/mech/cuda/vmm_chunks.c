@@ -55,44 +55,44 @@ static void spent(vmm_mem *m, int call, uint64_t t0)
         gpuipc_laps_add(m->laps, GPUIPC_LAP_ACCESS, t0);
 }
 
-static int granularity(gpuipc_env *env, uint64_t *gran, gpuipc_err *err)
+static int granularity(gpuipc_scenario *sc, uint64_t *gran, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
     return (*gran = gpuipc_vmm_granularity(&prop, err)) == 0 ? -EIO : 0;
 }
 
 /* Refused before allocating: with many chunks the total exceeds --size. */
-static int fits(gpuipc_env *env, const gpuipc_chunk_plan *plan, gpuipc_err *err)
+static int fits(gpuipc_scenario *sc, const gpuipc_chunk_plan *plan, gpuipc_err *err)
 {
     uint64_t free_b = 0, total = 0;
     char a[32], b[32];
 
-    if (gpuipc_gpu_mem_info(env->gpu, &free_b, &total, err) != CUDA_SUCCESS)
+    if (gpuipc_gpu_mem_info(sc->env->gpu, &free_b, &total, err) != CUDA_SUCCESS)
         return -EIO;
     if (plan->total > free_b)
         return gpuipc_err_set(err, -ENOMEM, "%u chunks of at least one granule each need %s, "
                               "and GPU %d has %s free: lower --chunks or --size", plan->count,
                               gpuipc_units_format_size(plan->total, a, sizeof(a)),
-                              gpuipc_gpu_ordinal(env->gpu),
+                              gpuipc_gpu_ordinal(sc->env->gpu),
                               gpuipc_units_format_size(free_b, b, sizeof(b)));
     return 0;
 }
 
-static int reserve(gpuipc_env *env, gpuipc_chunks *c, gpuipc_err *err)
+static int reserve(gpuipc_scenario *sc, gpuipc_chunks *c, gpuipc_err *err)
 {
     vmm_mem *m = c->mem;
     CUdeviceptr base = 0;
     uint64_t t = gpuipc_clock_ns();
     CUresult rc;
 
-    m->gpu = env->gpu;
-    m->home = env->role == GPUIPC_ROLE_CONSUMER ? env->home_ordinal
-                                                : gpuipc_gpu_ordinal(env->gpu);
-    m->laps = env->laps;
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    m->gpu = sc->env->gpu;
+    m->home = sc->env->role == GPUIPC_ROLE_CONSUMER ? sc->home_ordinal
+                                                : gpuipc_gpu_ordinal(sc->env->gpu);
+    m->laps = sc->laps;
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &m->prop);
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, &base, c->plan.total, c->gran, 0, 0);
     gpuipc_laps_add(m->laps, GPUIPC_LAP_RESERVE, t);
@@ -149,12 +149,12 @@ out:
 
 /* The -v line of each call is left out (thousands of them): the per-call
  * times add up in spent, which -v prints once. */
-static int export_fd(gpuipc_env *env, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
+static int export_fd(gpuipc_scenario *sc, gpuipc_chunks *c, uint64_t h, gpuipc_err *err)
 {
     uint64_t t = gpuipc_clock_ns();
     int fd = gpuipc_vmm_export_raw((CUmemGenericAllocationHandle)h, err);
 
-    (void)env;
+    (void)sc;
     spent(c->mem, T_EXPORT, t);
     return fd;
 }
@@ -176,7 +176,7 @@ out:
 }
 
 /* Imports FD number i; the first is checked to live on the device offered. */
-static int import_fd(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
+static int import_fd(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, gpuipc_err *err)
 {
     vmm_mem *m = c->mem;
     CUmemGenericAllocationHandle h;
@@ -184,7 +184,7 @@ static int import_fd(gpuipc_env *env, gpuipc_chunks *c, unsigned i, int fd, gpui
     CUresult rc;
     int ret;
 
-    (void)env;
+    (void)sc;
     rc = gpuipc_cu.cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     spent(m, T_IMPORT, t);
@@ -241,7 +241,7 @@ static void describe(gpuipc_chunks *c, gpuipc_buf *buf, int imported, uint64_t n
 
 /* -v: once a step is over, one line with its driver calls and their mean
  * cost. */
-static void done(gpuipc_env *env, gpuipc_chunks *c, unsigned step)
+static void done(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned step)
 {
     static const int alloc_calls[] = {T_CREATE, T_MAP, T_ACCESS, -1};
     static const int export_calls[] = {T_EXPORT, -1};
@@ -261,7 +261,7 @@ static void done(gpuipc_env *env, gpuipc_chunks *c, unsigned step)
                                  i ? ", " : "", call_names[calls[i]], k,
                                  k ? (double)m->spent[calls[i]].ns / k / 1e3 : 0.0);
     }
-    gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, step, GPUIPC_LOG_NO_TIME,
+    gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, c->ops->mech, step, GPUIPC_LOG_NO_TIME,
                     "driver time per call: %s", text);
 }
 
@@ -282,30 +282,30 @@ static const gpuipc_chunk_ops vmm_ops = {
     .done = done,
 };
 
-static int chunks_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int chunks_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
-    return gpuipc_chunks_alloc(env, &vmm_ops, size, buf, err);
+    return gpuipc_chunks_alloc(sc, &vmm_ops, size, buf, err);
 }
 
-static int chunks_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int chunks_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
-    int rc = gpuipc_chunks_export(env, buf, offer, fds, nfds, err);
+    int rc = gpuipc_chunks_export(sc, buf, offer, fds, nfds, err);
 
     if (rc == 0)
-        memcpy(offer->uuid, gpuipc_gpu_uuid(env->gpu), GPUIPC_UUID_LEN);
+        memcpy(offer->uuid, gpuipc_gpu_uuid(sc->env->gpu), GPUIPC_UUID_LEN);
     return rc;
 }
 
-static int chunks_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int chunks_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     int rc;
 
     memset(buf, 0, sizeof(*buf));
-    if ((rc = gpuipc_gpu_check_offer(env, offer->uuid, err)) < 0)
+    if ((rc = gpuipc_gpu_check_offer(sc, offer->uuid, err)) < 0)
         return rc;
-    return gpuipc_chunks_import(env, &vmm_ops, offer, fds, nfds, buf, err);
+    return gpuipc_chunks_import(sc, &vmm_ops, offer, fds, nfds, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_vmm_chunks = {

@@ -13,27 +13,27 @@
 #include <string.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "mech/cuda/vmm.h"
 
 #define NAME "vmm-compressible"
 
-static int comp_probe(gpuipc_env *env, gpuipc_err *why)
+static int comp_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int rc = gpuipc_vmm_fd_probe(env, why);
+    int rc = gpuipc_vmm_fd_probe(sc, why);
     int comp = 0;
 
     if (rc < 0)
         return rc;
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, &comp, why) !=
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, &comp, why) !=
         CUDA_SUCCESS)
         return -EIO;
     if (!comp)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED "
                               "is 0 on GPU %d (%s): no compressible memory on this device",
-                              gpuipc_gpu_ordinal(env->gpu), gpuipc_gpu_name(env->gpu));
+                              gpuipc_gpu_ordinal(sc->env->gpu), gpuipc_gpu_name(sc->env->gpu));
     return 0;
 }
 
@@ -53,23 +53,23 @@ static void note_compression(gpuipc_buf *buf, const char *who)
                  (unsigned)prop.allocFlags.compressionType);
 }
 
-static int comp_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int comp_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     int rc;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_GENERIC, &prop);
-    rc = gpuipc_vmm_create(env, &prop, size, buf, err);
+    rc = gpuipc_vmm_create(sc, &prop, size, buf, err);
     if (rc == 0)
         note_compression(buf, "to the producer:");
     return rc;
 }
 
-static int comp_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int comp_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
+    int rc = gpuipc_vmm_fd_import(sc, offer, fds, nfds, 0, buf, err);
 
     if (rc == 0)
         note_compression(buf, "as the importer sees it:");

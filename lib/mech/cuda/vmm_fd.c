@@ -10,10 +10,10 @@
 #include "session/mech.h"
 #include "mech/cuda/vmm.h"
 
-static int vmm_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int vmm_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                       unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    return gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
+    return gpuipc_vmm_fd_import(sc, offer, fds, nfds, 0, buf, err);
 }
 
 const gpuipc_mech gpuipc_mech_vmm = {

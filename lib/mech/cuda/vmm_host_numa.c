@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "session/pattern.h"
@@ -25,14 +25,14 @@
 
 #define NAME "vmm-host-numa"
 
-static int node_of(gpuipc_env *env, int *node, gpuipc_err *why)
+static int node_of(gpuipc_scenario *sc, int *node, gpuipc_err *why)
 {
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, node, why) != CUDA_SUCCESS)
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, node, why) != CUDA_SUCCESS)
         return -EIO;
     return 0;
 }
 
-static int numa_probe(gpuipc_env *env, gpuipc_err *why)
+static int numa_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
     CUmemGenericAllocationHandle h;
     CUmemAllocationProp prop;
@@ -40,20 +40,20 @@ static int numa_probe(gpuipc_env *env, gpuipc_err *why)
     size_t gran = 0;
     CUresult cr;
 
-    rc = gpuipc_vmm_fd_probe(env, why);
+    rc = gpuipc_vmm_fd_probe(sc, why);
     if (rc < 0)
         return rc;
-    if (gpuipc_gpu_attr(env->gpu, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                        &ok, why) != CUDA_SUCCESS || node_of(env, &node, why) < 0)
+    if (gpuipc_gpu_attr(sc->env->gpu, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                        &ok, why) != CUDA_SUCCESS || node_of(sc, &node, why) < 0)
         return -EIO;
     if (!ok)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_"
                               "MANAGEMENT_SUPPORTED is 0 on GPU %d: no VMM host memory here "
-                              "(a CUDA 12.2+ driver is needed)", gpuipc_gpu_ordinal(env->gpu));
+                              "(a CUDA 12.2+ driver is needed)", gpuipc_gpu_ordinal(sc->env->gpu));
     if (node < 0)
         return gpuipc_err_set(why, -ENOTSUP, "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is %d on GPU %d: "
                               "the system reports no NUMA node", node,
-                              gpuipc_gpu_ordinal(env->gpu));
+                              gpuipc_gpu_ordinal(sc->env->gpu));
     gpuipc_vmm_prop_host_numa(node, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &prop);
     cr = gpuipc_cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     if (cr == CUDA_SUCCESS)
@@ -75,15 +75,15 @@ static void cpu_view(const gpuipc_buf *buf, gpuipc_view *view)
     view->host = (void *)(uintptr_t)buf->view.dev;
 }
 
-static int numa_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int numa_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     int node, rc;
 
-    if ((rc = node_of(env, &node, err)) < 0)
+    if ((rc = node_of(sc, &node, err)) < 0)
         return rc;
     gpuipc_vmm_prop_host_numa(node, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &prop);
-    rc = gpuipc_vmm_create(env, &prop, size, buf, err);
+    rc = gpuipc_vmm_create(sc, &prop, size, buf, err);
     if (rc == 0) {
         size_t used = strlen(buf->detail);
 
@@ -94,18 +94,18 @@ static int numa_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_er
     return rc;
 }
 
-static int numa_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int numa_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                        unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     const gpuipc_vmm *v;
     int rc;
 
-    rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, 0, buf, err);
+    rc = gpuipc_vmm_fd_import(sc, offer, fds, nfds, 0, buf, err);
     if (rc < 0)
         return rc;
     v = buf->priv;
     if (v->host_numa < 0) {
-        gpuipc_vmm_release(env, buf, NULL);
+        gpuipc_vmm_release(sc, buf, NULL);
         return gpuipc_err_set(err, -EPROTO, "the imported handle is device memory, not host "
                               "NUMA memory as " NAME " offers");
     }

@@ -48,7 +48,7 @@ out:
 /* The producer's trial (see the top of the file). Returns 0 if the driver
  * maps at an offset into an imported handle, -ENOTSUP with the reason if it
  * says it cannot, or another negative errno if the trial itself failed. */
-static int trial(gpuipc_env *env, gpuipc_err *why)
+static int trial(gpuipc_scenario *sc, gpuipc_err *why)
 {
     CUmemGenericAllocationHandle own = 0, imported = 0;
     CUmemAllocationProp prop;
@@ -57,12 +57,12 @@ static int trial(gpuipc_env *env, gpuipc_err *why)
     uint64_t gran;
     int fd = -1, ret = -EIO;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
     if ((gran = gpuipc_vmm_granularity(&prop, why)) == 0)
         return -EIO;
     GPUIPC_CU_GOTO(rc, why, out, cuMemCreate, &own, 2 * gran, &prop, 0);
-    if ((fd = gpuipc_vmm_export_handle(env, own, why)) < 0) {
+    if ((fd = gpuipc_vmm_export_handle(sc, own, why)) < 0) {
         ret = fd;
         goto out_own;
     }
@@ -72,7 +72,7 @@ static int trial(gpuipc_env *env, gpuipc_err *why)
     if (rc == CUDA_ERROR_NOT_SUPPORTED) {
         /* Is it imports only, or offsets at all? Say which. */
         own_rc = trial_map(own, gran, NULL);
-        ret = gpuipc_err_set(why, -ENOTSUP, "unsupported by driver %s: cuMemMap "
+        ret = gpuipc_err_wrap(why, why, -ENOTSUP, "unsupported by driver %s: cuMemMap "
                              "with offset %s into an imported handle returns "
                              "CUDA_ERROR_NOT_SUPPORTED (trial in the producer; into the "
                              "creator's own handle it %s%s); cuda.h documents aligned offsets, "
@@ -99,16 +99,16 @@ out:
     return ret;
 }
 
-static int offset_probe(gpuipc_env *env, gpuipc_err *why)
+static int offset_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int rc = gpuipc_vmm_fd_probe(env, why);
+    int rc = gpuipc_vmm_fd_probe(sc, why);
 
-    if (rc < 0 || env->role != GPUIPC_ROLE_PRODUCER)
+    if (rc < 0 || sc->env->role != GPUIPC_ROLE_PRODUCER)
         return rc;
-    return trial(env, why);
+    return trial(sc, why);
 }
 
-static int offset_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
+static int offset_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuipc_err *err)
 {
     CUmemAllocationProp prop;
     uint64_t gran;
@@ -116,25 +116,25 @@ static int offset_alloc(gpuipc_env *env, uint64_t size, gpuipc_buf *buf, gpuipc_
     char g[32];
     int rc;
 
-    gpuipc_vmm_prop(env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    gpuipc_vmm_prop(sc->env->gpu, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
     if ((gran = gpuipc_vmm_granularity(&prop, err)) == 0)
         return -EIO;
     size = (size + gran - 1) / gran * gran;
-    if ((rc = gpuipc_vmm_create(env, &prop, size + gran, buf, err)) < 0)
+    if ((rc = gpuipc_vmm_create(sc, &prop, size + gran, buf, err)) < 0)
         return rc;
     /* Both sides work on the part after the first granule. */
     v = buf->priv;
-    gpuipc_gpu_view(env->gpu, v->ptr + gran, size, gran / 8, &buf->view);
+    gpuipc_gpu_view(sc->env->gpu, v->ptr + gran, size, gran / 8, &buf->view);
     snprintf(buf->detail + strlen(buf->detail), sizeof(buf->detail) - strlen(buf->detail),
              "; shared from offset %s", gpuipc_units_format_size(gran, g, sizeof(g)));
     return 0;
 }
 
-static int offset_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int offset_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                          unsigned *nfds, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_export(env, buf, offer, fds, nfds, err);
+    int rc = gpuipc_vmm_fd_export(sc, buf, offer, fds, nfds, err);
     uint64_t off = buf->granularity;
     unsigned i;
 
@@ -146,7 +146,7 @@ static int offset_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *off
     return 0;
 }
 
-static int offset_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int offset_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                          unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
     uint64_t off = 0;
@@ -159,7 +159,7 @@ static int offset_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const i
         off |= (uint64_t)offer->blob[i] << (8 * i);
     if (off == 0)
         return gpuipc_err_set(err, -EPROTO, "vmm-offset offer names offset 0");
-    return gpuipc_vmm_import_at(env, (void *)(uintptr_t)fds[0],
+    return gpuipc_vmm_import_at(sc, (void *)(uintptr_t)fds[0],
                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, off, offer, buf,
                                 err);
 }

@@ -15,49 +15,49 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "session/env.h"
+#include "session/scenario.h"
 #include "session/mech.h"
 #include "mech/pidfd.h"
 #include "core/step.h"
 #include "mech/cuda/vmm.h"
 
-static int pidfd_mech_probe(gpuipc_env *env, gpuipc_err *why)
+static int pidfd_mech_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int rc = gpuipc_vmm_fd_probe(env, why);
+    int rc = gpuipc_vmm_fd_probe(sc, why);
 
-    return rc < 0 ? rc : gpuipc_pidfd_mech_probe(env, why);
+    return rc < 0 ? rc : gpuipc_pidfd_mech_probe(sc, why);
 }
 
-static int pidfd_mech_export(gpuipc_env *env, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
+static int pidfd_mech_export(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_msg_offer *offer, int *fds,
                              unsigned *nfds, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
-    int fd = gpuipc_vmm_export_fd(env, buf, err);
+    int fd = gpuipc_vmm_export_fd(sc, buf, err);
 
     (void)fds;
     if (fd < 0)
         return fd;
     /* Kept open until release, which comes after the consumer's END_ACK. */
     v->kept_fd = fd;
-    if (gpuipc_inject_wrong_fd(&env->inject, env->role, fd) > 0)
-        gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, "vmm-pidfd", GPUIPC_STEP_EXPORT,
+    if (gpuipc_inject_wrong_fd(&sc->env->inject, sc->env->role, fd) > 0)
+        gpuipc_log_step(&sc->env->log, GPUIPC_LOG_NORMAL, "vmm-pidfd", GPUIPC_STEP_EXPORT,
                         GPUIPC_LOG_NO_TIME, "SABOTAGE: the FD to fetch is of the wrong kind "
                         "(test hook)");
     *nfds = 0;
-    gpuipc_vmm_offer(env, buf, offer);
+    gpuipc_vmm_offer(sc, buf, offer);
     gpuipc_pidfd_offer(offer, fd);
     return 0;
 }
 
-static int pidfd_mech_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int pidfd_mech_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                              unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int got = gpuipc_pidfd_take(env, "vmm-pidfd", offer, nfds, err), rc;
+    int got = gpuipc_pidfd_take(sc, "vmm-pidfd", offer, nfds, err), rc;
 
     (void)fds;
     if (got < 0)
         return got;
-    rc = gpuipc_vmm_import(env, (void *)(uintptr_t)got, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    rc = gpuipc_vmm_import(sc, (void *)(uintptr_t)got, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                            0, offer, buf, err);
     close(got);
     return rc;

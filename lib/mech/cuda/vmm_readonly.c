@@ -11,15 +11,15 @@
 #include <string.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "mech/cuda/vmm.h"
 
-static int ro_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int ro_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                      unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
+    int rc = gpuipc_vmm_fd_import(sc, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
 
     if (rc == 0) {
         size_t used = strlen(buf->detail);
@@ -29,7 +29,7 @@ static int ro_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *
     return rc;
 }
 
-static int ro_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int ro_prove(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     const uint32_t junk[4] = {0xdeadbeef, 0xdeadbeef, 0xdeadbeef, 0xdeadbeef};
     unsigned long long flags = 0;
@@ -38,7 +38,7 @@ static int ro_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
 
     memset(&here, 0, sizeof(here));
     here.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    here.id = gpuipc_gpu_ordinal(env->gpu);
+    here.id = gpuipc_gpu_ordinal(sc->env->gpu);
     rc = gpuipc_cu.cuMemGetAccess(&flags, &here, buf->view.dev);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemGetAccess", rc, __FILE__,

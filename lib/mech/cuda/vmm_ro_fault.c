@@ -18,16 +18,16 @@
 #include <string.h>
 
 #include "gpu/cudrv.h"
-#include "session/env.h"
+#include "session/scenario.h"
 #include "gpu/gpu.h"
 #include "session/mech.h"
 #include "session/pattern.h"
 #include "mech/cuda/vmm.h"
 
-static int fault_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const int *fds,
+static int fault_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const int *fds,
                         unsigned nfds, gpuipc_buf *buf, gpuipc_err *err)
 {
-    int rc = gpuipc_vmm_fd_import(env, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
+    int rc = gpuipc_vmm_fd_import(sc, offer, fds, nfds, GPUIPC_VMM_READ_ONLY, buf, err);
 
     if (rc == 0) {
         size_t used = strlen(buf->detail);
@@ -38,14 +38,14 @@ static int fault_import(gpuipc_env *env, const gpuipc_msg_offer *offer, const in
     return rc;
 }
 
-static int fault_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int fault_prove(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
     gpuipc_written wrote;
     gpuipc_err why;
     int rc;
 
-    (void)env;
+    (void)sc;
     rc = buf->view.ops->fill(&buf->view, gpuipc_pattern_seed(1), &wrote, &why);
     if (rc == 0)
         return gpuipc_err_set(err, -EPROTO, "a kernel wrote through the read-only mapping and "
@@ -57,12 +57,12 @@ static int fault_prove(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
                           why.msg);
 }
 
-static int fault_release(gpuipc_env *env, gpuipc_buf *buf, gpuipc_err *err)
+static int fault_release(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
 {
     gpuipc_vmm *v = buf->priv;
 
     if (v == NULL || !v->poisoned)
-        return gpuipc_vmm_release(env, buf, err);
+        return gpuipc_vmm_release(sc, buf, err);
     /* Every call into the faulted context would fail; the process's exit
      * gives the mapping and the handle back to the driver, and the producer
      * waits for that exit before it releases and counts. */
