@@ -19,6 +19,7 @@
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/facts.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
@@ -87,11 +88,11 @@ int main(int argc, char **argv)
         return GPUIPC_FAIL;
     if (gpuipc_inject_parse(getenv("GPUIPC_FAULT"), getenv("GPUIPC_SABOTAGE"), &inject,
                             &err) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
     } else if (o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0) {
         /* Said before the run, not after minutes of --fault-matrix. */
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
         json_refused = 1;
     } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {

@@ -79,6 +79,21 @@ _Static_assert(__builtin_types_compatible_p(CUresult (*)(const char *, void **, 
                                             PFN_cuGetProcAddress_v12000),
                "cudrv.c's get_proc_fn: not cudaTypedefs.h's PFN_cuGetProcAddress_v12000");
 
+/* The CUresult values diagnose.h matches, in a layer without a driver
+ * header. */
+#include "session/diagnose.h"
+_Static_assert(GPUIPC_DIAG_CU_NO_DEVICE == CUDA_ERROR_NO_DEVICE, "GPUIPC_DIAG_CU_NO_DEVICE");
+_Static_assert(GPUIPC_DIAG_CU_INVALID_DEVICE == CUDA_ERROR_INVALID_DEVICE,
+               "GPUIPC_DIAG_CU_INVALID_DEVICE");
+_Static_assert(GPUIPC_DIAG_CU_INVALID_CONTEXT == CUDA_ERROR_INVALID_CONTEXT,
+               "GPUIPC_DIAG_CU_INVALID_CONTEXT");
+_Static_assert(GPUIPC_DIAG_CU_OPERATING_SYSTEM == CUDA_ERROR_OPERATING_SYSTEM,
+               "GPUIPC_DIAG_CU_OPERATING_SYSTEM");
+_Static_assert(GPUIPC_DIAG_CU_NOT_PERMITTED == CUDA_ERROR_NOT_PERMITTED,
+               "GPUIPC_DIAG_CU_NOT_PERMITTED");
+_Static_assert(GPUIPC_DIAG_CU_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
+               "GPUIPC_DIAG_CU_NOT_SUPPORTED");
+
 #undef GPUIPC_CUDA_API_H
 
 /* ---- 4. Types, constants and structs ----------------------------------------------------- */

@@ -9,7 +9,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "recipes: $*"; exit 1; }
-export GPUIPC_TEST="$prog" GPUIPC_ARGS="--only memfd --size 1M"
+# No GPU here: the recipes' --expect-gpus is off, but for the case that
+# shows what it does on a node that lost its GPUs.
+export GPUIPC_TEST="$prog" GPUIPC_ARGS="--only memfd --size 1M" GPUIPC_EXPECT_GPUS=none
 
 # node-problem-detector: exit 0 and one line for a pass; 1 for a failure.
 out=$(sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
@@ -21,6 +23,9 @@ out=$(GPUIPC_SABOTAGE=consumer:flip-one sh "$root/docs/recipes/npd-plugin.sh"); 
 case $out in FAIL:*"first failure:"*) ;; *) fail "npd-plugin.sh: '$out' names no failure" ;; esac
 out=$(GPUIPC_ARGS="--size banana" sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
 [ "$rc" = 2 ] || fail "npd-plugin.sh exited $rc on a usage error (NPD's unknown is 2): $out"
+out=$(CUDA_VISIBLE_DEVICES= GPUIPC_EXPECT_GPUS=2 sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 1 ] || fail "npd-plugin.sh exited $rc on a node without its GPUs: $out"
+case $out in FAIL:*"--expect-gpus 2"*) ;; *) fail "npd-plugin.sh: '$out' names no GPU count" ;; esac
 
 # Slurm: a pass drains nothing; a failure drains with the reason.
 printf '#!/bin/sh\necho "$@" > %s/drained\n' "$tmp" > "$tmp/drain"

@@ -98,12 +98,12 @@ END_TEST
 
 /* Runs the pair with the consumer under wrap (its options, NULL-ended) and
  * extra environment for the producer; no namespaces. */
-static void refusal(const char *const *wrap_opts, const char *const *penv)
+static void refusal_of(const char *only, const char *const *wrap_opts, const char *const *penv)
 {
     static char dir[] = "/tmp/gpuipc-rf-XXXXXX";
     char sock[64];
     const char *wrap[8];
-    const char *pargs[] = {"--only", ONLY, "--size", "1M", "--timeout", "10", "--quiet", NULL};
+    const char *pargs[] = {"--only", only, "--size", "1M", "--timeout", "10", "--quiet", NULL};
     const char *cargs[] = {"--timeout", "10", "--quiet", NULL};
     gpuipc_pair_side p = {.sock = sock, .args = pargs, .env = penv};
     gpuipc_pair_side c = {.wrap = wrap, .sock = sock, .args = cargs};
@@ -123,6 +123,11 @@ static void refusal(const char *const *wrap_opts, const char *const *penv)
                   0, "%s", err.msg);
     unlink(sock);
     rmdir(dir);
+}
+
+static void refusal(const char *const *wrap_opts, const char *const *penv)
+{
+    refusal_of(ONLY, wrap_opts, penv);
 }
 
 /* The memfd-pidfd row of the last refusal must be a SKIP with says in its
@@ -162,6 +167,25 @@ START_TEST(test_containers_not_dumpable_producer_is_named)
 
     refusal(geteuid() == 0 ? root_opts : no_opts, penv);
     expect_skip("cause: the producer is not dumpable");
+}
+END_TEST
+
+/* The same, with memfd-pidfd alone: nothing runs, and the one line of exit
+ * 77 names the same cause as the summary would (before, it said only the
+ * probe's reason, which blames Yama or the user). */
+START_TEST(test_containers_a_lone_skip_names_its_cause_in_one_line)
+{
+    const char *const penv[] = {"GPUIPC_SABOTAGE=producer:not-dumpable", NULL};
+    const char *const root_opts[] = {"--drop-cap-sys-ptrace", NULL};
+    const char *const no_opts[] = {NULL};
+    const char *out = run.pair.proc[0].out;
+
+    refusal_of("memfd-pidfd", geteuid() == 0 ? root_opts : no_opts, penv);
+    ck_assert_msg(ct_exit(&run, 0) == 77, "producer exit %d:\n%s", ct_exit(&run, 0), out);
+    ck_assert_msg(th_line_has(out, "gpuipc_test: SKIP: memfd-pidfd: ",
+                              "(cause: the producer is not dumpable") &&
+                  th_line_has(out, "gpuipc_test: SKIP: ", "; fix: leave the producer dumpable"),
+                  "the SKIP line names no cause:\n%s", out);
 }
 END_TEST
 
@@ -212,6 +236,7 @@ Suite *containers_suite(void)
     if (geteuid() == 0 || f.yama == GPUIPC_FACTS_UNKNOWN || f.yama == 0) {
         tcase_add_test(refusals, test_containers_seccomp_filter_is_named);
         tcase_add_test(refusals, test_containers_not_dumpable_producer_is_named);
+        tcase_add_test(refusals, test_containers_a_lone_skip_names_its_cause_in_one_line);
     } else {
         fprintf(stderr, "NOT RUN: containers: the seccomp and not-dumpable refusals: Yama "
                         "ptrace_scope is %u and this is not root, so pidfd_getfd between two "

@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/facts.h"
 #include "core/proc.h"
+#include "core/step.h"
 #include "helpers.h"
 #include "session/diagnose.h"
 #include "suites.h"
@@ -86,64 +87,102 @@ enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 1
        SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256, OTHER_USERNS = 512,
        MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096 };
 
+/* What failed, as data: the side, the step, the call, its errno or
+ * CUresult. The reason's text is never the rules' business: every case's is
+ * "(reworded)", so a rule that read text would not fire. */
+typedef struct diag_failure {
+    int side;
+    unsigned step;
+    const char *call;
+    int errnum, cu;
+} diag_failure;
+
+#define CONSUMER_SIDE GPUIPC_ROLE_CONSUMER
+#define PRODUCER_SIDE GPUIPC_ROLE_PRODUCER
+
 static const struct {
-    const char *mech, *reason;
+    const char *mech;
+    diag_failure f;
     int fetched, changes;
     const char *says; /* NULL: no rule fires */
 } diag_cases[] = {
-    {"memfd-pidfd", "consumer probe: the producer runs in another pid namespace", 1,
+    {"memfd-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_open", ESRCH, 0}, 1,
      OTHER_PIDNS, "cause: the consumer is in another PID namespace"},
-    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"vmm-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
      NOT_DUMPABLE | NO_PTRACE_CAP, "cause: the producer is not dumpable"},
-    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"vmm-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "pidfd_getfd", EPERM, 0}, 1,
      OTHER_UID | NO_PTRACE_CAP, "cause: the consumer runs as uid 65534 and the producer as uid 0"},
-    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"vmm-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
      YAMA1 | NO_PTRACE_CAP, "cause: Yama ptrace_scope is 1 in the consumer"},
-    {"memfd-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"memfd-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
      OTHER_USERNS | SECCOMP, "cause: the consumer is in another user namespace"},
-    {"memfd-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"memfd-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
      SECCOMP, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd"},
-    {"memfd-pidfd", "consumer probe: pidfd_open(pid 9): Function not implemented", 1,
+    {"memfd-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_open", ENOSYS, 0}, 1,
      OLD_KERNEL, "cause: the consumer's kernel, Linux 5.4.0, has no pidfd_getfd"},
-    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
+    {"memfd-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_open", ENOSYS, 0}, 1,
+     SECCOMP, "cause: a seccomp filter in the consumer (Seccomp: 2) answers pidfd_open"},
+    {"legacy-ipc", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 201}, 0,
      OTHER_PIDNS | SAME_PID, "cause: the producer and the consumer both have pid 100"},
-    {"mempool-ipc", "producer alloc: cuDevicePrimaryCtxRetain: CUDA_ERROR_OPERATING_SYSTEM", 0,
+    {"mempool-ipc", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuDevicePrimaryCtxRetain", 0, 304}, 0,
      LOW_NOFILE, "cause: RLIMIT_NOFILE is 40 in the producer"},
-    {"vmm", "consumer probe: none of the 1 GPUs this process sees is GPU-1d26, the producer's",
-     0, 0, "cause: the consumer does not see the producer's GPU (the producer sees 0=GPU-1d269889)"},
-    {"fabric", "probe: /dev/nvidia-caps-imex-channels: No such file or directory: no IMEX "
-     "channel was created", 0, 0, "cause: no IMEX channel that this process can open"},
-    {"vmm-offset", "probe: unsupported by driver 580.159.04 (CUDA 13.0): cuMemMap with offset "
-     "2 MiB into an imported handle returns CUDA_ERROR_NOT_SUPPORTED", 0, 0,
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "cuDeviceGetUuid", ENODEV, 0}, 0, 0,
+     "cause: the consumer does not see the producer's GPU (the producer sees 0=GPU-1d269889)"},
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 101}, 0, 0,
+     "cause: the consumer does not see the producer's GPU"},
+    {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemCreate", 0, 800}, 0, 0,
+     "cause: no IMEX channel that this process can open"},
+    {"vmm-offset", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemMap", 0, 801}, 0, 0,
      "cause: this driver maps only whole imported allocations"},
+    {"vmm-compressible", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 801}, 0, 0,
+     "cause: this driver or GPU does not support a call the mechanism needs (cuMemCreate: "
+     "CUDA_ERROR_NOT_SUPPORTED)"},
     /* The GPU's modes, from NVML, and a link slower than --min-gbps. */
-    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_VALUE (x.c:1)", 0,
+    {"legacy-ipc", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 1}, 0,
      MIG_ON, "cause: the producer's GPU is in MIG mode"},
-    {"vmm", "consumer import: cuMemImportFromShareableHandle: CUDA_ERROR_NOT_SUPPORTED", 0,
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 801}, 0,
      CC_ON, "cause: confidential computing is on"},
-    {"memfd", "consumer import: mmap: Cannot allocate memory", 0, MIG_ON | CC_ON, NULL},
-    {"vmm 0->1", "GPU pair 0->1: read 12.5 GB/s across the link, below --min-gbps 100", 0,
+    {"memfd", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "mmap", ENOMEM, 0}, 0, MIG_ON | CC_ON, NULL},
+    {"vmm 0->1", {PRODUCER_SIDE, GPUIPC_STEP_CHECK, GPUIPC_DIAG_MIN_GBPS, 0, 0}, 0,
      MIN_GBPS, "cause: the link between the two GPUs moves less than --min-gbps 100"},
-    {"vmm 0->1", "GPU pair 0->1: read 12.5 GB/s across the link, below --min-gbps 100", 0, 0,
-     NULL},
+    {"vmm 0->1", {PRODUCER_SIDE, GPUIPC_STEP_CHECK, GPUIPC_DIAG_MIN_GBPS, 0, 0}, 0, 0, NULL},
     /* What the facts do not explain is left as the reason says it. */
-    {"legacy-ipc", "consumer import: cuIpcOpenMemHandle: CUDA_ERROR_INVALID_CONTEXT (x.c:1)", 0,
+    {"legacy-ipc", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 201}, 0,
      OTHER_PIDNS, NULL},
-    {"vmm-pidfd", "consumer probe: pidfd_getfd(pid 9, fd 0): Operation not permitted", 1,
+    {"vmm-pidfd", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
      OTHER_UID, NULL}, /* CAP_SYS_PTRACE would have let it: something else refused */
-    {"vmm", "consumer verify: 3 mismatches", 0, OTHER_PIDNS | SAME_PID | SECCOMP, NULL},
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_VERIFY, "", 0, 0}, 0, OTHER_PIDNS | SAME_PID | SECCOMP,
+     NULL},
+    /* The side matters: the producer's own pidfd_getfd is no consumer's. */
+    {"vmm-pidfd", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "pidfd_getfd", EPERM, 0}, 1,
+     NOT_DUMPABLE | NO_PTRACE_CAP, NULL},
+    /* A device the producer cannot see is no visibility rule's. */
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuDeviceGetUuid", ENODEV, 0}, 0, 0, NULL},
 };
+
+/* A status as the failed side recorded it, from a case's data. */
+static void failure_of(const diag_failure *f, gpuipc_status *st)
+{
+    gpuipc_err e;
+
+    gpuipc_err_set(&e, 0, "(reworded)");
+    gpuipc_err_what(&e, f->call, f->errnum, f->cu);
+    gpuipc_wire_status(st, GPUIPC_FAIL, f->step, e.msg);
+    gpuipc_wire_status_what(st, &e);
+}
 
 START_TEST(test_facts_diagnose_names_the_boundary)
 {
     int ch = diag_cases[_i].changes;
     gpuipc_facts p, k;
+    gpuipc_status st;
     char out[512];
     gpuipc_diag_case c = {.mech = diag_cases[_i].mech, .fetched_fd = diag_cases[_i].fetched,
-                          .reason = diag_cases[_i].reason, .producer = &p, .consumer = &k,
-                          .producer_gpus = "0=GPU-1d269889"};
+                          .side = diag_cases[_i].f.side, .failure = &st, .producer = &p,
+                          .consumer = &k, .producer_gpus = "0=GPU-1d269889"};
     int fired;
 
+    failure_of(&diag_cases[_i].f, &st);
     base_facts(&p, &k);
     if (ch & OTHER_PIDNS)
         k.ns[GPUIPC_NS_PID]++;
@@ -184,10 +223,12 @@ START_TEST(test_facts_diagnose_needs_the_facts)
 {
     gpuipc_facts p, k;
     char out[256];
-    gpuipc_diag_case c = {.mech = "memfd-pidfd", .fetched_fd = 1,
-                          .reason = "consumer probe: the producer runs in another pid namespace",
-                          .producer = &p, .consumer = NULL};
+    static const diag_failure f = {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_open", ESRCH, 0};
+    gpuipc_status st;
+    gpuipc_diag_case c = {.mech = "memfd-pidfd", .fetched_fd = 1, .side = CONSUMER_SIDE,
+                          .failure = &st, .producer = &p, .consumer = NULL};
 
+    failure_of(&f, &st);
     base_facts(&p, &k);
     ck_assert_int_eq(gpuipc_diagnose(&c, out, sizeof(out)), 0);
     ck_assert_str_eq(out, "");

@@ -85,6 +85,18 @@ START_TEST(test_options_min_gbps_with_pairs)
 }
 END_TEST
 
+START_TEST(test_options_expect_gpus)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(parse(&o, &e, "--expect-gpus=8", NULL), 0);
+    ck_assert_int_eq(o.expect_gpus, 8);
+    ck_assert_int_eq(parse(&o, &e, "-q", NULL), 0);
+    ck_assert_int_eq(o.expect_gpus, 0); /* none by default */
+}
+END_TEST
+
 START_TEST(test_options_short_flags)
 {
     gpuipc_options o;
@@ -132,6 +144,10 @@ static const struct {
     {"--min-gbps", "nan", "--min-gbps: 'nan' is not a speed in GB/s"},
     {"--min-gbps", "1e7", "--min-gbps: '1e7' is not a speed in GB/s"},
     {"--min-gbps", "12GB", "--min-gbps: '12GB' is not a speed in GB/s"},
+    {"--expect-gpus", "0", "--expect-gpus: '0' is not a GPU count from 1 to 1024"},
+    {"--expect-gpus", "eight", "--expect-gpus: 'eight' is not a GPU count from 1 to 1024"},
+    {"--expect-gpus=2", "--list", "--expect-gpus: does not combine with --list"},
+    {"--expect-gpus=2", "--connect=@x", "--connect: --expect-gpus is the producer's choice"},
 };
 
 START_TEST(test_options_rejects_bad_input)
@@ -300,6 +316,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_defaults);
     tcase_add_test(tc, test_options_parses_every_option);
     tcase_add_test(tc, test_options_short_flags);
+    tcase_add_test(tc, test_options_expect_gpus);
     tcase_add_test(tc, test_options_bench_and_json_file);
     tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_options_selects_the_default_set);

@@ -56,7 +56,7 @@ static const struct {
      "PASS: 1 passed, 0 failed, 0 skipped, in ", "(exit 0)"},
     {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_SABOTAGE=consumer:flip-one", 1,
      "FAIL: 0 passed, 1 failed, 0 skipped, in ",
-     " | first failure: producer memfd check: check: the consumer's bytes: 1 mismatches"},
+     " | first failure: producer memfd check: the consumer's bytes: 1 mismatches"},
     {{"--brief", "--only", "memfd", "--size", "1M"}, "GPUIPC_FAULT=consumer:verify:exit", 1,
      "FAIL: 0 passed, 1 failed", "first failure: producer memfd report: peer gone during report"},
     {{"--brief", "--size", "banana"}, NULL, 2, "USAGE ERROR: --size: 'banana' is not a size",
@@ -67,6 +67,18 @@ static const struct {
     {{"--brief"}, "CUDA_VISIBLE_DEVICES=", 77, "SKIP: ", "(exit 77)"},
     {{"--brief", "--connect", "@gpuipc-brief-nobody", "--timeout", "200ms"}, NULL, 1,
      "FAIL: no session with @gpuipc-brief-nobody: ", "(exit 1)"},
+    /* A failure that no step line names: the line still names it. */
+    {{"--brief", "--require", "vmm"}, "CUDA_VISIBLE_DEVICES=", 1, "FAIL: ",
+     " | first failure: producer vmm probe: required by --require, but skipped: "},
+    /* A required mechanism that Check's selection left out fails the run. */
+    {{"--brief", "--only", "memfd,memfd-chunks", "--require", "memfd-chunks", "--size", "1M"},
+     "CK_RUN_SUITE=memfd", 1, "FAIL: 1 passed, 1 failed, 0 skipped, in ",
+     " | first failure: producer memfd-chunks -: required by --require, but not run: not "
+     "selected by CK_RUN_SUITE/CK_RUN_CASE"},
+    /* Fewer GPUs than expected: a failure, never a skip. */
+    {{"--brief", "--expect-gpus", "1", "--only", "memfd"}, "CUDA_VISIBLE_DEVICES=", 1,
+     "FAIL: no scenario ran: --expect-gpus 1: no GPU here (CUDA_VISIBLE_DEVICES=): ",
+     "(exit 1)"},
 };
 
 START_TEST(test_program_brief_is_one_line)

@@ -6,15 +6,21 @@
 # other value unknown) and its first line of output as the message.
 # gpuipc_test --brief prints that one line; its statuses map as:
 #   0 -> 0 (every mechanism that ran passed, both ways)
-#   1 -> 1 (a failure: wrong bytes, a leak, a peer that died or hung)
-#   77 (no CUDA driver or no GPU here) -> 2, unknown: not this check's problem
+#   1 -> 1 (a failure: wrong bytes, a leak, a peer that died or hung, or fewer
+#     GPUs than GPUIPC_EXPECT_GPUS, no driver or no device: a GPU node whose
+#     driver vanished or that lost a GPU is a problem, not an unknown)
+#   77 (nothing could run for another reason) -> 2, unknown
 #   2 (a usage error: this plugin's configuration) -> 2, unknown
 # Set the plugin's timeout above --timeout (30 s by default); a default run
 # takes about a second on an H100.
 #
 # GPUIPC_TEST: the program (default: gpuipc_test on PATH); GPUIPC_ARGS: more
-# options (for example --only vmm,legacy-ipc).
-line=$(${GPUIPC_TEST:-gpuipc_test} --brief ${GPUIPC_ARGS:-})
+# options (for example --only vmm,legacy-ipc); GPUIPC_EXPECT_GPUS: the GPUs
+# this node must show (default 1; set it to the node's count, or "none" on a
+# node with no GPU).
+expect=${GPUIPC_EXPECT_GPUS:-1}
+[ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
+line=$(${GPUIPC_TEST:-gpuipc_test} --brief $expect ${GPUIPC_ARGS:-})
 status=$?
 echo "$line"
 case $status in

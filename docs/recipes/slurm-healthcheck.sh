@@ -4,14 +4,19 @@
 #
 # slurmd kills a HealthCheckProgram after 60 s; a default run takes about a
 # second on an H100, and every wait in it ends within --timeout, so
-# --timeout 20s bounds the whole check well below that. A node with no GPU
-# (exit 77) is left alone; any other failure drains it with the one-line
-# reason. DRAIN: the command that drains (default: scontrol); the reason is
-# its last argument.
+# --timeout 20s bounds the whole check well below that. A GPU node that
+# shows fewer GPUs than GPUIPC_EXPECT_GPUS (its count in gres.conf), or no
+# driver at all, fails and is drained; so is any other failure, with the
+# one-line reason. Exit 77 (nothing could run for another reason) leaves the
+# node alone. DRAIN: the command that drains (default: scontrol); the reason
+# is its last argument.
 #
 # GPUIPC_TEST: the program (default: gpuipc_test on PATH); GPUIPC_ARGS: more
-# options.
-line=$(${GPUIPC_TEST:-gpuipc_test} --brief --timeout 20s ${GPUIPC_ARGS:-})
+# options; GPUIPC_EXPECT_GPUS: the GPUs this node must show (default 1; "none"
+# on a node with no GPU).
+expect=${GPUIPC_EXPECT_GPUS:-1}
+[ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
+line=$(${GPUIPC_TEST:-gpuipc_test} --brief --timeout 20s $expect ${GPUIPC_ARGS:-})
 status=$?
 case $status in
 0 | 77) exit 0 ;;

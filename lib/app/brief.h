@@ -31,11 +31,27 @@ int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why);
  * that exits with exit_code, taken from what it printed. */
 void gpuipc_brief_end(gpuipc_brief *b, int exit_code);
 
-/* The line for output text (len bytes) and exit_code, into out (out_len
- * bytes, no newline): the last "result: " line (or the program's last own
- * "gpuipc_test: " line, a SKIP or an error), with the first "cause: " line
- * after " | " where there is one, and "(exit N)". Never empty. */
-void gpuipc_brief_compose(const char *text, size_t len, int exit_code, char *out,
+/* What a run decided, as data, for its one line: the first failure, named
+ * "<side> <scenario> <step>: <reason>", and the first cause ("cause: ...;
+ * fix: ..."), each kept by the code that decided it; the first note of
+ * each wins. NULL or "" leaves it as it is. */
+void gpuipc_brief_note(const char *first_failure, const char *cause);
+
+/* What the line is made of: the run's own last result line (without
+ * "result: "), its own last "gpuipc_test: " line (without it), and the
+ * notes; "" where there is none. Never text read back from the output. */
+typedef struct gpuipc_brief_facts {
+    const char *result;
+    const char *said;
+    const char *first;
+    const char *cause;
+} gpuipc_brief_facts;
+
+/* The line for a run that exits with exit_code, into out (out_len bytes, no
+ * newline): the verdict (the result line, else the program's own line, a
+ * SKIP or an error), " | first failure: ..." and " | cause: ..." where there
+ * are, and "(exit N)". Never empty. */
+void gpuipc_brief_compose(const gpuipc_brief_facts *f, int exit_code, char *out,
                           size_t out_len);
 
 #endif

@@ -80,8 +80,13 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
              "ruins", destructive);
     wrap(out, "  --destructive  ", text, OPTION_INDENT);
     fprintf(out,
-            "  --require LIST  mechanisms that must run: a skip of one of them is a\n"
-            "                  failure (exit 1), for pipelines that insist on them\n"
+            "  --require LIST  mechanisms that must run: a skip of one of them, or\n"
+            "                  CK_RUN_SUITE/CK_RUN_CASE leaving it out, is a failure\n"
+            "                  (exit 1), for pipelines that insist on them\n"
+            "  --expect-gpus N fewer than N GPUs shown to this process (after\n"
+            "                  CUDA_VISIBLE_DEVICES), no driver or no device is a\n"
+            "                  failure (exit 1), never a skip: for health checks of GPU\n"
+            "                  nodes\n"
             "  --timeout SECS  deadline of every wait for the other process: 30, 2.5 or\n"
             "                  500ms (default 30)\n"
             "  --repeat N      run the scenario set N times in this process pair (a\n"

@@ -11,11 +11,30 @@
 #include "core/progress.h"
 #include "core/step.h"
 
+/* What --brief reads back: the verdict lines this process wrote. */
 static char last_result[1024];
+static char last_said[1024];
 
 const char *gpuipc_log_last_result(void)
 {
     return last_result;
+}
+
+const char *gpuipc_log_last_said(void)
+{
+    return last_said;
+}
+
+void gpuipc_log_say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n = snprintf(line, sizeof(line), "gpuipc_test: ");
+
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    gpuipc_log_line(2, line);
 }
 
 void gpuipc_log_line(int fd, const char *text)
@@ -26,6 +45,8 @@ void gpuipc_log_line(int fd, const char *text)
 
     if (strncmp(text, "result: ", 8) == 0)
         snprintf(last_result, sizeof(last_result), "%s", text + 8);
+    else if (strncmp(text, "gpuipc_test: ", 13) == 0)
+        snprintf(last_said, sizeof(last_said), "%s", text + 13);
     gpuipc_progress_clear(); /* a live progress line is not left under it */
 
     if (len > sizeof(line) - 2)

@@ -30,11 +30,22 @@ void gpuipc_log_step(const gpuipc_log *log, int level, const char *scenario, uns
     __attribute__((format(printf, 6, 7)));
 
 /* Writes text and a newline to fd in a single write(). A "result: " line
- * is also kept, for gpuipc_log_last_result. */
+ * is also kept, for gpuipc_log_last_result, and a "gpuipc_test: " line for
+ * gpuipc_log_last_said. */
 void gpuipc_log_line(int fd, const char *text);
 
 /* The last "result: " line this process wrote, without "result: " ("" if
  * none). */
 const char *gpuipc_log_last_result(void);
+
+/* Writes the program's own line "gpuipc_test: <text>" to standard error (a
+ * usage error, a SKIP, a failure before any session), and keeps it for
+ * gpuipc_log_last_said. */
+void gpuipc_log_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The last of the program's own lines ("gpuipc_test: ..." through
+ * gpuipc_log_line or gpuipc_log_say), without "gpuipc_test: " ("" if
+ * none). */
+const char *gpuipc_log_last_said(void);
 
 #endif

@@ -1,103 +1,109 @@
 /* diagnose.c: rules that turn a failure and both sides' facts into a cause
- * and a fix. Each rule needs the facts it names; where a side's facts are
- * unknown, rules about that side do not fire. The rules are tried in order;
- * the first that fires is the cause. */
+ * and a fix. A rule matches what failed as data (the side, the call, its
+ * errno or CUresult: gpuipc_status), never the reason's text, so that no
+ * rewording can switch one off. Each rule needs the facts it names; where a
+ * side's facts are unknown, rules about that side do not fire. The rules are
+ * tried in order; the first that fires is the cause. */
 #include "session/diagnose.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static int has(const char *s, const char *what)
+#include "core/step.h"
+
+/* The failure's call is name. */
+static int call_is(const gpuipc_diag_case *c, const char *name)
 {
-    return s != NULL && strstr(s, what) != NULL;
+    return c->failure != NULL && strcmp(c->failure->call, name) == 0;
 }
 
-/* The side whose step failed: the reasons the producer keeps for the
- * consumer's failures begin with "consumer". */
+static int cu_is(const gpuipc_diag_case *c, int cu)
+{
+    return c->failure != NULL && c->failure->cu == cu;
+}
+
+/* pidfd_open or pidfd_getfd failed with errno e. */
+static int pidfd_failed(const gpuipc_diag_case *c, int e)
+{
+    return (call_is(c, "pidfd_open") || call_is(c, "pidfd_getfd")) && c->failure->errnum == e;
+}
+
+/* The facts of the side whose step failed, named in *who. */
 static const gpuipc_facts *failed_side(const gpuipc_diag_case *c, const char **who)
 {
-    int consumer = c->reason != NULL && strncmp(c->reason, "consumer", 8) == 0;
+    int consumer = c->side == GPUIPC_ROLE_CONSUMER;
 
     *who = consumer ? "consumer" : "producer";
     return consumer ? c->consumer : c->producer;
 }
 
-/* pidfd_getfd across a boundary: namespaces, permissions, filters. */
+/* pidfd_getfd refused (EPERM): another user namespace, a producer that is
+ * not dumpable, another uid, Yama, a seccomp filter. */
+static int fetch_refused(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const gpuipc_facts *p = c->producer, *k = c->consumer;
+    int ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
+
+    if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER))
+        return snprintf(out, len, "cause: the consumer is in another user namespace (user:[%llu]) "
+                        "than the producer (user:[%llu]); capabilities held there do not count "
+                        "over the producer's processes, so pidfd_getfd is refused; fix: run both "
+                        "in one user namespace, or use vmm",
+                        (unsigned long long)k->ns[GPUIPC_NS_USER],
+                        (unsigned long long)p->ns[GPUIPC_NS_USER]) > 0;
+    if (p->dumpable == 0 && !ptrace_cap)
+        return snprintf(out, len, "cause: the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
+                        "changed its credentials), and only a process with CAP_SYS_PTRACE may "
+                        "take its FDs; fix: leave the producer dumpable, give the consumer "
+                        "CAP_SYS_PTRACE, or use vmm") > 0;
+    if (p->uid != k->uid && !ptrace_cap)
+        return snprintf(out, len, "cause: the consumer runs as uid %u and the producer as uid %u; "
+                        "pidfd_getfd needs the same user or CAP_SYS_PTRACE; fix: run both as one "
+                        "user, give the consumer CAP_SYS_PTRACE, or use vmm", k->uid,
+                        p->uid) > 0;
+    if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap)
+        return snprintf(out, len, "cause: Yama ptrace_scope is %u in the consumer: %s; fix: %s, or "
+                        "use vmm", k->yama,
+                        k->yama == 1 ? "a process may take FDs only from its own descendants, "
+                                       "and the producer is not one"
+                        : k->yama == 2 ? "only CAP_SYS_PTRACE may" : "no process may",
+                        k->yama == 3 ? "nothing but a reboot lowers scope 3"
+                                     : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
+                                       "CAP_SYS_PTRACE") > 0;
+    if (k->seccomp == 2)
+        return snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses "
+                        "pidfd_getfd; Docker's default profile allows it only with "
+                        "CAP_SYS_PTRACE; fix: docker run --cap-add SYS_PTRACE, or a seccomp "
+                        "profile that allows pidfd_open and pidfd_getfd, or use vmm") > 0;
+    return 0;
+}
+
+/* pidfd_getfd across a boundary: namespaces, permissions, filters, the
+ * kernel. */
 static int fetched_fd(const gpuipc_diag_case *c, char *out, size_t len)
 {
     const gpuipc_facts *p = c->producer, *k = c->consumer;
-    int ptrace_cap;
 
-    if (!c->fetched_fd || p == NULL || k == NULL)
+    if (!c->fetched_fd || p == NULL || k == NULL || c->side != GPUIPC_ROLE_CONSUMER)
         return 0;
-    ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
-    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) &&
-        (has(c->reason, "another pid namespace") || has(c->reason, "No such process"))) {
-        snprintf(out, len, "cause: the consumer is in another PID namespace (pid:[%llu]) than "
-                 "the producer (pid:[%llu]), so it cannot name the producer's process to "
-                 "pidfd_open; fix: run both in one PID namespace (docker run "
-                 "--pid=container:<producer>, Kubernetes shareProcessNamespace: true), or use "
-                 "vmm, which sends the FD over the socket",
-                 (unsigned long long)k->ns[GPUIPC_NS_PID],
-                 (unsigned long long)p->ns[GPUIPC_NS_PID]);
-        return 1;
-    }
-    if (has(c->reason, "Operation not permitted")) {
-        if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER)) {
-            snprintf(out, len, "cause: the consumer is in another user namespace (user:[%llu]) "
-                     "than the producer (user:[%llu]); capabilities held there do not count "
-                     "over the producer's processes, so pidfd_getfd is refused; fix: run both "
-                     "in one user namespace, or use vmm",
-                     (unsigned long long)k->ns[GPUIPC_NS_USER],
-                     (unsigned long long)p->ns[GPUIPC_NS_USER]);
-            return 1;
-        }
-        if (p->dumpable == 0 && !ptrace_cap) {
-            snprintf(out, len, "cause: the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
-                     "changed its credentials), and only a process with CAP_SYS_PTRACE may "
-                     "take its FDs; fix: leave the producer dumpable, give the consumer "
-                     "CAP_SYS_PTRACE, or use vmm");
-            return 1;
-        }
-        if (p->uid != k->uid && !ptrace_cap) {
-            snprintf(out, len, "cause: the consumer runs as uid %u and the producer as uid %u; "
-                     "pidfd_getfd needs the same user or CAP_SYS_PTRACE; fix: run both as one "
-                     "user, give the consumer CAP_SYS_PTRACE, or use vmm", k->uid, p->uid);
-            return 1;
-        }
-        if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap) {
-            snprintf(out, len, "cause: Yama ptrace_scope is %u in the consumer: %s; fix: %s, or "
-                     "use vmm", k->yama,
-                     k->yama == 1 ? "a process may take FDs only from its own descendants, "
-                                    "and the producer is not one"
-                     : k->yama == 2 ? "only CAP_SYS_PTRACE may" : "no process may",
-                     k->yama == 3 ? "nothing but a reboot lowers scope 3"
-                                  : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
-                                    "CAP_SYS_PTRACE");
-            return 1;
-        }
-        if (k->seccomp == 2) {
-            snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses "
-                     "pidfd_getfd; Docker's default profile allows it only with "
-                     "CAP_SYS_PTRACE; fix: docker run --cap-add SYS_PTRACE, or a seccomp "
-                     "profile that allows pidfd_open and pidfd_getfd, or use vmm");
-            return 1;
-        }
-        return 0;
-    }
-    if (has(c->reason, "Function not implemented")) {
-        if (k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6)) {
-            snprintf(out, len, "cause: the consumer's kernel, Linux %s, has no pidfd_getfd "
-                     "(5.6 or later); fix: a newer kernel, or use vmm", k->kernel);
-            return 1;
-        }
-        if (k->seccomp == 2) {
-            snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) answers "
-                     "pidfd_open or pidfd_getfd with ENOSYS; fix: a seccomp profile that "
-                     "allows them, or use vmm");
-            return 1;
-        }
-    }
+    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH))
+        return snprintf(out, len, "cause: the consumer is in another PID namespace (pid:[%llu]) "
+                        "than the producer (pid:[%llu]), so it cannot name the producer's "
+                        "process to pidfd_open; fix: run both in one PID namespace (docker run "
+                        "--pid=container:<producer>, Kubernetes shareProcessNamespace: true), or "
+                        "use vmm, which sends the FD over the socket",
+                        (unsigned long long)k->ns[GPUIPC_NS_PID],
+                        (unsigned long long)p->ns[GPUIPC_NS_PID]) > 0;
+    if (pidfd_failed(c, EPERM))
+        return fetch_refused(c, out, len);
+    if (pidfd_failed(c, ENOSYS) && k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6))
+        return snprintf(out, len, "cause: the consumer's kernel, Linux %s, has no pidfd_getfd "
+                        "(5.6 or later); fix: a newer kernel, or use vmm", k->kernel) > 0;
+    if (pidfd_failed(c, ENOSYS) && k->seccomp == 2)
+        return snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) answers "
+                        "pidfd_open or pidfd_getfd with ENOSYS; fix: a seccomp profile that "
+                        "allows them, or use vmm") > 0;
     return 0;
 }
 
@@ -107,18 +113,18 @@ static int legacy_same_pid(const gpuipc_diag_case *c, char *out, size_t len)
 {
     const gpuipc_facts *p = c->producer, *k = c->consumer;
 
-    if (p == NULL || k == NULL || !has(c->reason, "cuIpcOpenMemHandle") ||
-        !has(c->reason, "CUDA_ERROR_INVALID_CONTEXT") ||
+    if (p == NULL || k == NULL || !call_is(c, "cuIpcOpenMemHandle") ||
+        !cu_is(c, GPUIPC_DIAG_CU_INVALID_CONTEXT) ||
         !(gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) || p->pid != k->pid)
         return 0;
-    snprintf(out, len, "cause: the producer and the consumer both have pid %u, each in its own "
-             "PID namespace (pid:[%llu] and pid:[%llu]), and the driver takes a legacy IPC "
-             "handle whose exporter has the importer's own pid for one of the importer's own; "
-             "fix: run both in one PID namespace (docker run --pid=container:<producer>, "
-             "Kubernetes shareProcessNamespace: true) or give them different pids, or share "
-             "with vmm or mempool-ipc", p->pid, (unsigned long long)p->ns[GPUIPC_NS_PID],
-             (unsigned long long)k->ns[GPUIPC_NS_PID]);
-    return 1;
+    return snprintf(out, len, "cause: the producer and the consumer both have pid %u, each in "
+                    "its own PID namespace (pid:[%llu] and pid:[%llu]), and the driver takes a "
+                    "legacy IPC handle whose exporter has the importer's own pid for one of the "
+                    "importer's own; fix: run both in one PID namespace (docker run "
+                    "--pid=container:<producer>, Kubernetes shareProcessNamespace: true) or give "
+                    "them different pids, or share with vmm or mempool-ipc", p->pid,
+                    (unsigned long long)p->ns[GPUIPC_NS_PID],
+                    (unsigned long long)k->ns[GPUIPC_NS_PID]) > 0;
 }
 
 /* The driver needs FDs of its own to create a context. */
@@ -127,28 +133,28 @@ static int nofile(const gpuipc_diag_case *c, char *out, size_t len)
     const char *who;
     const gpuipc_facts *f = failed_side(c, &who);
 
-    if (f == NULL || !has(c->reason, "CUDA_ERROR_OPERATING_SYSTEM") ||
+    if (f == NULL || !cu_is(c, GPUIPC_DIAG_CU_OPERATING_SYSTEM) ||
         f->nofile_soft == GPUIPC_FACTS_UNKNOWN || f->nofile_soft >= 1024)
         return 0;
-    snprintf(out, len, "cause: RLIMIT_NOFILE is %u in the %s, too few for the driver, which "
-             "opens files of its own for every context and device; fix: ulimit -n 1024 or "
-             "more (docker run --ulimit nofile=1024:1048576)", f->nofile_soft, who);
-    return 1;
+    return snprintf(out, len, "cause: RLIMIT_NOFILE is %u in the %s, too few for the driver, "
+                    "which opens files of its own for every context and device; fix: ulimit -n "
+                    "1024 or more (docker run --ulimit nofile=1024:1048576)", f->nofile_soft,
+                    who) > 0;
 }
 
-/* The consumer cannot see the producer's GPU. */
+/* The consumer cannot see the producer's GPU: no device with its UUID, or
+ * the driver refuses the device. */
 static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
 {
-    if (strncmp(c->reason != NULL ? c->reason : "", "consumer", 8) != 0 ||
-        !(has(c->reason, "GPUs this process sees") || has(c->reason, "CUDA_ERROR_NO_DEVICE") ||
-          has(c->reason, "CUDA_ERROR_INVALID_DEVICE")))
+    if (c->side != GPUIPC_ROLE_CONSUMER ||
+        !((call_is(c, "cuDeviceGetUuid") && c->failure->errnum == ENODEV) ||
+          cu_is(c, GPUIPC_DIAG_CU_NO_DEVICE) || cu_is(c, GPUIPC_DIAG_CU_INVALID_DEVICE)))
         return 0;
-    snprintf(out, len, "cause: the consumer does not see the producer's GPU%s%s%s; fix: give "
-             "both processes that GPU (CUDA_VISIBLE_DEVICES, docker run --gpus, the Kubernetes "
-             "device plugin's resource); they find it by UUID, so ordinals may differ",
-             c->producer_gpus ? " (the producer sees " : "",
-             c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "");
-    return 1;
+    return snprintf(out, len, "cause: the consumer does not see the producer's GPU%s%s%s; fix: "
+                    "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker run --gpus, the "
+                    "Kubernetes device plugin's resource); they find it by UUID, so ordinals may "
+                    "differ", c->producer_gpus ? " (the producer sees " : "",
+                    c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "") > 0;
 }
 
 /* A GPU mode that rules out sharing: MIG, confidential computing. */
@@ -156,59 +162,50 @@ static int gpu_mode(const gpuipc_diag_case *c, char *out, size_t len)
 {
     if (c->mech == NULL || strncmp(c->mech, "memfd", 5) == 0)
         return 0;
-    if (c->mig == 1) {
-        snprintf(out, len, "cause: the producer's GPU is in MIG mode, and the driver shares "
-                 "memory between processes only in ways MIG allows (no CUDA IPC across GPU "
-                 "instances, no peer access); fix: run both processes on the same MIG device, "
-                 "or have an administrator turn MIG off for this GPU");
-        return 1;
-    }
-    if (c->cc == 1) {
-        snprintf(out, len, "cause: confidential computing is on, and the driver does not "
-                 "support CUDA IPC in that mode; fix: share within one process, or run where "
-                 "confidential computing is off");
-        return 1;
-    }
+    if (c->mig == 1)
+        return snprintf(out, len, "cause: the producer's GPU is in MIG mode, and the driver "
+                        "shares memory between processes only in ways MIG allows (no CUDA IPC "
+                        "across GPU instances, no peer access); fix: run both processes on the "
+                        "same MIG device, or have an administrator turn MIG off for this "
+                        "GPU") > 0;
+    if (c->cc == 1)
+        return snprintf(out, len, "cause: confidential computing is on, and the driver does not "
+                        "support CUDA IPC in that mode; fix: share within one process, or run "
+                        "where confidential computing is off") > 0;
     return 0;
 }
 
 /* --min-gbps: a link slower than asked for. */
 static int slow_link(const gpuipc_diag_case *c, char *out, size_t len)
 {
-    if (c->min_gbps <= 0 || !has(c->reason, "below --min-gbps"))
+    if (c->min_gbps <= 0 || !call_is(c, GPUIPC_DIAG_MIN_GBPS))
         return 0;
-    snprintf(out, len, "cause: the link between the two GPUs moves less than --min-gbps %g: "
-             "a degraded or missing NVLink, a fallback to PCIe, or copies through host memory "
-             "(the line above names the link); fix: check nvidia-smi topo -m and nvidia-smi "
-             "nvlink --status, and the Fabric Manager on NVSwitch systems", c->min_gbps);
-    return 1;
+    return snprintf(out, len, "cause: the link between the two GPUs moves less than --min-gbps "
+                    "%g: a degraded or missing NVLink, a fallback to PCIe, or copies through "
+                    "host memory (the line above names the link); fix: check nvidia-smi topo -m "
+                    "and nvidia-smi nvlink --status, and the Fabric Manager on NVSwitch "
+                    "systems", c->min_gbps) > 0;
 }
 
 /* What this driver or machine does not offer, by design: skips. */
 static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
 {
-    if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 &&
-        (has(c->reason, "IMEX") || has(c->reason, "imex"))) {
-        snprintf(out, len, "cause: no IMEX channel that this process can open, and FABRIC "
-                 "handles need one (they serve NVLink systems of many nodes); fix: there, start "
-                 "the nvidia-imex service and give both processes "
-                 "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm");
-        return 1;
-    }
-    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 &&
-        has(c->reason, "CUDA_ERROR_NOT_SUPPORTED")) {
-        snprintf(out, len, "cause: this driver maps only whole imported allocations (a cuMemMap "
-                 "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED); fix: map whole "
-                 "allocations and sub-allocate within the mapping");
-        return 1;
-    }
-    if (has(c->reason, "CUDA_ERROR_NOT_SUPPORTED")) {
-        snprintf(out, len, "cause: this driver or GPU does not support a call the mechanism "
-                 "needs (CUDA_ERROR_NOT_SUPPORTED); fix: a driver and GPU that do, or the "
-                 "mechanisms that pass here");
-        return 1;
-    }
-    return 0;
+    if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
+        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED))
+        return snprintf(out, len, "cause: no IMEX channel that this process can open, and "
+                        "FABRIC handles need one (they serve NVLink systems of many nodes); fix: "
+                        "there, start the nvidia-imex service and give both processes "
+                        "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm") > 0;
+    if (!cu_is(c, GPUIPC_DIAG_CU_NOT_SUPPORTED))
+        return 0;
+    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap"))
+        return snprintf(out, len, "cause: this driver maps only whole imported allocations (a "
+                        "cuMemMap offset other than 0 is CUDA_ERROR_NOT_SUPPORTED); fix: map "
+                        "whole allocations and sub-allocate within the mapping") > 0;
+    return snprintf(out, len, "cause: this driver or GPU does not support a call the mechanism "
+                    "needs (%s: CUDA_ERROR_NOT_SUPPORTED); fix: a driver and GPU that do, or the "
+                    "mechanisms that pass here", c->failure->call[0] ? c->failure->call
+                                                                     : "a call") > 0;
 }
 
 int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
@@ -222,5 +219,7 @@ int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
     for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
         if (rules[i](c, out, len))
             return 1;
+    if (len > 0)
+        out[0] = '\0';
     return 0;
 }

@@ -7,11 +7,16 @@
 #include <stddef.h>
 
 #include "core/facts.h"
+#include "wire/wire.h"
 
 typedef struct gpuipc_diag_case {
     const char *mech;   /* the mechanism's name */
     int fetched_fd;     /* it takes the producer's FD with pidfd_getfd */
-    const char *reason; /* the failure as the summary gives it ("consumer probe: ...") */
+    /* What failed, as data (never the reason's text, which a rewording
+     * would change): the side (enum gpuipc_role), and its status, whose
+     * step, call, errno and CUresult the rules match. */
+    int side;
+    const gpuipc_status *failure;
     const gpuipc_facts *producer; /* NULL where not known */
     const gpuipc_facts *consumer; /* NULL where not known (no HELLO from it) */
     const char *producer_gpus;    /* "0=GPU-1d269889 1=GPU-..." or NULL */
@@ -19,6 +24,19 @@ typedef struct gpuipc_diag_case {
     int cc;             /* confidential computing on: 1; 0 off; -1 not known */
     double min_gbps;    /* --min-gbps, or 0 */
 } gpuipc_diag_case;
+
+/* The call a failed --min-gbps judgement names in a status: a link slower
+ * than asked for. */
+#define GPUIPC_DIAG_MIN_GBPS "--min-gbps"
+
+/* The CUresult values the rules match (cuda.h's; this layer has no driver
+ * header, and tests/cuda_check.c holds these to the toolkit's). */
+#define GPUIPC_DIAG_CU_NO_DEVICE 100
+#define GPUIPC_DIAG_CU_INVALID_DEVICE 101
+#define GPUIPC_DIAG_CU_INVALID_CONTEXT 201
+#define GPUIPC_DIAG_CU_OPERATING_SYSTEM 304
+#define GPUIPC_DIAG_CU_NOT_PERMITTED 800
+#define GPUIPC_DIAG_CU_NOT_SUPPORTED 801
 
 /* Writes "cause: ...; fix: ..." for the first rule that explains c into out
  * (len bytes) and returns 1; returns 0, with out empty, where the facts

@@ -56,7 +56,7 @@ static void bare_context(const gpuipc_options *o)
 
     if (gpuipc_proc_ask_child(bare_ask, (void *)&o->device, &a, sizeof(a),
                               gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &err) < 0) {
-        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", err.msg);
+        gpuipc_log_say("--bench: bare context: %s", err.msg);
         return;
     }
     /* No driver or no GPU: the bench itself says so next. */
@@ -64,7 +64,7 @@ static void bare_context(const gpuipc_options *o)
         return;
     if (a.rc < 0) {
         a.err.msg[sizeof(a.err.msg) - 1] = '\0';
-        fprintf(stderr, "gpuipc_test: --bench: bare context: %s\n", a.err.msg);
+        gpuipc_log_say("--bench: bare context: %s", a.err.msg);
         return;
     }
     g_bare_hwm = a.hwm;
@@ -91,13 +91,13 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
         int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
 
         if (rc != 0) {
-            fprintf(stderr, "gpuipc_test: --bench: one-shot run: posix_spawn /proc/self/exe: "
-                    "%s\n", strerror(rc));
+            gpuipc_log_say("--bench: one-shot run: posix_spawn /proc/self/exe: "
+                    "%s", strerror(rc));
             g_oneshot_failed = 1;
             break;
         }
         if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
-            fprintf(stderr, "gpuipc_test: --bench: one-shot run: %s\n", err.msg);
+            gpuipc_log_say("--bench: one-shot run: %s", err.msg);
             g_oneshot_failed = 1;
             break;
         }
@@ -146,13 +146,13 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
         return GPUIPC_SKIP;
     }
     if (cuda != 0) {
-        fprintf(stderr, "gpuipc_test: --bench: %s\n", cuda_why->msg);
+        gpuipc_log_say("--bench: %s", cuda_why->msg);
         return GPUIPC_FAIL;
     }
     /* An unwritable --json fails now, not after the measurements. */
     if (run->o->json_path != NULL) {
         if ((probe = fopen(run->o->json_path, "we")) == NULL) {
-            fprintf(stderr, "gpuipc_test: --json %s: %s\n", run->o->json_path, strerror(errno));
+            gpuipc_log_say("--json %s: %s", run->o->json_path, strerror(errno));
             return GPUIPC_USAGE;
         }
         fclose(probe);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "core/log.h"
 #include "bench/cuda/bandwidth.h"
 #include "core/progress.h"
 #include "core/step.h"
@@ -171,7 +172,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_optio
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "gpuipc_test: fork: %s\n", strerror(errno));
+        gpuipc_log_say("fork: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
         return -1;

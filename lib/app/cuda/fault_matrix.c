@@ -60,7 +60,7 @@ static void doc_payload(gpuipc_json *j, const char *key, const void *arg)
 int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection *s)
 {
     const gpuipc_mech *subject = o->only != NULL ? s->sel[0] : gpuipc_app_reference();
-    char prog[4096], size[32], line[512], checked[GPUIPC_ERR_LEN + 64] = "";
+    char prog[4096], size[32], line[GPUIPC_ERR_LEN + 96], checked[GPUIPC_ERR_LEN + 64] = "";
     gpuipc_matrix_opts mo;
     gpuipc_matrix_totals t;
     gpuipc_err err;
@@ -69,12 +69,12 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     int rc, listed, count = 0;
 
     if (o->only != NULL && s->nsel != 1) {
-        fprintf(stderr, "gpuipc_test: --fault-matrix: name one mechanism with --only\n");
+        gpuipc_log_say("--fault-matrix: name one mechanism with --only");
         return GPUIPC_USAGE;
     }
     n = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
     if (n <= 0) {
-        fprintf(stderr, "gpuipc_test: --fault-matrix: readlink /proc/self/exe: %s\n",
+        gpuipc_log_say("--fault-matrix: readlink /proc/self/exe: %s",
                 strerror(errno));
         return GPUIPC_FAIL;
     }
@@ -100,7 +100,9 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
         if (gpuipc_gpu_count(&count, &err) < 0 || o->device >= count) {
             if (count > 0)
                 gpuipc_err_set(&err, -ENODEV, "no GPU %d (%d visible)", o->device, count);
-            printf("gpuipc_test: SKIP: --fault-matrix %s: %s\n", mo.mech, err.msg);
+            snprintf(line, sizeof(line), "gpuipc_test: SKIP: --fault-matrix %s: %s", mo.mech,
+                     err.msg);
+            gpuipc_log_line(1, line);
             return GPUIPC_SKIP;
         }
         if (gpuipc_nvml_pid_bytes(getpid(), &bytes, &listed, &err) == 0) {
@@ -130,7 +132,7 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
         return gpuipc_app_stop_code(GPUIPC_FAIL);
     }
     if (rc < 0) {
-        fprintf(stderr, "gpuipc_test: --fault-matrix: %s\n", err.msg);
+        gpuipc_log_say("--fault-matrix: %s", err.msg);
         return GPUIPC_FAIL;
     }
     snprintf(line, sizeof(line), "result: %s: fault matrix over %s: %u cases, %u survived, "

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "core/log.h"
 #include "core/step.h"
 
 /* The forked mode's producer, over sock with child (and the sacrificial
@@ -65,7 +66,7 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
     if (o->bench)
         gpuipc_app_bench_oneshots(o);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n", strerror(errno));
+        gpuipc_log_say("socketpair AF_UNIX SOCK_SEQPACKET: %s", strerror(errno));
         return GPUIPC_FAIL;
     }
     gpuipc_app_parent_pid = getpid();
@@ -76,7 +77,7 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
             break;
     if (i < s->nsel) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv2) < 0) {
-            fprintf(stderr, "gpuipc_test: socketpair AF_UNIX SOCK_SEQPACKET: %s\n",
+            gpuipc_log_say("socketpair AF_UNIX SOCK_SEQPACKET: %s",
                     strerror(errno));
             close(sv[0]);
             close(sv[1]);

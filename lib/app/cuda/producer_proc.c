@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/brief.h"
 #include "app/cuda/app.h"
+#include "core/log.h"
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/proc.h"
@@ -124,10 +126,15 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
     if (min <= 0 || r->status != GPUIPC_PASS)
         return;
     if (rd <= 0 || wr <= 0 || rd < min || wr < min) {
-        r->status = GPUIPC_FAIL;
-        snprintf(r->reason, sizeof(r->reason), "GPU pair %d->%d: %s %s across the link, below "
-                 "--min-gbps %g", a, b, rd <= 0 || (wr > 0 && rd <= wr) ? "read" : "wrote",
-                 rd <= 0 || (wr > 0 && rd <= wr) ? rs : ws, min);
+        gpuipc_err what;
+
+        /* As data: the judgement that failed is --min-gbps's. */
+        gpuipc_err_clear(&what);
+        gpuipc_err_what(&what, GPUIPC_DIAG_MIN_GBPS, 0, 0);
+        gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_CHECK, &what,
+                          "GPU pair %d->%d: %s %s across the link, below --min-gbps %g", a, b,
+                          rd <= 0 || (wr > 0 && rd <= wr) ? "read" : "wrote",
+                          rd <= 0 || (wr > 0 && rd <= wr) ? rs : ws, min);
     }
 }
 
@@ -161,7 +168,7 @@ static int expand_pairs(gpuipc_producer_run *run)
 
     if (gpuipc_gpu_count(&n, &err) < 0 ||
         gpuipc_options_pairs(run->o->pairs, n, pairs, GPUIPC_PAIRS_MAX, &np, &err) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_log_say("%s", err.msg);
         return GPUIPC_USAGE;
     }
     for (i = 0; i < np; i++)
@@ -188,8 +195,8 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
     if (rc < 0 || (rc = gpuipc_gpu_count(&n, why)) < 0)
         return -1;
     if (o->device >= n) {
-        fprintf(stderr, "gpuipc_test: --device %d: no such GPU (%d visible: ordinals 0 to %d; "
-                "see --list)\n", o->device, n, n - 1);
+        gpuipc_log_say("--device %d: no such GPU (%d visible: ordinals 0 to %d; "
+                "see --list)", o->device, n, n - 1);
         return GPUIPC_USAGE;
     }
     if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
@@ -221,8 +228,8 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
                     GPUIPC_LOG_NO_TIME, "GPU %d's modes (NVML): %s", o->device, run->modes.text);
     if (o->size > free_b) {
-        fprintf(stderr, "gpuipc_test: --size %s: larger than the free memory of GPU %d (%s "
-                "free of %s)\n", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
+        gpuipc_log_say("--size %s: larger than the free memory of GPU %d (%s "
+                "free of %s)", gpuipc_units_format_size(o->size, uuid, sizeof(uuid)),
                 o->device, a, b);
         return GPUIPC_USAGE;
     }
@@ -299,8 +306,8 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
             continue;
         avail = gpuipc_proc_mem_available();
         if (avail != 0 && o->size > avail) {
-            fprintf(stderr, "gpuipc_test: --size %s: larger than the host's available memory "
-                    "for %s (MemAvailable %s)\n",
+            gpuipc_log_say("--size %s: larger than the host's available memory "
+                    "for %s (MemAvailable %s)",
                     gpuipc_units_format_size(o->size, a, sizeof(a)), run->sel[i]->name,
                     gpuipc_units_format_size(avail, b, sizeof(b)));
             return GPUIPC_USAGE;
@@ -407,6 +414,7 @@ static int producer_last_check(gpuipc_producer_run *run)
              e.msg);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
                     "FAIL %s", run->last);
+    gpuipc_brief_note(run->last, NULL);
     return 1;
 }
 
@@ -419,7 +427,7 @@ static int producer_last_check(gpuipc_producer_run *run)
  * desc. */
 static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t len)
 {
-    char said[GPUIPC_ERR_LEN + 64] = "";
+    char said[GPUIPC_ERR_LEN + 64] = "", line[GPUIPC_ERR_LEN];
     gpuipc_msg_bye bye;
     gpuipc_status ack;
     gpuipc_err err;
@@ -443,6 +451,8 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
             if (ack.code != GPUIPC_PASS && ack.step == GPUIPC_STEP_BYE_ACK) {
                 code = GPUIPC_FAIL;
                 snprintf(said, sizeof(said), "; its last checks failed: %s", ack.reason);
+                snprintf(line, sizeof(line), "consumer - bye-ack: %.440s", ack.reason);
+                gpuipc_brief_note(line, NULL);
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE_ACK,
                                 GPUIPC_LOG_NO_TIME, "FAIL the consumer: %s", ack.reason);
             } else if (ack.code != GPUIPC_PASS) {
@@ -454,6 +464,8 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         } else {
             code = GPUIPC_FAIL;
             snprintf(said, sizeof(said), "; it did not answer BYE: %s", err.msg);
+            snprintf(line, sizeof(line), "producer - bye: %.440s", err.msg);
+            gpuipc_brief_note(line, NULL);
             gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE,
                             GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
         }
@@ -533,12 +545,16 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
     if (cuda == 1) {
         snprintf(line + used, sizeof(line) - used, "%s", cuda_why->msg);
     } else {
-        for (i = 0; i < run->nsel && used < sizeof(line); i++)
-            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s",
-                                     i ? "; " : "", run->results[i].mech,
-                                     run->results[i].status < 0
-                                         ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
-                                         : run->results[i].reason);
+        /* Each reason with the cause the summary would name under it. */
+        for (i = 0; i < run->nsel && used < sizeof(line); i++) {
+            const gpuipc_result *r = &run->results[i];
+
+            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s%s%s%s",
+                                     i ? "; " : "", r->mech,
+                                     r->status < 0 ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
+                                                   : r->reason,
+                                     r->cause[0] ? " (" : "", r->cause, r->cause[0] ? ")" : "");
+        }
     }
     gpuipc_log_line(1, line);
 }
@@ -694,7 +710,8 @@ static void diagnose_results(gpuipc_producer_run *run)
         gpuipc_diag_case c = {
             .mech = run->sel[i]->name,
             .fetched_fd = run->sel[i]->fetched_fd,
-            .reason = r->reason,
+            .side = r->failed_side,
+            .failure = &r->failure,
             .producer = &run->env.facts,
             .consumer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
             .producer_gpus = gpus[0] ? gpus : NULL,
@@ -709,6 +726,42 @@ static void diagnose_results(gpuipc_producer_run *run)
 }
 
 static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len);
+
+/* --brief's notes, from the results as data: the first failure, as "<side>
+ * <scenario> <step>: <reason>" (the reason as that side recorded it, its
+ * leading step name dropped), or why no scenario ran; and the first cause,
+ * the failure's where it has one, else the first that any result has. */
+static void note_outcome(const gpuipc_producer_run *run)
+{
+    const gpuipc_result *failed = NULL, *explained = NULL;
+    char first[GPUIPC_ERR_LEN + 160];
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++) {
+        const gpuipc_result *r = &run->results[i];
+
+        if (r->status == GPUIPC_FAIL && failed == NULL)
+            failed = r;
+        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause[0] != '\0' &&
+            (explained == NULL || (r == failed && explained != failed)))
+            explained = r;
+    }
+    first[0] = '\0';
+    if (failed != NULL) {
+        const char *step = gpuipc_step_name(failed->failure.step);
+        const char *why = failed->failure.reason;
+        size_t n = strlen(step);
+
+        if (failed->failure.step != GPUIPC_STEP_NONE && strncmp(why, step, n) == 0 &&
+            strncmp(why + n, ": ", 2) == 0)
+            why += n + 2;
+        snprintf(first, sizeof(first), "%s %s %s: %.440s", gpuipc_role_name(failed->failed_side),
+                 failed->mech, failed->failure.step ? step : "-", why);
+    } else if (!run->started || run->halted) {
+        snprintf(first, sizeof(first), "%.500s", run->lost);
+    }
+    gpuipc_brief_note(first, explained != NULL ? explained->cause : NULL);
+}
 
 /* Ends the session and prints the outcome (finish), then writes --json's
  * document, whatever the outcome. Returns the exit status. */
@@ -762,6 +815,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         accounting_note(run, accounting, sizeof(accounting));
     if (started)
         diagnose_results(run);
+    note_outcome(run);
     code = end_session(run, code, consumer, len);
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
@@ -785,8 +839,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     if (gpuipc_wire_stop != 0) {
         const char *name = sigabbrev_np((int)gpuipc_wire_stop);
 
-        fprintf(stderr, "gpuipc_test: stopped by SIG%s: what both processes held is released "
-                "(exit %d)\n", name ? name : "?", exit_code);
+        gpuipc_log_say("stopped by SIG%s: what both processes held is released "
+                "(exit %d)", name ? name : "?", exit_code);
     }
     if (code == GPUIPC_SKIP && gpuipc_wire_stop == 0) {
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/cuda/app.h"
+#include "core/log.h"
 
 /* The registry, one line per mechanism: the name of its table, which its
  * file defines as gpuipc_mech_<name>. The order is the order of --help,
@@ -66,7 +67,8 @@ static const gpuipc_mech *host_baseline(void)
 
 static int usage_error(const char *what, const char *why)
 {
-    fprintf(stderr, "gpuipc_test: %s: %s\nTry 'gpuipc_test --help'.\n", what, why);
+    gpuipc_log_say("%s: %s", what, why);
+    fprintf(stderr, "Try 'gpuipc_test --help'.\n");
     return GPUIPC_USAGE;
 }
 
@@ -80,8 +82,8 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
 
     memset(s, 0, sizeof(*s));
     if (gpuipc_mech_check_registry(all, n, &err) < 0) {
-        fprintf(stderr, "gpuipc_test: internal error: the registry (app/cuda/registry.c): "
-                "%s\n", err.msg);
+        gpuipc_log_say("internal error: the registry (app/cuda/registry.c): "
+                "%s", err.msg);
         return GPUIPC_FAIL;
     }
     if (o->pairs != NULL && o->only != NULL && strcmp(o->only, gpuipc_app_reference()->name)) {
@@ -114,8 +116,8 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
             snprintf(why, sizeof(why), "that mechanism makes a GPU kernel fault on purpose, "
                      "which ruins the CUDA context of a consumer forked for it; add "
                      "--destructive to run it");
-            fprintf(stderr, "gpuipc_test: --only %s: %s\nTry 'gpuipc_test --help'.\n",
-                    s->sel[i]->name, why);
+            gpuipc_log_say("--only %s: %s", s->sel[i]->name, why);
+            fprintf(stderr, "Try 'gpuipc_test --help'.\n");
             return GPUIPC_USAGE;
         }
     }
@@ -123,8 +125,8 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
         return usage_error("--require", err.msg);
     for (i = 0; i < s->nreq; i++) {
         if (gpuipc_mech_find(s->sel, s->nsel, s->req[i]->name) == NULL) {
-            fprintf(stderr, "gpuipc_test: --require %s: that mechanism is not selected to run "
-                    "(add it to --only)\n", s->req[i]->name);
+            gpuipc_log_say("--require %s: that mechanism is not selected to run "
+                    "(add it to --only)", s->req[i]->name);
             return GPUIPC_USAGE;
         }
     }

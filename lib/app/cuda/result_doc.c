@@ -51,7 +51,7 @@ int gpuipc_doc_take_stdout(void)
 {
     fflush(stdout);
     if ((doc_stdout = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(2, 1) < 0) {
-        fprintf(stderr, "gpuipc_test: --json -: dup: %s\n", strerror(errno));
+        gpuipc_log_say("--json -: dup: %s", strerror(errno));
         return -1;
     }
     return 0;
@@ -406,7 +406,7 @@ int gpuipc_doc_write(const gpuipc_doc *d)
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     }
     if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
-        fprintf(stderr, "gpuipc_test: --json %s: %s\n", to_stdout ? "-" : tmp, strerror(errno));
+        gpuipc_log_say("--json %s: %s", to_stdout ? "-" : tmp, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
@@ -420,7 +420,7 @@ int gpuipc_doc_write(const gpuipc_doc *d)
     if (rc == 0 && !to_stdout && rename(tmp, path) < 0)
         rc = -1;
     if (rc < 0) {
-        fprintf(stderr, "gpuipc_test: --json %s: the document could not be written: %s\n",
+        gpuipc_log_say("--json %s: the document could not be written: %s",
                 path, strerror(errno));
         if (!to_stdout)
             unlink(tmp);

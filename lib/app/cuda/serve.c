@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "core/log.h"
 #include "core/clock.h"
 #include "core/step.h"
 #include "gpu/gpu.h"
@@ -122,7 +123,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
 
     gpuipc_app_catch_stop_signals();
     if ((rc = gpuipc_endpoint_check(o->serve, &err)) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_log_say("%s", err.msg);
         return listen_code(rc);
     }
     gpuipc_app_note_fds_at_start();
@@ -143,7 +144,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
         return GPUIPC_FAIL;
     }
     if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        gpuipc_log_say("%s", err.msg);
         gpuipc_gpu_close(run.env.gpu);
         return listen_code(rc);
     }

@@ -288,7 +288,7 @@ static void section_cross(ctx *c)
         }
     if (gpuipc_gpu_point(c->env, c->cfg->device, c->cfg->device, c->uuid, c->peer_uuid,
                          &err) < 0) {
-        fprintf(stderr, "gpuipc_test: --bench: back to GPU %d: %s\n", c->cfg->device, err.msg);
+        gpuipc_log_say("--bench: back to GPU %d: %s", c->cfg->device, err.msg);
         c->failed = 1;
     }
 }
