@@ -337,6 +337,39 @@ START_TEST(test_gpu_require_turns_a_skip_into_a_failure)
 }
 END_TEST
 
+/* --expect-gpus: one more GPU than this machine shows is a failure (exit
+ * 1, never 77) that names both counts; as many as it shows passes. */
+START_TEST(test_gpu_expect_gpus_fails_a_missing_gpu)
+{
+    const char *list[] = {"--list", NULL};
+    char more[16], want[128];
+    const char *p;
+    int n = 0;
+
+    spawn(list, NULL, 60, NULL);
+    for (p = run.out; (p = strstr(p, "\nGPU ")) != NULL; p++)
+        n++;
+    ck_assert_msg(n >= 1, "--list names no GPU:\n%s", run.out);
+    snprintf(more, sizeof(more), "%d", n + 1);
+    {
+        const char *args[] = {"--expect-gpus", more, "--only", "vmm", "--brief", NULL};
+
+        spawn(args, NULL, 60, NULL);
+    }
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    snprintf(want, sizeof(want), "FAIL: no scenario ran: --expect-gpus %d: the driver shows "
+             "this process %d GPU", n + 1, n);
+    OUT_HAS(want);
+    snprintf(more, sizeof(more), "%d", n);
+    {
+        const char *args[] = {"--expect-gpus", more, "--only", "vmm", "--brief", NULL};
+
+        spawn(args, NULL, 60, NULL);
+    }
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+}
+END_TEST
+
 START_TEST(test_gpu_legacy_ipc_shows_the_vmm_refusal)
 {
     const char *args[] = {"--only", "legacy-ipc", NULL};
@@ -914,6 +947,7 @@ int main(void)
     tcase_add_loop_test(tc, test_gpu_readonly_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);
     tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
+    tcase_add_test(tc, test_gpu_expect_gpus_fails_a_missing_gpu);
     tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);
     tcase_add_test(tc, test_gpu_ipc_event_orders_the_consumer_after_the_fill);
     tcase_add_test(tc, test_gpu_ipc_event_recorded_too_early_is_caught);
