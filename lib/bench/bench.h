@@ -95,6 +95,7 @@ typedef struct gpuipc_bench {
     uint64_t hwm_producer; /* peak RSS of the producer over the GPU sections */
     uint64_t bare_hwm;     /* peak RSS of a bare CUDA context (cuInit, primary context),
                             * the driver's share of every process; 0 if not measured */
+    unsigned passed, failed; /* the scenarios the measurements ran, by their verdicts */
 } gpuipc_bench;
 
 /* Frees every sample list in b (b itself is the caller's). */

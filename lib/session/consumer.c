@@ -744,8 +744,10 @@ static int serve(cserve *cs, gpuipc_session_end *end)
     gpuipc_err err;
 
     if ((rc = hello(cs, &err)) < 0) {
-        env->lost_reported = 1;
+        /* Said first, then marked said: a parent-death signal between the
+         * two must not leave the loss unsaid. */
         end_fail(cs, end, GPUIPC_STEP_HELLO, err.msg);
+        env->lost_reported = 1;
         return end->code;
     }
     for (;;) {
@@ -758,8 +760,8 @@ static int serve(cserve *cs, gpuipc_session_end *end)
                                                                           &err)) == 0)
             continue;
         if (rc < 0) {
-            env->lost_reported = 1;
             end_fail(cs, end, GPUIPC_STEP_BEGIN, err.msg);
+            env->lost_reported = 1;
             return end->code;
         }
         if (msg.type == GPUIPC_MSG_BYE) {

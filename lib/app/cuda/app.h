@@ -147,6 +147,7 @@ typedef struct gpuipc_producer_run {
     gpuipc_nvml_modes modes; /* NVML's view of the producer's GPU (modes.text says) */
     uint8_t uuid[GPUIPC_UUID_LEN]; /* the producer's GPU, once opened */
     const char *destructive; /* the destructive mechanism selected, or NULL */
+    unsigned bench_passed, bench_failed; /* --bench: its scenarios, by their verdicts */
     /* The producer refused to run any scenario (--expect-gpus); lost says
      * why. */
     int halted;

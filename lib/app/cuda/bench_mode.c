@@ -189,6 +189,9 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     b.oneshot_failed = g_oneshot_failed;
     b.bare_hwm = g_bare_hwm;
     rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
+    /* BYE counts them: the consumer saw each of them pass or fail. */
+    run->bench_passed = b.passed;
+    run->bench_failed = b.failed;
     /* --json: the results go into the run's document, which the end of the
      * session writes; b (static) lives until the process exits. */
     if (run->o->json_path != NULL)

@@ -83,6 +83,8 @@ static int scenario(ctx *c, const gpuipc_mech *m, uint64_t size, gpuipc_timing *
         return -1;
     }
     gpuipc_producer_scenario(c->env, c->w, &ask, &res);
+    c->b->passed += res.status == GPUIPC_PASS;
+    c->b->failed += res.status != GPUIPC_PASS;
     if (res.status != GPUIPC_PASS) {
         snprintf(note, len, "%s", res.reason);
         return -1;
