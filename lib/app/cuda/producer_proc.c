@@ -435,6 +435,47 @@ static int producer_last_check(gpuipc_producer_run *run)
     return 1;
 }
 
+/* A failure at the end of the session, by who at step: said in the step
+ * log ("FAIL <prefix><text>") and noted for --brief. */
+static void end_failed(gpuipc_producer_run *run, const char *who, unsigned step,
+                       const char *prefix, const char *text)
+{
+    char line[GPUIPC_ERR_LEN];
+
+    snprintf(line, sizeof(line), "%s - %s: %.440s", who, gpuipc_step_name(step), text);
+    gpuipc_brief_note(line, NULL);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "FAIL %s%s",
+                    prefix, text);
+}
+
+/* BYE with the verdict bye and the consumer's BYE_ACK: a failure of its last
+ * checks, of its side, or no answer fails *code. What it said goes into
+ * said. Returns 1 if it answered. */
+static int exchange_bye(gpuipc_producer_run *run, const gpuipc_msg_bye *bye, int *code,
+                        char *said, size_t len)
+{
+    gpuipc_status ack;
+    gpuipc_err err;
+
+    if (gpuipc_producer_bye(&run->env, run->w, bye, &ack, &err) < 0) {
+        *code = GPUIPC_FAIL;
+        snprintf(said, len, "; it did not answer BYE: %s", err.msg);
+        end_failed(run, "producer", GPUIPC_STEP_BYE, "", err.msg);
+        return 0;
+    }
+    if (ack.code != GPUIPC_PASS && ack.step == GPUIPC_STEP_BYE_ACK) {
+        *code = GPUIPC_FAIL;
+        snprintf(said, len, "; its last checks failed: %s", ack.reason);
+        end_failed(run, "consumer", GPUIPC_STEP_BYE_ACK, "the consumer: ", ack.reason);
+    } else if (ack.code != GPUIPC_PASS) {
+        *code = GPUIPC_FAIL;
+        snprintf(said, len, "; its side failed (said above)");
+    } else {
+        snprintf(said, len, "; its last checks passed");
+    }
+    return 1;
+}
+
 /* Ends the session with the verdict code: the producer's last checks, BYE
  * with the verdict and the consumer's BYE_ACK with its last checks, then
  * (forked mode) the consumer's exit, which must carry the same status, and
@@ -444,10 +485,8 @@ static int producer_last_check(gpuipc_producer_run *run)
  * desc. */
 static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t len)
 {
-    char said[GPUIPC_ERR_LEN + 64] = "", line[GPUIPC_ERR_LEN];
+    char said[GPUIPC_ERR_LEN + 64] = "";
     gpuipc_msg_bye bye;
-    gpuipc_status ack;
-    gpuipc_err err;
     int answered = 0, status;
 
     /* The sacrificial consumer's connection (if any) is no longer needed, and
@@ -461,29 +500,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     say_bye(run, code, &bye);
     if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
         gpuipc_wire_stop == 0) {
-        if (gpuipc_producer_bye(&run->env, run->w, &bye, &ack, &err) == 0) {
-            answered = 1;
-            if (ack.code != GPUIPC_PASS && ack.step == GPUIPC_STEP_BYE_ACK) {
-                code = GPUIPC_FAIL;
-                snprintf(said, sizeof(said), "; its last checks failed: %s", ack.reason);
-                snprintf(line, sizeof(line), "consumer - bye-ack: %.440s", ack.reason);
-                gpuipc_brief_note(line, NULL);
-                gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE_ACK,
-                                GPUIPC_LOG_NO_TIME, "FAIL the consumer: %s", ack.reason);
-            } else if (ack.code != GPUIPC_PASS) {
-                code = GPUIPC_FAIL;
-                snprintf(said, sizeof(said), "; its side failed (said above)");
-            } else {
-                snprintf(said, sizeof(said), "; its last checks passed");
-            }
-        } else {
-            code = GPUIPC_FAIL;
-            snprintf(said, sizeof(said), "; it did not answer BYE: %s", err.msg);
-            snprintf(line, sizeof(line), "producer - bye: %.440s", err.msg);
-            gpuipc_brief_note(line, NULL);
-            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE,
-                            GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
-        }
+        answered = exchange_bye(run, &bye, &code, said, sizeof(said));
     } else if (run->started && gpuipc_wire_stop == 0) {
         /* The connection broke before BYE; a scenario has failed for it. */
         code = GPUIPC_FAIL;
