@@ -57,6 +57,12 @@ int main(int argc, char **argv)
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* Before any fork, so that a stop reaches every process of the run, and
+     * before the FDs at the start are noted, which it is one of. */
+    if (gpuipc_wire_stop_open(&err) < 0) {
+        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
+        return GPUIPC_FAIL;
+    }
     if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
         if (gpuipc_brief_wanted(argc, argv))
             printf("USAGE ERROR: %s (exit 2)\n", err.msg);

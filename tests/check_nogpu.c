@@ -26,6 +26,7 @@ int main(void)
     srunner_add_suite(sr, bench_suite());
     srunner_add_suite(sr, roles_suite());
     srunner_add_suite(sr, liars_suite());
+    srunner_add_suite(sr, deadline_suite());
     srunner_add_suite(sr, program_suite());
     srunner_add_suite(sr, faults_suite());
     srunner_add_suite(sr, twoterm_suite());

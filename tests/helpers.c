@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -229,6 +230,52 @@ int th_spawn_file(th_run *r, const char *file, const char *const *args, const ch
     }
     close(pipefd[0]);
     return 0;
+}
+
+th_run *th_runs_alloc(size_t n)
+{
+    void *m = mmap(NULL, n * sizeof(th_run), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    return m == MAP_FAILED ? NULL : m;
+}
+
+void th_runs_free(th_run *runs, size_t n)
+{
+    if (runs != NULL)
+        munmap(runs, n * sizeof(th_run));
+}
+
+int th_spawn_all(th_run *runs, size_t n, const char *const *const *args,
+                 const char *const *const *env, double timeout_s, double grace_s,
+                 th_line_fn const *on_line, void *const *arg)
+{
+    pid_t *pids = calloc(n, sizeof(pid_t));
+    size_t i;
+    int rc = 0;
+
+    if (pids == NULL)
+        return -1;
+    for (i = 0; i < n; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) {
+            rc = -1;
+            break;
+        }
+        if (pids[i] == 0)
+            _exit(th_spawn(&runs[i], args[i], env != NULL ? env[i] : NULL, timeout_s, grace_s,
+                           on_line != NULL ? on_line[i] : NULL, arg != NULL ? arg[i] : NULL) <
+                          0);
+    }
+    while (i-- > 0) {
+        int status;
+
+        if (waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            rc = -1;
+    }
+    free(pids);
+    return rc;
 }
 
 int th_exited(const th_run *r, int code)

@@ -49,6 +49,17 @@ int th_spawn(th_run *r, const char *const *args, const char *const *env, double 
 int th_spawn_file(th_run *r, const char *file, const char *const *args, const char *const *env,
                   double timeout_s, double grace_s, th_line_fn on_line, void *arg);
 
+/* n runs of the program at once, for suites of many slow cases: run i with
+ * args[i], env[i] (NULL: none) and on_line[i] (NULL: none, called with
+ * arg[i]), each as th_spawn() does, in a process of its own, into runs[i],
+ * which must come from th_runs_alloc (the processes share it). Returns 0,
+ * or -1 if one could not be started. */
+th_run *th_runs_alloc(size_t n);
+void th_runs_free(th_run *runs, size_t n);
+int th_spawn_all(th_run *runs, size_t n, const char *const *const *args,
+                 const char *const *const *env, double timeout_s, double grace_s,
+                 th_line_fn const *on_line, void *const *arg);
+
 /* Returns 1 if the program exited with code. */
 int th_exited(const th_run *r, int code);
 

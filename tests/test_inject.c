@@ -46,11 +46,11 @@ END_TEST
 static const struct {
     const char *fault, *sabotage, *reason;
 } bad[] = {
-    {"consumer:import", NULL, "expected <producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close>"},
+    {"consumer:import", NULL, "expected <producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close|wedge>"},
     {"server:import:kill", NULL, "role must be producer or consumer"},
     {"consumer:alloc:kill", NULL, "'alloc' is not a step of the consumer"},
     {"producer:nowhere:exit", NULL, "'nowhere' is not a step of the producer"},
-    {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds or close"},
+    {"producer:alloc:explode", NULL, "action must be exit, kill, hang, corrupt, extra-fds, close or wedge"},
     {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
                        "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
                        "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe, "
@@ -75,7 +75,8 @@ END_TEST
 /* Every action parses to itself and is named back the same way. */
 START_TEST(test_inject_every_action_parses)
 {
-    static const char *const names[] = {"exit", "kill", "hang", "corrupt", "extra-fds", "close"};
+    static const char *const names[] = {"exit",      "kill",  "hang", "corrupt",
+                                        "extra-fds", "close", "wedge"};
     char spec[64];
     gpuipc_inject in;
     gpuipc_err e;

@@ -26,6 +26,14 @@ int gpuipc_brief_wanted(int argc, char **argv)
     return 0;
 }
 
+/* The real standard output while --brief holds the others, or -1. */
+static int brief_out = -1;
+
+int gpuipc_brief_fd(void)
+{
+    return brief_out;
+}
+
 int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why)
 {
     int e;
@@ -50,6 +58,7 @@ int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why)
         b->saved_out = b->saved_err = b->mem = -1;
         return gpuipc_err_set(why, -e, "--brief: dup2: %s", strerror(e));
     }
+    brief_out = b->saved_out;
     return 0;
 }
 
@@ -105,6 +114,7 @@ void gpuipc_brief_end(gpuipc_brief *b, int exit_code)
     fflush(stdout);
     fflush(stderr);
     gpuipc_brief_compose(&f, exit_code, line, sizeof(line));
+    brief_out = -1;
     dup2(b->saved_out, 1);
     dup2(b->saved_err, 2);
     close(b->saved_out);

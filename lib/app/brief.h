@@ -27,6 +27,10 @@ int gpuipc_brief_wanted(int argc, char **argv);
  * a negative errno with why (nothing changed). */
 int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why);
 
+/* The real standard output while --brief is in force (for a watchdog that
+ * must write the one line itself), or -1. */
+int gpuipc_brief_fd(void);
+
 /* Puts standard output and error back, and writes the one line for a run
  * that exits with exit_code, taken from what it printed. */
 void gpuipc_brief_end(gpuipc_brief *b, int exit_code);

@@ -31,6 +31,7 @@ enum {
     OPT_BENCH,
     OPT_ITERS,
     OPT_EXPECT_GPUS,
+    OPT_DEADLINE,
 };
 
 static const struct option longopts[] = {
@@ -40,6 +41,7 @@ static const struct option longopts[] = {
     {"only", required_argument, NULL, OPT_ONLY},
     {"require", required_argument, NULL, OPT_REQUIRE},
     {"expect-gpus", required_argument, NULL, OPT_EXPECT_GPUS},
+    {"deadline", required_argument, NULL, OPT_DEADLINE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
     {"json", optional_argument, NULL, OPT_JSON},
@@ -199,6 +201,8 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
                               : o->destructive ? "--destructive" : "--pairs");
     if (o->list && o->repeat != 1)
         return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
+    if (o->list && o->deadline_set)
+        return gpuipc_err_set(err, -EINVAL, "--deadline: does not combine with --list");
     if (o->expect_gpus > 0 && (o->list || o->fault_matrix))
         return gpuipc_err_set(err, -EINVAL, "--expect-gpus: does not combine with %s (it "
                               "fails a run that finds fewer GPUs)",
@@ -244,6 +248,17 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_REQUIRE:
             o->require = optarg;
+            break;
+        case OPT_DEADLINE:
+            o->deadline_set = 1;
+            if (strcmp(optarg, "none") == 0) {
+                o->deadline_ns = 0;
+                break;
+            }
+            if ((rc = gpuipc_units_parse_duration(optarg, &o->deadline_ns, err)) < 0) {
+                gpuipc_err_prefix(err, "--deadline");
+                return -EINVAL;
+            }
             break;
         case OPT_EXPECT_GPUS:
             if ((rc = parse_number("--expect-gpus", "a GPU count", optarg, 1, 1024, &v,
@@ -346,6 +361,12 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         return rc;
     if (o->json && o->list && o->json_path == NULL)
         o->json_path = "-"; /* --list --json: the report on standard output */
+    /* The one-shot run is the health checks' mode: it ends by 50 s unless
+     * told otherwise, inside Slurm's 60 s. A soak, a benchmark, the fault
+     * matrix and the two-terminal sides run as long as they are given. */
+    if (!o->deadline_set && o->repeat == 1 && !o->bench && !o->fault_matrix && !o->list &&
+        o->serve == NULL && o->connect == NULL)
+        o->deadline_ns = GPUIPC_DEFAULT_DEADLINE_NS;
     if (quiet && verbose)
         return gpuipc_err_set(err, -EINVAL, "--quiet and --verbose contradict each other");
     if (quiet || o->brief)

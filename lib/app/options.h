@@ -9,6 +9,7 @@
 
 #define GPUIPC_DEFAULT_SIZE (64ull << 20)              /* larger than any GPU's L2 */
 #define GPUIPC_DEFAULT_TIMEOUT_NS (30ull * 1000000000ull)
+#define GPUIPC_DEFAULT_DEADLINE_NS (50ull * 1000000000ull) /* the one-shot run's */
 #define GPUIPC_REPEAT_MAX 1000000
 #define GPUIPC_SOCKET_PATH_MAX 107 /* sun_path less its NUL */
 #define GPUIPC_DEFAULT_ITERS 20
@@ -25,6 +26,8 @@ typedef struct gpuipc_options {
     const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
     double min_gbps;     /* --min-gbps: the slowest read or write a pair may show; 0: none */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
+    uint64_t deadline_ns; /* --deadline: the whole run's, from its start; 0: none */
+    int deadline_set;    /* --deadline was given */
     int level;           /* enum gpuipc_log_level: --quiet, --verbose */
     int list;            /* --list */
     int json;            /* --json: --list as a JSON document, or --bench's samples */

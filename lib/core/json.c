@@ -75,6 +75,12 @@ static void json_open(gpuipc_json *j, const char *key, char c)
     j->count[j->depth] = 0;
 }
 
+void gpuipc_json_raw(gpuipc_json *j, const char *key, const char *text)
+{
+    member(j, key);
+    fputs(text, j->out);
+}
+
 void gpuipc_json_object(gpuipc_json *j, const char *key)
 {
     json_open(j, key, '{');

@@ -10,6 +10,7 @@
 #include "core/clock.h"
 #include "core/progress.h"
 #include "core/step.h"
+#include "core/watch.h"
 
 /* What --brief reads back: the verdict lines this process wrote. */
 static char last_result[1024];
@@ -43,6 +44,7 @@ void gpuipc_log_line(int fd, const char *text)
     size_t len = strlen(text);
     size_t off = 0;
 
+    gpuipc_watch_checkpoint(); /* the watchdog has the run: nothing more from here */
     if (strncmp(text, "result: ", 8) == 0)
         snprintf(last_result, sizeof(last_result), "%s", text + 8);
     else if (strncmp(text, "gpuipc_test: ", 13) == 0)

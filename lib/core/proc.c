@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/watch.h"
 
 static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 {
@@ -31,7 +32,12 @@ static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 
 int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err)
 {
-    int rc = wait_until(pid, deadline_ns, status);
+    int rc;
+
+    gpuipc_watch_call("waitpid"); /* waiting for another process, as in a poll */
+    rc = wait_until(pid, deadline_ns, status);
+    gpuipc_watch_call(NULL);
+    gpuipc_watch_checkpoint();
 
     if (rc == 0)
         return 0;

@@ -5,6 +5,7 @@
 #define GPUIPC_CUDRV_H
 
 #include "core/err.h"
+#include "core/watch.h"
 #include "gpu/cuda_api.h"
 #include "gpu/cuda_pfn.h"
 
@@ -89,16 +90,30 @@ int gpuipc_cudrv_errno(CUresult rc);
 CUresult gpuipc_cudrv_note(CUresult *first, gpuipc_err *err, const char *call, CUresult rc,
                            const char *file, int line);
 
+/* The end of a driver call made by GPUIPC_CU_CALL: nothing in flight. */
+static inline CUresult gpuipc_cudrv_done(CUresult rc)
+{
+    gpuipc_watch_call(NULL);
+    return rc;
+}
+
+/* Calls gpuipc_cu.fn(...) with its name on the watchdog's status page while
+ * it runs, so that a driver call that never returns is named at the run's
+ * deadline (watch.h). Every driver call goes through it. Evaluates to the
+ * call's CUresult. */
+#define GPUIPC_CU_CALL(fn, ...) (gpuipc_watch_call(#fn), gpuipc_cudrv_done(gpuipc_cu.fn(__VA_ARGS__)))
+
 /* Calls gpuipc_cu.fn(...) and notes its failure in first and err, if it is
  * the first one. Evaluates to the call's CUresult. */
 #define GPUIPC_CU_NOTE(first, err, fn, ...)                                               \
-    gpuipc_cudrv_note(&(first), (err), #fn, gpuipc_cu.fn(__VA_ARGS__), __FILE__, __LINE__)
+    gpuipc_cudrv_note(&(first), (err), #fn, GPUIPC_CU_CALL(fn, __VA_ARGS__), __FILE__,     \
+                      __LINE__)
 
 /* Calls gpuipc_cu.fn(...) into the CUresult variable rc; on failure records
  * the call in err (as gpuipc_cudrv_fail does) and jumps to label. */
 #define GPUIPC_CU_GOTO(rc, err, label, fn, ...)                                           \
     do {                                                                                  \
-        (rc) = gpuipc_cu.fn(__VA_ARGS__);                                                 \
+        (rc) = GPUIPC_CU_CALL(fn, __VA_ARGS__);                                           \
         if ((rc) != CUDA_SUCCESS) {                                                       \
             gpuipc_cudrv_fail((err), #fn, (rc), __FILE__, __LINE__);                      \
             goto label;                                                                   \

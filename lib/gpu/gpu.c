@@ -85,7 +85,7 @@ int gpuipc_gpu_init(gpuipc_err *err)
         uint64_t t = gpuipc_clock_ns();
 
         gpuipc_nvml_start(); /* NVML loads on its own thread meanwhile */
-        rc = gpuipc_cu.cuInit(0);
+        rc = GPUIPC_CU_CALL(cuInit, 0);
         init_ns = gpuipc_clock_ns() - t;
         if (rc == CUDA_ERROR_NO_DEVICE)
             result = gpuipc_err_set(&saved, -ENODEV, "no CUDA device: cuInit: "
@@ -108,7 +108,7 @@ int gpuipc_gpu_count(int *count, gpuipc_err *err)
 
     if ((ret = gpuipc_gpu_init(err)) < 0)
         return ret;
-    rc = gpuipc_cu.cuDeviceGetCount(count);
+    rc = GPUIPC_CU_CALL(cuDeviceGetCount, count);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetCount", rc, __FILE__,
                                                     __LINE__));
@@ -311,7 +311,7 @@ static int self_test(gpuipc_gpu *gpu, gpuipc_err *err)
     ret = self_test_case(gpu, scratch, host, n1, small, plant1, 3, 1, err);
     if (ret == 0)
         ret = self_test_case(gpu, scratch, host, n2, 0, plant2, 1, 0, err);
-    gpuipc_cu.cuMemFree(scratch);
+    GPUIPC_CU_CALL(cuMemFree, scratch);
     snprintf(gpu->self_test, sizeof(gpu->self_test), "self-test: %llu words on %u blocks of %u "
              "threads (%.2f rounds of the loop) and %llu words on the device's %u blocks "
              "(%.2f rounds): every word written and read, planted wrong words found at their "
@@ -371,11 +371,11 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     return 0;
 
 out_result:
-    gpuipc_cu.cuMemFree(gpu->result);
+    GPUIPC_CU_CALL(cuMemFree, gpu->result);
 out_unload:
     gpuipc_kernels_unload(&gpu->kernels);
 out_release:
-    gpuipc_cu.cuDevicePrimaryCtxRelease(dev);
+    GPUIPC_CU_CALL(cuDevicePrimaryCtxRelease, dev);
 out_free:
     free(gpu);
     if (rc == CUDA_ERROR_OPERATING_SYSTEM && err != NULL) {
@@ -407,7 +407,7 @@ int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err)
     if (ordinal < 0 || ordinal >= n)
         return gpuipc_err_set(err, -ENODEV, "no GPU %d: %d visible (ordinals 0 to %d)",
                               ordinal, n, n - 1);
-    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, ordinal);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGet", rc, __FILE__,
                                                     __LINE__));
@@ -425,9 +425,9 @@ int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpui
     if ((ret = gpuipc_gpu_count(&n, err)) < 0)
         return ret;
     for (i = 0; i < n; i++) {
-        rc = gpuipc_cu.cuDeviceGet(&dev, i);
+        rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, i);
         if (rc == CUDA_SUCCESS)
-            rc = gpuipc_cu.cuDeviceGetUuid(&u, dev);
+            rc = GPUIPC_CU_CALL(cuDeviceGetUuid, &u, dev);
         if (rc != CUDA_SUCCESS)
             return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
                                                         __LINE__));
@@ -452,9 +452,9 @@ int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *e
 
     if ((ret = gpuipc_gpu_init(err)) < 0)
         return ret;
-    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, ordinal);
     if (rc == CUDA_SUCCESS)
-        rc = gpuipc_cu.cuDeviceGetUuid(&u, dev);
+        rc = GPUIPC_CU_CALL(cuDeviceGetUuid, &u, dev);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetUuid", rc, __FILE__,
                                                     __LINE__));
@@ -471,7 +471,7 @@ int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
 
     if ((ret = gpuipc_gpu_find_uuid(uuid, &ordinal, err)) < 0)
         return ret;
-    rc = gpuipc_cu.cuDeviceGet(&dev, ordinal);
+    rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, ordinal);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGet", rc, __FILE__,
                                                     __LINE__));
@@ -504,9 +504,9 @@ int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err)
     }
     if ((ret = gpuipc_gpu_find_uuid(sc->home_uuid, &sc->home_ordinal, err)) < 0)
         return ret;
-    rc = gpuipc_cu.cuDeviceGet(&dev, sc->home_ordinal);
+    rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, sc->home_ordinal);
     if (rc == CUDA_SUCCESS)
-        rc = gpuipc_cu.cuDeviceCanAccessPeer(&can, gpuipc_gpu_device(sc->env->gpu), dev);
+        rc = GPUIPC_CU_CALL(cuDeviceCanAccessPeer, &can, gpuipc_gpu_device(sc->env->gpu), dev);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceCanAccessPeer", rc,
                                                     __FILE__, __LINE__));
@@ -524,12 +524,12 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu)
 {
     if (gpu == NULL)
         return;
-    gpuipc_cu.cuCtxSetCurrent(gpu->ctx);
-    gpuipc_cu.cuCtxSynchronize();
-    gpuipc_cu.cuMemFree(gpu->result);
+    GPUIPC_CU_CALL(cuCtxSetCurrent, gpu->ctx);
+    GPUIPC_CU_CALL(cuCtxSynchronize, );
+    GPUIPC_CU_CALL(cuMemFree, gpu->result);
     gpuipc_kernels_unload(&gpu->kernels);
-    gpuipc_cu.cuCtxSetCurrent(NULL);
-    gpuipc_cu.cuDevicePrimaryCtxRelease(gpu->dev);
+    GPUIPC_CU_CALL(cuCtxSetCurrent, NULL);
+    GPUIPC_CU_CALL(cuDevicePrimaryCtxRelease, gpu->dev);
     free(gpu);
     open_count--;
 }
@@ -555,7 +555,7 @@ int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
         return rc;
     gpuipc_gpu_close(env->gpu);
     env->gpu = gpu;
-    gpuipc_cu.cuCtxSetCurrent(gpu->ctx);
+    GPUIPC_CU_CALL(cuCtxSetCurrent, gpu->ctx);
     return 0;
 }
 
@@ -767,7 +767,7 @@ int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, in
 {
     CUdeviceptr base = 0;
     size_t mapped = 0;
-    CUresult rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, ptr);
+    CUresult rc = GPUIPC_CU_CALL(cuMemGetAddressRange, &base, &mapped, ptr);
 
     if (rc != CUDA_SUCCESS)
         return strict ? gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemGetAddressRange", rc,
@@ -795,13 +795,13 @@ void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len)
     if (gpuipc_nvml_link(ua, ub, buf, len, &why) < 0)
         snprintf(buf, len, "NVML cannot say (%.300s)", why.msg);
     used = strlen(buf);
-    if (gpuipc_cu.cuDeviceGet(&da, a) != CUDA_SUCCESS ||
-        gpuipc_cu.cuDeviceGet(&db, b) != CUDA_SUCCESS || used >= len)
+    if (GPUIPC_CU_CALL(cuDeviceGet, &da, a) != CUDA_SUCCESS ||
+        GPUIPC_CU_CALL(cuDeviceGet, &db, b) != CUDA_SUCCESS || used >= len)
         return;
-    gpuipc_cu.cuDeviceGetP2PAttribute(&access, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, da, db);
-    gpuipc_cu.cuDeviceGetP2PAttribute(&atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+    GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &access, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, da, db);
+    GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
                                       da, db);
-    gpuipc_cu.cuDeviceGetP2PAttribute(&rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, da, db);
+    GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, da, db);
     snprintf(buf + used, len - used, "; the driver: peer access %s, native atomics %s, "
              "performance rank %d", access < 0 ? "?" : access ? "yes" : "no",
              atomics < 0 ? "?" : atomics ? "yes" : "no", rank);

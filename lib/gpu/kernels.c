@@ -190,7 +190,7 @@ CUresult gpuipc_kernels_load(gpuipc_kernels *k, int sm_count, gpuipc_err *err)
     return CUDA_SUCCESS;
 
 out_unload:
-    gpuipc_cu.cuModuleUnload(k->module);
+    GPUIPC_CU_CALL(cuModuleUnload, k->module);
     k->module = NULL;
 out:
     return rc;
@@ -201,7 +201,7 @@ CUresult gpuipc_kernels_unload(gpuipc_kernels *k)
     CUresult rc = CUDA_SUCCESS;
 
     if (k->module != NULL)
-        rc = gpuipc_cu.cuModuleUnload(k->module);
+        rc = GPUIPC_CU_CALL(cuModuleUnload, k->module);
     k->module = NULL;
     return rc;
 }

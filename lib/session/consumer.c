@@ -804,6 +804,7 @@ int gpuipc_consumer_serve(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *co
     end->own = GPUIPC_PASS;
     end->code = GPUIPC_FAIL;
     code = serve(&cs, end);
+    gpuipc_watch_step(GPUIPC_STEP_NONE, ""); /* the session is over */
     /* Whatever way the session ended, its reference goes with it. */
     gpuipc_session_usage_free(&env->session);
     return code;

@@ -14,6 +14,7 @@
 #include "session/inject.h"
 #include "session/laps.h"
 #include "core/log.h"
+#include "core/watch.h"
 #include "wire/wire.h"
 
 struct gpuipc_gpu;
@@ -91,7 +92,8 @@ typedef struct gpuipc_env {
                      unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
 
     /* The step under way, for a signal handler that must name it. Only
-     * gpuipc_env_at and gpuipc_env_waits set it. */
+     * gpuipc_env_at and gpuipc_env_waits set it, and they tell the
+     * watchdog's status page too (core/watch.h). */
     volatile sig_atomic_t step;
 
     /* Set once the role has printed why its connection broke, so that a
@@ -110,6 +112,7 @@ static inline void gpuipc_env_at(gpuipc_env *env, gpuipc_wire *w, unsigned step)
     int action = gpuipc_inject_fault(&env->inject, env->role, step);
 
     env->step = (sig_atomic_t)step;
+    gpuipc_watch_step(step, NULL);
     if (action != GPUIPC_FAULT_NONE && env->act != NULL)
         env->act(env, w, action, step);
 }
@@ -120,6 +123,7 @@ static inline void gpuipc_env_at(gpuipc_env *env, gpuipc_wire *w, unsigned step)
 static inline void gpuipc_env_waits(gpuipc_env *env, unsigned step)
 {
     env->step = (sig_atomic_t)step;
+    gpuipc_watch_step(step, NULL);
 }
 
 /* The peer's pid to use, given the one its HELLO names: that one in the

@@ -11,7 +11,7 @@
 #include "core/step.h"
 
 static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
-    "none", "exit", "kill", "hang", "corrupt", "extra-fds", "close"};
+    "none", "exit", "kill", "hang", "corrupt", "extra-fds", "close", "wedge"};
 static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
     "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
     "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
@@ -56,7 +56,7 @@ static int parse_fault(const char *spec, gpuipc_inject *in, gpuipc_err *err)
 
     if (a == NULL || b == NULL || (size_t)(b - a - 1) >= sizeof(step))
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': expected "
-                              "<producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close>", spec);
+                              "<producer|consumer>:<step>:<exit|kill|hang|corrupt|extra-fds|close|wedge>", spec);
     if (parse_role(spec, (size_t)(a - spec), &in->fault_role) < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': role must be producer or "
                               "consumer", spec);
@@ -69,7 +69,7 @@ static int parse_fault(const char *spec, gpuipc_inject *in, gpuipc_err *err)
     action = index_of(actions, GPUIPC_FAULT_ACTIONS, b + 1);
     if (action < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_FAULT='%s': action must be exit, kill, "
-                              "hang, corrupt, extra-fds or close", spec);
+                              "hang, corrupt, extra-fds, close or wedge", spec);
     in->fault_action = action;
     return 0;
 }

@@ -1,7 +1,7 @@
 /* inject.h: test-only hooks that make a role misbehave on purpose, read from
  * the environment and inert unless set:
  *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill, hang, corrupt,
- *                                          extra-fds or close
+ *                                          extra-fds, close or wedge
  *   GPUIPC_SABOTAGE=<role>:<what>         what: wrong-seed, skip-write, leak,
  *                                          chunk-order, leak-fd, read-nothing,
  *                                          read-partial, flip-one, flip-last,
@@ -26,6 +26,10 @@ enum gpuipc_fault_action {
     GPUIPC_FAULT_CORRUPT,   /* send a corrupt frame (bad magic), then carry on */
     GPUIPC_FAULT_EXTRA_FDS, /* send a HELLO with 2 FDs it may not carry, then carry on */
     GPUIPC_FAULT_CLOSE,     /* shut the connection down (both ways), then carry on */
+    GPUIPC_FAULT_WEDGE,     /* stick as a wedged driver call does: at the step's first
+                             * driver call, or at its end if it makes none, block every
+                             * signal and sleep for ever (core/watch.h): only SIGKILL
+                             * ends it, and only the run's deadline finds it */
     GPUIPC_FAULT_ACTIONS    /* the count, none included */
 };
 

@@ -166,7 +166,8 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
     gpuipc_log_line(fd, line);
     snprintf(line, sizeof(line), "result: %s: %u passed, %u failed, %u skipped, in %.2f s "
              "(exit %d)",
-             exit_code == GPUIPC_PASS ? "PASS" : exit_code == GPUIPC_SKIP ? "SKIP" : "FAIL",
+             exit_code == GPUIPC_PASS ? "PASS" : exit_code == GPUIPC_SKIP ? "SKIP"
+             : exit_code > 128 ? "STOPPED" : "FAIL",
              counts.passed, counts.failed, counts.skipped, (double)wall_ns / 1e9, exit_code);
     gpuipc_log_line(fd, line);
 }

@@ -25,6 +25,7 @@ void gpuipc_role_start(gpuipc_scenario *sc, gpuipc_env *env, gpuipc_wire *w,
         sc->fds[i] = -1;
     gpuipc_wire_status(&sc->mine, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
     gpuipc_wire_status(&sc->theirs, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
+    gpuipc_watch_step((unsigned)env->step, name);
 }
 
 void gpuipc_role_at(gpuipc_scenario *sc, unsigned step)

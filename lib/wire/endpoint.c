@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/watch.h"
 #include "wire/wire.h"
 
 #define RETRY_MS 10 /* --connect: how often it tries while nothing listens */
@@ -213,15 +214,18 @@ int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadlin
                            gpuipc_err *err)
 {
     for (;;) {
-        struct pollfd pfd = {.fd = ep->fd, .events = POLLIN};
+        struct pollfd pfd[2] = {{.fd = ep->fd, .events = POLLIN},
+                                {.fd = gpuipc_wire_stop_fd(), .events = POLLIN}};
         char why[256];
         int fd, rc;
 
-        if (gpuipc_wire_stop)
+        if (gpuipc_wire_stopped())
             return gpuipc_err_set(err, -EINTR, "--serve %s: interrupted by a signal while "
                                   "waiting for a consumer", ep->path);
-        rc = poll(&pfd, 1, gpuipc_clock_ms_left(deadline_ns));
-        if (rc < 0 && errno == EINTR)
+        gpuipc_watch_call("poll");
+        rc = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, gpuipc_clock_ms_left(deadline_ns));
+        gpuipc_watch_call(NULL);
+        if ((rc < 0 && errno == EINTR) || (rc > 0 && pfd[0].revents == 0))
             continue;
         if (rc < 0)
             return gpuipc_err_set(err, -errno, "--serve %s: poll: %s", ep->path,
@@ -284,7 +288,7 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
             return gpuipc_err_set(err, -last, "--connect %s: connect: %s%s", path,
                                   strerror(last), last == EACCES ? " (no permission on the "
                                   "socket or its directory: it belongs to another user?)" : "");
-        if (gpuipc_wire_stop)
+        if (gpuipc_wire_stopped())
             return gpuipc_err_set(err, -EINTR, "--connect %s: interrupted by a signal while "
                                   "waiting for the server", path);
         if (gpuipc_clock_ms_left(deadline_ns) == 0)

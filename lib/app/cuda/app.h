@@ -69,11 +69,20 @@ extern volatile sig_atomic_t gpuipc_app_sock_removed;
  * visible here), for gpuipc_env.cred_pid; 0 in the forked mode. */
 extern int gpuipc_app_cred_pid;
 
-/* SIGINT and SIGTERM stop the session (gpuipc_wire_stop); a second one ends
- * the process at once. */
+/* SIGINT, SIGTERM and SIGHUP stop the session (gpuipc_wire_stop_raise),
+ * here and in every process of the run; a second one ends the process at
+ * once. */
 void gpuipc_app_catch_stop_signals(void);
 
-/* Blocks (1) or unblocks (0) SIGINT and SIGTERM; one that came meanwhile is
+/* The stop signals' handler, for a handler of its own that passes one on
+ * (the consumer's SIGTERM, when it does not come from its dying parent). */
+void gpuipc_app_on_stop(int sig, const siginfo_t *info);
+
+/* The other processes of the forked run (-1: none), which stop signals are
+ * passed on to. */
+void gpuipc_app_stop_peers(pid_t a, pid_t b);
+
+/* Blocks (1) or unblocks (0) the stop signals; one that came meanwhile is
  * delivered when they are unblocked. */
 void gpuipc_app_block_stop_signals(int block);
 
@@ -236,6 +245,28 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o);
 /* --bench in the producer, once both sides have probed. Returns the exit
  * status. */
 int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why);
+
+/* ---- the run's deadline (deadline.c) -------------------------------------------------- */
+
+/* How long after the deadline the forked consumer ends itself, where the
+ * producer, which speaks for the run, did not end it. */
+#define GPUIPC_APP_DEADLINE_BACKSTOP_NS (3000ull * 1000000ull)
+
+/* The producer's watchdog for --deadline (none without one), for the run
+ * that started at t0: at the deadline it ends the run whatever is stuck,
+ * with the verdicts so far, the stuck process, step and call named, the
+ * consumers killed and the --json document written (deadline.c says how).
+ * Call after the fork. Returns 0, or -1 after saying why. */
+int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0);
+
+/* Renders again the document that watchdog writes, now that run knows more
+ * (the peer's facts, its GPU, its results so far). */
+void gpuipc_app_deadline_document(gpuipc_producer_run *run);
+
+/* The consumer's: forked, a backstop a little after the deadline, which
+ * the producer should have ended the run by; with --connect, at the
+ * deadline, reporting this side. Returns 0, or -1 after saying why. */
+int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0);
 
 /* ---- the modes, one file each ------------------------------------------------------------ */
 

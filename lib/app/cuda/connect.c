@@ -24,8 +24,8 @@ static void consumer_result_line(const char *path, int code, const gpuipc_sessio
                  end->bye.skipped);
     else
         snprintf(producer, sizeof(producer), "the session ended without the producer's verdict");
-    if (gpuipc_wire_stop != 0)
-        code = 128 + (int)gpuipc_wire_stop;
+    if (gpuipc_wire_stopped() != 0)
+        code = 128 + gpuipc_wire_stopped();
     snprintf(line, len, "result: %s: the session with %s; %s; this side %s%.300s (exit %d)",
              code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), path, producer,
              end->own == GPUIPC_PASS ? "passed" : "failed: ",

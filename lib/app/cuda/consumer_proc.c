@@ -57,8 +57,7 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
 
     (void)context;
     if (info == NULL || info->si_pid != gpuipc_app_parent_pid) {
-        signal(sig, SIG_DFL);
-        raise(sig);
+        gpuipc_app_on_stop(sig, info); /* anyone else's SIGTERM stops the run */
         return;
     }
     /* The role has already printed why the connection broke. */
@@ -113,6 +112,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     gpuipc_err err;
     int verdict;
 
+    gpuipc_watch_role(GPUIPC_ROLE_CONSUMER);
     gpuipc_app_env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
     /* The producer's process speaks for the run: one progress line, its. */
     gpuipc_progress_enable(0);
@@ -126,6 +126,8 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     env.last_check = gpuipc_app_last_check_fds;
     env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
     g_consumer_env = &env;
+    if (gpuipc_app_parent_pid > 0)
+        gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_parent_death;
     sa.sa_flags = SA_SIGINFO;
@@ -138,6 +140,11 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
      * no signal will ever come. */
     memset(end, 0, sizeof(*end));
     end->code = GPUIPC_FAIL;
+    /* --connect maps a page of its own; forked, the producer's is shared. */
+    if (gpuipc_watch_map(&err) < 0 || gpuipc_app_deadline_consumer(o, t0) < 0) {
+        close(sock);
+        return GPUIPC_FAIL;
+    }
     if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
         gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "FAIL peer gone during hello: the producer (pid %d) exited before "

@@ -121,9 +121,9 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     rc = gpuipc_matrix_run(&mo, &t, &err);
     g_doc.t = t;
     g_doc.ran = rc >= 0 || rc == -EINTR;
-    g_doc.stopped = rc == -EINTR || gpuipc_wire_stop != 0;
-    if (rc == -EINTR || gpuipc_wire_stop != 0) {
-        const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+    g_doc.stopped = rc == -EINTR || gpuipc_wire_stopped() != 0;
+    if (rc == -EINTR || gpuipc_wire_stopped() != 0) {
+        const char *name = sigabbrev_np(gpuipc_wire_stopped());
 
         snprintf(line, sizeof(line), "result: STOPPED: fault matrix over %s: stopped by SIG%s "
                  "after %u cases; the pair under way was killed, nothing is left running "

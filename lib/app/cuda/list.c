@@ -96,10 +96,10 @@ static void list_granularity(CUdevice dev, uint64_t *min, uint64_t *rec)
     prop.location.id = (int)dev;
     prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     *min = *rec = 0;
-    if (gpuipc_cu.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
+    if (GPUIPC_CU_CALL(cuMemGetAllocationGranularity, &g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ==
         CUDA_SUCCESS)
         *min = g;
-    if (gpuipc_cu.cuMemGetAllocationGranularity(&g, &prop,
+    if (GPUIPC_CU_CALL(cuMemGetAllocationGranularity, &g, &prop,
                                                 CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) ==
         CUDA_SUCCESS)
         *rec = g;
@@ -189,13 +189,13 @@ static void list_devices(int device, gpuipc_json *j)
         CUdevice dev;
         CUuuid u = {{0}};
 
-        if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+        if (GPUIPC_CU_CALL(cuDeviceGet, &dev, i) != CUDA_SUCCESS)
             continue;
-        gpuipc_cu.cuDeviceGetName(name, (int)sizeof(name), dev);
-        if (gpuipc_cu.cuDeviceGetUuid(&u, dev) == CUDA_SUCCESS)
+        GPUIPC_CU_CALL(cuDeviceGetName, name, (int)sizeof(name), dev);
+        if (GPUIPC_CU_CALL(cuDeviceGetUuid, &u, dev) == CUDA_SUCCESS)
             gpuipc_units_format_uuid((const uint8_t *)u.bytes, uuid, sizeof(uuid));
-        gpuipc_cu.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-        gpuipc_cu.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        GPUIPC_CU_CALL(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        GPUIPC_CU_CALL(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
         list_granularity(dev, &gmin, &grec);
         if (j != NULL) {
             gpuipc_json_object(j, NULL);
@@ -218,7 +218,7 @@ static void list_devices(int device, gpuipc_json *j)
         }
         for (a = 0; a < sizeof(list_attrs) / sizeof(list_attrs[0]); a++) {
             int v = -1;
-            int known = gpuipc_cu.cuDeviceGetAttribute(&v, list_attrs[a].attr, dev) ==
+            int known = GPUIPC_CU_CALL(cuDeviceGetAttribute, &v, list_attrs[a].attr, dev) ==
                         CUDA_SUCCESS;
 
             if (j != NULL && known)

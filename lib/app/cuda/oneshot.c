@@ -34,6 +34,15 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     gpuipc_app_producer_init(&run, o, s->sel, s->nsel, s->req, s->nreq, inject, t0);
     run.child = child;
     run.child2 = child2;
+    gpuipc_app_stop_peers(child, child2);
+    if (gpuipc_app_deadline_producer(&run, t0) < 0) {
+        close(sock);
+        if (child2 > 0)
+            close(sock2);
+        snprintf(run.lost, sizeof(run.lost), "--deadline: the watchdog could not start (said "
+                 "above)");
+        return gpuipc_app_producer_finish(&run, GPUIPC_FAIL, t0);
+    }
     run.env.reap_peer = child2 > 0 ? gpuipc_app_reap_sacrificial : NULL;
     if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0 ||
         (child2 > 0 && gpuipc_wire_open(&run.w2, sock2, "sacrificial consumer", &err) < 0)) {
@@ -59,10 +68,16 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
 {
     int sv[2], sv2[2] = {-1, -1};
     pid_t child, child2 = -1;
+    gpuipc_err err;
     size_t i;
 
     gpuipc_app_note_fds_at_start();
     gpuipc_app_catch_stop_signals();
+    /* The status page the watchdogs read, shared with the consumers. */
+    if (gpuipc_watch_map(&err) < 0) {
+        gpuipc_log_say("%s", err.msg);
+        return GPUIPC_FAIL;
+    }
     if (o->bench)
         gpuipc_app_bench_oneshots(o);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {

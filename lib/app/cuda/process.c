@@ -19,18 +19,57 @@ char gpuipc_app_sock_path[108];
 
 volatile sig_atomic_t gpuipc_app_sock_removed;
 
-/* SIGINT (Ctrl-C) and SIGTERM stop the session: every wait ends with the
- * signal's name (gpuipc_wire_stop), each role releases what it holds, and
- * the process exits 128 + the signal. A second signal ends it at once. */
-static void on_stop(int sig)
+/* How many stop signals this process received from outside the run (not
+ * stops passed on by another process of it). */
+static volatile sig_atomic_t stops_received;
+
+/* The other processes of the forked run, which a stop is passed on to: the
+ * consumers (producer side), or the producer (consumer side). */
+static pid_t run_peers[2] = {-1, -1};
+
+void gpuipc_app_stop_peers(pid_t a, pid_t b)
 {
+    run_peers[0] = a;
+    run_peers[1] = b;
+}
+
+/* SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the session: every wait, in this
+ * process and in every process of the run, ends with the signal's name, each
+ * role releases what it holds, and the process exits 128 + the signal. The
+ * stop channel carries the signal to the other processes of the run and
+ * wakes their waits; a SIGINT passed on to them wakes one that is in a
+ * pause or a blocking call too (always SIGINT: a SIGTERM from the producer
+ * is how the consumer learns of its death). A passed-on SIGINT only makes a
+ * process look at the channel, and does not count as a second signal; a
+ * second signal from outside the run ends the process at once.
+ * Async-signal-safe; errno is kept. */
+void gpuipc_app_on_stop(int sig, const siginfo_t *info)
+{
+    int saved = errno, i;
+
+    if (info != NULL && info->si_code == SI_USER && sig == SIGINT &&
+        (info->si_pid == run_peers[0] || info->si_pid == run_peers[1])) {
+        gpuipc_wire_stopped(); /* the channel says which signal */
+        errno = saved;
+        return;
+    }
     if (gpuipc_app_sock_path[0] != '\0' && !gpuipc_app_sock_removed) {
         unlink(gpuipc_app_sock_path);
         gpuipc_app_sock_removed = 1;
     }
-    if (gpuipc_wire_stop != 0)
+    if (stops_received++ > 0)
         _exit(128 + sig);
-    gpuipc_wire_stop = sig;
+    gpuipc_wire_stop_raise(sig);
+    for (i = 0; i < 2; i++)
+        if (run_peers[i] > 0)
+            kill(run_peers[i], SIGINT);
+    errno = saved;
+}
+
+static void on_stop(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    gpuipc_app_on_stop(sig, info);
 }
 
 void gpuipc_app_catch_stop_signals(void)
@@ -38,13 +77,15 @@ void gpuipc_app_catch_stop_signals(void)
     struct sigaction sa;
 
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop; /* no SA_RESTART: a blocking call returns EINTR */
+    sa.sa_sigaction = on_stop; /* no SA_RESTART: a blocking call returns EINTR */
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }
 
-/* Blocks (1) or unblocks (0) SIGINT and SIGTERM in this process. A signal
+/* Blocks (1) or unblocks (0) the stop signals in this process. A signal
  * that arrives while they are blocked is delivered when they are unblocked. */
 void gpuipc_app_block_stop_signals(int block)
 {
@@ -53,13 +94,16 @@ void gpuipc_app_block_stop_signals(int block)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
 }
 
 /* The exit code once the session is over: 128 + the stop signal if one came. */
 int gpuipc_app_stop_code(int code)
 {
-    return gpuipc_wire_stop != 0 ? 128 + (int)gpuipc_wire_stop : code;
+    int sig = gpuipc_wire_stopped();
+
+    return sig != 0 ? 128 + sig : code;
 }
 
 /* The FDs open when the program started. A process that never loaded the
@@ -154,8 +198,10 @@ static void act_fault(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step
     case GPUIPC_FAULT_HANG:
         /* Stuck until killed, or until a stop signal (Ctrl-C) ends every
          * wait, this one too. */
-        while (gpuipc_wire_stop == 0)
+        gpuipc_watch_call("GPUIPC_FAULT hang");
+        while (gpuipc_wire_stopped() == 0)
             pause();
+        gpuipc_watch_call(NULL);
         break;
     case GPUIPC_FAULT_CORRUPT:
     case GPUIPC_FAULT_EXTRA_FDS:
@@ -165,6 +211,9 @@ static void act_fault(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step
                                                   ? GPUIPC_WIRE_FAULT_CORRUPT
                                                   : GPUIPC_WIRE_FAULT_EXTRA_FDS,
                                    gpuipc_clock_deadline(env->timeout_ns), step, NULL);
+        break;
+    case GPUIPC_FAULT_WEDGE:
+        gpuipc_watch_arm_wedge();
         break;
     case GPUIPC_FAULT_CLOSE:
         if (w != NULL)

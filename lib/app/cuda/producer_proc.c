@@ -491,7 +491,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
 
     /* The sacrificial consumer's connection (if any) is no longer needed, and
      * the checks below are about this process alone. */
-    if (run->w != NULL && run->started && gpuipc_wire_stop == 0 &&
+    if (run->w != NULL && run->started && gpuipc_wire_stopped() == 0 &&
         (code == GPUIPC_PASS || code == GPUIPC_SKIP)) {
         run->checked = 1;
         if (producer_last_check(run))
@@ -499,9 +499,9 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     }
     say_bye(run, code, &bye);
     if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
-        gpuipc_wire_stop == 0) {
+        gpuipc_wire_stopped() == 0) {
         answered = exchange_bye(run, &bye, &code, said, sizeof(said));
-    } else if (run->started && gpuipc_wire_stop == 0) {
+    } else if (run->started && gpuipc_wire_stopped() == 0) {
         /* The connection broke before BYE; a scenario has failed for it. */
         code = GPUIPC_FAIL;
     }
@@ -515,7 +515,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         int exited = reap(run, &run->w, run->child, &status, desc, len);
         int expect = code != GPUIPC_FAIL ? bye.code : code;
 
-        if (gpuipc_wire_stop == 0 && (!exited || !WIFEXITED(status) ||
+        if (gpuipc_wire_stopped() == 0 && (!exited || !WIFEXITED(status) ||
                                       WEXITSTATUS(status) != expect)) {
             if (answered && exited && WIFEXITED(status)) {
                 size_t used = strlen(desc);
@@ -603,6 +603,7 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
     size_t i;
 
     memset(run, 0, sizeof(*run));
+    gpuipc_watch_role(GPUIPC_ROLE_PRODUCER);
     gpuipc_app_env_init(&run->env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
     /* --bench's output is its tables: the scenarios' step log stays quiet. */
     if (o->bench && run->env.log.level < GPUIPC_LOG_VERBOSE)
@@ -682,6 +683,8 @@ int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
     if (run->cuda == 0 && run->o->pairs != NULL && (code = expand_pairs(run)) != 0)
         return code;
     probe_all(run, run->cuda, &run->cuda_why);
+    /* The deadline's document, now with the peer's facts and the GPU. */
+    gpuipc_app_deadline_document(run);
     if (run->o->bench)
         return gpuipc_app_run_bench(run, run->cuda, &run->cuda_why);
     code = gpuipc_app_run_rounds(run);
@@ -846,7 +849,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
 
     if (!started && code == GPUIPC_PASS)
         code = GPUIPC_FAIL;
-    if (started && gpuipc_wire_stop == 0)
+    if (started && gpuipc_wire_stopped() == 0)
         accounting_note(run, accounting, sizeof(accounting));
     if (started)
         diagnose_results(run);
@@ -871,13 +874,13 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     exit_code = gpuipc_app_stop_code(code);
     if (!run->checked)
         exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
-    if (gpuipc_wire_stop != 0) {
-        const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+    if (gpuipc_wire_stopped() != 0) {
+        const char *name = sigabbrev_np(gpuipc_wire_stopped());
 
         gpuipc_log_say("stopped by SIG%s: what both processes held is released "
                 "(exit %d)", name ? name : "?", exit_code);
     }
-    if (code == GPUIPC_SKIP && gpuipc_wire_stop == 0) {
+    if (code == GPUIPC_SKIP && gpuipc_wire_stopped() == 0) {
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
@@ -887,13 +890,13 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         snprintf(line, sizeof(line), "consumer: %s", consumer);
         gpuipc_log_line(1, line);
         snprintf(line, sizeof(line), "result: %s: no scenario ran: %.400s (exit %d)",
-                 code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL",
+                 code == GPUIPC_USAGE ? "USAGE ERROR" : exit_code > 128 ? "STOPPED" : "FAIL",
                  code == GPUIPC_USAGE ? "the producer refused its options (said above)"
                                       : run->lost, exit_code);
         gpuipc_log_line(1, line);
         return exit_code;
     }
-    if (gpuipc_wire_stop == 0)
+    if (gpuipc_wire_stopped() == 0)
         notes[0] = accounting;
     if (run->last[0] != '\0')
         notes[notes[0] != NULL] = run->last;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -68,6 +69,8 @@ static const char *meaning(int code)
         return "usage error";
     case 77:
         return "nothing could run here (no driver or GPU)";
+    case 129:
+        return "stopped by SIGHUP";
     case 130:
         return "stopped by SIGINT";
     case 143:
@@ -146,10 +149,10 @@ static void json_machine(gpuipc_json *j)
         gpuipc_err e;
         CUdevice dev;
 
-        if (gpuipc_cu.cuDeviceGet(&dev, i) != CUDA_SUCCESS)
+        if (GPUIPC_CU_CALL(cuDeviceGet, &dev, i) != CUDA_SUCCESS)
             continue;
-        gpuipc_cu.cuDeviceGetName(name, (int)sizeof(name), dev);
-        gpuipc_cu.cuDeviceGetPCIBusId(bus, (int)sizeof(bus), dev);
+        GPUIPC_CU_CALL(cuDeviceGetName, name, (int)sizeof(name), dev);
+        GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus, (int)sizeof(bus), dev);
         gpuipc_json_object(j, NULL);
         gpuipc_json_int(j, "ordinal", i);
         if (gpuipc_gpu_uuid_of(i, raw, &e) == 0) {
@@ -262,6 +265,28 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     gpuipc_json_end(j, '}');
 }
 
+/* The scenarios and their counts (the consumer's: as the producer counted). */
+static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts counts)
+{
+    size_t i;
+
+    gpuipc_json_array(j, "scenarios");
+    for (i = 0; i < d->n; i++)
+        json_scenario(j, &d->results[i],
+                      d->steps != NULL && d->have_steps[i] ? d->steps[i] : NULL);
+    gpuipc_json_end(j, ']');
+    gpuipc_json_object(j, "counts");
+    if (d->verdict != NULL) {
+        counts.passed = d->verdict->passed;
+        counts.failed = d->verdict->failed;
+        counts.skipped = d->verdict->skipped;
+    }
+    gpuipc_json_int(j, "passed", counts.passed);
+    gpuipc_json_int(j, "failed", counts.failed);
+    gpuipc_json_int(j, "skipped", counts.skipped);
+    gpuipc_json_end(j, '}');
+}
+
 static const char *mode_name(const gpuipc_options *o)
 {
     return o->list ? "list" : o->bench ? "bench" : o->fault_matrix ? "fault-matrix"
@@ -308,13 +333,19 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     else
         gpuipc_json_string(j, "min_gbps", NULL);
     gpuipc_json_end(j, '}');
-    gpuipc_json_object(j, "exit");
-    gpuipc_json_int(j, "status", d->exit_code);
-    gpuipc_json_string(j, "meaning", meaning(d->exit_code));
-    gpuipc_json_end(j, '}');
-    gpuipc_json_string(j, "result", gpuipc_log_last_result()[0] ? gpuipc_log_last_result()
-                                                                : NULL);
-    gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
+    if (d->deadline_template) {
+        gpuipc_json_raw(j, "exit", GPUIPC_DOC_MARK_EXIT);
+        gpuipc_json_raw(j, "result", GPUIPC_DOC_MARK_RESULT);
+        gpuipc_json_raw(j, "wall_s", GPUIPC_DOC_MARK_WALL);
+    } else {
+        gpuipc_json_object(j, "exit");
+        gpuipc_json_int(j, "status", d->exit_code);
+        gpuipc_json_string(j, "meaning", meaning(d->exit_code));
+        gpuipc_json_end(j, '}');
+        gpuipc_json_string(j, "result", gpuipc_log_last_result()[0] ? gpuipc_log_last_result()
+                                                                    : NULL);
+        gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
+    }
     json_machine(j);
     gpuipc_json_object(j, "facts");
     json_facts(j, "self", d->own);
@@ -322,21 +353,12 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_end(j, '}');
     gpuipc_json_string(j, "where", d->where);
     gpuipc_json_string(j, "no_session", d->lost);
-    gpuipc_json_array(j, "scenarios");
-    for (i = 0; i < d->n; i++)
-        json_scenario(j, &d->results[i],
-                      d->steps != NULL && d->have_steps[i] ? d->steps[i] : NULL);
-    gpuipc_json_end(j, ']');
-    gpuipc_json_object(j, "counts");
-    if (d->verdict != NULL) { /* the consumer's: as the producer counted */
-        counts.passed = d->verdict->passed;
-        counts.failed = d->verdict->failed;
-        counts.skipped = d->verdict->skipped;
+    if (d->deadline_template) {
+        gpuipc_json_raw(j, "scenarios", GPUIPC_DOC_MARK_SCENARIOS);
+        gpuipc_json_raw(j, "counts", GPUIPC_DOC_MARK_COUNTS);
+    } else {
+        json_scenarios(j, d, counts);
     }
-    gpuipc_json_int(j, "passed", counts.passed);
-    gpuipc_json_int(j, "failed", counts.failed);
-    gpuipc_json_int(j, "skipped", counts.skipped);
-    gpuipc_json_end(j, '}');
     gpuipc_json_int(j, "rounds", d->rounds);
     gpuipc_json_array(j, "round_records");
     for (i = 0; i < d->nround_records; i++) {
@@ -357,7 +379,10 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     }
     gpuipc_json_end(j, ']');
     gpuipc_json_int(j, "round_records_left_out", (long long)d->round_records_left_out);
-    gpuipc_json_string(j, "consumer", d->consumer);
+    if (d->deadline_template)
+        gpuipc_json_raw(j, "consumer", GPUIPC_DOC_MARK_CONSUMER);
+    else
+        gpuipc_json_string(j, "consumer", d->consumer);
     if (d->verdict != NULL) {
         gpuipc_json_object(j, "producer_verdict");
         gpuipc_json_int(j, "status", d->verdict->code);
@@ -427,4 +452,27 @@ int gpuipc_doc_write(const gpuipc_doc *d)
         return -1;
     }
     return 0;
+}
+
+char *gpuipc_doc_template(const gpuipc_doc *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    gpuipc_json j;
+    FILE *out = open_memstream(&text, &len);
+
+    if (out == NULL)
+        return NULL;
+    gpuipc_json_init(&j, out);
+    json_body(&j, d);
+    if (gpuipc_json_finish(&j) < 0 || fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+int gpuipc_doc_stdout_fd(void)
+{
+    return doc_stdout >= 0 ? doc_stdout : 1;
 }

@@ -50,7 +50,28 @@ typedef struct gpuipc_doc {
     const gpuipc_facts *own;
     const gpuipc_facts *peer;      /* NULL if it never said HELLO */
     const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */
+    /* The deadline's template (gpuipc_doc_template): the members only the
+     * deadline decides are markers. */
+    int deadline_template;
 } gpuipc_doc;
+
+/* The markers of a deadline template, each standing for one JSON value. */
+#define GPUIPC_DOC_MARK_EXIT "@@EXIT@@"
+#define GPUIPC_DOC_MARK_RESULT "@@RESULT@@"
+#define GPUIPC_DOC_MARK_WALL "@@WALL@@"
+#define GPUIPC_DOC_MARK_SCENARIOS "@@SCENARIOS@@"
+#define GPUIPC_DOC_MARK_COUNTS "@@COUNTS@@"
+#define GPUIPC_DOC_MARK_CONSUMER "@@CONSUMER@@"
+
+/* The document d as the watchdog writes it at the run's deadline, rendered
+ * ahead, while malloc and stdio may still be used: every member as d has it,
+ * but exit, result, wall_s, scenarios, counts and consumer, which are the
+ * markers above for the watchdog to replace (memory and write(2) only).
+ * Returns the text (the caller frees it), or NULL. */
+char *gpuipc_doc_template(const gpuipc_doc *d);
+
+/* Where a document for "-" goes: the standard output main set aside, or 1. */
+int gpuipc_doc_stdout_fd(void);
 
 /* What a mode adds to its document: fn writes member key (an object or an
  * array) into j from arg, which must live until the document is written.

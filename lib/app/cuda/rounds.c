@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/brief.h"
 #include "app/cuda/app.h"
 #include "core/clock.h"
 #include "core/step.h"
@@ -58,8 +59,30 @@ START_TEST(test_scenario_both_ways)
 }
 END_TEST
 
+/* Set while Check runs the scenarios: an exit() from inside it (Check
+ * gives up with exit(2) when, say, it cannot create its temporary file) is
+ * a failure of the run, not a usage error. */
+static volatile int in_check;
+
+static void check_gave_up(void)
+{
+    static const char why[] = "FAIL: the test framework (Check) ended the run from inside "
+                              "srunner_run_all with exit(); its own line above says why (for "
+                              "example no temporary file: it writes one under $TEMP, else "
+                              "/tmp) (exit 1)";
+    char line[sizeof(why) + 16];
+
+    if (!in_check)
+        return;
+    in_check = 0;
+    snprintf(line, sizeof(line), "%s%s", gpuipc_brief_fd() >= 0 ? "" : "result: ", why);
+    gpuipc_log_line(gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1, line);
+    _exit(GPUIPC_FAIL);
+}
+
 static int run_suites(gpuipc_producer_run *run)
 {
+    static int registered;
     SRunner *sr = srunner_create(NULL);
     size_t i;
     int failed;
@@ -91,7 +114,11 @@ static int run_suites(gpuipc_producer_run *run)
      * ("Running suite(s)", "100%: Checks: 9") stay out of it, while its TAP
      * and XML reports (CK_TAP_LOG_FILE_NAME, CK_XML_LOG_FILE_NAME) are
      * written as usual. */
+    if (!registered)
+        registered = atexit(check_gave_up) == 0;
+    in_check = 1;
     srunner_run_all(sr, CK_SILENT);
+    in_check = 0;
     gpuipc_app_block_stop_signals(0);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
@@ -254,8 +281,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
             break;
         if (run->o->json_path != NULL)
             record_round(run, round, began);
-        if (gpuipc_wire_stop != 0 || soak_round(run, round, &k, start) < 0) {
-            if (gpuipc_wire_stop == 0)
+        if (gpuipc_wire_stopped() != 0 || soak_round(run, round, &k, start) < 0) {
+            if (gpuipc_wire_stopped() == 0)
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                                 GPUIPC_LOG_NO_TIME, "FAIL soak stopped at %s", k.why);
             code = GPUIPC_FAIL;

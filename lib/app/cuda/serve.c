@@ -91,7 +91,7 @@ static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64
         gpuipc_wire_close(run->w);
         run->w = NULL;
         /* A peer that closed before its HELLO was not a consumer: wait on. */
-        if (rc != -EPIPE || gpuipc_wire_stop != 0)
+        if (rc != -EPIPE || gpuipc_wire_stopped() != 0)
             return rc;
         if (++dropped > MAX_DROPPED)
             return gpuipc_err_set(err, -EPIPE, "--serve %s: gave up during hello: %u "
@@ -128,6 +128,13 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     }
     gpuipc_app_note_fds_at_start();
     gpuipc_app_producer_init(&run, o, s->sel, s->nsel, s->req, s->nreq, inject, t0);
+    /* The deadline covers the wait for a consumer too. */
+    if (gpuipc_watch_map(&err) < 0) {
+        gpuipc_log_say("%s", err.msg);
+        return GPUIPC_FAIL;
+    }
+    if (gpuipc_app_deadline_producer(&run, t0) < 0)
+        return GPUIPC_FAIL;
     code = gpuipc_app_producer_open(&run);
     if (code == GPUIPC_USAGE) {
         gpuipc_gpu_close(run.env.gpu);

@@ -146,11 +146,11 @@ int gpuipc_bandwidth_run(gpuipc_scenario *sc, const gpuipc_view *view, uint64_t 
 out:
     if (rc != CUDA_SUCCESS && ret == 0)
         ret = gpuipc_cudrv_errno(rc);
-    gpuipc_cu.cuCtxSynchronize();
+    GPUIPC_CU_CALL(cuCtxSynchronize, );
     if (ev[1] != NULL)
-        gpuipc_cu.cuEventDestroy(ev[1]);
+        GPUIPC_CU_CALL(cuEventDestroy, ev[1]);
     if (ev[0] != NULL)
-        gpuipc_cu.cuEventDestroy(ev[0]);
+        GPUIPC_CU_CALL(cuEventDestroy, ev[0]);
     if (have_scratch && gpuipc_vmm_release(&own, &scratch, &e2) < 0 && ret == 0)
         ret = gpuipc_err_set(err, -EIO, "releasing the copy destination: %s", e2.msg);
     if (have_local && gpuipc_vmm_release(&own, &local, &e2) < 0 && ret == 0)

@@ -37,7 +37,7 @@ static CUresult trial_create(gpuipc_scenario *sc, gpuipc_err *err)
     GPUIPC_CU_GOTO(rc, err, out, cuMemGetAllocationGranularity, &gran, &prop,
                    CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     GPUIPC_CU_GOTO(rc, err, out, cuMemCreate, &h, gran, &prop, 0);
-    gpuipc_cu.cuMemRelease(h);
+    GPUIPC_CU_CALL(cuMemRelease, h);
 out:
     return rc;
 }

@@ -51,7 +51,7 @@ static void show_vmm_refusal(gpuipc_scenario *sc)
                     CU_MEM_ALLOCATION_COMP_NONE, &prop);
     if (gpuipc_vmm_create(sc, &prop, 1, &vmm, &e) < 0)
         return;
-    rc = gpuipc_cu.cuIpcGetMemHandle(&h, vmm.view.dev);
+    rc = GPUIPC_CU_CALL(cuIpcGetMemHandle, &h, vmm.view.dev);
     gpuipc_log_step(&sc->env->log, GPUIPC_LOG_NORMAL, NAME, GPUIPC_STEP_PROBE, GPUIPC_LOG_NO_TIME,
                     rc != CUDA_SUCCESS
                         ? "expected refusal: cuIpcGetMemHandle on a VMM (cuMemCreate) allocation "
@@ -144,7 +144,7 @@ int gpuipc_legacy_open(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, gpuip
                     gpuipc_clock_ns() - t, "cuIpcOpenMemHandle");
     if ((ret = gpuipc_gpu_check_opened(priv->ptr, offer->size, "cuIpcOpenMemHandle", 1,
                                        err)) < 0) {
-        gpuipc_cu.cuIpcCloseMemHandle(priv->ptr);
+        GPUIPC_CU_CALL(cuIpcCloseMemHandle, priv->ptr);
         free(priv);
         return ret;
     }

@@ -75,7 +75,7 @@ static int pool_undo(gpuipc_scenario *sc, pool_priv *priv, CUresult rc, gpuipc_e
 {
     if (priv->pool != NULL) {
         gpuipc_gpu_note_oom(sc->env->gpu, rc, priv->size, err);
-        gpuipc_cu.cuMemPoolDestroy(priv->pool);
+        GPUIPC_CU_CALL(cuMemPoolDestroy, priv->pool);
     }
     free(priv);
     return gpuipc_cudrv_errno(rc);
@@ -105,8 +105,8 @@ static int pool_alloc(gpuipc_scenario *sc, uint64_t size, gpuipc_buf *buf, gpuip
     return 0;
 
 out_free:
-    gpuipc_cu.cuMemFreeAsync(priv->ptr, NULL);
-    gpuipc_cu.cuStreamSynchronize(NULL);
+    GPUIPC_CU_CALL(cuMemFreeAsync, priv->ptr, NULL);
+    GPUIPC_CU_CALL(cuStreamSynchronize, NULL);
 out:
     return pool_undo(sc, priv, rc, err);
 }
@@ -170,8 +170,8 @@ static int pool_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const
     /* The driver need not answer for an imported pool pointer: not strict. */
     if ((ret = gpuipc_gpu_check_opened(priv->ptr, offer->size, "cuMemPoolImportPointer", 0,
                                        err)) < 0) {
-        gpuipc_cu.cuMemFree(priv->ptr);
-        gpuipc_cu.cuMemPoolDestroy(priv->pool);
+        GPUIPC_CU_CALL(cuMemFree, priv->ptr);
+        GPUIPC_CU_CALL(cuMemPoolDestroy, priv->pool);
         free(priv);
         return ret;
     }

@@ -134,9 +134,9 @@ static CUresult map_handle(gpuipc_scenario *sc, unsigned step, gpuipc_vmm *v, ui
     return CUDA_SUCCESS;
 
 out_unmap:
-    gpuipc_cu.cuMemUnmap(*ptr, v->size);
+    GPUIPC_CU_CALL(cuMemUnmap, *ptr, v->size);
 out_free:
-    gpuipc_cu.cuMemAddressFree(*ptr, v->size);
+    GPUIPC_CU_CALL(cuMemAddressFree, *ptr, v->size);
 out:
     *ptr = 0;
     return rc;
@@ -171,7 +171,7 @@ int gpuipc_vmm_create(gpuipc_scenario *sc, const CUmemAllocationProp *prop, uint
     v->host_numa = prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? prop->location.id : -1;
     v->size = (size + gran - 1) / gran * gran;
     t = gpuipc_clock_ns();
-    rc = gpuipc_cu.cuMemCreate(&v->handle, v->size, prop, 0);
+    rc = GPUIPC_CU_CALL(cuMemCreate, &v->handle, v->size, prop, 0);
     if (rc != CUDA_SUCCESS) {
         gpuipc_cudrv_fail(err, "cuMemCreate", rc, __FILE__, __LINE__);
         gpuipc_gpu_note_oom(sc->env->gpu, rc, v->size, err);
@@ -194,7 +194,7 @@ int gpuipc_vmm_create(gpuipc_scenario *sc, const CUmemAllocationProp *prop, uint
     return 0;
 
 out_release:
-    gpuipc_cu.cuMemRelease(v->handle);
+    GPUIPC_CU_CALL(cuMemRelease, v->handle);
 out_free:
     free(v);
     return gpuipc_cudrv_errno(rc);
@@ -321,7 +321,7 @@ int gpuipc_vmm_import_at(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHa
     }
     /* A second opinion on the size; only an answer that contradicts the
      * offer fails (the driver need not answer for VMM ranges). */
-    rc = gpuipc_cu.cuMemGetAddressRange(&base, &mapped, v->ptr);
+    rc = GPUIPC_CU_CALL(cuMemGetAddressRange, &base, &mapped, v->ptr);
     if (rc == CUDA_SUCCESS && mapped < v->size) {
         ret = gpuipc_err_set(err, -EPROTO, "cuMemGetAddressRange: %zu bytes mapped, %zu "
                              "expected", mapped, v->size);
@@ -349,10 +349,10 @@ int gpuipc_vmm_import_at(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHa
     return 0;
 
 out_unmap:
-    gpuipc_cu.cuMemUnmap(v->ptr, v->size);
-    gpuipc_cu.cuMemAddressFree(v->ptr, v->size);
+    GPUIPC_CU_CALL(cuMemUnmap, v->ptr, v->size);
+    GPUIPC_CU_CALL(cuMemAddressFree, v->ptr, v->size);
 out_release:
-    gpuipc_cu.cuMemRelease(v->handle);
+    GPUIPC_CU_CALL(cuMemRelease, v->handle);
 out_free:
     free(v);
     return ret == -EIO && rc != CUDA_SUCCESS ? gpuipc_cudrv_errno(rc) : ret;

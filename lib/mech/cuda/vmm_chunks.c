@@ -106,7 +106,7 @@ static int create(gpuipc_chunks *c, unsigned i, gpuipc_err *err)
     vmm_mem *m = c->mem;
     CUmemGenericAllocationHandle h;
     uint64_t t = gpuipc_clock_ns();
-    CUresult rc = gpuipc_cu.cuMemCreate(&h, c->plan.chunk, &m->prop, 0);
+    CUresult rc = GPUIPC_CU_CALL(cuMemCreate, &h, c->plan.chunk, &m->prop, 0);
 
     spent(m, T_CREATE, t);
     if (rc != CUDA_SUCCESS)
@@ -185,14 +185,14 @@ static int import_fd(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, 
     int ret;
 
     (void)sc;
-    rc = gpuipc_cu.cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+    rc = GPUIPC_CU_CALL(cuMemImportFromShareableHandle, &h, (void *)(uintptr_t)fd,
                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     spent(m, T_IMPORT, t);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc,
                                                     __FILE__, __LINE__));
     if (i == 0 && (ret = check_location(m, h, err)) < 0) {
-        gpuipc_cu.cuMemRelease(h);
+        GPUIPC_CU_CALL(cuMemRelease, h);
         return ret;
     }
     c->h[i] = h;

@@ -55,14 +55,14 @@ static int numa_probe(gpuipc_scenario *sc, gpuipc_err *why)
                               "the system reports no NUMA node", node,
                               gpuipc_gpu_ordinal(sc->env->gpu));
     gpuipc_vmm_prop_host_numa(node, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, &prop);
-    cr = gpuipc_cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    cr = GPUIPC_CU_CALL(cuMemGetAllocationGranularity, &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     if (cr == CUDA_SUCCESS)
-        cr = gpuipc_cu.cuMemCreate(&h, gran, &prop, 0);
+        cr = GPUIPC_CU_CALL(cuMemCreate, &h, gran, &prop, 0);
     if (cr != CUDA_SUCCESS)
         return gpuipc_err_set(why, -ENOTSUP, "cuMemCreate on host NUMA node %d: %s (in a "
                               "container get_mempolicy may be blocked: Docker needs SYS_NICE)",
                               node, gpuipc_cudrv_error_name(cr));
-    gpuipc_cu.cuMemRelease(h);
+    GPUIPC_CU_CALL(cuMemRelease, h);
     return 0;
 }
 

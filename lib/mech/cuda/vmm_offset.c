@@ -38,9 +38,9 @@ static CUresult trial_map(CUmemGenericAllocationHandle handle, uint64_t gran, gp
 
     GPUIPC_CU_GOTO(rc, err, out, cuMemAddressReserve, &ptr, gran, gran, 0, 0);
     GPUIPC_CU_GOTO(rc, err, out_free, cuMemMap, ptr, gran, gran, handle, 0);
-    gpuipc_cu.cuMemUnmap(ptr, gran);
+    GPUIPC_CU_CALL(cuMemUnmap, ptr, gran);
 out_free:
-    gpuipc_cu.cuMemAddressFree(ptr, gran);
+    GPUIPC_CU_CALL(cuMemAddressFree, ptr, gran);
 out:
     return rc;
 }
@@ -86,11 +86,11 @@ static int trial(gpuipc_scenario *sc, gpuipc_err *why)
     } else {
         gpuipc_err_prefix(why, "offset trial");
     }
-    gpuipc_cu.cuMemRelease(imported);
+    GPUIPC_CU_CALL(cuMemRelease, imported);
 out_fd:
     close(fd);
 out_own:
-    gpuipc_cu.cuMemRelease(own);
+    GPUIPC_CU_CALL(cuMemRelease, own);
 out:
     /* A step of the trial that failed is a failure, never a skip: only the
      * refusal above may answer -ENOTSUP. */

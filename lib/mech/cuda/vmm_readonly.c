@@ -39,7 +39,7 @@ static int ro_prove(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
     memset(&here, 0, sizeof(here));
     here.type = CU_MEM_LOCATION_TYPE_DEVICE;
     here.id = gpuipc_gpu_ordinal(sc->env->gpu);
-    rc = gpuipc_cu.cuMemGetAccess(&flags, &here, buf->view.dev);
+    rc = GPUIPC_CU_CALL(cuMemGetAccess, &flags, &here, buf->view.dev);
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemGetAccess", rc, __FILE__,
                                                     __LINE__));
@@ -47,14 +47,14 @@ static int ro_prove(gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err)
         return gpuipc_err_set(err, -EPROTO, "cuMemGetAccess reports flags %llu for this GPU, not "
                               "CU_MEM_ACCESS_FLAGS_PROT_READ (%d)", flags,
                               (int)CU_MEM_ACCESS_FLAGS_PROT_READ);
-    copy = gpuipc_cu.cuMemcpyHtoD(buf->view.dev, junk, sizeof(junk));
-    set = gpuipc_cu.cuMemsetD32(buf->view.dev, 0xdeadbeef, 4);
+    copy = GPUIPC_CU_CALL(cuMemcpyHtoD, buf->view.dev, junk, sizeof(junk));
+    set = GPUIPC_CU_CALL(cuMemsetD32, buf->view.dev, 0xdeadbeef, 4);
     if (copy == CUDA_SUCCESS || set == CUDA_SUCCESS)
         return gpuipc_err_set(err, -EPROTO, "a write into the read-only mapping was accepted: "
                               "cuMemcpyHtoD %s, cuMemsetD32 %s",
                               gpuipc_cudrv_error_name(copy), gpuipc_cudrv_error_name(set));
     /* A refusal must leave the context usable. */
-    rc = gpuipc_cu.cuCtxSynchronize();
+    rc = GPUIPC_CU_CALL(cuCtxSynchronize, );
     if (rc != CUDA_SUCCESS)
         return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuCtxSynchronize after the refused "
                                                     "writes", rc, __FILE__, __LINE__));

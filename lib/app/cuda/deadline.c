@@ -1,0 +1,482 @@
+/* deadline.c: the end of a run at its --deadline, however it is stuck. Each
+ * process starts a watchdog (core/watch.h) after the fork. At the deadline
+ * the producer's reads both processes' steps and calls from the shared
+ * status page, kills the consumers, writes the summary and the result line
+ * (FAIL, naming the stuck process, its step and its call, the verdicts
+ * reached so far kept) and the --json document, and exits 1; all of it with
+ * write(2) and memory set aside before, since the stuck thread may hold the
+ * locks of stdio and malloc. The forked consumer's watchdog is a backstop a
+ * little later (the producer speaks for the run); a --connect consumer, on
+ * its own, reports itself at the deadline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app/brief.h"
+#include "app/cuda/app.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/step.h"
+#include "core/watch.h"
+
+/* How long the producer's watchdog waits for the consumers it killed. */
+#define REAP_NS (1000ull * 1000000ull)
+
+/* What the watchdogs work from, set up before they can fire. */
+static struct {
+    gpuipc_producer_run *run;  /* the producer's, or NULL in a consumer */
+    const gpuipc_options *o;
+    uint64_t t0, deadline_ns;
+    int role;
+    char *doc;                 /* the document's template, or NULL */
+} dl;
+
+/* Text the watchdog builds, and the page as it was at the deadline: it owns
+ * this memory. */
+static char text[1 << 16];
+static char line[4096];
+static gpuipc_watch_page snap;
+static int have_snap;
+
+/* Whether a side of the page waits for the other process (in a wire poll)
+ * rather than being stuck in a call or in its own code. */
+static int waits(const gpuipc_watch_side *s)
+{
+    return strncmp(s->call, "poll", 4) == 0 || strcmp(s->call, "waitpid") == 0;
+}
+
+/* "at <step> in <call> for N.NNN s (scenario <s>)" for side s, now at now. */
+static void put_state(gpuipc_sbuf *b, const gpuipc_watch_side *s, uint64_t now)
+{
+    gpuipc_sbuf_str(b, s->step ? "at " : "");
+    gpuipc_sbuf_str(b, s->step ? gpuipc_step_name(s->step)
+                               : "outside a session (before its HELLO or after its last step)");
+    if (s->call[0] != '\0') {
+        gpuipc_sbuf_str(b, " in ");
+        gpuipc_sbuf_str(b, s->call);
+        if (s->since_ns != 0 && now > s->since_ns) {
+            gpuipc_sbuf_str(b, " for ");
+            gpuipc_sbuf_secs(b, now - s->since_ns, 3);
+            gpuipc_sbuf_str(b, " s");
+        }
+    } else {
+        gpuipc_sbuf_str(b, " (no call in flight)");
+    }
+    if (s->scenario[0] != '\0') {
+        gpuipc_sbuf_str(b, ", scenario ");
+        gpuipc_sbuf_str(b, s->scenario);
+    }
+}
+
+/* Who held the run up, from the page: the side not waiting for the other,
+ * or both where both wait. Into b. */
+static void put_stuck(gpuipc_sbuf *b, uint64_t now)
+{
+    const gpuipc_watch_page *pg = have_snap ? &snap : NULL;
+    const gpuipc_watch_side *me, *other;
+    const char *me_name = gpuipc_role_name(dl.role);
+    const char *other_name = dl.role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
+
+    if (pg == NULL) {
+        gpuipc_sbuf_str(b, "the ");
+        gpuipc_sbuf_str(b, me_name);
+        gpuipc_sbuf_str(b, "'s state is unknown");
+        return;
+    }
+    me = &pg->side[dl.role];
+    other = &pg->side[dl.role == GPUIPC_ROLE_PRODUCER ? GPUIPC_ROLE_CONSUMER
+                                                       : GPUIPC_ROLE_PRODUCER];
+    if (other->pid == 0 || !waits(me)) {
+        /* This side is stuck (or the other is out of sight: --serve,
+         * --connect). */
+        gpuipc_sbuf_str(b, "the ");
+        gpuipc_sbuf_str(b, me_name);
+        gpuipc_sbuf_str(b, waits(me) ? " waits for the " : " is stuck ");
+        if (waits(me)) {
+            gpuipc_sbuf_str(b, other_name);
+            gpuipc_sbuf_str(b, " ");
+        }
+        put_state(b, me, now);
+        if (other->pid == 0)
+            return;
+        gpuipc_sbuf_str(b, "; the ");
+        gpuipc_sbuf_str(b, other_name);
+        gpuipc_sbuf_str(b, waits(other) ? " waits " : " is ");
+        put_state(b, other, now);
+        return;
+    }
+    gpuipc_sbuf_str(b, waits(other) ? "both wait for each other: the " : "the ");
+    gpuipc_sbuf_str(b, other_name);
+    gpuipc_sbuf_str(b, waits(other) ? " " : " is stuck ");
+    put_state(b, other, now);
+    gpuipc_sbuf_str(b, "; the ");
+    gpuipc_sbuf_str(b, me_name);
+    gpuipc_sbuf_str(b, " waits ");
+    put_state(b, me, now);
+}
+
+/* The counts of the producer's results that ended. */
+static void counts(unsigned *passed, unsigned *failed, unsigned *skipped)
+{
+    size_t i;
+
+    *passed = *failed = *skipped = 0;
+    for (i = 0; dl.run != NULL && i < dl.run->nsel; i++) {
+        int st = dl.run->results[i].status;
+
+        *passed += st == GPUIPC_PASS;
+        *failed += st == GPUIPC_FAIL;
+        *skipped += st == GPUIPC_SKIP;
+    }
+}
+
+/* The result line's text, after "result: ", for the run stopped now. */
+static void put_verdict(gpuipc_sbuf *b, uint64_t now)
+{
+    unsigned p, f, s;
+
+    counts(&p, &f, &s);
+    gpuipc_sbuf_str(b, "FAIL: --deadline ");
+    gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
+    gpuipc_sbuf_str(b, " s passed: ");
+    put_stuck(b, now);
+    gpuipc_sbuf_str(b, "; ");
+    gpuipc_sbuf_uint(b, p);
+    gpuipc_sbuf_str(b, " passed, ");
+    gpuipc_sbuf_uint(b, f);
+    gpuipc_sbuf_str(b, " failed, ");
+    gpuipc_sbuf_uint(b, s);
+    gpuipc_sbuf_str(b, " skipped, in ");
+    gpuipc_sbuf_secs(b, now - dl.t0, 2);
+    gpuipc_sbuf_str(b, " s (exit 1)");
+}
+
+/* The summary's rows: each scenario with what it reached before the
+ * deadline. */
+static void put_rows(gpuipc_sbuf *b)
+{
+    size_t i;
+
+    gpuipc_sbuf_str(b, "summary (at the deadline): ");
+    gpuipc_sbuf_str(b, dl.run->where);
+    gpuipc_sbuf_str(b, "\n");
+    for (i = 0; i < dl.run->nsel; i++) {
+        const gpuipc_result *r = &dl.run->results[i];
+        int st = r->status;
+
+        gpuipc_sbuf_str(b, "  ");
+        gpuipc_sbuf_str(b, dl.run->label[i]);
+        gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "  PASS" : st == GPUIPC_FAIL ? "  FAIL"
+                        : st == GPUIPC_SKIP ? "  SKIP" : "  not run (or under way)");
+        if (st == GPUIPC_FAIL || st == GPUIPC_SKIP) {
+            gpuipc_sbuf_str(b, "\n      ");
+            gpuipc_sbuf_str(b, r->reason[0] != '\0' ? r->reason
+                                                     : "under way when the deadline passed");
+        }
+        gpuipc_sbuf_str(b, "\n");
+    }
+}
+
+/* One check of the document's scenarios. */
+static void put_check(gpuipc_sbuf *b, const gpuipc_check *k)
+{
+    gpuipc_sbuf_str(b, "{\"words\": ");
+    gpuipc_sbuf_uint(b, k->words);
+    gpuipc_sbuf_str(b, ", \"mismatches\": ");
+    gpuipc_sbuf_uint(b, k->mismatches);
+    gpuipc_sbuf_str(b, ", \"first_bad\": ");
+    if (k->mismatches > 0)
+        gpuipc_sbuf_uint(b, k->first_bad);
+    else
+        gpuipc_sbuf_str(b, "null");
+    gpuipc_sbuf_str(b, ", \"read_gbps\": null}");
+}
+
+/* The document's scenarios: each as far as it got. */
+static void put_scenarios(gpuipc_sbuf *b)
+{
+    size_t i;
+
+    gpuipc_sbuf_str(b, "[");
+    for (i = 0; dl.run != NULL && i < dl.run->nsel; i++) {
+        const gpuipc_result *r = &dl.run->results[i];
+        int st = r->status;
+
+        gpuipc_sbuf_str(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+        gpuipc_sbuf_json(b, dl.run->label[i]);
+        gpuipc_sbuf_str(b, ", \"verdict\": \"");
+        gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "pass" : st == GPUIPC_FAIL ? "fail"
+                        : st == GPUIPC_SKIP ? "skip" : "not run");
+        gpuipc_sbuf_str(b, "\", \"size\": ");
+        gpuipc_sbuf_uint(b, r->size);
+        gpuipc_sbuf_str(b, ", \"producer_to_consumer\": ");
+        put_check(b, &r->forward);
+        gpuipc_sbuf_str(b, ", \"consumer_to_producer\": ");
+        put_check(b, &r->backward);
+        gpuipc_sbuf_str(b, ", \"consumer_write_gbps\": null, \"time_ms\": ");
+        gpuipc_sbuf_uint(b, r->ns / 1000000ull);
+        gpuipc_sbuf_str(b, ", \"reason\": ");
+        gpuipc_sbuf_json(b, st != GPUIPC_FAIL && st != GPUIPC_SKIP ? NULL
+                            : r->reason[0] != '\0' ? r->reason
+                                                   : "under way when the deadline passed");
+        gpuipc_sbuf_str(b, ", \"cause\": null, \"fix\": null, \"detail\": null}");
+    }
+    gpuipc_sbuf_str(b, dl.run != NULL && dl.run->nsel > 0 ? "\n  ]" : "]");
+}
+
+/* How the consumer ended, for the producer's summary and document. */
+static const char *consumer_end(void)
+{
+    return dl.run->child > 0 ? "killed by the producer at the deadline (SIGKILL)"
+                             : "another process (--serve): its connection closes with this one";
+}
+
+/* The template with its markers replaced, to fd. */
+static void write_doc_to(int fd, uint64_t now, const char *verdict)
+{
+    static const struct {
+        const char *mark;
+        int what;
+    } marks[] = {{GPUIPC_DOC_MARK_EXIT, 0}, {GPUIPC_DOC_MARK_RESULT, 1},
+                 {GPUIPC_DOC_MARK_WALL, 2}, {GPUIPC_DOC_MARK_SCENARIOS, 3},
+                 {GPUIPC_DOC_MARK_COUNTS, 4}, {GPUIPC_DOC_MARK_CONSUMER, 5}};
+    const char *p = dl.doc, *at;
+    gpuipc_sbuf b;
+    unsigned pa, f, s;
+    size_t i;
+
+    while ((at = strstr(p, "@@")) != NULL) {
+        gpuipc_sbuf_init(&b, text, sizeof(text));
+        for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+            if (strncmp(at, marks[i].mark, strlen(marks[i].mark)) == 0)
+                break;
+        if (i == sizeof(marks) / sizeof(marks[0])) { /* "@@" of the run's own text */
+            (void)!write(fd, p, (size_t)(at + 2 - p));
+            p = at + 2;
+            continue;
+        }
+        (void)!write(fd, p, (size_t)(at - p));
+        switch (marks[i].what) {
+        case 0:
+            gpuipc_sbuf_str(&b, "{\"status\": 1, \"meaning\": \"a failure\"}");
+            break;
+        case 1:
+            gpuipc_sbuf_json(&b, verdict);
+            break;
+        case 2:
+            gpuipc_sbuf_secs(&b, now - dl.t0, 3);
+            break;
+        case 3:
+            put_scenarios(&b);
+            break;
+        case 4:
+            counts(&pa, &f, &s);
+            gpuipc_sbuf_str(&b, "{\"passed\": ");
+            gpuipc_sbuf_uint(&b, pa);
+            gpuipc_sbuf_str(&b, ", \"failed\": ");
+            gpuipc_sbuf_uint(&b, f);
+            gpuipc_sbuf_str(&b, ", \"skipped\": ");
+            gpuipc_sbuf_uint(&b, s);
+            gpuipc_sbuf_str(&b, "}");
+            break;
+        default:
+            gpuipc_sbuf_json(&b, dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL);
+        }
+        gpuipc_sbuf_write(&b, fd);
+        p = at + strlen(marks[i].mark);
+    }
+    (void)!write(fd, p, strlen(p));
+}
+
+/* --json at the deadline: beside its name and renamed, as always. */
+static void write_doc(uint64_t now, const char *verdict)
+{
+    const char *path = dl.o->json_path;
+    static char tmp[4200];
+    gpuipc_sbuf b;
+    int fd;
+
+    if (path == NULL || dl.doc == NULL)
+        return;
+    if (strcmp(path, "-") == 0) {
+        write_doc_to(gpuipc_doc_stdout_fd(), now, verdict);
+        return;
+    }
+    gpuipc_sbuf_init(&b, tmp, sizeof(tmp));
+    gpuipc_sbuf_str(&b, path);
+    gpuipc_sbuf_str(&b, ".");
+    gpuipc_sbuf_uint(&b, (uint64_t)getpid());
+    gpuipc_sbuf_str(&b, ".tmp");
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return;
+    write_doc_to(fd, now, verdict);
+    if (close(fd) == 0)
+        rename(tmp, path);
+}
+
+/* Kills the consumers and waits for them, a bounded time. */
+static void kill_consumers(void)
+{
+    struct timespec ts = {0, 10 * 1000000L};
+    pid_t pids[2] = {dl.run->child, dl.run->child2};
+    uint64_t until = gpuipc_clock_ns() + REAP_NS;
+    int i, left = 0;
+
+    for (i = 0; i < 2; i++)
+        if (pids[i] > 0 && kill(pids[i], SIGKILL) == 0)
+            left++;
+    while (left > 0 && gpuipc_clock_ns() < until) {
+        for (i = 0; i < 2; i++)
+            if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i]) {
+                pids[i] = -1;
+                left--;
+            }
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The page as it is now, before anything moves. */
+static void take_snapshot(void)
+{
+    const gpuipc_watch_page *pg = gpuipc_watch_page_get();
+
+    if (pg != NULL) {
+        memcpy(&snap, (const void *)pg, sizeof(snap));
+        have_snap = 1;
+    }
+}
+
+/* The producer's watchdog at the deadline. */
+static void producer_fire(void *arg)
+{
+    uint64_t now = gpuipc_clock_ns();
+    int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
+    gpuipc_sbuf b;
+
+    (void)arg;
+    take_snapshot();
+    if (gpuipc_app_sock_path[0] != '\0' && !gpuipc_app_sock_removed)
+        unlink(gpuipc_app_sock_path);
+    kill_consumers();
+    gpuipc_sbuf_init(&b, line, sizeof(line));
+    put_verdict(&b, now);
+    write_doc(now, line);
+    gpuipc_sbuf_init(&b, text, sizeof(text));
+    if (gpuipc_brief_fd() < 0) {
+        put_rows(&b);
+        gpuipc_sbuf_str(&b, "consumer: ");
+        gpuipc_sbuf_str(&b, consumer_end());
+        gpuipc_sbuf_str(&b, "\n");
+        gpuipc_sbuf_str(&b, "result: ");
+    }
+    gpuipc_sbuf_str(&b, line);
+    gpuipc_sbuf_str(&b, "\n");
+    gpuipc_sbuf_write(&b, out);
+    _exit(GPUIPC_FAIL);
+}
+
+/* A consumer's watchdog: a --connect consumer reports itself; the forked
+ * one, whose producer should have ended the run, says so. */
+static void consumer_fire(void *arg)
+{
+    uint64_t now = gpuipc_clock_ns();
+    int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
+    gpuipc_sbuf b;
+
+    (void)arg;
+    take_snapshot();
+    gpuipc_sbuf_init(&b, line, sizeof(line));
+    gpuipc_sbuf_str(&b, "FAIL: --deadline ");
+    gpuipc_sbuf_secs(&b, dl.o->deadline_ns, 3);
+    gpuipc_sbuf_str(&b, " s passed: ");
+    put_stuck(&b, now);
+    if (gpuipc_app_parent_pid > 0)
+        gpuipc_sbuf_str(&b, "; the producer did not end the run, so this consumer ends itself");
+    gpuipc_sbuf_str(&b, " (exit 1)");
+    write_doc(now, line);
+    gpuipc_sbuf_init(&b, text, sizeof(text));
+    gpuipc_sbuf_str(&b, gpuipc_brief_fd() < 0 ? "result: " : "");
+    gpuipc_sbuf_str(&b, line);
+    gpuipc_sbuf_str(&b, "\n");
+    gpuipc_sbuf_write(&b, out);
+    _exit(GPUIPC_FAIL);
+}
+
+int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
+{
+    gpuipc_err err;
+
+    if (run->o->deadline_ns == 0)
+        return 0;
+    dl.run = run;
+    dl.o = run->o;
+    dl.t0 = t0;
+    dl.role = GPUIPC_ROLE_PRODUCER;
+    dl.deadline_ns = t0 + run->o->deadline_ns;
+    gpuipc_app_deadline_document(run);
+    if (gpuipc_watch_start(dl.deadline_ns, producer_fire, NULL, &err) < 0) {
+        gpuipc_log_say("--deadline: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+void gpuipc_app_deadline_document(gpuipc_producer_run *run)
+{
+    gpuipc_doc d = {
+        .o = run->o,
+        .role = "producer",
+        .exit_code = GPUIPC_FAIL,
+        .where = run->where[0] ? run->where : NULL,
+        .lost = NULL,
+        .results = run->results,
+        .n = run->nsel,
+        .rounds = run->rounds,
+        .own = &run->env.facts,
+        .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
+        .deadline_template = 1,
+    };
+    char *doc;
+
+    if (run->o->json_path == NULL || run->o->deadline_ns == 0)
+        return;
+    /* The first is ready before the watchdog can fire; a later one takes
+     * its place whole, and the old one is left to the process's end (the
+     * watchdog may be reading it). */
+    if ((doc = gpuipc_doc_template(&d)) != NULL)
+        dl.doc = doc;
+}
+
+int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
+{
+    static gpuipc_facts own;
+    gpuipc_err err;
+    uint64_t at;
+
+    if (o->deadline_ns == 0)
+        return 0;
+    dl.o = o;
+    dl.t0 = t0;
+    dl.role = GPUIPC_ROLE_CONSUMER;
+    /* Forked, the producer ends the run: this is a backstop after it. */
+    at = t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
+    if (gpuipc_app_parent_pid == 0 && o->json_path != NULL) {
+        gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = GPUIPC_FAIL, .own = &own,
+                        .deadline_template = 1};
+
+        gpuipc_facts_gather(&own);
+        dl.doc = gpuipc_doc_template(&d);
+    }
+    if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
+        gpuipc_log_say("--deadline: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}

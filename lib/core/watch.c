@@ -1,0 +1,280 @@
+/* watch.c: the status page, the watchdog thread and memory-only text (watch.h). */
+#include "core/watch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+static gpuipc_watch_page *page;
+static int my_role;
+static volatile sig_atomic_t wedge_armed, fired;
+static unsigned armed_step;
+
+/* The page's own copy where there is no shared one yet (before map). */
+static gpuipc_watch_page private_page;
+
+static gpuipc_watch_side *mine(void)
+{
+    gpuipc_watch_page *pg = page != NULL ? page : &private_page;
+
+    return &pg->side[my_role > 0 && my_role < 3 ? my_role : 0];
+}
+
+int gpuipc_watch_map(gpuipc_err *err)
+{
+    void *m;
+
+    if (page != NULL)
+        return 0;
+    m = mmap(NULL, sizeof(gpuipc_watch_page), PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return gpuipc_err_sys(err, "mmap", errno, "the watchdog's status page: mmap: %s",
+                              strerror(errno));
+    memcpy(m, &private_page, sizeof(private_page));
+    page = m;
+    return 0;
+}
+
+void gpuipc_watch_role(int role)
+{
+    my_role = role;
+    mine()->pid = (int32_t)getpid();
+}
+
+/* Copies s into dst (cap bytes), always terminated. */
+static void put(char *dst, size_t cap, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < cap && s[i] != '\0'; i++)
+        dst[i] = s[i];
+    dst[i] = '\0';
+}
+
+void gpuipc_watch_step(unsigned step, const char *scenario)
+{
+    gpuipc_watch_side *s = mine();
+
+    /* A wedge armed for a step that made no driver call happens at its end:
+     * another step, or another scenario. */
+    if (wedge_armed && (step != armed_step ||
+                        (scenario != NULL && strcmp(scenario, s->scenario) != 0)))
+        gpuipc_watch_wedge("GPUIPC_FAULT wedge");
+    s->step = step;
+    if (scenario != NULL)
+        put(s->scenario, sizeof(s->scenario), scenario);
+}
+
+void gpuipc_watch_call(const char *call)
+{
+    gpuipc_watch_side *s = mine();
+
+    if (call == NULL) {
+        s->since_ns = 0;
+        s->call[0] = '\0';
+        return;
+    }
+    put(s->call, sizeof(s->call), call);
+    s->since_ns = gpuipc_clock_ns();
+    if (wedge_armed && call[0] == 'c' && call[1] == 'u')
+        gpuipc_watch_wedge(call);
+}
+
+const gpuipc_watch_page *gpuipc_watch_page_get(void)
+{
+    return page;
+}
+
+void gpuipc_watch_arm_wedge(void)
+{
+    armed_step = mine()->step;
+    wedge_armed = 1;
+}
+
+void gpuipc_watch_wedge(const char *call)
+{
+    struct timespec ts = {3600, 0};
+    gpuipc_watch_side *s = mine();
+    sigset_t all;
+
+    put(s->call, sizeof(s->call), call);
+    s->since_ns = gpuipc_clock_ns();
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (;;)
+        nanosleep(&ts, NULL); /* EINTR or not, on */
+}
+
+typedef struct watchdog {
+    uint64_t deadline_ns;
+    void (*fire)(void *arg);
+    void *arg;
+    pthread_t thread;
+    volatile int started;
+} watchdog;
+
+static watchdog dog;
+
+static void *watch_thread(void *unused)
+{
+    struct timespec ts;
+
+    (void)unused;
+    ts.tv_sec = (time_t)(dog.deadline_ns / 1000000000ull);
+    ts.tv_nsec = (long)(dog.deadline_ns % 1000000000ull);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        ; /* EINTR: on until the deadline */
+    fired = 1;
+    dog.fire(dog.arg);
+    _exit(1); /* fire ends the process; this is in case it does not */
+    return NULL;
+}
+
+int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg), void *arg,
+                       gpuipc_err *err)
+{
+    sigset_t all, old;
+    pthread_attr_t attr;
+    pthread_t t;
+    int rc;
+
+    dog.deadline_ns = deadline_ns;
+    dog.fire = fire;
+    dog.arg = arg;
+    /* The thread inherits this mask: no signal is ever delivered to it, so
+     * that the process's handlers run on the threads that expect them. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&t, &attr, watch_thread, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) {
+        dog.thread = t;
+        dog.started = 1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return gpuipc_err_sys(err, "pthread_create", rc, "the watchdog: pthread_create: %s",
+                              strerror(rc));
+    return 0;
+}
+
+int gpuipc_watch_fired(void)
+{
+    return fired != 0;
+}
+
+void gpuipc_watch_checkpoint(void)
+{
+    if (fired && !(dog.started && pthread_equal(pthread_self(), dog.thread)))
+        gpuipc_watch_park();
+}
+
+void gpuipc_watch_park(void)
+{
+    for (;;)
+        pause();
+}
+
+void gpuipc_sbuf_init(gpuipc_sbuf *b, char *mem, size_t cap)
+{
+    b->p = mem;
+    b->cap = cap;
+    b->len = 0;
+    if (cap > 0)
+        mem[0] = '\0';
+}
+
+static void add(gpuipc_sbuf *b, char c)
+{
+    if (b->len + 1 < b->cap) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+    }
+}
+
+void gpuipc_sbuf_str(gpuipc_sbuf *b, const char *s)
+{
+    while (s != NULL && *s != '\0')
+        add(b, *s++);
+}
+
+void gpuipc_sbuf_uint(gpuipc_sbuf *b, uint64_t v)
+{
+    char digits[24];
+    int i = 0;
+
+    do {
+        digits[i++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (i > 0)
+        add(b, digits[--i]);
+}
+
+void gpuipc_sbuf_secs(gpuipc_sbuf *b, uint64_t ns, unsigned places)
+{
+    uint64_t scale = 1, frac;
+    unsigned i;
+
+    if (places > 3)
+        places = 3;
+    for (i = 0; i < places; i++)
+        scale *= 10;
+    frac = (ns % 1000000000ull) * scale / 1000000000ull;
+    gpuipc_sbuf_uint(b, ns / 1000000000ull);
+    if (places == 0)
+        return;
+    add(b, '.');
+    for (scale /= 10; scale > 0; scale /= 10)
+        add(b, (char)('0' + frac / scale % 10));
+}
+
+void gpuipc_sbuf_json(gpuipc_sbuf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    if (s == NULL) {
+        gpuipc_sbuf_str(b, "null");
+        return;
+    }
+    add(b, '"');
+    for (; *s != '\0'; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\') {
+            add(b, '\\');
+            add(b, (char)c);
+        } else if (c < 0x20 || c == 0x7f) {
+            gpuipc_sbuf_str(b, "\\u00");
+            add(b, hex[c >> 4]);
+            add(b, hex[c & 15]);
+        } else {
+            add(b, (char)c);
+        }
+    }
+    add(b, '"');
+}
+
+void gpuipc_sbuf_write(const gpuipc_sbuf *b, int fd)
+{
+    size_t off = 0;
+
+    while (off < b->len) {
+        ssize_t n = write(fd, b->p + off, b->len - off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        off += (size_t)n;
+    }
+}

@@ -1,0 +1,102 @@
+/* watch.h: what a watchdog needs to end a run by its deadline however the
+ * run is stuck: a status page where each process says which step it is in
+ * and which call it is making (mapped before the fork, so that the producer
+ * reads the consumer's side too), a thread that wakes at the deadline and
+ * that no stuck call can hold up, and text built in memory the watchdog owns,
+ * with no stdio and no malloc (the stuck thread may hold their locks). */
+#ifndef GPUIPC_WATCH_H
+#define GPUIPC_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#define GPUIPC_WATCH_CALL_LEN 40
+#define GPUIPC_WATCH_NAME_LEN 40
+
+/* What one process is doing, written by it alone. since_ns is when the
+ * call began (CLOCK_MONOTONIC), 0 for none. The fields are read by another
+ * thread or process without a lock: a torn read names a step or call just
+ * begun or ended, which is as good an answer. */
+typedef struct gpuipc_watch_side {
+    volatile int32_t pid;
+    volatile uint32_t step;            /* enum gpuipc_step */
+    volatile uint64_t since_ns;
+    char call[GPUIPC_WATCH_CALL_LEN];  /* the call in flight, "" for none */
+    char scenario[GPUIPC_WATCH_NAME_LEN]; /* the scenario under way, "" for none */
+} gpuipc_watch_side;
+
+/* The page: one side per role (index enum gpuipc_role; 0 is unused). */
+typedef struct gpuipc_watch_page {
+    gpuipc_watch_side side[3];
+} gpuipc_watch_page;
+
+/* Maps the page, shared with the processes this one forks afterwards.
+ * Once per process; later calls return 0 at once. Returns 0 or a negative
+ * errno with err. */
+int gpuipc_watch_map(gpuipc_err *err);
+
+/* Says that this process writes the side of role (enum gpuipc_role) and
+ * records its pid there. */
+void gpuipc_watch_role(int role);
+
+/* This process is at step of scenario (NULL: keep the one named before;
+ * "" for none). A wedge armed for the step before it, which met no call,
+ * happens here (gpuipc_watch_arm_wedge). */
+void gpuipc_watch_step(unsigned step, const char *scenario);
+
+/* This process begins call (a name from the program, such as
+ * "cuMemCreate" or "poll"), or ends the one in flight (NULL). */
+void gpuipc_watch_call(const char *call);
+
+/* The page, or NULL before gpuipc_watch_map. */
+const gpuipc_watch_page *gpuipc_watch_page_get(void);
+
+/* Test-only (GPUIPC_FAULT's wedge): this process wedges, as a stuck driver
+ * call would, at the next call of the current step whose name begins "cu"
+ * (the driver's), or at the step's end if it makes none: every signal
+ * blocked, and a sleep that nothing ends. The call named is the one it
+ * wedged in. */
+void gpuipc_watch_arm_wedge(void);
+
+/* Wedges now, naming call, as gpuipc_watch_arm_wedge describes. Never returns. */
+void gpuipc_watch_wedge(const char *call) __attribute__((noreturn));
+
+/* Starts the watchdog: a thread with every signal blocked that sleeps until
+ * deadline_ns (CLOCK_MONOTONIC, absolute) and then calls fire(arg), which
+ * must use only async-signal-safe calls and end the process. Returns 0, or
+ * a negative errno with err. */
+int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg), void *arg,
+                       gpuipc_err *err);
+
+/* 1 once the deadline has fired. */
+int gpuipc_watch_fired(void);
+
+/* For a thread that finds the deadline passed: waits, doing nothing, for
+ * the watchdog to end the process. Never returns. */
+void gpuipc_watch_park(void) __attribute__((noreturn));
+
+/* Where the deadline has fired, parks any thread but the watchdog's, so
+ * that nothing but the watchdog speaks or exits once it has the run: the
+ * step log and every wait call it. */
+void gpuipc_watch_checkpoint(void);
+
+/* Text in a buffer the caller owns, for code that may use no stdio and no
+ * malloc. Text past the capacity is dropped; the buffer stays a string. */
+typedef struct gpuipc_sbuf {
+    char *p;
+    size_t len, cap;
+} gpuipc_sbuf;
+
+void gpuipc_sbuf_init(gpuipc_sbuf *b, char *mem, size_t cap);
+void gpuipc_sbuf_str(gpuipc_sbuf *b, const char *s);
+void gpuipc_sbuf_uint(gpuipc_sbuf *b, uint64_t v);
+/* ns as seconds with places decimals (0 to 3), "2.005". */
+void gpuipc_sbuf_secs(gpuipc_sbuf *b, uint64_t ns, unsigned places);
+/* s as a JSON string, quoted and escaped; NULL as null. */
+void gpuipc_sbuf_json(gpuipc_sbuf *b, const char *s);
+/* Writes the whole buffer to fd, retrying short writes and EINTR. */
+void gpuipc_sbuf_write(const gpuipc_sbuf *b, int fd);
+
+#endif
