@@ -1,6 +1,7 @@
 /* check_gpu.c: the GPU suite, run on a machine with a GPU (make check-gpu):
  * ./gpuipc_test with the default and a 4 GiB size, each sabotage on the VMM
- * path, and a consumer killed with SIGKILL in the middle of a GPU scenario.
+ * path, a consumer killed with SIGKILL in the middle of a GPU scenario, a
+ * driver call that never returns (ended by --deadline) and Ctrl-C in a soak.
  * Exits 77 with the reason if this machine has no GPU. */
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <time.h>
 
 #include <check.h>
 #include <fcntl.h>
@@ -515,6 +517,72 @@ START_TEST(test_gpu_consumer_killed_mid_scenario_is_reported)
 }
 END_TEST
 
+/* A driver call that never returns (GPUIPC_FAULT wedge: every signal
+ * blocked, a sleep nothing ends) at alloc, export, import, check and the
+ * consumer's verify: the run ends by --deadline 3 with exit 1, naming the
+ * stuck process, its step and the CUDA call it is stuck in; nothing is left
+ * behind. */
+static const char *const wedges[][2] = {
+    {"producer", "alloc"}, {"producer", "export"}, {"consumer", "import"},
+    {"producer", "check"}, {"consumer", "verify"},
+};
+
+START_TEST(test_gpu_a_wedged_driver_call_ends_by_the_deadline)
+{
+    char fault[64], want[128];
+    const char *env[] = {fault, NULL};
+    const char *args[] = {"--only", "vmm", "--deadline", "3", "-q", NULL};
+
+    snprintf(fault, sizeof(fault), "GPUIPC_FAULT=%s:%s:wedge", wedges[_i][0], wedges[_i][1]);
+    snprintf(want, sizeof(want), "result: FAIL: --deadline 3.000 s passed: the %s is stuck at %s "
+             "in cu", wedges[_i][0], wedges[_i][1]);
+    spawn(args, env, 30, NULL);
+    ck_assert_msg(th_exited(&run, 1), "%s: status 0x%x after %.2f s:\n%s", fault, run.status,
+                  run.seconds, run.out);
+    OUT_HAS(want);
+    ck_assert_msg(run.seconds < 3.0 + 2.0, "%s: ended after %.2f s", fault, run.seconds);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
+/* Ctrl-C (SIGINT to the process group) during an 8 GiB soak, once 5 rounds
+ * have passed: both processes stop within 2 s, with 130 and STOPPED. */
+static double ctrl_c_at;
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void ctrl_c_after_a_round(const char *line, pid_t pgid, void *arg)
+{
+    (void)arg;
+    if (ctrl_c_at == 0 && strstr(line, "round 5/50 passed") != NULL) {
+        ctrl_c_at = now_s();
+        kill(-pgid, SIGINT);
+    }
+}
+
+START_TEST(test_gpu_ctrl_c_during_a_soak_stops_both_within_2s)
+{
+    const char *args[] = {"--only", "vmm", "--size", "8G", "--repeat", "50", NULL};
+    double t0 = now_s();
+
+    ctrl_c_at = 0;
+    spawn(args, NULL, 120, ctrl_c_after_a_round);
+    ck_assert_msg(ctrl_c_at > 0, "no round 5 was seen:\n%s", run.out);
+    ck_assert_msg(th_exited(&run, 130), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("result: STOPPED: ");
+    OUT_HAS("consumer: exited 130");
+    ck_assert_msg(t0 + run.seconds - ctrl_c_at < 2.0, "ended %.2f s after Ctrl-C",
+                  t0 + run.seconds - ctrl_c_at);
+    ck_assert_int_eq(run.leftover, 0);
+}
+END_TEST
+
 /* The steps at which one side holds GPU memory, and the step the survivor is
  * waiting in. With CUDA, the consumer has driver threads, which changes how
  * the parent-death signal reaches it, so these run here and not only on memfd. */
@@ -955,6 +1023,9 @@ int main(void)
     tcase_add_test(tc, test_gpu_host_numa_is_shared_by_cpus_and_gpu);
     tcase_add_test(tc, test_gpu_alias_reads_what_the_other_mapping_wrote);
     tcase_add_test(tc, test_gpu_consumer_killed_mid_scenario_is_reported);
+    tcase_add_loop_test(tc, test_gpu_a_wedged_driver_call_ends_by_the_deadline, 0,
+                        (int)(sizeof(wedges) / sizeof(wedges[0])));
+    tcase_add_test(tc, test_gpu_ctrl_c_during_a_soak_stops_both_within_2s);
     tcase_add_loop_test(tc, test_gpu_survivor_reports_a_dead_peer, 0,
                         (int)(sizeof(deaths) / sizeof(deaths[0])));
     tcase_add_test(tc, test_gpu_self_test_covers_the_grid_stride_loop);

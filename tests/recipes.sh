@@ -38,6 +38,16 @@ rc=$?
 [ "$rc" = 1 ] || fail "slurm-healthcheck.sh exited $rc on a failure"
 grep -q "gpuipc_test exit 1: FAIL: 0 passed, 1 failed" "$tmp/drained" ||
     fail "slurm-healthcheck.sh drained without the reason: $(cat "$tmp/drained" 2>&1)"
+# A wedged call (every signal blocked, as a stuck driver call) ends by the
+# deadline, and the node is drained with the stuck step named.
+rm -f "$tmp/drained"
+GPUIPC_FAULT=consumer:import:wedge GPUIPC_ARGS="$GPUIPC_ARGS --deadline 1" DRAIN="$tmp/drain" \
+    sh "$root/docs/recipes/slurm-healthcheck.sh"
+rc=$?
+[ "$rc" = 1 ] || fail "slurm-healthcheck.sh exited $rc on a wedged consumer"
+grep -q "gpuipc_test exit 1: FAIL: --deadline 1.000 s passed: the consumer is stuck at import" \
+    "$tmp/drained" || fail "slurm-healthcheck.sh: a wedge drained without its reason: \
+$(cat "$tmp/drained" 2>&1)"
 
 # CI: the JUnit XML and the JSON document are kept, and the job fails.
 mkdir "$tmp/artifacts"

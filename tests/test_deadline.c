@@ -186,15 +186,20 @@ static void expect_stopped(const th_run *r, const stopper *s, const char *what)
                   what, r->status, r->seconds, r->out);
     ck_assert_msg(strstr(r->out, "result: STOPPED: ") != NULL, "%s: not said STOPPED:\n%s", what,
                   r->out);
+    /* A stop is no failure: no scenario, step or count says FAIL. */
+    ck_assert_msg(strstr(r->out, "FAIL") == NULL && (strstr(r->out, " 0 failed,") != NULL ||
+                                                    strstr(r->out, "no scenario ran") != NULL),
+                  "%s: a stop said as a failure:\n%s", what, r->out);
     snprintf(consumer, sizeof(consumer), "consumer: exited %d", 128 + s->sig);
     ck_assert_msg(strstr(r->out, consumer) != NULL, "%s: the consumer did not end with the "
                   "signal's status:\n%s", what, r->out);
     ck_assert_msg(r->leftover == 0, "%s: a process was left behind", what);
 }
 
-/* A hang at every step of both roles, and SIGINT, SIGTERM or SIGHUP to the
- * producer alone (each signal at a third of the steps): both processes end
- * at once, 128 + the signal, the consumer too, STOPPED said. */
+/* A hang at every step of both roles, and each of SIGINT, SIGTERM and
+ * SIGHUP there, sent to the producer or to the consumer alone (the two take
+ * turns): both processes end at once, 128 + the signal, the consumer too,
+ * STOPPED said. */
 START_TEST(test_deadline_a_stop_at_every_step_ends_both_at_once)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
@@ -202,26 +207,29 @@ START_TEST(test_deadline_a_stop_at_every_step_ends_both_at_once)
     static char fault[MAX_CASES][64], when[MAX_CASES][64];
     static const char *envs[MAX_CASES][2];
     const char *a[] = {"--only", "memfd", "--size", "64K", "--timeout", "20", "-q", NULL};
-    const char *const *args[MAX_CASES], *const *env[MAX_CASES];
-    th_line_fn fns[MAX_CASES];
-    void *argp[MAX_CASES];
-    size_t n = every_step(c, MAX_CASES), i;
+    const char *const *args[3 * MAX_CASES], *const *env[3 * MAX_CASES];
+    th_line_fn fns[3 * MAX_CASES];
+    void *argp[3 * MAX_CASES];
+    size_t steps = every_step(c, MAX_CASES), n = 3 * steps, i;
     th_run *runs = th_runs_alloc(n);
-    stopper *shared = stoppers(MAX_CASES);
+    stopper *shared = stoppers(n);
 
     ck_assert_ptr_nonnull(runs);
     ck_assert_ptr_nonnull(shared);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < steps; i++) {
         snprintf(fault[i], sizeof(fault[i]), "GPUIPC_FAULT=%s:%s:hang",
                  gpuipc_role_name(c[i].role), gpuipc_step_name(c[i].step));
         snprintf(when[i], sizeof(when[i]), "FAULT INJECTED: hang at %s",
                  gpuipc_step_name(c[i].step));
         envs[i][0] = fault[i];
         envs[i][1] = NULL;
+    }
+    for (i = 0; i < n; i++) {
         shared[i].sig = sigs[i % 3];
-        shared[i].when = when[i];
+        shared[i].to_consumer = (i / 3 + i % 3) % 2;
+        shared[i].when = when[i / 3];
         args[i] = a;
-        env[i] = envs[i];
+        env[i] = envs[i / 3];
         fns[i] = stop_when_there;
         argp[i] = &shared[i];
     }
@@ -229,13 +237,14 @@ START_TEST(test_deadline_a_stop_at_every_step_ends_both_at_once)
     for (i = 0; i < n; i++) {
         char what[128];
 
-        snprintf(what, sizeof(what), "%.64s, %s", fault[i], sig_name(shared[i].sig));
+        snprintf(what, sizeof(what), "%.64s, %s to the %s", fault[i / 3],
+                 sig_name(shared[i].sig), shared[i].to_consumer ? "consumer" : "producer");
         expect_stopped(&runs[i], &shared[i], what);
         /* The wait was 20 s: the stop, not a timeout, ended it. */
         ck_assert_msg(runs[i].seconds < 3.0, "%s: ended after %.2f s", what, runs[i].seconds);
     }
     th_runs_free(runs, n);
-    munmap(shared, MAX_CASES * sizeof(stopper));
+    munmap(shared, n * sizeof(stopper));
 }
 END_TEST
 

@@ -97,6 +97,30 @@ START_TEST(test_options_expect_gpus)
 }
 END_TEST
 
+/* --deadline: 50 s for the one-shot run only, unless given; none turns it off. */
+START_TEST(test_options_deadline)
+{
+    static const char *const no_default[] = {"--repeat=2", "--bench", "--fault-matrix",
+                                             "--serve=@x", "--connect=@x", "--list"};
+    gpuipc_options o;
+    gpuipc_err e;
+    size_t i;
+
+    ck_assert_int_eq(parse(&o, &e, NULL, NULL), 0);
+    ck_assert_uint_eq(o.deadline_ns, 50ull * 1000000000ull);
+    ck_assert_int_eq(parse(&o, &e, "--deadline=2.5", NULL), 0);
+    ck_assert_uint_eq(o.deadline_ns, 2500ull * 1000000ull);
+    ck_assert_int_eq(parse(&o, &e, "--deadline", "none"), 0);
+    ck_assert_uint_eq(o.deadline_ns, 0);
+    for (i = 0; i < sizeof(no_default) / sizeof(no_default[0]); i++) {
+        ck_assert_int_eq(parse(&o, &e, no_default[i], NULL), 0);
+        ck_assert_msg(o.deadline_ns == 0, "%s: a deadline by default", no_default[i]);
+    }
+    ck_assert_int_eq(parse(&o, &e, "--repeat=2", "--deadline=9"), 0);
+    ck_assert_uint_eq(o.deadline_ns, 9ull * 1000000000ull);
+}
+END_TEST
+
 START_TEST(test_options_short_flags)
 {
     gpuipc_options o;
@@ -148,6 +172,9 @@ static const struct {
     {"--expect-gpus", "eight", "--expect-gpus: 'eight' is not a GPU count from 1 to 1024"},
     {"--expect-gpus=2", "--list", "--expect-gpus: does not combine with --list"},
     {"--expect-gpus=2", "--connect=@x", "--connect: --expect-gpus is the producer's choice"},
+    {"--deadline", "soon", "--deadline: 'soon' is not a duration"},
+    {"--deadline", "0", "--deadline: '0' is shorter than 1 ms"},
+    {"--deadline=5", "--list", "--deadline: does not combine with --list"},
 };
 
 START_TEST(test_options_rejects_bad_input)
@@ -317,6 +344,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_parses_every_option);
     tcase_add_test(tc, test_options_short_flags);
     tcase_add_test(tc, test_options_expect_gpus);
+    tcase_add_test(tc, test_options_deadline);
     tcase_add_test(tc, test_options_bench_and_json_file);
     tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_options_selects_the_default_set);

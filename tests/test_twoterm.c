@@ -576,7 +576,7 @@ END_TEST
 static const struct {
     int sig, code;
     const char *name;
-} stops[] = {{SIGINT, 130, "SIGINT"}, {SIGTERM, 143, "SIGTERM"}};
+} stops[] = {{SIGINT, 130, "SIGINT"}, {SIGTERM, 143, "SIGTERM"}, {SIGHUP, 129, "SIGHUP"}};
 
 static void signal_when_listening(const char *line, pid_t pgid, void *arg)
 {
@@ -613,7 +613,7 @@ START_TEST(test_twoterm_ctrl_c_stops_both_processes_with_130)
 
     ck_assert_int_eq(th_spawn(&run, args, env, 20, 3, ctrl_c_when_hung, NULL), 0);
     ck_assert_msg(th_exited(&run, 130), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("FAIL interrupted by SIGINT during report");
+    OUT_HAS("STOPPED interrupted by SIGINT during report");
     OUT_HAS("consumer: exited 130");
     OUT_HAS("stopped by SIGINT: what both processes held is released (exit 130)");
     ck_assert_msg(strstr(run.out, "leaked") == NULL, "a leak:\n%s", run.out);
@@ -747,6 +747,35 @@ START_TEST(test_twoterm_both_sides_exit_with_the_session_status)
 }
 END_TEST
 
+/* Two terminals have no shared status page: each side's own watchdog ends
+ * it at its --deadline. A consumer wedged at verify (every signal blocked)
+ * ends by its deadline, naming itself, its step and call, and the producer
+ * reports the connection lost; both exit 1. */
+START_TEST(test_twoterm_each_side_ends_itself_by_its_deadline)
+{
+    const char *env[] = {"GPUIPC_FAULT=consumer:verify:wedge", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--deadline", "3", NULL};
+    const char *cargs[] = {"--deadline", "1", NULL};
+    char sock[64];
+    gpuipc_err err;
+    int k;
+
+    snprintf(sock, sizeof(sock), "@gpuipc-2t-deadline-%d", (int)getpid());
+    ck_assert_int_eq(gpuipc_pair_run(th_program(), sock, args, cargs, env, 20, 5, &pair, &err),
+                     0);
+    for (k = 0; k < 2; k++)
+        ck_assert_msg(pair.proc[k].exited && WIFEXITED(pair.proc[k].status) &&
+                      WEXITSTATUS(pair.proc[k].status) == 1, "%s status 0x%x:\n%s",
+                      k ? "consumer" : "producer", (unsigned)pair.proc[k].status,
+                      pair.proc[k].out);
+    ck_assert_msg(strstr(pair.proc[1].out, "result: FAIL: --deadline 1.000 s passed: the consumer "
+                         "is stuck at verify in GPUIPC_FAULT wedge") != NULL, "consumer:\n%s",
+                  pair.proc[1].out);
+    ck_assert_msg(strstr(pair.proc[0].out, "peer gone during report") != NULL, "producer:\n%s",
+                  pair.proc[0].out);
+}
+END_TEST
+
 /* ---- usage ---- */
 
 static const struct {
@@ -792,7 +821,8 @@ Suite *twoterm_suite(void)
     tcase_add_test(files, test_twoterm_replaces_a_stale_socket);
     tcase_add_test(files, test_twoterm_refuses_a_live_server);
     tcase_add_test(files, test_twoterm_connect_honours_the_deadline);
-    tcase_add_loop_test(files, test_twoterm_serve_removes_its_socket_on_a_stop_signal, 0, 2);
+    tcase_add_test(files, test_twoterm_each_side_ends_itself_by_its_deadline);
+    tcase_add_loop_test(files, test_twoterm_serve_removes_its_socket_on_a_stop_signal, 0, 3);
     tcase_add_test(files, test_twoterm_a_live_server_survives_the_liveness_check);
     tcase_add_test(files, test_twoterm_connections_closed_before_hello_are_dropped);
     tcase_add_loop_test(files, test_twoterm_an_impossible_session_is_refused_before_listening, 0,

@@ -3,8 +3,10 @@
 # step that drains a node whose GPU memory sharing fails.
 #
 # slurmd kills a HealthCheckProgram after 60 s; a default run takes about a
-# second on an H100, and every wait in it ends within --timeout, so
-# --timeout 20s bounds the whole check well below that. A GPU node that
+# second on an H100, and --deadline 50 (a one-shot run's default, said here
+# to be plain) ends the whole check with a verdict by 50 s, a wedged driver
+# call or a stuck peer included: the node is drained with the reason before
+# slurmd gives up on the check. A GPU node that
 # shows fewer GPUs than GPUIPC_EXPECT_GPUS (its count in gres.conf), or no
 # driver at all, fails and is drained; so is any other failure, with the
 # one-line reason. Exit 77 (nothing could run for another reason) leaves the
@@ -16,7 +18,7 @@
 # on a node with no GPU).
 expect=${GPUIPC_EXPECT_GPUS:-1}
 [ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
-line=$(${GPUIPC_TEST:-gpuipc_test} --brief --timeout 20s $expect ${GPUIPC_ARGS:-})
+line=$(${GPUIPC_TEST:-gpuipc_test} --brief --deadline 50 $expect ${GPUIPC_ARGS:-})
 status=$?
 case $status in
 0 | 77) exit 0 ;;

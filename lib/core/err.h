@@ -11,6 +11,9 @@
 #define GPUIPC_FAIL 1
 #define GPUIPC_USAGE 2
 #define GPUIPC_SKIP 77
+/* A scenario that a stop signal (SIGINT, SIGTERM, SIGHUP) ended before it
+ * had a verdict: a result only, never an exit status. */
+#define GPUIPC_STOPPED 3
 
 #define GPUIPC_ERR_CALL_LEN 32
 

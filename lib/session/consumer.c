@@ -634,8 +634,8 @@ static int judge_bye(const gpuipc_msg_bye *bye, unsigned passed, char *why, size
 /* This side fails the session at step for why (the first reason kept). */
 static void end_fail(cserve *cs, gpuipc_session_end *end, unsigned step, const char *why)
 {
-    gpuipc_log_step(&cs->env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "FAIL %s",
-                    why);
+    gpuipc_log_step(&cs->env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s",
+                    gpuipc_wire_fail_word(), why);
     end->own = GPUIPC_FAIL;
     if (end->reason[0] == '\0')
         snprintf(end->reason, sizeof(end->reason), "%s", why);

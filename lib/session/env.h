@@ -95,6 +95,7 @@ typedef struct gpuipc_env {
      * gpuipc_env_at and gpuipc_env_waits set it, and they tell the
      * watchdog's status page too (core/watch.h). */
     volatile sig_atomic_t step;
+    unsigned last_at; /* the step gpuipc_env_at marked last */
 
     /* Set once the role has printed why its connection broke, so that a
      * signal handler does not print it again. */
@@ -106,14 +107,17 @@ typedef struct gpuipc_env {
 #define GPUIPC_ENV_SETTLE_NS (500ull * 1000000ull)
 
 /* Marks step as under way and carries out a fault injected there, if any,
- * over w (NULL: no connection). */
+ * over w (NULL: no connection), once: not again when gpuipc_env_at marks
+ * the same step again before another. */
 static inline void gpuipc_env_at(gpuipc_env *env, gpuipc_wire *w, unsigned step)
 {
     int action = gpuipc_inject_fault(&env->inject, env->role, step);
+    int again = env->last_at == step; /* a step marked twice in a row acts once */
 
+    env->last_at = step;
     env->step = (sig_atomic_t)step;
     gpuipc_watch_step(step, NULL);
-    if (action != GPUIPC_FAULT_NONE && env->act != NULL)
+    if (action != GPUIPC_FAULT_NONE && env->act != NULL && !again)
         env->act(env, w, action, step);
 }
 

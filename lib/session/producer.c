@@ -557,7 +557,10 @@ static void settle(pscen *p, uint64_t t0, const char *lost, unsigned step)
 
     res->ns = gpuipc_clock_ns() - t0;
     if (lost != NULL)
-        gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, step, &sc->err, "%s", lost);
+        /* A stop signal (here, or the peer's, which may end it first)
+         * broke off the exchange: no verdict, neither side failed. */
+        gpuipc_result_set(res, gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
+                          GPUIPC_ROLE_PRODUCER, step, &sc->err, "%s", lost);
     else if (sc->mine.code == GPUIPC_FAIL)
         gpuipc_result_of_status(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, &sc->mine);
     else if (sc->theirs.code != GPUIPC_PASS)

@@ -14,7 +14,7 @@
 /* The outcome of one scenario, as both sides agreed on it. */
 typedef struct gpuipc_result {
     const char *mech;
-    int status;                 /* GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, or -1: not run */
+    int status; /* GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, GPUIPC_STOPPED, or -1: not run */
     char reason[GPUIPC_ERR_LEN]; /* the first failure, or why it was skipped */
     char cause[GPUIPC_ERR_LEN];  /* "cause: ...; fix: ..." from both sides' facts, or "" */
     uint64_t size;              /* bytes shared (after rounding to granularity) */

@@ -29,6 +29,8 @@ static const char *status_name(int status)
         return "FAIL";
     case GPUIPC_SKIP:
         return "SKIP";
+    case GPUIPC_STOPPED:
+        return "STOPPED";
     default:
         return "-";
     }
@@ -45,13 +47,19 @@ static void direction(const gpuipc_check *k, char *buf, size_t len)
 
 /* The first result before i (or i itself) whose FAIL or SKIP reason is
  * results[i]'s, and how many results share it. */
+/* Whether a scenario of status has a reason to print under its row. */
+static int has_reason(int status)
+{
+    return status == GPUIPC_FAIL || status == GPUIPC_SKIP || status == GPUIPC_STOPPED;
+}
+
 static size_t first_with_reason(const gpuipc_result *results, size_t n, size_t i, size_t *count)
 {
     size_t j, first = i;
 
     *count = 0;
     for (j = 0; j < n; j++) {
-        if ((results[j].status != GPUIPC_FAIL && results[j].status != GPUIPC_SKIP) ||
+        if (!has_reason(results[j].status) ||
             strcmp(results[j].reason, results[i].reason) != 0)
             continue;
         if (*count == 0)
@@ -85,7 +93,7 @@ static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
             continue;
         used = (size_t)snprintf(line, sizeof(line), "  the same cause for %zu scenarios (", count);
         for (j = i; j < n && used < sizeof(line); j++)
-            if ((results[j].status == GPUIPC_FAIL || results[j].status == GPUIPC_SKIP) &&
+            if (has_reason(results[j].status) &&
                 strcmp(results[j].reason, results[i].reason) == 0)
                 used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s",
                                          j == i ? "" : ", ", results[j].mech);
@@ -98,13 +106,14 @@ static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
 
 gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n)
 {
-    gpuipc_counts c = {0, 0, 0};
+    gpuipc_counts c = {0, 0, 0, 0};
     size_t i;
 
     for (i = 0; i < n; i++) {
         c.passed += results[i].status == GPUIPC_PASS;
         c.failed += results[i].status == GPUIPC_FAIL;
         c.skipped += results[i].status == GPUIPC_SKIP;
+        c.stopped += results[i].status == GPUIPC_STOPPED;
     }
     return c;
 }
@@ -113,7 +122,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns)
 {
-    char line[1024], size[32], fwd[48], back[48];
+    char line[1024], size[32], fwd[48], back[48], stopped[32] = "";
     gpuipc_counts counts = gpuipc_report_count(results, n);
     size_t i, count;
     int w = (int)strlen("scenario");
@@ -133,7 +142,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         direction(&r->forward, fwd, sizeof(fwd));
         direction(&r->backward, back, sizeof(back));
         count = 0;
-        if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP)
+        if (has_reason(r->status))
             first_with_reason(results, n, i, &count);
         /* A scenario that never ran (skipped, refused before it started) has
          * no size, checks or time to show. */
@@ -154,8 +163,8 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
             gpuipc_log_line(fd, line);
             cause_line(fd, w, r);
         } else if (r->status < 0) {
-            snprintf(line, sizeof(line), "  %*s not run (not selected by CK_RUN_SUITE/"
-                     "CK_RUN_CASE)", w, "");
+            snprintf(line, sizeof(line), "  %*s %s", w, "", r->reason[0] != '\0' ? r->reason
+                     : "not run (not selected by CK_RUN_SUITE/CK_RUN_CASE)");
             gpuipc_log_line(fd, line);
         }
     }
@@ -164,10 +173,13 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         gpuipc_log_line(fd, notes[i]);
     snprintf(line, sizeof(line), "consumer: %s", consumer);
     gpuipc_log_line(fd, line);
-    snprintf(line, sizeof(line), "result: %s: %u passed, %u failed, %u skipped, in %.2f s "
+    if (counts.stopped > 0)
+        snprintf(stopped, sizeof(stopped), ", %u stopped", counts.stopped);
+    snprintf(line, sizeof(line), "result: %s: %u passed, %u failed, %u skipped%s, in %.2f s "
              "(exit %d)",
              exit_code == GPUIPC_PASS ? "PASS" : exit_code == GPUIPC_SKIP ? "SKIP"
              : exit_code > 128 ? "STOPPED" : "FAIL",
-             counts.passed, counts.failed, counts.skipped, (double)wall_ns / 1e9, exit_code);
+             counts.passed, counts.failed, counts.skipped, stopped, (double)wall_ns / 1e9,
+             exit_code);
     gpuipc_log_line(fd, line);
 }

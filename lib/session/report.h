@@ -18,6 +18,7 @@ int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer
  * run, counts for nothing). */
 typedef struct gpuipc_counts {
     unsigned passed, failed, skipped;
+    unsigned stopped; /* ended by a stop signal before a verdict */
 } gpuipc_counts;
 
 gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n);

@@ -94,7 +94,8 @@ void gpuipc_role_log_fail(const gpuipc_scenario *sc, unsigned step, const char *
     va_list ap;
 
     va_start(ap, fmt);
-    vlog(sc, GPUIPC_LOG_QUIET, step, GPUIPC_LOG_NO_TIME, "FAIL ", fmt, ap);
+    vlog(sc, GPUIPC_LOG_QUIET, step, GPUIPC_LOG_NO_TIME,
+         gpuipc_wire_stopped() != 0 ? "STOPPED " : "FAIL ", fmt, ap);
     va_end(ap);
 }
 

@@ -47,7 +47,8 @@ void gpuipc_role_fail(gpuipc_scenario *sc, unsigned step, const gpuipc_err *e, c
 void gpuipc_role_log(const gpuipc_scenario *sc, unsigned step, uint64_t t0, const char *fmt,
                      ...) __attribute__((format(printf, 4, 5)));
 
-/* The same at quiet level, "FAIL <text>": what even -q shows. */
+/* The same at quiet level, "FAIL <text>" (after a stop signal "STOPPED
+ * <text>"): what even -q shows. */
 void gpuipc_role_log_fail(const gpuipc_scenario *sc, unsigned step, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

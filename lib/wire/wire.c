@@ -890,6 +890,11 @@ int gpuipc_wire_stopped(void)
     return gpuipc_wire_stop;
 }
 
+const char *gpuipc_wire_fail_word(void)
+{
+    return gpuipc_wire_stopped() != 0 ? "STOPPED" : "FAIL";
+}
+
 int gpuipc_wire_stop_fd(void)
 {
     return stop_chan[0];

@@ -323,6 +323,10 @@ void gpuipc_wire_stop_raise(int sig);
 /* The stop signal, from this process's flag or the channel; 0 if none. */
 int gpuipc_wire_stopped(void);
 
+/* "STOPPED" once a stop was raised, else "FAIL": the word a step log line
+ * about a broken-off step begins with. */
+const char *gpuipc_wire_fail_word(void);
+
 /* The channel's end for a poll set (readable once a stop was raised), or -1
  * where it was not opened. */
 int gpuipc_wire_stop_fd(void);

@@ -35,6 +35,7 @@ static struct {
     uint64_t t0, deadline_ns;
     int role;
     char *doc;                 /* the document's template, or NULL */
+    char *older;               /* the one it replaced, kept: the watchdog may read it */
 } dl;
 
 /* Text the watchdog builds, and the page as it was at the deadline: it owns
@@ -173,8 +174,9 @@ static void put_rows(gpuipc_sbuf *b)
         gpuipc_sbuf_str(b, "  ");
         gpuipc_sbuf_str(b, dl.run->label[i]);
         gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "  PASS" : st == GPUIPC_FAIL ? "  FAIL"
-                        : st == GPUIPC_SKIP ? "  SKIP" : "  not run (or under way)");
-        if (st == GPUIPC_FAIL || st == GPUIPC_SKIP) {
+                        : st == GPUIPC_SKIP ? "  SKIP" : st == GPUIPC_STOPPED ? "  STOPPED"
+                        : "  not run (or under way)");
+        if (st == GPUIPC_FAIL || st == GPUIPC_SKIP || st == GPUIPC_STOPPED) {
             gpuipc_sbuf_str(b, "\n      ");
             gpuipc_sbuf_str(b, r->reason[0] != '\0' ? r->reason
                                                      : "under way when the deadline passed");
@@ -212,7 +214,8 @@ static void put_scenarios(gpuipc_sbuf *b)
         gpuipc_sbuf_json(b, dl.run->label[i]);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
         gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "pass" : st == GPUIPC_FAIL ? "fail"
-                        : st == GPUIPC_SKIP ? "skip" : "not run");
+                        : st == GPUIPC_SKIP ? "skip" : st == GPUIPC_STOPPED ? "stopped"
+                        : "not run");
         gpuipc_sbuf_str(b, "\", \"size\": ");
         gpuipc_sbuf_uint(b, r->size);
         gpuipc_sbuf_str(b, ", \"producer_to_consumer\": ");
@@ -447,11 +450,15 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 
     if (run->o->json_path == NULL || run->o->deadline_ns == 0)
         return;
-    /* The first is ready before the watchdog can fire; a later one takes
-     * its place whole, and the old one is left to the process's end (the
-     * watchdog may be reading it). */
-    if ((doc = gpuipc_doc_template(&d)) != NULL)
+    /* The first is ready before the watchdog can fire; the second (once the
+     * probes are done) takes its place whole, and the first is kept to the
+     * process's end (the watchdog may be reading it). No third is made. */
+    if (dl.older != NULL)
+        return;
+    if ((doc = gpuipc_doc_template(&d)) != NULL) {
+        dl.older = dl.doc;
         dl.doc = doc;
+    }
 }
 
 int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)

@@ -2,6 +2,7 @@
  * ends it (130, 143), the FDs it had when it started, a role's environment,
  * and the test hooks' faults carried out. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,10 +198,18 @@ static void act_fault(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step
         break;
     case GPUIPC_FAULT_HANG:
         /* Stuck until killed, or until a stop signal (Ctrl-C) ends every
-         * wait, this one too. */
+         * wait, this one too: a poll of the stop channel, which a stop
+         * raised in any process of the run makes readable (a pause() would
+         * miss a signal that lands just before it). */
         gpuipc_watch_call("GPUIPC_FAULT hang");
-        while (gpuipc_wire_stopped() == 0)
-            pause();
+        while (gpuipc_wire_stopped() == 0) {
+            struct pollfd p = {.fd = gpuipc_wire_stop_fd(), .events = POLLIN};
+
+            if (p.fd < 0)
+                pause();
+            else
+                poll(&p, 1, -1);
+        }
         gpuipc_watch_call(NULL);
         break;
     case GPUIPC_FAULT_CORRUPT:

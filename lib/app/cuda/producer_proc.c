@@ -326,10 +326,10 @@ static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *
     gpuipc_err err;
 
     if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), ask, &st, &err) < 0) {
-        gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &err, "%s",
-                          err.msg);
+        gpuipc_result_set(r, gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
+                          GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &err, "%s", err.msg);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
-                        GPUIPC_LOG_NO_TIME, "FAIL %s", err.msg);
+                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_wire_fail_word(), err.msg);
     } else if (st.code != GPUIPC_PASS) {
         gpuipc_result_of_status(r, st.code, GPUIPC_ROLE_CONSUMER, &st);
     }
@@ -354,7 +354,9 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
         int rc;
 
         r->status = -1;
-        if (m->needs_cuda && cuda != 0) {
+        if (gpuipc_wire_stopped() != 0) {
+            snprintf(r->reason, sizeof(r->reason), "not run: the run was stopped before it");
+        } else if (m->needs_cuda && cuda != 0) {
             gpuipc_result_set(r, cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
                               GPUIPC_STEP_PROBE, cuda_why, "%s", cuda_why->msg);
         } else if (gpuipc_app_scenario_ask(run, i, &ask, &dev, &why) < 0) {
@@ -382,7 +384,7 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
  * the sacrificial one's skipped) ends for this consumer as a skip. */
 static void say_bye(const gpuipc_producer_run *run, int code, gpuipc_msg_bye *bye)
 {
-    gpuipc_counts c = {0, 0, 0};
+    gpuipc_counts c = {0, 0, 0, 0};
     size_t i;
 
     for (i = 0; i < run->nsel; i++) {
@@ -430,7 +432,7 @@ static int producer_last_check(gpuipc_producer_run *run)
     snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
              e.msg);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
-                    "FAIL %s", run->last);
+                    "%s %s", gpuipc_wire_fail_word(), run->last);
     gpuipc_brief_note(run->last, NULL);
     return 1;
 }
@@ -444,8 +446,8 @@ static void end_failed(gpuipc_producer_run *run, const char *who, unsigned step,
 
     snprintf(line, sizeof(line), "%s - %s: %.440s", who, gpuipc_step_name(step), text);
     gpuipc_brief_note(line, NULL);
-    gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "FAIL %s%s",
-                    prefix, text);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s%s",
+                    gpuipc_wire_fail_word(), prefix, text);
 }
 
 /* BYE with the verdict bye and the consumer's BYE_ACK: a failure of its last

@@ -83,7 +83,7 @@ static const char *meaning(int code)
 static const char *verdict_name(int status)
 {
     return status == GPUIPC_PASS ? "pass" : status == GPUIPC_FAIL ? "fail"
-         : status == GPUIPC_SKIP ? "skip" : "not run";
+         : status == GPUIPC_SKIP ? "skip" : status == GPUIPC_STOPPED ? "stopped" : "not run";
 }
 
 static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
@@ -284,6 +284,8 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     gpuipc_json_int(j, "passed", counts.passed);
     gpuipc_json_int(j, "failed", counts.failed);
     gpuipc_json_int(j, "skipped", counts.skipped);
+    if (counts.stopped > 0)
+        gpuipc_json_int(j, "stopped", counts.stopped);
     gpuipc_json_end(j, '}');
 }
 
@@ -324,6 +326,10 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_int(j, "device", o->device);
     gpuipc_json_int(j, "chunks", o->chunks);
     gpuipc_json_double(j, "timeout_s", (double)o->timeout_ns / 1e9);
+    if (o->deadline_ns > 0)
+        gpuipc_json_double(j, "deadline_s", (double)o->deadline_ns / 1e9);
+    else
+        gpuipc_json_string(j, "deadline_s", NULL);
     gpuipc_json_int(j, "repeat", o->repeat);
     gpuipc_json_string(j, "only", o->only);
     gpuipc_json_string(j, "require", o->require);

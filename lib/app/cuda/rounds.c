@@ -30,6 +30,13 @@ START_TEST(test_scenario_both_ways)
      * which SIGKILL the process group (meant for its forked tests): this
      * process's handlers must be the ones that answer while a scenario runs,
      * and outside the scenarios the signals wait, blocked (run_suites). */
+    if (gpuipc_wire_stopped() != 0) {
+        /* A stop came during an earlier scenario: this one is not run. */
+        res->mech = g_run->label[_i];
+        res->status = -1;
+        snprintf(res->reason, sizeof(res->reason), "not run: the run was stopped before it");
+        ck_abort_msg("%s: %s", res->mech, res->reason);
+    }
     gpuipc_app_catch_stop_signals();
     gpuipc_app_block_stop_signals(0);
     if (gpuipc_app_scenario_ask(g_run, (size_t)_i, &ask, &dev, &err) < 0) {
@@ -281,7 +288,18 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
             break;
         if (run->o->json_path != NULL)
             record_round(run, round, began);
-        if (gpuipc_wire_stopped() != 0 || soak_round(run, round, &k, start) < 0) {
+        if (gpuipc_wire_stopped() != 0) {
+            int sig = gpuipc_wire_stopped();
+
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                            GPUIPC_LOG_NO_TIME, "soak: stopped by %s in round %u of %u; the "
+                            "%u rounds before it passed (%u scenarios)",
+                            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP",
+                            round, run->o->repeat, round - 1, k.passed);
+            code = GPUIPC_FAIL;
+            break;
+        }
+        if (soak_round(run, round, &k, start) < 0) {
             if (gpuipc_wire_stopped() == 0)
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                                 GPUIPC_LOG_NO_TIME, "FAIL soak stopped at %s", k.why);
