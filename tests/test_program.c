@@ -443,6 +443,8 @@ START_TEST(test_program_producer_times_out_on_a_hung_consumer)
     spawn(args, env, 10);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("timed out during report: no REPORT from the consumer");
+    /* where the consumer is, by the page both share */
+    OUT_HAS("the consumer is at report in GPUIPC_FAULT hang for ");
     OUT_HAS("consumer: killed by signal 9 (SIGKILL) (by the producer");
     /* the deadline, then at most the 2 s grace before SIGKILL */
     ck_assert_msg(run.seconds < 1.0 + 2.0 + 1.0, "took %.2f s", run.seconds);
@@ -458,6 +460,7 @@ START_TEST(test_program_consumer_times_out_on_a_hung_producer)
     /* The producer hangs for good; the harness kills it after 4 s. */
     ck_assert_int_eq(th_spawn(&run, args, env, 4, 1, NULL, NULL), 0);
     OUT_HAS("consumer  memfd            offer    FAIL timed out during offer: no OFFER from the producer");
+    OUT_HAS("the producer is at offer in GPUIPC_FAULT hang for ");
 }
 END_TEST
 

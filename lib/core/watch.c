@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/step.h"
 
 static gpuipc_watch_page *page;
 static int my_role;
@@ -56,6 +58,29 @@ static void put(char *dst, size_t cap, const char *s)
     for (i = 0; i + 1 < cap && s[i] != '\0'; i++)
         dst[i] = s[i];
     dst[i] = '\0';
+}
+
+int gpuipc_watch_describe(int role, char *buf, size_t len)
+{
+    const gpuipc_watch_side *s;
+    char call[GPUIPC_WATCH_CALL_LEN];
+    uint64_t since, now = gpuipc_clock_ns();
+
+    if (page == NULL || role <= 0 || role > 2 || role == my_role)
+        return 0;
+    s = &page->side[role];
+    if (s->pid <= 0 || s->pid == (int32_t)getpid() || s->step == 0)
+        return 0;
+    /* One read of each field that may change under it. */
+    since = s->since_ns;
+    memcpy(call, (const char *)s->call, sizeof(call));
+    call[sizeof(call) - 1] = '\0';
+    if (call[0] != '\0' && since != 0 && since <= now)
+        snprintf(buf, len, "at %s in %s for %.1f s", gpuipc_step_name(s->step), call,
+                 (double)(now - since) / 1e9);
+    else
+        snprintf(buf, len, "at %s", gpuipc_step_name(s->step));
+    return 1;
 }
 
 void gpuipc_watch_step(unsigned step, const char *scenario)

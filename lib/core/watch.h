@@ -53,6 +53,13 @@ void gpuipc_watch_call(const char *call);
 /* The page, or NULL before gpuipc_watch_map. */
 const gpuipc_watch_page *gpuipc_watch_page_get(void);
 
+/* Where the other process of role (enum gpuipc_role) stands by the shared
+ * page, into buf: "at STEP in CALL for S s" or "at STEP", for a message
+ * about a peer that does not answer. Returns 0 where the page shows nothing
+ * of it (no shared page, as in two-terminal mode; no such process; this
+ * process itself), else 1. Not for the watchdog: it uses snprintf. */
+int gpuipc_watch_describe(int role, char *buf, size_t len);
+
 /* Test-only (GPUIPC_FAULT's wedge): this process wedges, as a stuck driver
  * call would, at the next call of the current step whose name begins "cu"
  * (the driver's), or at the step's end if it makes none: every signal

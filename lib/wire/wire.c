@@ -839,10 +839,20 @@ static int peer_gone(gpuipc_wire *w, unsigned step, const char *how, gpuipc_err 
 
 static int timed_out(gpuipc_wire *w, unsigned step, const char *what, gpuipc_err *err)
 {
-    gpuipc_err_set(err, -ETIMEDOUT,
-                   "timed out during %s: %s the %s before the deadline (the %s may be stuck; "
-                   "raise --timeout if it is only slow)",
-                   gpuipc_step_name(step), what, w->peer, w->peer);
+    char where[128];
+    int role = strstr(w->peer, "producer") != NULL ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+
+    /* Forked, the status page both share says where the silent one is. */
+    if (gpuipc_watch_describe(role, where, sizeof(where)))
+        gpuipc_err_set(err, -ETIMEDOUT,
+                       "timed out during %s: %s the %s within --timeout; the %s is %s (the "
+                       "status page both share): stuck there, or slow (then raise --timeout)",
+                       gpuipc_step_name(step), what, w->peer, w->peer, where);
+    else
+        gpuipc_err_set(err, -ETIMEDOUT,
+                       "timed out during %s: %s the %s within --timeout (the %s may be stuck; "
+                       "raise --timeout if it is only slow)",
+                       gpuipc_step_name(step), what, w->peer, w->peer);
     return wire_fail(w, -ETIMEDOUT, err);
 }
 
