@@ -255,6 +255,30 @@ static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t bega
     r->have_consumer = gpuipc_app_consumer_figures(run, &r->consumer);
 }
 
+/* The soak's line for a stop signal that came in round (1-based): the
+ * round it broke off, or the last whole one if the stop came after it. */
+static void say_stopped(gpuipc_producer_run *run, unsigned round, const soak *k)
+{
+    gpuipc_counts c = gpuipc_report_count(run->results, run->nsel);
+    int sig = gpuipc_wire_stopped();
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+    unsigned whole = c.stopped == 0 && c.failed == 0;
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++)
+        whole = whole && run->results[i].status != -1;
+    if (whole)
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "soak: stopped by %s after round %u of %u; the %u "
+                        "rounds passed (%u scenarios)", name, round, run->o->repeat, round,
+                        k->passed + c.passed);
+    else
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "soak: stopped by %s in round %u of %u; the %u "
+                        "rounds before it passed (%u scenarios)", name, round, run->o->repeat,
+                        round - 1, k->passed);
+}
+
 /* Runs the scenarios that can run, --repeat times. Returns 0, or GPUIPC_FAIL
  * if the soak stopped at a failure or a drift (said on stdout). */
 int gpuipc_app_run_rounds(gpuipc_producer_run *run)
@@ -289,13 +313,7 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
         if (run->o->json_path != NULL)
             record_round(run, round, began);
         if (gpuipc_wire_stopped() != 0) {
-            int sig = gpuipc_wire_stopped();
-
-            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
-                            GPUIPC_LOG_NO_TIME, "soak: stopped by %s in round %u of %u; the "
-                            "%u rounds before it passed (%u scenarios)",
-                            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP",
-                            round, run->o->repeat, round - 1, k.passed);
+            say_stopped(run, round, &k);
             code = GPUIPC_FAIL;
             break;
         }
