@@ -17,6 +17,9 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -pthread $(WARN) -MMD -MP $(SAN_CFLAGS)
 override LDFLAGS += $(SAN_LDFLAGS)
+# Check's temporary file, also where no directory can be written
+# (lib/app/check_tmp.c): every program linking lib/app has the wrapper.
+override LDFLAGS += -Wl,--wrap=mkstemp
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/facts.h"
 #include "core/log.h"
+#include "core/proc.h"
 #include "core/progress.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
@@ -54,6 +55,12 @@ int main(int argc, char **argv)
     gpuipc_err err;
     int rc, json_refused = 0;
 
+    /* Before anything opens a file: FDs 0, 1 and 2 closed by the caller are
+     * held by pipes, and a closed output pipe is no signal of death. */
+    if (gpuipc_proc_hold_std_fds() < 0) {
+        fprintf(stderr, "gpuipc_test: FDs 0, 1 and 2: closed, and no pipe to hold them\n");
+        return GPUIPC_FAIL;
+    }
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -117,10 +124,7 @@ int main(int argc, char **argv)
                                         "why"};
 
         gpuipc_facts_gather(&own);
-        /* --list --json: the document is the listing, and must be written
-         * (a FILE that cannot be written is a bad argument, as before). */
-        if (gpuipc_doc_write(&d) < 0 && o.list && rc == GPUIPC_PASS)
-            rc = GPUIPC_USAGE;
+        rc = gpuipc_doc_finish(&d, rc);
     }
     if (o.brief)
         gpuipc_brief_end(&brief, rc);

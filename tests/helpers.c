@@ -50,6 +50,21 @@ const char *th_program(void)
     return bin != NULL && bin[0] != '\0' ? bin : "./gpuipc_test";
 }
 
+const char *th_beside(const char *name)
+{
+    static char path[512];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    char *slash;
+
+    path[n > 0 ? n : 0] = '\0';
+    if (n <= 0 || (slash = strrchr(path, '/')) == NULL) {
+        snprintf(path, sizeof(path), "build/tests/%s", name);
+        return path;
+    }
+    snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "%s", name);
+    return path;
+}
+
 static double now_s(void)
 {
     struct timespec ts;

@@ -34,6 +34,11 @@ typedef void (*th_line_fn)(const char *line, pid_t pgid, void *arg);
 /* Returns the program under test: $GPUIPC_TEST_BIN, or ./gpuipc_test. */
 const char *th_program(void);
 
+/* The path of name beside this suite's binary (build/tests/NAME): the
+ * helpers built with it, such as wrap. A static buffer, one per call site
+ * reuse: copy it to keep two. */
+const char *th_beside(const char *name);
+
 /* Runs the program with args (NULL-terminated, without argv[0]) and the
  * extra environment entries in env ("NAME=value", NULL-terminated, may be
  * NULL) in a new process group, collecting its output, until it exits or

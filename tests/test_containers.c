@@ -31,23 +31,10 @@ static const char *const pidfd_expect[] = {
     "cause: the consumer is in another user namespace", /* user */
 };
 
-static char wrap_bin[512];
-
 /* tests/wrap, beside this suite's binary. */
 static const char *wrap_path(void)
 {
-    char self[480];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    char *slash;
-
-    if (n <= 0)
-        return "build/tests/wrap";
-    self[n] = '\0';
-    slash = strrchr(self, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    snprintf(wrap_bin, sizeof(wrap_bin), "%s/wrap", self);
-    return wrap_bin;
+    return th_beside("wrap");
 }
 
 static ct_run run;

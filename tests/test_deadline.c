@@ -289,15 +289,18 @@ START_TEST(test_deadline_a_stop_reaches_the_other_process)
 }
 END_TEST
 
-/* Check gives up with exit(2) when it cannot create its temporary file:
- * inside a run that is a named failure, exit 1, not a usage error. */
+/* Check gives up with exit(2) when it cannot create its temporary file
+ * (TEMP names a directory where no file can be made, and the memfd the
+ * program offers instead is refused by a seccomp filter): inside a run that
+ * is a named failure, exit 1, not a usage error. */
 START_TEST(test_deadline_checks_own_exit_is_a_named_failure)
 {
     const char *env[] = {"TEMP=/proc", NULL};
-    const char *args[] = {"--only", "memfd", "--size", "64K", "-q", NULL};
+    const char *args[] = {"--deny-memfd-create", "1", "--", th_program(), "--only", "memfd",
+                          "--size", "64K", "-q", NULL};
     static th_run run;
 
-    ck_assert_int_eq(th_spawn(&run, args, env, 10, 3, NULL, NULL), 0);
+    ck_assert_int_eq(th_spawn_file(&run, th_beside("wrap"), args, env, 10, 3, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     ck_assert_msg(strstr(run.out, "result: FAIL: the test framework (Check) ended the run from "
                                   "inside srunner_run_all") != NULL, "%s", run.out);

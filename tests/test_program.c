@@ -626,7 +626,7 @@ static const struct {
     const char *sabotage, *says;
 } wrong_offers[] = {
     {"GPUIPC_SABOTAGE=producer:offer-memfd", "memfd holds 4096 bytes, the offer claims "},
-    {"GPUIPC_SABOTAGE=producer:offer-pipe", "memfd holds 0 bytes, the offer claims "},
+    {"GPUIPC_SABOTAGE=producer:offer-pipe", "the FD offered as a memfd is a pipe, not a memfd"},
     {"GPUIPC_SABOTAGE=producer:offer-size", "import: "},
 };
 #define N_WRONG_OFFERS (int)(sizeof(wrong_offers) / sizeof(wrong_offers[0]))

@@ -210,6 +210,28 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
     return 0;
 }
 
+/* The error for an option getopt_long refused: arg as given. A long
+ * option that takes no value, given one (--quiet=3), is named as such:
+ * getopt reports it by its short letter, which is not what was typed. */
+static int unknown(const char *arg, gpuipc_err *err)
+{
+    const char *eq = strchr(arg, '=');
+    size_t i, n;
+
+    if (strncmp(arg, "--", 2) == 0) {
+        n = eq != NULL ? (size_t)(eq - arg) - 2 : strlen(arg) - 2;
+        for (i = 0; longopts[i].name != NULL; i++)
+            if (eq != NULL && strlen(longopts[i].name) == n &&
+                strncmp(longopts[i].name, arg + 2, n) == 0 && longopts[i].has_arg == no_argument)
+                return gpuipc_err_set(err, -EINVAL, "--%s takes no value (given '%s')",
+                                      longopts[i].name, eq + 1);
+        return gpuipc_err_set(err, -EINVAL, "unknown option '%.*s'", (int)(n + 2), arg);
+    }
+    if (optopt != 0)
+        return gpuipc_err_set(err, -EINVAL, "unknown option '-%c'", optopt);
+    return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", arg);
+}
+
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
     long v;
@@ -350,9 +372,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
         case ':':
             return gpuipc_err_set(err, -EINVAL, "%s: missing value", argv[optind - 1]);
         default:
-            if (optopt != 0)
-                return gpuipc_err_set(err, -EINVAL, "unknown option '-%c'", optopt);
-            return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", argv[optind - 1]);
+            return unknown(argv[optind - 1], err);
         }
     }
     if (optind < argc)

@@ -79,15 +79,81 @@ void gpuipc_pair_clear_check_env(void)
     }
 }
 
+/* Whether entry ("NAME=value") sets the variable that item sets. */
+static int same_name(const char *entry, const char *item)
+{
+    size_t n = strcspn(item, "=");
+
+    return strncmp(entry, item, n) == 0 && entry[n] == '=';
+}
+
+/* The environment of a process of the pair, built before the fork: this
+ * process's without Check's CK_* (the caller's own Check selection and
+ * reports are not the pair's), then env and own ("NAME=value", later ones
+ * replacing earlier ones of the same name). NULL if out of memory; the
+ * caller frees the array (not the strings). */
+static char **pair_environ(const char *const *env, const char *const *own)
+{
+    extern char **environ;
+    const char *const *add[2] = {env, own};
+    size_t n = 0, cap = 1, i, j, k;
+    char **out;
+
+    for (i = 0; environ[i] != NULL; i++)
+        cap++;
+    for (k = 0; k < 2; k++)
+        for (i = 0; add[k] != NULL && add[k][i] != NULL; i++)
+            cap++;
+    if ((out = calloc(cap, sizeof(*out))) == NULL)
+        return NULL;
+    for (i = 0; environ[i] != NULL; i++)
+        if (strncmp(environ[i], "CK_", 3) != 0)
+            out[n++] = environ[i];
+    for (k = 0; k < 2; k++)
+        for (i = 0; add[k] != NULL && add[k][i] != NULL; i++) {
+            for (j = 0; j < n && !same_name(out[j], add[k][i]); j++)
+                ;
+            out[j] = (char *)add[k][i];
+            if (j == n)
+                n++;
+        }
+    out[n] = NULL;
+    return out;
+}
+
+/* The file execvp would run for name (a name without '/' is looked up on
+ * the PATH), into buf; found before the fork. Returns buf, or name itself
+ * where nothing on the PATH runs (execve then fails, and the child says so
+ * by its status 127). */
+static const char *find_program(const char *name, char *buf, size_t len)
+{
+    const char *path = getenv("PATH"), *p;
+
+    if (strchr(name, '/') != NULL)
+        return name;
+    for (p = path != NULL ? path : "/usr/local/bin:/usr/bin:/bin"; *p != '\0';) {
+        size_t n = strcspn(p, ":");
+
+        snprintf(buf, len, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", name);
+        if (access(buf, X_OK) == 0)
+            return buf;
+        p += n + (p[n] == ':');
+    }
+    return name;
+}
+
 /* Starts prog with role ("--serve" or "--connect"), sock and args, under
  * the command wrap (NULL-terminated, may be NULL: unshare ... , found on the
  * PATH), output to out_fd, in process group pgid (0: a new one). Returns the
- * pid or -1. */
+ * pid or -1. Everything is made ready before the fork: this process may run
+ * threads (NVML's, the driver's), and the child, until it execs, makes only
+ * async-signal-safe calls (no setenv, no malloc, no PATH search). */
 static pid_t start(const char *prog, const char *const *wrap, const char *role,
                    const char *sock, const char *const *args, const char *const *env,
                    const char *const *own, int out_fd, pid_t pgid)
 {
-    const char *argv[2 * GPUIPC_PAIR_ARGS + 4];
+    const char *argv[2 * GPUIPC_PAIR_ARGS + 4], *file;
+    char found[4096], **envp;
     pid_t pid, parent = getpid();
     size_t i, n = 0;
 
@@ -99,10 +165,14 @@ static pid_t start(const char *prog, const char *const *wrap, const char *role,
     for (i = 0; args != NULL && args[i] != NULL && i < GPUIPC_PAIR_ARGS; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
+    file = wrap != NULL && wrap[0] != NULL ? find_program(wrap[0], found, sizeof(found)) : prog;
+    if ((envp = pair_environ(env, own)) == NULL)
+        return -1;
     pid = fork();
     if (pid != 0) {
         if (pid > 0)
             setpgid(pid, pgid ? pgid : pid);
+        free(envp);
         return pid;
     }
     setpgid(0, pgid);
@@ -114,16 +184,7 @@ static pid_t start(const char *prog, const char *const *wrap, const char *role,
         _exit(127);
     dup2(out_fd, 1);
     dup2(out_fd, 2);
-    /* The caller's own Check selection and reports are not the pair's. */
-    gpuipc_pair_clear_check_env();
-    for (i = 0; env != NULL && env[i] != NULL; i++)
-        putenv((char *)env[i]);
-    for (i = 0; own != NULL && own[i] != NULL; i++)
-        putenv((char *)own[i]);
-    if (wrap != NULL && wrap[0] != NULL)
-        execvp(argv[0], (char *const *)argv);
-    else
-        execv(prog, (char *const *)argv);
+    execve(file, (char *const *)argv, envp);
     _exit(127);
 }
 

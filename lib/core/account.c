@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -104,6 +106,39 @@ size_t gpuipc_account_leaks(const gpuipc_fds *before, const gpuipc_fds *now, gpu
     if (leaked)
         gpuipc_err_set(err, 0, "%zu FD%s leaked: %s", leaked, leaked > 1 ? "s" : "", text);
     return leaked;
+}
+
+const char *gpuipc_account_fd_kind(int fd, char *buf, size_t len)
+{
+    char path[64], target[256];
+    struct stat st;
+    ssize_t n;
+
+    if (fstat(fd, &st) < 0) {
+        snprintf(buf, len, "no FD (%s)", strerror(errno));
+        return buf;
+    }
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    n = readlink(path, target, sizeof(target) - 1);
+    target[n > 0 ? n : 0] = '\0';
+    if (S_ISFIFO(st.st_mode))
+        snprintf(buf, len, "a pipe");
+    else if (S_ISSOCK(st.st_mode))
+        snprintf(buf, len, "a socket");
+    else if (S_ISDIR(st.st_mode))
+        snprintf(buf, len, "a directory %s", target);
+    else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+        snprintf(buf, len, "a %s device %s (%u:%u)", S_ISCHR(st.st_mode) ? "character" : "block",
+                 target, major(st.st_rdev), minor(st.st_rdev));
+    else if (strncmp(target, "/memfd:", 7) == 0)
+        snprintf(buf, len, "a memfd (%.*s)", (int)strcspn(target + 1, " "), target + 1);
+    else if (strncmp(target, "anon_inode:", 11) == 0)
+        snprintf(buf, len, "an anonymous inode %s", target + 11);
+    else if (S_ISREG(st.st_mode))
+        snprintf(buf, len, "a regular file %s", target);
+    else
+        snprintf(buf, len, "%s", target[0] ? target : "an FD of an unknown kind");
+    return buf;
 }
 
 void gpuipc_account_free(gpuipc_fds *s)

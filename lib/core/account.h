@@ -38,6 +38,13 @@ unsigned gpuipc_account_free_below(uint64_t limit, unsigned want);
 /* Frees the snapshot's storage. */
 void gpuipc_account_free(gpuipc_fds *s);
 
+/* What fd is, from this process's own look at it (fstat and its
+ * /proc/self/fd link), into buf: "a pipe", "a socket", "a memfd
+ * (memfd:gpuipc)", "a character device /dev/zero (1:5)", "an anonymous
+ * inode [eventfd]", "a regular file /x"; for a message about an FD that is
+ * not what it was offered as. Returns buf. */
+const char *gpuipc_account_fd_kind(int fd, char *buf, size_t len);
+
 /* ---- what one process holds, for the per-process leak check --------------------------- */
 
 #define GPUIPC_USAGE_UNKNOWN UINT64_MAX

@@ -15,6 +15,59 @@
 #include "core/clock.h"
 #include "core/watch.h"
 
+int gpuipc_proc_map_count(unsigned *now, unsigned *max)
+{
+    char buf[65536];
+    unsigned long long m = 0;
+    ssize_t n, i;
+    FILE *f;
+    int fd;
+
+    if ((f = fopen("/proc/sys/vm/max_map_count", "re")) == NULL)
+        return -1;
+    if (fscanf(f, "%llu", &m) != 1 || m == 0 || m > UINT_MAX) {
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    if ((fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    *now = 0;
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        for (i = 0; i < n; i++)
+            *now += buf[i] == '\n';
+    close(fd);
+    *max = (unsigned)m;
+    return n < 0 ? -1 : 0;
+}
+
+int gpuipc_proc_hold_std_fds(void)
+{
+    int fd, n = 0;
+
+    signal(SIGPIPE, SIG_IGN);
+    for (fd = 0; fd < 3; fd++) {
+        int p[2], want, other;
+
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        /* The lowest free numbers: fd itself is one of them. */
+        if (pipe(p) < 0)
+            return -1;
+        want = fd == 0 ? p[0] : p[1];
+        other = fd == 0 ? p[1] : p[0];
+        if (want != fd) {
+            if (dup2(want, fd) < 0)
+                return -1;
+            close(want);
+        }
+        if (other != fd)
+            close(other);
+        n++;
+    }
+    return n;
+}
+
 static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 {
     for (;;) {

@@ -9,6 +9,22 @@
 
 #include "core/err.h"
 
+/* First thing in main: gives each of FD 0, 1 and 2 that is closed an end
+ * of a pipe of its own, so that no file or socket the program opens later
+ * takes its number (a protocol socket at FD 1 would get the step log): 0 the
+ * read end of a pipe with no writer (end of file), 1 and 2 the write end of
+ * one with no reader (EPIPE: a closed output, which the log takes as such).
+ * /dev/null is not used: a container may lack it, or have something else
+ * there. And ignores SIGPIPE: a closed output pipe ends the printing, never
+ * the run. Returns the number of FDs it occupied, or -1 if it could not
+ * (then the program must not go on). */
+int gpuipc_proc_hold_std_fds(void);
+
+/* The memory mappings this process has (lines of /proc/self/maps) and the
+ * most it may have (vm.max_map_count). Returns 0, or -1 where either cannot
+ * be read. */
+int gpuipc_proc_map_count(unsigned *now, unsigned *max);
+
 /* Waits for child pid until deadline_ns; then sends it SIGKILL and waits up
  * to 5 s more. Stores the wait status in *status. Returns 0 if it exited in
  * time, 1 if it had to be killed, or a negative errno (err says why). */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@ static struct {
     uint64_t total, done;
     uint64_t t0, drawn; /* start, and when the line was last drawn */
     int active, shown;
+    int dumb;          /* TERM is unset or "dumb": no escape sequences, spaces erase */
+    size_t last;       /* the length of the line last drawn, '\r' included */
 } g;
 
 static void put(const char *s, size_t len)
@@ -34,7 +37,27 @@ static void put(const char *s, size_t len)
 
 void gpuipc_progress_enable(int allowed)
 {
+    const char *term = getenv("TERM");
+
     g.on = allowed && isatty(2);
+    g.dumb = term == NULL || term[0] == '\0' || strcmp(term, "dumb") == 0;
+}
+
+/* Erases the line drawn last: an escape sequence, or spaces on a terminal
+ * that may not know one. */
+static void erase(void)
+{
+    char blanks[258];
+    size_t n = g.last < sizeof(blanks) - 1 ? g.last : sizeof(blanks) - 1;
+
+    if (!g.dumb) {
+        put("\r\033[K", 4);
+        return;
+    }
+    memset(blanks, ' ', sizeof(blanks));
+    blanks[0] = '\r';
+    blanks[n] = '\r';
+    put(blanks, n + 1);
 }
 
 void gpuipc_progress_format(char *buf, unsigned long len, const char *what, const char *units,
@@ -57,7 +80,7 @@ void gpuipc_progress_clear(void)
 {
     if (!g.shown)
         return;
-    put("\r\033[K", 4);
+    erase();
     g.shown = 0;
 }
 
@@ -76,8 +99,16 @@ static void draw(uint64_t now)
         n = ws.ws_col; /* '\r' and ws_col - 1 characters */
         line[n] = '\0';
     }
-    memcpy(line + n, "\033[K", 3); /* erase what a longer line left */
-    put(line, n + 3);
+    if (g.dumb) {
+        /* Spaces over what a longer line left. */
+        while (n < g.last && n + 1 < sizeof(line))
+            line[n++] = ' ';
+        put(line, n);
+    } else {
+        memcpy(line + n, "\033[K", 3); /* erase what a longer line left */
+        put(line, n + 3);
+    }
+    g.last = n;
     g.shown = 1;
     g.drawn = now;
 }

@@ -245,10 +245,12 @@ int gpuipc_chunks_alloc(gpuipc_scenario *sc, const gpuipc_chunk_ops *ops, uint64
                                  &plan, err)) < 0 ||
         (ops->fits != NULL && (rc = ops->fits(sc, &plan, err)) < 0))
         return rc;
-    /* A side whose chunks are FDs keeps them all, and a batch of duplicates. */
+    /* A side whose chunks are FDs keeps them all, and a batch of duplicates
+     * (a message's worth, or fewer where there are fewer chunks). */
     if (ops->held_fds != NULL &&
-        (rc = fd_room(sc, ops, plan.count + GPUIPC_WIRE_MAX_FDS, ops->held_fds,
-                      GPUIPC_STEP_ALLOC, err)) < 0)
+        (rc = fd_room(sc, ops, plan.count + (plan.count < GPUIPC_WIRE_MAX_FDS
+                                             ? plan.count : GPUIPC_WIRE_MAX_FDS),
+                      ops->held_fds, GPUIPC_STEP_ALLOC, err)) < 0)
         return rc;
     if ((c = create(sc, ops, &plan, gran, err)) == NULL)
         return -ENOMEM;

@@ -1,4 +1,4 @@
-/* mech_memfd.c: host shared memory from memfd_create(), passed as an FD and
+/* memfd.c: host shared memory from memfd_create(), passed as an FD and
  * mapped by both sides. It needs no GPU, so it exercises the whole
  * two-process machinery anywhere, and it is the baseline that GPU mechanisms
  * are compared with.
@@ -20,6 +20,7 @@
 #include "session/mech.h"
 #include "mech/memfd.h"
 #include "session/pattern.h"
+#include "core/account.h"
 #include "core/units.h"
 
 typedef struct memfd_priv {
@@ -30,7 +31,7 @@ typedef struct memfd_priv {
 
 int gpuipc_memfd_probe(gpuipc_scenario *sc, gpuipc_err *why)
 {
-    int fd = memfd_create("gpuipc_test-probe", MFD_CLOEXEC);
+    int fd = memfd_create("gpuipc_test-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
     (void)sc;
     if (fd < 0)
@@ -88,23 +89,37 @@ int gpuipc_memfd_create(uint64_t len, gpuipc_err *err)
     return fd;
 }
 
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010 /* Linux 5.1; older C libraries lack the name */
+#endif
+
 int gpuipc_memfd_check(int fd, uint64_t len, gpuipc_err *err)
 {
     struct stat st;
     int seals;
 
+    char kind[160];
+
     if (fstat(fd, &st) < 0)
-        return gpuipc_err_set(err, -errno, "fstat memfd: %s", strerror(errno));
+        return gpuipc_err_sys(err, "fstat", errno, "fstat memfd: %s", strerror(errno));
+    /* Seals first: only a memfd has them, and what else it is says more
+     * than its size. */
+    seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0)
+        return gpuipc_err_sys(err, "fcntl", errno, "the FD offered as a memfd is %s, not a "
+                              "memfd (fcntl F_GET_SEALS: %s)",
+                              gpuipc_account_fd_kind(fd, kind, sizeof(kind)), strerror(errno));
     if ((uint64_t)st.st_size < len)
         return gpuipc_err_set(err, -EPROTO, "memfd holds %lld bytes, the offer claims %llu",
                               (long long)st.st_size, (unsigned long long)len);
-    seals = fcntl(fd, F_GET_SEALS);
-    if (seals < 0)
-        return gpuipc_err_set(err, -EPROTO, "fcntl F_GET_SEALS: %s (the FD is not a memfd)",
-                              strerror(errno));
     if (!(seals & F_SEAL_SHRINK))
         return gpuipc_err_set(err, -EPROTO, "memfd is not sealed against shrinking, so the "
                               "producer could truncate it under this mapping (SIGBUS)");
+    if (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))
+        return gpuipc_err_set(err, -EPROTO, "memfd is sealed against writing (%s), so the "
+                              "consumer cannot write its pattern into it through a shared "
+                              "mapping", (seals & F_SEAL_WRITE) ? "F_SEAL_WRITE"
+                                                                 : "F_SEAL_FUTURE_WRITE");
     return 0;
 }
 

@@ -1,5 +1,5 @@
-/* memfd.h: the steps of host shared memory that mech_memfd.c and
- * mech_memfd_chunks.c share. */
+/* memfd.h: the steps of host shared memory that memfd.c, memfd_chunks.c and
+ * memfd_pidfd.c share. */
 #ifndef GPUIPC_MEMFD_H
 #define GPUIPC_MEMFD_H
 

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/proc.h"
 #include "core/units.h"
 #include "mech/chunks.h"
 #include "mech/memfd.h"
@@ -28,12 +29,40 @@ static int page_granularity(gpuipc_scenario *sc, uint64_t *gran, gpuipc_err *err
     return 0;
 }
 
+/* Each chunk is a mapping of its own (memfds never merge): vm.max_map_count
+ * caps the chunks a process can map. Said before the first mmap, not as an
+ * ENOMEM at chunk 65501. */
+#define MAPS_MARGIN 64 /* mappings a process may make besides the chunks */
+
+static int maps_fit(unsigned count, gpuipc_err *err)
+{
+    unsigned now, max;
+
+    if (gpuipc_proc_map_count(&now, &max) < 0 || now + count + MAPS_MARGIN <= max)
+        return 0;
+    return gpuipc_err_set(err, -ENOMEM, "%u chunks need a memory mapping each, this process "
+                          "has %u already, and vm.max_map_count is %u: raise it (sysctl -w "
+                          "vm.max_map_count=%u) or use fewer --chunks", count, now, max,
+                          now + count + MAPS_MARGIN);
+}
+
+/* The producer's look, before it makes any FD room. */
+static int fits(gpuipc_scenario *sc, const gpuipc_chunk_plan *plan, gpuipc_err *err)
+{
+    (void)sc;
+    return maps_fit(plan->count, err);
+}
+
 static int reserve(gpuipc_scenario *sc, gpuipc_chunks *c, gpuipc_err *err)
 {
-    void *base = mmap(NULL, c->plan.total, PROT_NONE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *base;
+    int rc;
 
     (void)sc;
+    if ((rc = maps_fit(c->plan.count, err)) < 0)
+        return rc;
+    base = mmap(NULL, c->plan.total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                -1, 0);
     if (base == MAP_FAILED)
         return gpuipc_err_set(err, -errno, "mmap: reserving %llu bytes: %s",
                               (unsigned long long)c->plan.total, strerror(errno));
@@ -120,6 +149,7 @@ static const gpuipc_chunk_ops host_ops = {
     .mech = "memfd-chunks",
     .held_fds = "a memfd per chunk and a batch of duplicates",
     .granularity = page_granularity,
+    .fits = fits,
     .reserve = reserve,
     .create = create,
     .map = map,

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/account.h"
+
 const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, const char *name)
 {
     size_t i;
@@ -13,6 +15,16 @@ const gpuipc_mech *gpuipc_mech_find(const gpuipc_mech *const *all, size_t n, con
         if (strcmp(all[i]->name, name) == 0)
             return all[i];
     return NULL;
+}
+
+void gpuipc_mech_name_fd(gpuipc_err *err, int fd)
+{
+    char kind[160];
+    size_t n = strlen(err->msg);
+
+    if (n < sizeof(err->msg))
+        snprintf(err->msg + n, sizeof(err->msg) - n, "; the FD offered is %s",
+                 gpuipc_account_fd_kind(fd, kind, sizeof(kind)));
 }
 
 int gpuipc_mech_offer_shape(const char *name, const gpuipc_msg_offer *offer, unsigned nfds,

@@ -140,6 +140,11 @@ typedef struct gpuipc_mech {
     int (*prove_read_only)(struct gpuipc_scenario *sc, gpuipc_buf *buf, gpuipc_err *err);
 } gpuipc_mech;
 
+/* After an import of the FD fd failed in the driver: adds to err what this
+ * side sees the FD is ("; the FD offered is a pipe"), which the driver's
+ * CUDA_ERROR_UNKNOWN or INVALID_VALUE does not say. */
+void gpuipc_mech_name_fd(gpuipc_err *err, int fd);
+
 /* gpuipc_mech_offer_shape's blob: any length. */
 #define GPUIPC_MECH_ANY_BLOB UINT32_MAX
 

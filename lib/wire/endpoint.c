@@ -3,6 +3,7 @@
 #include "wire/endpoint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -116,14 +117,44 @@ static int check_path(const char *path, int remove, gpuipc_err *err)
             return gpuipc_err_set(err, -EEXIST, "--serve %s: the path exists and is %s; "
                                   "refusing to remove it (choose another path)", path,
                                   file_kind(st.st_mode));
+        struct stat again;
+
         if ((rc = probe_stale(path, err)) < 0)
             return rc;
+        /* The stale socket that was probed, and nothing put there since. */
+        if (remove && lstat(path, &again) == 0 &&
+            (!S_ISSOCK(again.st_mode) || again.st_dev != st.st_dev ||
+             again.st_ino != st.st_ino))
+            return gpuipc_err_set(err, -EEXIST, "--serve %s: the path changed while it was "
+                                  "looked at (now %s); refusing to remove it", path,
+                                  file_kind(again.st_mode));
         if (remove && unlink(path) < 0 && errno != ENOENT)
             return gpuipc_err_set(err, -errno, "--serve %s: unlink of the stale socket: %s",
                                   path, strerror(errno));
     } else if (errno != ENOENT) {
         return gpuipc_err_set(err, -errno, "--serve %s: lstat: %s", path, strerror(errno));
     }
+    return 0;
+}
+
+/* Opens path's directory (O_PATH) into ep->dirfd and its last component
+ * into ep->base. Returns 0 or a negative errno with err. */
+static int hold_directory(gpuipc_endpoint *ep, gpuipc_err *err)
+{
+    const char *slash = strrchr(ep->path, '/');
+    char dir[108];
+
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == ep->path)
+        snprintf(dir, sizeof(dir), "/");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - ep->path), ep->path);
+    snprintf(ep->base, sizeof(ep->base), "%s", slash != NULL ? slash + 1 : ep->path);
+    ep->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (ep->dirfd < 0)
+        return gpuipc_err_sys(err, "open", errno, "--serve %s: its directory %s: %s", ep->path,
+                              dir, strerror(errno));
     return 0;
 }
 
@@ -142,8 +173,11 @@ int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *er
 
     memset(ep, 0, sizeof(*ep));
     ep->fd = -1;
+    ep->dirfd = -1;
     snprintf(ep->path, sizeof(ep->path), "%s", path);
     if ((rc = check_path(path, 1, err)) < 0)
+        return rc;
+    if (path[0] != '@' && (rc = hold_directory(ep, err)) < 0)
         return rc;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
@@ -157,11 +191,24 @@ int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *er
         rc = gpuipc_err_set(err, -errno, "--serve %s: bind: %s%s", path, strerror(errno),
                             errno == EADDRINUSE ? " (a server is using that name)" : "");
         close(fd);
+        gpuipc_endpoint_close(ep);
         return rc;
     }
-    ep->file = path[0] != '@';
     ep->fd = fd;
-    if (ep->file && (lstat(path, &st) < 0 || (st.st_mode & 0777) != 0600)) {
+    /* What was bound, to remove that and nothing else. */
+    if (path[0] != '@' && fstatat(ep->dirfd, ep->base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISSOCK(st.st_mode)) {
+        ep->file = 1;
+        ep->dev = st.st_dev;
+        ep->ino = st.st_ino;
+    }
+    if (path[0] != '@' && !ep->file) {
+        rc = gpuipc_err_set(err, -EEXIST, "--serve %s: after bind, the path is no longer the "
+                            "socket bound there (replaced at once?)", path);
+        gpuipc_endpoint_close(ep);
+        return rc;
+    }
+    if (ep->file && (st.st_mode & 0777) != 0600) {
         rc = gpuipc_err_set(err, -EPERM, "--serve %s: the socket's mode is %04o, not 0600",
                             path, (unsigned)(st.st_mode & 07777));
         gpuipc_endpoint_close(ep);
@@ -181,8 +228,22 @@ void gpuipc_endpoint_close(gpuipc_endpoint *ep)
         close(ep->fd);
     ep->fd = -1;
     if (ep->file)
-        unlink(ep->path);
+        gpuipc_endpoint_unlink(ep);
     ep->file = 0;
+    if (ep->dirfd >= 0)
+        close(ep->dirfd);
+    ep->dirfd = -1;
+}
+
+int gpuipc_endpoint_unlink(const gpuipc_endpoint *ep)
+{
+    struct stat st;
+
+    if (!ep->file || ep->dirfd < 0 ||
+        fstatat(ep->dirfd, ep->base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode) ||
+        st.st_dev != ep->dev || st.st_ino != ep->ino)
+        return 0;
+    return unlinkat(ep->dirfd, ep->base, 0) == 0;
 }
 
 /* Reads the peer's credentials; 0 or a negative errno. */
@@ -283,6 +344,15 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
         }
         last = errno;
         close(fd);
+        /* A file that is not a socket refuses every connect: say so now. */
+        if (last == ECONNREFUSED && path[0] != '@') {
+            struct stat st;
+
+            if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode))
+                return gpuipc_err_set(err, -ENOTSOCK, "--connect %s: the path is %s, not a "
+                                      "socket: give the path gpuipc_test --serve listens on",
+                                      path, file_kind(st.st_mode));
+        }
         /* Nothing listens yet, or its backlog is full: try again. */
         if (last != ENOENT && last != ECONNREFUSED && last != EAGAIN)
             return gpuipc_err_set(err, -last, "--connect %s: connect: %s%s", path,

@@ -25,6 +25,13 @@ typedef struct gpuipc_endpoint {
     int fd;              /* the listening socket, or -1 */
     int file;            /* 1 if path names a file that close() removes */
     char path[108];
+    /* The socket file this process bound: its directory (held open, so
+     * that a directory swapped in under the same name is not touched), its
+     * name there, and its identity. Only that file is ever removed. */
+    int dirfd;
+    char base[108];
+    dev_t dev;
+    ino_t ino;
 } gpuipc_endpoint;
 
 /* The peer admitted on a connection. */
@@ -57,6 +64,12 @@ int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadlin
 /* Closes the listening socket and removes its file, if it made one. Safe to
  * call twice. */
 void gpuipc_endpoint_close(gpuipc_endpoint *ep);
+
+/* Removes the socket file ep bound, if it is still that file (by device
+ * and inode, in the directory it was bound in): never a file put there
+ * since, nor another server's socket. Async-signal-safe. Returns 1 if it
+ * removed it, else 0. */
+int gpuipc_endpoint_unlink(const gpuipc_endpoint *ep);
 
 /* Connects to the server at path, retrying until deadline_ns while nothing
  * listens there yet, and admits it only if its uid is this process's or

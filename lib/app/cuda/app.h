@@ -60,10 +60,20 @@ const gpuipc_mech *gpuipc_app_reference(void);
 /* How long a consumer may take to exit once the session broke. */
 #define GPUIPC_APP_END_GRACE_NS (2ull * 1000000000ull)
 
-/* The socket file --serve made while it waits for a consumer; a stop signal
- * removes it at once and sets gpuipc_app_sock_removed. */
-extern char gpuipc_app_sock_path[108];
+/* The endpoint whose socket file --serve made, while it waits for a
+ * consumer (NULL otherwise): a stop signal or the deadline removes that
+ * file at once (gpuipc_endpoint_unlink: that socket and nothing put in its
+ * place) and sets gpuipc_app_sock_removed. Set with gpuipc_app_sock_publish. */
+struct gpuipc_endpoint;
 extern volatile sig_atomic_t gpuipc_app_sock_removed;
+
+/* Publishes ep (NULL: none) to the handlers, with the stop signals blocked
+ * meanwhile, so that a handler never sees half of it. */
+void gpuipc_app_sock_publish(const struct gpuipc_endpoint *ep);
+
+/* For a handler or the watchdog: removes the published socket file, once.
+ * Async-signal-safe. */
+void gpuipc_app_sock_unlink(void);
 
 /* --serve/--connect: the peer's pid as SO_PEERCRED gives it (-1: not
  * visible here), for gpuipc_env.cred_pid; 0 in the forked mode. */

@@ -134,7 +134,6 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     const gpuipc_mech *lat[GPUIPC_APP_MAX_SCEN];
     gpuipc_bench_cfg cfg;
     size_t i, nlat = 0;
-    FILE *probe;
     int rc;
 
     if (cuda == 1) {
@@ -148,14 +147,6 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     if (cuda != 0) {
         gpuipc_log_say("--bench: %s", cuda_why->msg);
         return GPUIPC_FAIL;
-    }
-    /* An unwritable --json fails now, not after the measurements. */
-    if (run->o->json_path != NULL) {
-        if ((probe = fopen(run->o->json_path, "we")) == NULL) {
-            gpuipc_log_say("--json %s: %s", run->o->json_path, strerror(errno));
-            return GPUIPC_USAGE;
-        }
-        fclose(probe);
     }
     for (i = 0; i < run->nsel; i++) {
         if (run->results[i].status == -1)

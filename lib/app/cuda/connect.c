@@ -1,6 +1,7 @@
 /* connect.c: --connect PATH: the consumer's role with the producer that
  * serves there; its last line says the session's status and what each side
  * concluded. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,19 +35,19 @@ static void consumer_result_line(const char *path, int code, const gpuipc_sessio
 
 /* --json: the consumer's document, with the producer's verdict if it gave
  * one. */
-static void write_doc(const gpuipc_options *o, int code, uint64_t t0,
-                      const gpuipc_session_end *end, const char *lost)
+static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
+                     const gpuipc_session_end *end, const char *lost)
 {
     gpuipc_facts own;
     gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
                     .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
 
     if (o->json_path == NULL)
-        return;
+        return code;
     gpuipc_facts_gather(&own);
     if (end != NULL && end->said_bye)
         d.verdict = &end->bye;
-    gpuipc_doc_write(&d);
+    return gpuipc_doc_finish(&d, code);
 }
 
 int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
@@ -64,12 +65,14 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
                                    gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
     if (sock < 0) {
         /* The result line says why, once. */
-        code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(GPUIPC_FAIL));
+        /* A path that is no socket is a bad argument, said at once. */
+        code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(
+            sock == -ENOTSOCK ? GPUIPC_USAGE : GPUIPC_FAIL));
         snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
-                 code >= 128 ? "STOPPED" : "FAIL", o->connect, err.msg, code);
+                 code >= 128 ? "STOPPED" : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL",
+                 o->connect, err.msg, code);
         gpuipc_log_line(1, line);
-        write_doc(o, code, t0, NULL, err.msg);
-        return code;
+        return write_doc(o, code, t0, NULL, err.msg);
     }
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
@@ -79,6 +82,5 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     code = gpuipc_app_consumer_main(sock, o, inject, t0, &end);
     consumer_result_line(o->connect, code, &end, line, sizeof(line));
     gpuipc_log_line(1, line);
-    write_doc(o, code, t0, &end, NULL);
-    return code;
+    return write_doc(o, code, t0, &end, NULL);
 }

@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/step.h"
+#include "core/outfile.h"
 #include "core/watch.h"
 
 /* How long the producer's watchdog waits for the consumers it killed. */
@@ -297,12 +298,12 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
     (void)!write(fd, p, strlen(p));
 }
 
-/* --json at the deadline: beside its name and renamed, as always. */
+/* --json at the deadline, through the file checked before the run, with
+ * system calls only. */
 static void write_doc(uint64_t now, const char *verdict)
 {
     const char *path = dl.o->json_path;
-    static char tmp[4200];
-    gpuipc_sbuf b;
+    gpuipc_outfile *f = gpuipc_doc_outfile();
     int fd;
 
     if (path == NULL || dl.doc == NULL)
@@ -311,17 +312,16 @@ static void write_doc(uint64_t now, const char *verdict)
         write_doc_to(gpuipc_doc_stdout_fd(), now, verdict);
         return;
     }
-    gpuipc_sbuf_init(&b, tmp, sizeof(tmp));
-    gpuipc_sbuf_str(&b, path);
-    gpuipc_sbuf_str(&b, ".");
-    gpuipc_sbuf_uint(&b, (uint64_t)getpid());
-    gpuipc_sbuf_str(&b, ".tmp");
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
+    if (f == NULL)
+        return;
+    gpuipc_outfile_abort(f); /* a write of the main thread's, broken off */
+    if ((fd = gpuipc_outfile_open(f, NULL)) < 0)
         return;
     write_doc_to(fd, now, verdict);
     if (close(fd) == 0)
-        rename(tmp, path);
+        gpuipc_outfile_commit(f, NULL);
+    else
+        gpuipc_outfile_abort(f);
 }
 
 /* Kills the consumers and waits for them, a bounded time. */
@@ -365,8 +365,7 @@ static void producer_fire(void *arg)
 
     (void)arg;
     take_snapshot();
-    if (gpuipc_app_sock_path[0] != '\0' && !gpuipc_app_sock_removed)
-        unlink(gpuipc_app_sock_path);
+    gpuipc_app_sock_unlink();
     kill_consumers();
     gpuipc_sbuf_init(&b, line, sizeof(line));
     put_verdict(&b, now);

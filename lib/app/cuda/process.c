@@ -13,12 +13,35 @@
 #include "core/account.h"
 #include "core/step.h"
 #include "gpu/cudrv.h"
+#include "wire/endpoint.h"
 
-/* The socket file --serve made while it waits for a consumer: a stop signal
- * removes it at once. */
-char gpuipc_app_sock_path[108];
+/* The endpoint whose socket file --serve made, while it waits. */
+static const gpuipc_endpoint *volatile sock_ep;
 
 volatile sig_atomic_t gpuipc_app_sock_removed;
+
+void gpuipc_app_sock_publish(const gpuipc_endpoint *ep)
+{
+    sigset_t stops, old;
+
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stops, &old);
+    sock_ep = ep != NULL && ep->file ? ep : NULL;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void gpuipc_app_sock_unlink(void)
+{
+    const gpuipc_endpoint *ep = sock_ep;
+
+    if (ep != NULL && !gpuipc_app_sock_removed) {
+        gpuipc_endpoint_unlink(ep);
+        gpuipc_app_sock_removed = 1;
+    }
+}
 
 /* How many stop signals this process received from outside the run (not
  * stops passed on by another process of it). */
@@ -54,10 +77,7 @@ void gpuipc_app_on_stop(int sig, const siginfo_t *info)
         errno = saved;
         return;
     }
-    if (gpuipc_app_sock_path[0] != '\0' && !gpuipc_app_sock_removed) {
-        unlink(gpuipc_app_sock_path);
-        gpuipc_app_sock_removed = 1;
-    }
+    gpuipc_app_sock_unlink();
     if (stops_received++ > 0)
         _exit(128 + sig);
     gpuipc_wire_stop_raise(sig);

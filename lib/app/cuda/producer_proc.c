@@ -831,7 +831,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         };
 
-        gpuipc_doc_write(&d);
+        exit_code = gpuipc_doc_finish(&d, exit_code);
     }
     free(run->round_records);
     run->round_records = NULL;

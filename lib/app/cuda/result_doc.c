@@ -13,6 +13,7 @@
 #include "app/version.h"
 #include "core/json.h"
 #include "core/log.h"
+#include "core/outfile.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
@@ -402,62 +403,91 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_end(j, '}');
 }
 
+/* --json FILE: checked before the run, written through the one writer of
+ * output files (core/outfile.h). */
+static gpuipc_outfile out_file = {.dirfd = -1};
+
 int gpuipc_doc_check_path(const char *path, gpuipc_err *err)
 {
-    char tmp[4200];
-    int fd;
+    int rc;
 
     if (strcmp(path, "-") == 0)
         return 0;
-    snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return gpuipc_err_set(err, -errno, "--json %s: cannot be written: %s (the document "
-                              "is written beside it as %s and renamed over it)", path,
-                              strerror(errno), tmp);
-    close(fd);
-    unlink(tmp);
-    return 0;
+    if ((rc = gpuipc_outfile_check(&out_file, path, err)) < 0)
+        gpuipc_err_prefix(err, "--json %s", path);
+    return rc;
 }
 
-int gpuipc_doc_write(const gpuipc_doc *d)
+gpuipc_outfile *gpuipc_doc_outfile(void)
+{
+    return out_file.dirfd >= 0 ? &out_file : NULL;
+}
+
+int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 {
     const char *path = d->o->json_path;
-    char tmp[4200];
     gpuipc_json j;
     FILE *out;
-    int fd, to_stdout = strcmp(path, "-") == 0, rc;
+    int fd, to_stdout = strcmp(path, "-") == 0, rc, e;
 
-    /* A file is written beside its final name and renamed over it, so
-     * that a reader never sees half a document. */
-    if (to_stdout) {
+    doc_written = 1;
+    if (to_stdout)
         fd = fcntl(doc_stdout >= 0 ? doc_stdout : 1, F_DUPFD_CLOEXEC, 3);
-    } else {
-        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    }
-    if (fd < 0 || (out = fdopen(fd, "w")) == NULL) {
-        gpuipc_log_say("--json %s: %s", to_stdout ? "-" : tmp, strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    else if (out_file.dirfd < 0)
+        return gpuipc_err_set(why, -EINVAL, "--json %s: not checked before the run", path);
+    else
+        fd = gpuipc_outfile_open(&out_file, why);
+    if (fd < 0) {
+        if (to_stdout)
+            return gpuipc_err_sys(why, "fcntl", errno, "--json -: %s", strerror(errno));
+        gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
-    doc_written = 1;
+    if ((out = fdopen(fd, "w")) == NULL) {
+        e = errno;
+        close(fd);
+        if (!to_stdout)
+            gpuipc_outfile_abort(&out_file);
+        return gpuipc_err_sys(why, "fdopen", e, "--json %s: %s", path, strerror(e));
+    }
     gpuipc_json_init(&j, out);
     json_body(&j, d);
     rc = gpuipc_json_finish(&j);
-    if (fclose(out) != 0)
+    e = errno;
+    if (fclose(out) != 0 && rc == 0) {
         rc = -1;
-    if (rc == 0 && !to_stdout && rename(tmp, path) < 0)
-        rc = -1;
+        e = errno;
+    }
     if (rc < 0) {
-        gpuipc_log_say("--json %s: the document could not be written: %s",
-                path, strerror(errno));
         if (!to_stdout)
-            unlink(tmp);
+            gpuipc_outfile_abort(&out_file);
+        return gpuipc_err_sys(why, "write", e, "--json %s: writing the document: %s", path,
+                              strerror(e));
+    }
+    if (!to_stdout && gpuipc_outfile_commit(&out_file, why) < 0) {
+        gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
     return 0;
+}
+
+int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code)
+{
+    char line[GPUIPC_ERR_LEN + 160];
+    gpuipc_err why;
+
+    if (gpuipc_doc_write(d, &why) == 0)
+        return exit_code;
+    /* The verdict said above stands only where it was no pass: a result
+     * document that a pipeline reads and cannot find is a failure. */
+    if (exit_code != GPUIPC_PASS && exit_code != GPUIPC_SKIP) {
+        gpuipc_log_say("%s (the exit status stays %d)", why.msg, exit_code);
+        return exit_code;
+    }
+    snprintf(line, sizeof(line), "result: FAIL: the run ended with exit %d (said above), but "
+             "%.500s (exit 1)", exit_code, why.msg);
+    gpuipc_log_line(1, line);
+    return GPUIPC_FAIL;
 }
 
 char *gpuipc_doc_template(const gpuipc_doc *d)

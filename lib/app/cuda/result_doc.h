@@ -84,14 +84,24 @@ void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const voi
 void gpuipc_doc_set_argv(int argc, char **argv);
 
 /* Writes d to d->o->json_path ("-": the standard output main set aside
- * with gpuipc_doc_take_stdout). Returns 0, or -1 after saying why on
- * standard error (the run's exit status stands). */
-int gpuipc_doc_write(const gpuipc_doc *d);
+ * with gpuipc_doc_take_stdout), through the file checked before the run
+ * (core/outfile.h). Returns 0, or -1 with why. */
+int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why);
 
-/* Checks, before the run, that the document can be written at path (a
- * file beside it is created and removed; "-" is always fine). Returns 0, or
- * a negative errno with err naming --json, the path and the reason. */
+/* Writes d and returns the exit status: exit_code, or GPUIPC_FAIL where the
+ * run passed or skipped but the document could not be written (a last
+ * result: line says so); otherwise a failure to write is said on standard
+ * error and exit_code stands. */
+int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code);
+
+/* Checks, before the run, that the document may be written at path
+ * (core/outfile.h: absent or a regular file, never followed; "-" is always
+ * fine), and keeps its directory open for the write. Returns 0, or a
+ * negative errno with err naming --json, the path and the reason. */
 int gpuipc_doc_check_path(const char *path, gpuipc_err *err);
+
+/* The checked file, for the watchdog's document, or NULL (none, or "-"). */
+struct gpuipc_outfile *gpuipc_doc_outfile(void);
 
 /* Whether gpuipc_doc_write ran (main writes a short document for a run
  * that ended before its mode wrote one). */

@@ -76,7 +76,7 @@ static void check_gave_up(void)
     static const char why[] = "FAIL: the test framework (Check) ended the run from inside "
                               "srunner_run_all with exit(); its own line above says why (for "
                               "example no temporary file: it writes one under $TEMP, else "
-                              "/tmp) (exit 1)";
+                              "/tmp, else in memory, a memfd) (exit 1)";
     char line[sizeof(why) + 16];
 
     if (!in_check)

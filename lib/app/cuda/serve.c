@@ -155,8 +155,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
         gpuipc_gpu_close(run.env.gpu);
         return listen_code(rc);
     }
-    if (ep.file)
-        snprintf(gpuipc_app_sock_path, sizeof(gpuipc_app_sock_path), "%s", ep.path);
+    gpuipc_app_sock_publish(&ep);
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "listening on %s%s; waiting up to %.1f s for gpuipc_test --connect %s",
                     o->serve, ep.file ? " (mode 0600)" : " (abstract)",
@@ -164,9 +163,9 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     rc = accept_consumer(&run, &ep, gpuipc_clock_deadline(o->timeout_ns), &refused, &err);
     say_refusals(&refused);
     /* One consumer per run: the name goes as soon as it has connected. */
+    gpuipc_app_sock_publish(NULL);
     if (gpuipc_app_sock_removed)
         ep.file = 0;
-    gpuipc_app_sock_path[0] = '\0';
     gpuipc_endpoint_close(&ep);
     if (rc < 0) {
         /* The result line says why, once. */

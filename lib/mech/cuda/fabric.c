@@ -1,4 +1,4 @@
-/* mech_fabric.c: VMM device memory exported as a FABRIC handle, a 64-byte
+/* fabric.c: VMM device memory exported as a FABRIC handle, a 64-byte
  * value that travels in the message itself (no FD), for sharing across
  * processes and, with IMEX, across nodes of an NVLink domain. Both sides
  * need an IMEX channel; where there is none the probe says which piece is

@@ -1,4 +1,4 @@
-/* mech_legacy_ipc.c: the original CUDA IPC: cuMemAlloc memory, a 64-byte
+/* legacy_ipc.c: the original CUDA IPC: cuMemAlloc memory, a 64-byte
  * cuIpcGetMemHandle handle sent in the message, cuIpcOpenMemHandle in the
  * consumer. The CUDA samples and older NCCL and PyTorch use it. It shares
  * only cuMemAlloc memory, and the producer's probe shows that it refuses a

@@ -1,4 +1,4 @@
-/* mech_mempool_ipc.c: memory-pool IPC, as cudaMallocAsync-based programs
+/* mempool_ipc.c: memory-pool IPC, as cudaMallocAsync-based programs
  * (PyTorch's CUDA caching allocator backends, cuda.core) share memory: a pool
  * created shareable as a POSIX FD, the pool's FD sent with SCM_RIGHTS, and
  * the allocation's 64-byte export data in the message.
@@ -161,8 +161,13 @@ static int pool_import(gpuipc_scenario *sc, const gpuipc_msg_offer *offer, const
     if (priv == NULL)
         return gpuipc_err_set(err, -ENOMEM, NAME ": out of memory");
     memcpy(data.reserved, offer->blob, sizeof(data.reserved));
-    GPUIPC_CU_GOTO(rc, err, out, cuMemPoolImportFromShareableHandle, &priv->pool,
-                   (void *)(uintptr_t)fds[0], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    rc = GPUIPC_CU_CALL(cuMemPoolImportFromShareableHandle, &priv->pool,
+                        (void *)(uintptr_t)fds[0], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (rc != CUDA_SUCCESS) {
+        gpuipc_cudrv_fail(err, "cuMemPoolImportFromShareableHandle", rc, __FILE__, __LINE__);
+        gpuipc_mech_name_fd(err, fds[0]);
+        goto out;
+    }
     access_desc(sc, &access);
     GPUIPC_CU_GOTO(rc, err, out, cuMemPoolSetAccess, priv->pool, &access, 1);
     GPUIPC_CU_GOTO(rc, err, out, cuMemPoolImportPointer, &priv->ptr, priv->pool, &data);

@@ -286,8 +286,13 @@ int gpuipc_vmm_import_at(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHa
     v->offset = offset;
     v->size = offer->size - offset;
     t = gpuipc_clock_ns();
-    GPUIPC_CU_GOTO(rc, err, out_free, cuMemImportFromShareableHandle, &v->handle, os_handle,
-                   type);
+    rc = GPUIPC_CU_CALL(cuMemImportFromShareableHandle, &v->handle, os_handle, type);
+    if (rc != CUDA_SUCCESS) {
+        gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc, __FILE__, __LINE__);
+        if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+            gpuipc_mech_name_fd(err, (int)(uintptr_t)os_handle);
+        goto out_free;
+    }
     trace(sc, GPUIPC_STEP_IMPORT, t, "cuMemImportFromShareableHandle");
     GPUIPC_CU_GOTO(rc, err, out_release, cuMemGetAllocationPropertiesFromHandle, &prop,
                    v->handle);

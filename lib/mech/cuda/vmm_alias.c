@@ -1,4 +1,4 @@
-/* mech_vmm_alias.c: one imported VMM handle mapped at two addresses in the
+/* vmm_alias.c: one imported VMM handle mapped at two addresses in the
  * consumer. The consumer's kernel writes through the first; once that kernel
  * has completed, a kernel reads through the second and must find the same
  * bytes (and it reads the producer's pattern through both before that).

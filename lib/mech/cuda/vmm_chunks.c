@@ -188,9 +188,11 @@ static int import_fd(gpuipc_scenario *sc, gpuipc_chunks *c, unsigned i, int fd, 
     rc = GPUIPC_CU_CALL(cuMemImportFromShareableHandle, &h, (void *)(uintptr_t)fd,
                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     spent(m, T_IMPORT, t);
-    if (rc != CUDA_SUCCESS)
-        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc,
-                                                    __FILE__, __LINE__));
+    if (rc != CUDA_SUCCESS) {
+        gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc, __FILE__, __LINE__);
+        gpuipc_mech_name_fd(err, fd);
+        return gpuipc_cudrv_errno(rc);
+    }
     if (i == 0 && (ret = check_location(m, h, err)) < 0) {
         GPUIPC_CU_CALL(cuMemRelease, h);
         return ret;

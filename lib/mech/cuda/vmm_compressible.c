@@ -1,4 +1,4 @@
-/* mech_vmm_compressible.c: VMM device memory requested compressible
+/* vmm_compressible.c: VMM device memory requested compressible
  * (CU_MEM_ALLOCATION_COMP_GENERIC), shared by FD as vmm is. Whether the
  * driver granted compression is reported as the producer sees it and as the
  * importer's cuMemGetAllocationPropertiesFromHandle shows it; the bytes are

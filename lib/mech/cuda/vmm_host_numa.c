@@ -1,4 +1,4 @@
-/* mech_vmm_host_numa.c: CPU-visible shared memory through the driver alone:
+/* vmm_host_numa.c: CPU-visible shared memory through the driver alone:
  * VMM memory on a host NUMA node (CU_MEM_LOCATION_TYPE_HOST_NUMA), exported
  * by FD, mapped by both processes with access for the GPU and for the node,
  * so that one address serves the CPU and the GPU of each. Four paths are

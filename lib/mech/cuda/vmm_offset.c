@@ -1,4 +1,4 @@
-/* mech_vmm_offset.c: the consumer maps only part of an imported VMM
+/* vmm_offset.c: the consumer maps only part of an imported VMM
  * allocation, starting one granule in, with a non-zero cuMemMap offset
  * (cuda.h allows any granularity-aligned offset). A sub-allocator that hands
  * out pieces of one big exported allocation relies on it.

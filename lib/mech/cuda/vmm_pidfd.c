@@ -1,4 +1,4 @@
-/* mech_vmm_pidfd.c: VMM device memory whose exported FD the consumer takes
+/* vmm_pidfd.c: VMM device memory whose exported FD the consumer takes
  * itself, with pidfd_open + pidfd_getfd, knowing only the producer's pid and
  * the FD's number from the offer: how PyTorch's expandable segments and UCX
  * share VMM memory. No FD travels over the socket.

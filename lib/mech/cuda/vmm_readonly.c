@@ -1,4 +1,4 @@
-/* mech_vmm_readonly.c: the consumer maps the imported VMM handle with
+/* vmm_readonly.c: the consumer maps the imported VMM handle with
  * CU_MEM_ACCESS_FLAGS_PROT_READ. Its kernels read the producer's pattern;
  * instead of writing, it proves that writes are refused: cuMemGetAccess must
  * report read-only, and copy-engine writes (cuMemcpyHtoD, cuMemsetD32) must

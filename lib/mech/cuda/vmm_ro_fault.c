@@ -1,4 +1,4 @@
-/* mech_vmm_readonly_fault.c: the destructive half of vmm-readonly. A
+/* vmm_ro_fault.c: the destructive half of vmm-readonly. A
  * consumer maps the imported handle read-only and launches the fill kernel
  * into it: the store must fault. The fault poisons that process's CUDA
  * context for good, so this runs only with --destructive, in a sacrificial

@@ -1,0 +1,258 @@
+/* outfile.c: see outfile.h. */
+#include "core/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* What a file of mode m is, for a refusal. */
+static const char *kind(mode_t m)
+{
+    switch (m & S_IFMT) {
+    case S_IFLNK:
+        return "a symbolic link (not followed: name the file itself)";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFIFO:
+        return "a FIFO";
+    case S_IFDIR:
+        return "a directory";
+    case S_IFSOCK:
+        return "a socket";
+    default:
+        return "not a regular file";
+    }
+}
+
+/* Splits path into its directory (into dir, cap bytes) and last component
+ * (into f->base). Returns 0, or -EINVAL with err. */
+static int split(gpuipc_outfile *f, const char *path, char *dir, size_t cap, gpuipc_err *err)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    size_t dlen = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+
+    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return gpuipc_err_set(err, -EINVAL, "names a directory, not a file");
+    if (strlen(base) + 1 > sizeof(f->base) - 32 || dlen + 1 > cap)
+        return gpuipc_err_set(err, -ENAMETOOLONG, "the name is too long");
+    memcpy(f->base, base, strlen(base) + 1);
+    if (slash == NULL) {
+        memcpy(dir, ".", 2);
+    } else {
+        memcpy(dir, path, dlen);
+        dir[dlen] = '\0';
+    }
+    return 0;
+}
+
+int gpuipc_outfile_check(gpuipc_outfile *f, const char *path, gpuipc_err *err)
+{
+    char dir[4096];
+    struct stat st;
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    f->dirfd = -1;
+    if (path[0] == '\0')
+        return gpuipc_err_set(err, -EINVAL, "the file name is empty");
+    if ((rc = split(f, path, dir, sizeof(dir), err)) < 0)
+        return rc;
+    f->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (f->dirfd < 0) {
+        rc = errno;
+        return gpuipc_err_sys(err, "open", rc, "its directory %s: %s", dir,
+                              rc == ENOENT ? "does not exist" : rc == ENOTDIR
+                              ? "is not a directory" : strerror(rc));
+    }
+    if (fstatat(f->dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = errno;
+        if (rc != ENOENT) {
+            gpuipc_outfile_close(f);
+            return gpuipc_err_sys(err, "fstatat", rc, "%s", strerror(rc));
+        }
+        if (faccessat(f->dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+            rc = errno;
+            gpuipc_outfile_close(f);
+            return gpuipc_err_sys(err, "faccessat", rc, "does not exist, and its directory %s "
+                                  "cannot be written (%s)", dir, strerror(rc));
+        }
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        gpuipc_outfile_close(f);
+        return gpuipc_err_set(err, -EINVAL, "is %s; the program writes only a new or a "
+                              "regular file, and replaces nothing else", kind(st.st_mode));
+    }
+    if (faccessat(f->dirfd, ".", W_OK | X_OK, AT_EACCESS) == 0)
+        return 0;
+    /* A regular file in a directory that cannot be written: in place. */
+    rc = errno;
+    if (st.st_nlink != 1) {
+        gpuipc_outfile_close(f);
+        return gpuipc_err_set(err, -EINVAL, "its directory %s cannot be written (%s), and the "
+                              "file has %lu links: written in place it would change them all",
+                              dir, strerror(rc), (unsigned long)st.st_nlink);
+    }
+    if (faccessat(f->dirfd, f->base, W_OK, AT_EACCESS) < 0) {
+        rc = errno;
+        gpuipc_outfile_close(f);
+        return gpuipc_err_sys(err, "faccessat", rc, "cannot be written (%s), nor its directory "
+                              "%s", strerror(rc), dir);
+    }
+    f->in_place = 1;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    return 0;
+}
+
+/* Appends s to b (cap bytes, kept a string); async-signal-safe. */
+static void append(char *b, size_t cap, const char *s)
+{
+    size_t n = strlen(b);
+
+    while (*s != '\0' && n + 1 < cap)
+        b[n++] = *s++;
+    b[n] = '\0';
+}
+
+static void append_uint(char *b, size_t cap, uint64_t v)
+{
+    char digits[24];
+    size_t i = sizeof(digits) - 1;
+
+    digits[i] = '\0';
+    do {
+        digits[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    append(b, cap, digits + i);
+}
+
+static int fail(gpuipc_err *err, const char *call, int e, const char *what)
+{
+    if (err != NULL)
+        return gpuipc_err_sys(err, call, e, "%s: %s", what, strerror(e));
+    return -e;
+}
+
+int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err)
+{
+    struct stat st;
+    unsigned n;
+    int fd, e;
+
+    f->tmp[0] = '\0';
+    if (f->in_place) {
+        fd = openat(f->dirfd, f->base, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+            return fail(err, "openat", errno, "opening it in place");
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+            st.st_dev != f->dev || st.st_ino != f->ino) {
+            close(fd);
+            return fail(err, "fstat", EINVAL, "it is no longer the regular file seen before "
+                        "the run; left as it is");
+        }
+        if (ftruncate(fd, 0) < 0) {
+            e = errno;
+            close(fd);
+            return fail(err, "ftruncate", e, "emptying it");
+        }
+        return fd;
+    }
+    /* A name of this process's, created here or not at all. */
+    for (n = 0; n < 100; n++) {
+        f->tmp[0] = '\0';
+        append(f->tmp, sizeof(f->tmp), ".");
+        append(f->tmp, sizeof(f->tmp), f->base);
+        append(f->tmp, sizeof(f->tmp), ".");
+        append_uint(f->tmp, sizeof(f->tmp), (uint64_t)getpid());
+        append(f->tmp, sizeof(f->tmp), ".");
+        append_uint(f->tmp, sizeof(f->tmp), n);
+        append(f->tmp, sizeof(f->tmp), ".tmp");
+        fd = openat(f->dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0644);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST)
+            break;
+    }
+    e = errno;
+    f->tmp[0] = '\0';
+    return fail(err, "openat", e, "creating its temporary file beside it");
+}
+
+static int rename2(int dirfd, const char *from, const char *to, unsigned flags)
+{
+    return (int)syscall(SYS_renameat2, dirfd, from, dirfd, to, flags);
+}
+
+int gpuipc_outfile_commit(gpuipc_outfile *f, gpuipc_err *err)
+{
+    struct stat st;
+    int e;
+
+    if (f->in_place || f->tmp[0] == '\0')
+        return 0;
+    if (rename2(f->dirfd, f->tmp, f->base, RENAME_NOREPLACE) == 0)
+        goto done;
+    e = errno;
+    if (e == EEXIST && rename2(f->dirfd, f->tmp, f->base, RENAME_EXCHANGE) == 0) {
+        /* What it displaced is under the temporary name now: only a
+         * regular file may go; anything else goes back. */
+        if (fstatat(f->dirfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+            unlinkat(f->dirfd, f->tmp, 0);
+            goto done;
+        }
+        rename2(f->dirfd, f->tmp, f->base, RENAME_EXCHANGE);
+        gpuipc_outfile_abort(f);
+        return fail(err, "renameat2", EINVAL, "it became something other than a regular file "
+                    "during the run; left as it is");
+    }
+    if (e == EEXIST)
+        e = errno;
+    if (e == EINVAL || e == ENOSYS) {
+        /* A file system without renameat2's flags: look, then rename. */
+        if (fstatat(f->dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+            gpuipc_outfile_abort(f);
+            return fail(err, "fstatat", EINVAL, "it became something other than a regular "
+                        "file during the run; left as it is");
+        }
+        if (renameat(f->dirfd, f->tmp, f->dirfd, f->base) == 0)
+            goto done;
+        e = errno;
+    }
+    gpuipc_outfile_abort(f);
+    return fail(err, "renameat2", e, "renaming its temporary file over it");
+done:
+    f->tmp[0] = '\0';
+    return 0;
+}
+
+void gpuipc_outfile_abort(gpuipc_outfile *f)
+{
+    if (!f->in_place && f->tmp[0] != '\0' && f->dirfd >= 0)
+        unlinkat(f->dirfd, f->tmp, 0);
+    f->tmp[0] = '\0';
+}
+
+void gpuipc_outfile_close(gpuipc_outfile *f)
+{
+    if (f->dirfd >= 0)
+        close(f->dirfd);
+    f->dirfd = -1;
+}
