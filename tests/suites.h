@@ -28,5 +28,6 @@ Suite *facts_suite(void);
 Suite *containers_suite(void);
 Suite *results_suite(void);
 Suite *progress_suite(void);
+Suite *outputs_suite(void);
 
 #endif

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/account.h"
 #include "core/proc.h"
+#include "mech/memfd.h"
 #include "suites.h"
 
 START_TEST(test_account_sees_no_leak_when_nothing_changed)
@@ -110,6 +112,49 @@ START_TEST(test_account_leaves_out_the_driver_pool_only)
 }
 END_TEST
 
+/* What an FD is, as a message about a wrong-kind offer names it. */
+START_TEST(test_account_names_what_an_fd_is)
+{
+    char kind[160];
+    int p[2], sv[2], m = memfd_create("named", MFD_CLOEXEC);
+
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ck_assert_str_eq(gpuipc_account_fd_kind(p[0], kind, sizeof(kind)), "a pipe");
+    ck_assert_str_eq(gpuipc_account_fd_kind(sv[0], kind, sizeof(kind)), "a socket");
+    ck_assert_str_eq(gpuipc_account_fd_kind(m, kind, sizeof(kind)), "a memfd (memfd:named)");
+    close(p[0]);
+    ck_assert_str_eq(gpuipc_account_fd_kind(p[0], kind, sizeof(kind)),
+                     "no FD (Bad file descriptor)");
+    close(p[1]);
+    close(sv[0]);
+    close(sv[1]);
+    close(m);
+}
+END_TEST
+
+/* A memfd sealed against writing is named so, not left to mmap's EPERM;
+ * an FD that is no memfd is named by what it is. */
+START_TEST(test_account_memfd_check_names_a_write_seal_and_a_stranger)
+{
+    gpuipc_err err;
+    int m = memfd_create("sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING), p[2];
+
+    ck_assert_int_eq(ftruncate(m, 4096), 0);
+    ck_assert_int_eq(fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE), 0);
+    ck_assert_int_lt(gpuipc_memfd_check(m, 4096, &err), 0);
+    ck_assert_msg(strstr(err.msg, "sealed against writing (F_SEAL_WRITE)") != NULL, "%s",
+                  err.msg);
+    ck_assert_int_eq(pipe(p), 0);
+    ck_assert_int_lt(gpuipc_memfd_check(p[0], 4096, &err), 0);
+    ck_assert_msg(strstr(err.msg, "the FD offered as a memfd is a pipe, not a memfd") != NULL,
+                  "%s", err.msg);
+    close(m);
+    close(p[0]);
+    close(p[1]);
+}
+END_TEST
+
 Suite *account_suite(void)
 {
     Suite *s = suite_create("account");
@@ -119,6 +164,8 @@ Suite *account_suite(void)
     tcase_add_test(tc, test_account_names_a_leaked_fd);
     tcase_add_test(tc, test_account_ignores_closed_fds);
     tcase_add_test(tc, test_account_leaves_out_the_driver_pool_only);
+    tcase_add_test(tc, test_account_names_what_an_fd_is);
+    tcase_add_test(tc, test_account_memfd_check_names_a_write_seal_and_a_stranger);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,6 +104,34 @@ static char *run_on_pty(const char *const *args, double run_s, int *status)
     return out;
 }
 
+/* TERM=dumb (or unset): the line is drawn and erased with '\r' and spaces,
+ * never an escape sequence such a terminal would print as text. */
+START_TEST(test_progress_no_escape_sequences_on_a_dumb_terminal)
+{
+    char out[4096];
+    int master, slave;
+    ssize_t n, len = 0;
+
+    ck_assert_msg(openpty(&master, &slave, NULL, NULL, NULL) == 0, "openpty: %s",
+                  strerror(errno));
+    ck_assert_int_eq(dup2(slave, 2), 2);
+    setenv("TERM", "dumb", 1);
+    gpuipc_progress_enable(1);
+    gpuipc_progress_begin("work", "steps", 10);
+    usleep(2100000); /* the line shows after 2 s */
+    gpuipc_progress_update(5);
+    gpuipc_progress_end();
+    fcntl(master, F_SETFL, O_NONBLOCK);
+    while ((n = read(master, out + len, sizeof(out) - 1 - (size_t)len)) > 0)
+        len += n;
+    out[len] = '\0';
+    ck_assert_msg(strstr(out, "\rwork: 5 of 10 steps (50%)") != NULL, "no line:\n%s", out);
+    ck_assert_msg(strchr(out, '\033') == NULL, "an escape sequence:\n%s", out);
+    ck_assert_msg(strstr(out, "                    \r") != NULL, "not erased with spaces:\n%s",
+                  out);
+}
+END_TEST
+
 /* On a terminal the matrix draws its line in place ('\r', then the text),
  * once it has run for 2 s; the end of the run clears it. */
 START_TEST(test_progress_shows_on_a_terminal)
@@ -174,6 +202,7 @@ Suite *progress_suite(void)
     tcase_set_timeout(tc, 40);
     tcase_add_test(tc, test_progress_line_text);
     tcase_add_test(tc, test_progress_shows_on_a_terminal);
+    tcase_add_test(tc, test_progress_no_escape_sequences_on_a_dumb_terminal);
     tcase_add_test(tc, test_progress_never_with_quiet);
     tcase_add_test(tc, test_progress_never_with_brief);
     tcase_add_test(tc, test_progress_never_on_a_pipe);
