@@ -17,9 +17,10 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -pthread $(WARN) -MMD -MP $(SAN_CFLAGS)
 override LDFLAGS += $(SAN_LDFLAGS)
-# Check's temporary file, also where no directory can be written
-# (lib/app/check_tmp.c): every program linking lib/app has the wrapper.
-override LDFLAGS += -Wl,--wrap=mkstemp
+# What the program changes of Check, linked statically: its temporary file,
+# also where no directory can be written, and its SIGINT handler
+# (lib/app/check_shim.c). Every program linking lib/app has the wrappers.
+override LDFLAGS += -Wl,--wrap=mkstemp,--wrap=sigaction
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif

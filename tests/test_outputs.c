@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/check_shim.h"
 #include "app/pair.h"
 #include "core/proc.h"
 #include "helpers.h"
@@ -636,6 +637,45 @@ START_TEST(test_outputs_connect_to_a_regular_file_says_so_at_once)
 }
 END_TEST
 
+/* The shield keeps a handler like Check's (no SA_SIGINFO), which would
+ * SIGKILL the process group, out while the program's scenarios run, and
+ * lets the program's own (SA_SIGINFO) and everything else through. */
+static void plain_handler(int sig)
+{
+    (void)sig;
+}
+
+static void info_handler(int sig, siginfo_t *info, void *context)
+{
+    (void)sig;
+    (void)info;
+    (void)context;
+}
+
+START_TEST(test_outputs_the_shield_keeps_checks_handler_out)
+{
+    struct sigaction ours, checks, now;
+
+    memset(&ours, 0, sizeof(ours));
+    ours.sa_sigaction = info_handler;
+    ours.sa_flags = SA_SIGINFO;
+    memset(&checks, 0, sizeof(checks));
+    checks.sa_handler = plain_handler;
+    ck_assert_int_eq(sigaction(SIGINT, &ours, NULL), 0);
+    gpuipc_check_shield(1);
+    ck_assert_int_eq(sigaction(SIGINT, &checks, NULL), 0);
+    ck_assert_int_eq(sigaction(SIGINT, NULL, &now), 0);
+    ck_assert_msg(now.sa_sigaction == info_handler, "Check's handler got in");
+    ck_assert_int_eq(sigaction(SIGUSR1, &checks, NULL), 0); /* other signals: as asked */
+    ck_assert_int_eq(sigaction(SIGUSR1, NULL, &now), 0);
+    ck_assert_msg(now.sa_handler == plain_handler, "SIGUSR1's handler was refused");
+    gpuipc_check_shield(0);
+    ck_assert_int_eq(sigaction(SIGINT, &checks, NULL), 0);
+    ck_assert_int_eq(sigaction(SIGINT, NULL, &now), 0);
+    ck_assert_msg(now.sa_handler == plain_handler, "the shield stayed up");
+}
+END_TEST
+
 /* Whether this process may make a private mount namespace and mount a
  * tmpfs in it (tried in a child, which then exits); why not into why. */
 static int mounts_work(char *why, size_t len)
@@ -690,6 +730,7 @@ Suite *outputs_suite(void)
                         (int)(sizeof(closings) / sizeof(closings[0])));
     tcase_add_test(env, test_outputs_a_closed_output_pipe_ends_the_printing_only);
     tcase_add_test(env, test_outputs_serve_with_a_closed_output_pipe);
+    tcase_add_test(env, test_outputs_the_shield_keeps_checks_handler_out);
     tcase_add_loop_test(env, test_outputs_chunks_under_a_hard_fd_limit, 0,
                         2 * (int)(sizeof(fd_limits) / sizeof(fd_limits[0])));
     if (mounts_work(why, sizeof(why))) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/brief.h"
+#include "app/check_shim.h"
 #include "app/cuda/app.h"
 #include "core/clock.h"
 #include "core/step.h"
@@ -26,10 +27,9 @@ START_TEST(test_scenario_both_ways)
     gpuipc_app_devices dev;
     gpuipc_err err;
 
-    /* srunner_run_all() installs SIGINT and SIGTERM handlers of its own,
-     * which SIGKILL the process group (meant for its forked tests): this
-     * process's handlers must be the ones that answer while a scenario runs,
-     * and outside the scenarios the signals wait, blocked (run_suites). */
+    /* This process's handlers answer while a scenario runs (Check's are
+     * kept out: check_shim.c), and outside the scenarios the signals wait,
+     * blocked (run_suites). */
     if (gpuipc_wire_stopped() != 0) {
         /* A stop came during an earlier scenario: this one is not run. */
         res->mech = g_run->label[_i];
@@ -113,9 +113,11 @@ static int run_suites(gpuipc_producer_run *run)
      * its own deadline, since Check's timeouts work only in fork mode. */
     srunner_set_fork_status(sr, CK_NOFORK);
     g_run = run;
-    /* Between scenarios Check's own SIGINT handler would SIGKILL the whole
-     * process group (exit 137, nothing released, nothing said): a stop
-     * signal waits, blocked, for the next scenario or the end. */
+    /* Between scenarios a stop signal waits, blocked in this thread, for
+     * the next scenario or the end; Check's own SIGINT handler, which would
+     * SIGKILL the whole process group, is kept out by the shield
+     * (check_shim.c): the signal may land on a driver thread, whose mask
+     * this does not set. */
     gpuipc_app_block_stop_signals(1);
     /* The console is the step log's and the summary's: Check's own lines
      * ("Running suite(s)", "100%: Checks: 9") stay out of it, while its TAP
@@ -124,7 +126,9 @@ static int run_suites(gpuipc_producer_run *run)
     if (!registered)
         registered = atexit(check_gave_up) == 0;
     in_check = 1;
+    gpuipc_check_shield(1);
     srunner_run_all(sr, CK_SILENT);
+    gpuipc_check_shield(0);
     in_check = 0;
     gpuipc_app_block_stop_signals(0);
     failed = srunner_ntests_failed(sr);
