@@ -19,8 +19,8 @@ override CFLAGS += -std=c11 -pthread $(WARN) -MMD -MP $(SAN_CFLAGS)
 override LDFLAGS += $(SAN_LDFLAGS)
 # What the program changes of Check, linked statically: its temporary file,
 # also where no directory can be written, and its SIGINT handler
-# (lib/app/check_shim.c). Every program linking lib/app has the wrappers.
-override LDFLAGS += -Wl,--wrap=mkstemp,--wrap=sigaction
+# (lib/app/check_shim.c). Every link of lib/app (HOST_OBJS) takes these.
+SHIM_LDFLAGS := -Wl,--wrap=mkstemp,--wrap=sigaction
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif
@@ -34,6 +34,27 @@ CHECK_LIBS_ALL = $(shell $(PKG_CONFIG) --libs check)
 CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bdynamic \
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
 LDLIBS += -ldl -lm -pthread
+
+# Without Check nothing but deps, help, clean, release and cuda-check can be
+# built: say so in one line, before 70 failed compiles say it worse.
+ifeq ($(filter deps help clean release cuda-check layers,$(MAKECMDGOALS)),)
+ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
+$(error Check (the C unit-test library, Debian package 'check') or pkg-config is not installed: run 'make deps' first, or install the packages check and pkg-config)
+endif
+endif
+
+# The commit the program is built from, for --version and the result
+# document: git's, with -dirty for a changed tree; in a tree without .git
+# (git archive, a release tarball) the one .commit was stamped with
+# (export-subst in .gitattributes); else "unknown".
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+ifneq ($(GIT_COMMIT),)
+COMMIT := $(GIT_COMMIT)$(shell git status --porcelain --untracked-files=no 2>/dev/null | \
+	grep -q . && echo -dirty)
+else
+COMMIT := $(shell sed -n 's/^commit: \([0-9a-f]\{12\}\).*/\1/p' .commit 2>/dev/null)
+endif
+COMMIT := $(or $(COMMIT),unknown)
 
 # The library, by folder (lib/<layer>/). Code that needs the CUDA driver lives
 # in gpu/ and in every folder named cuda/, which only the program links; the
@@ -57,7 +78,7 @@ WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
-.PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench
+.PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench release
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
 
 help:
@@ -74,6 +95,9 @@ help:
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
 	@echo "make install    install gpuipc_test into \$$(DESTDIR)\$$(PREFIX)/bin"
+	@echo "make release    the distributed binary, built in a Debian 11 root so that it runs on"
+	@echo "                glibc 2.28 and later (build-release/gpuipc_test; needs root, debootstrap"
+	@echo "                and Debian's package servers)"
 	@echo "variables: WERROR=1 (warnings are errors); CUDA_HOME=$(CUDA_HOME) (only for cuda-check:"
 	@echo "           the build itself needs no CUDA toolkit)"
 
@@ -90,14 +114,23 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CHECK_CFLAGS) $(CFLAGS) -c $< -o $@
 
+# The commit, in a header rewritten only when it changes.
+.PHONY: FORCE
+$(BUILD)/gen/commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define GPUIPC_COMMIT "$(COMMIT)"' > $@.new; \
+	cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+$(BUILD)/lib/app/version.o: $(BUILD)/gen/commit.h
+$(BUILD)/lib/app/version.o: CPPFLAGS += -I$(BUILD)/gen
+
 $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # Holds result documents written on a GPU machine against the schema.
 $(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
@@ -108,7 +141,7 @@ $(WRAP): $(BUILD)/tests/wrap.o
 
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \
 		$(HOST_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The project's driver API declarations held against a toolkit's: the check
 # is a translation unit of _Static_asserts (tests/cuda_check.c), so it passes
@@ -189,7 +222,7 @@ fuzz-seeds: $(BUILD)/tests/fuzz_seeds
 	$(BUILD)/tests/fuzz_seeds tests/corpus/wire
 
 $(BUILD)/tests/fuzz_seeds: $(BUILD)/tests/fuzz_seeds.o $(HOST_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 install: gpuipc_test
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -218,7 +251,12 @@ valgrind: $(PROG) $(TEST_NOGPU)
 		--leak-check=full --errors-for-leak-kinds=definite,indirect \
 		--suppressions=tests/valgrind.supp $(TEST_NOGPU)
 
+# The distributed binary: built from the committed tree in a Debian 11 root
+# (.ci/release), checked to need no glibc symbol above 2.28.
+release:
+	bash .ci/release
+
 clean:
-	rm -rf $(BUILD) build-asan gpuipc_test
+	rm -rf $(BUILD) build-asan build-release gpuipc_test
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -82,8 +82,9 @@ int main(int argc, char **argv)
         return GPUIPC_PASS;
     }
     if (o.version) {
-        printf("gpuipc_test %s (protocol %d, the CUDA driver API as of %d.%d)\n",
-               GPUIPC_VERSION, GPUIPC_WIRE_VERSION, GPUIPC_CUDA_API_VERSION / 1000,
+        printf("gpuipc_test %s (commit %s, protocol %d, the CUDA driver API as of %d.%d)\n",
+               GPUIPC_VERSION, gpuipc_version_commit(), GPUIPC_WIRE_VERSION,
+               GPUIPC_CUDA_API_VERSION / 1000,
                GPUIPC_CUDA_API_VERSION % 1000 / 10);
         return GPUIPC_PASS;
     }

@@ -1,7 +1,9 @@
 /* test_units.c: sizes, durations and UUIDs as people type and read them. */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "core/units.h"
 #include "suites.h"
 
@@ -123,6 +125,45 @@ START_TEST(test_units_finds_the_kernel_module_version)
 }
 END_TEST
 
+/* The program's own names of errno values and signals (glibc's came in
+ * 2.32; the program runs on 2.28). Where this C library has them, every
+ * value's name is held against its own. */
+START_TEST(test_units_names_errnos_and_signals)
+{
+    int v;
+
+    ck_assert_str_eq(gpuipc_errno_name(ENOENT), "ENOENT");
+    ck_assert_str_eq(gpuipc_errno_name(ECONNREFUSED), "ECONNREFUSED");
+    ck_assert_ptr_null(gpuipc_errno_name(0));
+    ck_assert_ptr_null(gpuipc_errno_name(100000));
+    ck_assert_str_eq(gpuipc_sig_abbrev(SIGINT), "INT");
+    ck_assert_str_eq(gpuipc_sig_abbrev(SIGTERM), "TERM");
+    ck_assert_str_eq(gpuipc_sig_abbrev(SIGHUP), "HUP");
+    ck_assert_str_eq(gpuipc_sig_abbrev(SIGKILL), "KILL");
+    ck_assert_ptr_null(gpuipc_sig_abbrev(0));
+    ck_assert_ptr_null(gpuipc_sig_abbrev(1000));
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
+    for (v = 1; v < 134; v++) {
+        const char *theirs = strerrorname_np(v), *ours = gpuipc_errno_name(v);
+
+        ck_assert_msg((theirs == NULL) == (ours == NULL) &&
+                      (theirs == NULL || strcmp(theirs, ours) == 0),
+                      "errno %d: the C library says %s, this table %s", v,
+                      theirs ? theirs : "nothing", ours ? ours : "nothing");
+    }
+    for (v = 1; v < 32; v++) {
+        const char *theirs = sigabbrev_np(v), *ours = gpuipc_sig_abbrev(v);
+
+        ck_assert_msg(theirs != NULL && ours != NULL && strcmp(theirs, ours) == 0,
+                      "signal %d: the C library says %s, this table %s", v,
+                      theirs ? theirs : "nothing", ours ? ours : "nothing");
+    }
+#else
+    (void)v;
+#endif
+}
+END_TEST
+
 Suite *units_suite(void)
 {
     Suite *s = suite_create("units");
@@ -133,6 +174,7 @@ Suite *units_suite(void)
     tcase_add_loop_test(tc, test_units_rejects_bad_sizes, 0,
                         (int)(sizeof(bad_sizes) / sizeof(bad_sizes[0])));
     tcase_add_test(tc, test_units_parses_durations);
+    tcase_add_test(tc, test_units_names_errnos_and_signals);
     tcase_add_test(tc, test_units_rejects_bad_durations);
     tcase_add_test(tc, test_units_formats_sizes);
     tcase_add_test(tc, test_units_formats_uuid_like_nvidia_smi);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/names.h"
 #include "core/watch.h"
 
 int gpuipc_proc_map_count(unsigned *now, unsigned *max)
@@ -147,7 +148,7 @@ char *gpuipc_proc_describe(int status, char *buf, size_t len)
         snprintf(buf, len, "exited %d", WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
         snprintf(buf, len, "killed by signal %d (SIG%s)", WTERMSIG(status),
-                 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
+                 gpuipc_sig_abbrev(WTERMSIG(status)) ? gpuipc_sig_abbrev(WTERMSIG(status)) : "?");
     else
         snprintf(buf, len, "wait status 0x%x", (unsigned)status);
     return buf;

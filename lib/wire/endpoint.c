@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/names.h"
 #include "core/clock.h"
 #include "core/watch.h"
 #include "wire/wire.h"
@@ -367,7 +368,7 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
     }
     return gpuipc_err_set(err, -ETIMEDOUT, "--connect %s: timed out during hello: no server "
                           "accepted before the deadline (%s: %s; start gpuipc_test --serve %s "
-                          "first, or raise --timeout%s)", path, strerrorname_np(last),
+                          "first, or raise --timeout%s)", path, gpuipc_errno_name(last) ? gpuipc_errno_name(last) : "?",
                           strerror(last), path,
                           path[0] == '@' ? "; an abstract name belongs to one network "
                                            "namespace, so a server in another one (another "

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/names.h"
 #include "core/account.h"
 #include "core/clock.h"
 #include "core/step.h"
@@ -935,7 +936,7 @@ static int wait_for(int fd, short events, uint64_t deadline_ns, short *revents)
 /* A wait that a stop signal ended. */
 static int stopped(gpuipc_wire *w, unsigned step, gpuipc_err *err)
 {
-    const char *name = sigabbrev_np((int)gpuipc_wire_stop);
+    const char *name = gpuipc_sig_abbrev((int)gpuipc_wire_stop);
 
     gpuipc_err_set(err, -EINTR, "interrupted by SIG%s during %s", name ? name : "?",
                    gpuipc_step_name(step));

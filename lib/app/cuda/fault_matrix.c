@@ -9,6 +9,7 @@
 #include "app/cuda/app.h"
 #include "app/cuda/result_doc.h"
 #include "app/matrix.h"
+#include "core/names.h"
 #include "core/log.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
@@ -123,7 +124,7 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     g_doc.ran = rc >= 0 || rc == -EINTR;
     g_doc.stopped = rc == -EINTR || gpuipc_wire_stopped() != 0;
     if (rc == -EINTR || gpuipc_wire_stopped() != 0) {
-        const char *name = sigabbrev_np(gpuipc_wire_stopped());
+        const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
 
         snprintf(line, sizeof(line), "result: STOPPED: fault matrix over %s: stopped by SIG%s "
                  "after %u cases; the pair under way was killed, nothing is left running "

@@ -392,7 +392,8 @@ int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
         gpuipc_doc_set_payload("list", list_payload, &lc);
         return GPUIPC_PASS;
     }
-    printf("gpuipc_test %s, protocol %d\n", GPUIPC_VERSION, GPUIPC_WIRE_VERSION);
+    printf("gpuipc_test %s (commit %s), protocol %d\n", GPUIPC_VERSION, gpuipc_version_commit(),
+           GPUIPC_WIRE_VERSION);
     list_walk(&lc, NULL);
     return GPUIPC_PASS;
 }

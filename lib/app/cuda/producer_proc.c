@@ -11,6 +11,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "core/names.h"
 #include "core/log.h"
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
@@ -877,7 +878,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     if (!run->checked)
         exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
     if (gpuipc_wire_stopped() != 0) {
-        const char *name = sigabbrev_np(gpuipc_wire_stopped());
+        const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
 
         gpuipc_log_say("stopped by SIG%s: what both processes held is released "
                 "(exit %d)", name ? name : "?", exit_code);

@@ -312,6 +312,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_object(j, "program");
     gpuipc_json_string(j, "name", "gpuipc_test");
     gpuipc_json_string(j, "version", GPUIPC_VERSION);
+    gpuipc_json_string(j, "commit", gpuipc_version_commit());
     gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_end(j, '}');
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
