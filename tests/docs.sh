@@ -2,7 +2,8 @@
 # docs.sh [--update] PROGRAM: every sample of the program's output that the docs mark
 # with <!-- sample: ARGS --> on the line before a fenced block must be what
 # `PROGRAM ARGS` prints now, byte for byte, except for what differs from one
-# machine to the next (the RLIMIT_NOFILE numbers). The --list sample shows a
+# machine to the next (the RLIMIT_NOFILE numbers) or one commit to the next
+# (the commit --list names). The --list sample shows a
 # machine without a CUDA driver: where this one has a driver, it is not
 # compared, and the script says so. Exits 1 at any difference, showing it.
 # With --update it writes the program's output into every marked block
@@ -41,7 +42,8 @@ fi
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 normalise() {
-    sed 's/RLIMIT_NOFILE [0-9a-z]* (hard [0-9a-z]*)/RLIMIT_NOFILE N (hard N)/'
+    sed -e 's/RLIMIT_NOFILE [0-9a-z]* (hard [0-9a-z]*)/RLIMIT_NOFILE N (hard N)/' \
+        -e 's/(commit \([0-9a-f]\{12\}\(-dirty\)\{0,1\}\|unknown\))/(commit C)/'
 }
 bad=0 n=0
 for md in "$root"/README.md "$root"/docs/*.md; do
