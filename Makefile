@@ -126,8 +126,9 @@ $(BUILD)/lib/app/version.o: CPPFLAGS += -I$(BUILD)/gen
 $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+# openpty (the progress tests) is in libutil before glibc 2.34.
 $(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP)
-	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS) -lutil
 
 $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
