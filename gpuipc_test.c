@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/progress.h"
+#include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
 #include "session/inject.h"
@@ -112,6 +113,9 @@ int main(int argc, char **argv)
     } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {
         rc = run_mode(&o, &sel, &inject, t0);
     }
+    /* From here this thread ends the run, not a watchdog (which, if it has
+     * fired, ends it itself: this then waits for that). */
+    gpuipc_watch_claim(rc);
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. */
     if (o.json_path != NULL && !json_refused && !gpuipc_doc_written()) {
@@ -127,6 +131,7 @@ int main(int argc, char **argv)
         gpuipc_facts_gather(&own);
         rc = gpuipc_doc_finish(&d, rc);
     }
+    gpuipc_watch_claim(rc);
     if (o.brief)
         gpuipc_brief_end(&brief, rc);
     /* NVML's start-up thread, if it is still inside nvmlInit_v2 (a sick

@@ -29,5 +29,6 @@ Suite *containers_suite(void);
 Suite *results_suite(void);
 Suite *progress_suite(void);
 Suite *outputs_suite(void);
+Suite *watch_suite(void);
 
 #endif

@@ -289,6 +289,53 @@ START_TEST(test_deadline_a_stop_reaches_the_other_process)
 }
 END_TEST
 
+/* The consumer dies of its own cause (a crash) while the producer is
+ * wedged: at the deadline the verdict says how the consumer ended, not that
+ * the producer killed it, and not that it still waits. */
+static void crash_the_consumer(const char *line, pid_t pgid, void *arg)
+{
+    int *sent = arg;
+    pid_t consumer;
+
+    if (*sent || strstr(line, "FAULT INJECTED: wedge at fill") == NULL)
+        return;
+    usleep(100000);
+    consumer = th_child_of(pgid);
+    if (consumer > 0 && kill(consumer, SIGSEGV) == 0)
+        *sent = 1;
+}
+
+START_TEST(test_deadline_names_a_consumer_that_died_before_it)
+{
+    const char *env[] = {"GPUIPC_FAULT=producer:fill:wedge", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "64K", "--deadline", "2", NULL};
+    const char *const *argv[1] = {args}, *const *envv[1] = {env};
+    th_line_fn fns[1] = {crash_the_consumer};
+    /* The runs' watchers are processes of their own: the flag is shared. */
+    int *sent = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                     -1, 0);
+    void *argp[1] = {sent};
+    th_run *runs = th_runs_alloc(1);
+
+    ck_assert(sent != MAP_FAILED);
+    *sent = 0;
+    ck_assert_int_eq(th_spawn_all(runs, 1, argv, envv, 15, 3, fns, argp), 0);
+    ck_assert_msg(*sent, "the consumer was never crashed:\n%s", runs[0].out);
+    ck_assert_msg(th_exited(&runs[0], 1), "status 0x%x:\n%s", runs[0].status, runs[0].out);
+    ck_assert_msg(strstr(runs[0].out, "the producer is stuck at fill in GPUIPC_FAULT wedge") !=
+                  NULL && strstr(runs[0].out, "; the consumer had ended before the deadline: "
+                                 "killed by signal 11 (SIGSEGV) (it was last at ") != NULL,
+                  "the verdict does not say how the consumer ended:\n%s", runs[0].out);
+    ck_assert_msg(strstr(runs[0].out, "consumer: had ended before the deadline: killed by "
+                         "signal 11 (SIGSEGV)") != NULL, "the consumer line:\n%s", runs[0].out);
+    ck_assert_msg(strstr(runs[0].out, "killed by the producer at the deadline") == NULL,
+                  "said killed at the deadline:\n%s", runs[0].out);
+    ck_assert_int_eq(runs[0].leftover, 0);
+    th_runs_free(runs, 1);
+    munmap(sent, sizeof(int));
+}
+END_TEST
+
 /* Check gives up with exit(2) when it cannot create its temporary file
  * (TEMP names a directory where no file can be made, and the memfd the
  * program offers instead is refused by a seccomp filter): inside a run that
@@ -319,6 +366,7 @@ Suite *deadline_suite(void)
     tcase_add_test(tc, test_deadline_a_stop_at_every_step_ends_both_at_once);
     tcase_add_test(tc, test_deadline_a_stop_reaches_the_other_process);
     tcase_add_test(tc, test_deadline_checks_own_exit_is_a_named_failure);
+    tcase_add_test(tc, test_deadline_names_a_consumer_that_died_before_it);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -373,6 +373,30 @@ START_TEST(test_outputs_a_full_disk_fails_a_passing_run)
 }
 END_TEST
 
+/* The deadline's document on a full file system: not written whole, so the
+ * document that was there stays, and the output says so; the verdict is
+ * the deadline's all the same. */
+START_TEST(test_outputs_a_full_disk_at_the_deadline_keeps_the_old_document)
+{
+    char full[128], path[160], filler[160];
+    const char *env[] = {"GPUIPC_FAULT=producer:check:wedge", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "-q", "--deadline", "1",
+                          "--json", path, NULL};
+
+    private_mounts();
+    mount_tmpfs(in_dir(full, sizeof(full), "full"), "size=64k");
+    snprintf(path, sizeof(path), "%s/r.json", full);
+    snprintf(filler, sizeof(filler), "%s/filler", full);
+    write_text(path, "an older document");
+    fill(filler);
+    ck_assert_int_eq(th_spawn(&run, args, env, 20, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("result: FAIL: --deadline 1.000 s passed: the producer is stuck at check");
+    OUT_HAS(": the document of the deadline could not be written whole");
+    ck_assert_msg(text_is(path, "an older document"), "the document that was there is gone");
+}
+END_TEST
+
 /* ---- the standard streams ---- */
 
 static const struct {
@@ -736,6 +760,7 @@ Suite *outputs_suite(void)
     if (mounts_work(why, sizeof(why))) {
         tcase_add_test(paths, test_outputs_json_in_place_in_a_read_only_directory);
         tcase_add_test(paths, test_outputs_a_full_disk_fails_a_passing_run);
+        tcase_add_test(paths, test_outputs_a_full_disk_at_the_deadline_keeps_the_old_document);
         tcase_add_test(env, test_outputs_a_read_only_tmp);
     } else {
         fprintf(stderr, "NOT RUN: outputs: a read-only directory, a full disk and a read-only "

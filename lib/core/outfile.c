@@ -196,8 +196,73 @@ int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err)
     return fail(err, "openat", e, "creating its temporary file beside it");
 }
 
+/* Copies the temporary file's content into the regular file at f->base,
+ * in place: opened without following a link (O_PATH), checked to be a
+ * regular file of one link, and reopened for writing through its own FD
+ * (/proc/self/fd), so that what is written is the file that was checked.
+ * Returns 0 or an errno. System calls only. */
+static int copy_over(gpuipc_outfile *f)
+{
+    char proc[48] = "/proc/self/fd/", buf[4096];
+    struct stat st, st2;
+    int pfd, src = -1, dst = -1, e = 0;
+    ssize_t n;
+
+    if ((pfd = openat(f->dirfd, f->base, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return errno;
+    if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+        e = EINVAL;
+        goto out;
+    }
+    append_uint(proc, sizeof(proc), (uint64_t)pfd);
+    if ((dst = open(proc, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0 || fstat(dst, &st2) < 0 ||
+        (src = openat(f->dirfd, f->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        e = errno;
+        goto out;
+    }
+    if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+        e = EINVAL;
+        goto out;
+    }
+    while ((n = read(src, buf, sizeof(buf))) != 0) {
+        ssize_t off = 0, w;
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            e = errno;
+            goto out;
+        }
+        while (off < n) {
+            w = write(dst, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                e = w < 0 ? errno : EIO;
+                goto out;
+            }
+            off += w;
+        }
+    }
+    if (close(dst) < 0)
+        e = errno;
+    dst = -1;
+out:
+    if (dst >= 0)
+        close(dst);
+    if (src >= 0)
+        close(src);
+    close(pfd);
+    return e;
+}
+
+int (*gpuipc_outfile_renameat2_hook)(int dirfd, const char *from, const char *to,
+                                     unsigned flags);
+
 static int rename2(int dirfd, const char *from, const char *to, unsigned flags)
 {
+    if (gpuipc_outfile_renameat2_hook != NULL)
+        return gpuipc_outfile_renameat2_hook(dirfd, from, to, flags);
     return (int)syscall(SYS_renameat2, dirfd, from, dirfd, to, flags);
 }
 
@@ -226,15 +291,24 @@ int gpuipc_outfile_commit(gpuipc_outfile *f, gpuipc_err *err)
     if (e == EEXIST)
         e = errno;
     if (e == EINVAL || e == ENOSYS) {
-        /* A file system without renameat2's flags: look, then rename. */
-        if (fstatat(f->dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-            gpuipc_outfile_abort(f);
-            return fail(err, "fstatat", EINVAL, "it became something other than a regular "
-                        "file during the run; left as it is");
-        }
-        if (renameat(f->dirfd, f->tmp, f->dirfd, f->base) == 0)
+        /* A file system without renameat2's flags (NFS, say). A link never
+         * replaces anything; a regular file there gets the content copied
+         * into it, opened as the very file that was looked at. A look and
+         * then a rename would replace whatever came between the two. */
+        if (linkat(f->dirfd, f->tmp, f->dirfd, f->base, 0) == 0) {
+            unlinkat(f->dirfd, f->tmp, 0);
             goto done;
+        }
         e = errno;
+        if (e == EEXIST) {
+            e = copy_over(f);
+            gpuipc_outfile_abort(f);
+            if (e == 0)
+                return 0;
+            return fail(err, "open", e, e == EINVAL ? "it became something other than a "
+                        "regular file with one link during the run; left as it is"
+                        : "writing over it in place (its file system renames only plainly)");
+        }
     }
     gpuipc_outfile_abort(f);
     return fail(err, "renameat2", e, "renaming its temporary file over it");

@@ -54,4 +54,10 @@ void gpuipc_outfile_abort(gpuipc_outfile *f);
 /* Lets go of the directory. */
 void gpuipc_outfile_close(gpuipc_outfile *f);
 
+/* Test-only: when set, _commit calls this instead of renameat2(2) (same
+ * arguments, the same directory FD for both names), so that a test can be a
+ * file system without renameat2's flags. */
+extern int (*gpuipc_outfile_renameat2_hook)(int dirfd, const char *from, const char *to,
+                                            unsigned flags);
+
 #endif

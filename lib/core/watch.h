@@ -27,9 +27,14 @@ typedef struct gpuipc_watch_side {
     char scenario[GPUIPC_WATCH_NAME_LEN]; /* the scenario under way, "" for none */
 } gpuipc_watch_side;
 
-/* The page: one side per role (index enum gpuipc_role; 0 is unused). */
+/* The sacrificial consumer's side (--destructive): a process of its own,
+ * which must not write over the main consumer's. */
+#define GPUIPC_WATCH_SACRIFICIAL 3
+
+/* The page: one side per role (index enum gpuipc_role; 0 is unused), and
+ * the sacrificial consumer's. */
 typedef struct gpuipc_watch_page {
-    gpuipc_watch_side side[3];
+    gpuipc_watch_side side[4];
 } gpuipc_watch_page;
 
 /* Maps the page, shared with the processes this one forks afterwards.
@@ -37,8 +42,8 @@ typedef struct gpuipc_watch_page {
  * errno with err. */
 int gpuipc_watch_map(gpuipc_err *err);
 
-/* Says that this process writes the side of role (enum gpuipc_role) and
- * records its pid there. */
+/* Says that this process writes the side of role (enum gpuipc_role, or
+ * GPUIPC_WATCH_SACRIFICIAL) and records its pid there. */
 void gpuipc_watch_role(int role);
 
 /* This process is at step of scenario (NULL: keep the one named before;
@@ -80,6 +85,20 @@ int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg), void *arg,
 /* 1 once the deadline has fired. */
 int gpuipc_watch_fired(void);
 
+/* How long a run that claimed its end (gpuipc_watch_claim) may still take
+ * past the deadline before the watchdog ends the process with the code it
+ * claimed with: its summary, document and exit are all that is left. */
+#define GPUIPC_WATCH_END_GRACE_NS (5ull * 1000000000ull)
+
+/* The run's own thread, about to print its verdict: from now on it alone
+ * ends the run, with exit status code (a later call updates the code).
+ * Exactly one of it and the watchdog ends a run: where the watchdog has
+ * fired already, this parks (never returns), and the watchdog's verdict
+ * stands; otherwise the watchdog, at the deadline, does nothing until
+ * GPUIPC_WATCH_END_GRACE_NS later, and then exits with code, saying so on
+ * standard error. Without a watchdog it only records code. */
+void gpuipc_watch_claim(int code);
+
 /* For a thread that finds the deadline passed: waits, doing nothing, for
  * the watchdog to end the process. Never returns. */
 void gpuipc_watch_park(void) __attribute__((noreturn));
@@ -90,10 +109,12 @@ void gpuipc_watch_park(void) __attribute__((noreturn));
 void gpuipc_watch_checkpoint(void);
 
 /* Text in a buffer the caller owns, for code that may use no stdio and no
- * malloc. Text past the capacity is dropped; the buffer stays a string. */
+ * malloc. Text past the capacity is dropped (and dropped set); the buffer
+ * stays a string. */
 typedef struct gpuipc_sbuf {
     char *p;
     size_t len, cap;
+    int dropped;
 } gpuipc_sbuf;
 
 void gpuipc_sbuf_init(gpuipc_sbuf *b, char *mem, size_t cap);
@@ -103,7 +124,12 @@ void gpuipc_sbuf_uint(gpuipc_sbuf *b, uint64_t v);
 void gpuipc_sbuf_secs(gpuipc_sbuf *b, uint64_t ns, unsigned places);
 /* s as a JSON string, quoted and escaped; NULL as null. */
 void gpuipc_sbuf_json(gpuipc_sbuf *b, const char *s);
-/* Writes the whole buffer to fd, retrying short writes and EINTR. */
-void gpuipc_sbuf_write(const gpuipc_sbuf *b, int fd);
+/* Writes the whole buffer to fd, retrying short writes and EINTR. Returns
+ * 0, or -1 if a write failed (errno says why) or text had been dropped. */
+int gpuipc_sbuf_write(const gpuipc_sbuf *b, int fd);
+
+/* Writes n bytes of p to fd, retrying short writes and EINTR. Returns 0 or
+ * -1 (errno says why). Async-signal-safe. */
+int gpuipc_write_all(int fd, const char *p, size_t n);
 
 #endif

@@ -181,9 +181,12 @@ int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *er
     if (path[0] != '@' && (rc = hold_directory(ep, err)) < 0)
         return rc;
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return gpuipc_err_set(err, -errno, "--serve %s: socket AF_UNIX SOCK_SEQPACKET: %s",
-                              path, strerror(errno));
+    if (fd < 0) {
+        rc = gpuipc_err_set(err, -errno, "--serve %s: socket AF_UNIX SOCK_SEQPACKET: %s",
+                            path, strerror(errno));
+        gpuipc_endpoint_close(ep); /* the directory held */
+        return rc;
+    }
     /* The mode comes from the umask at bind(); nothing else runs yet. */
     old = umask(0177);
     rc = bind(fd, (struct sockaddr *)&a, alen);

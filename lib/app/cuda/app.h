@@ -92,6 +92,14 @@ void gpuipc_app_on_stop(int sig, const siginfo_t *info);
  * passed on to. */
 void gpuipc_app_stop_peers(pid_t a, pid_t b);
 
+/* pid was reaped: no signal goes to it any more (its number may be another
+ * process's now). */
+void gpuipc_app_forget_peer(pid_t pid);
+
+/* The other process i (0 or 1) of the forked run not yet reaped, or -1.
+ * Async-signal-safe. */
+pid_t gpuipc_app_peer(int i);
+
 /* Blocks (1) or unblocks (0) the stop signals; one that came meanwhile is
  * delivered when they are unblocked. */
 void gpuipc_app_block_stop_signals(int block);
@@ -133,10 +141,11 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
                              uint64_t t0, gpuipc_session_end *end);
 
 /* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
- * it). Returns its pid with sv[0] kept, or -1 after saying why (both ends
- * of sv closed). Call before any CUDA call. */
-pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_options *o,
-                               const gpuipc_inject *inject, uint64_t t0);
+ * it); sacrificial: it is --destructive's consumer. Returns its pid with
+ * sv[0] kept, or -1 after saying why (both ends of sv closed). Call before
+ * any CUDA call. */
+pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
+                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);
 
 /* ---- the producer's run (producer_proc.c, rounds.c) ------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include "bench/cuda/bandwidth.h"
 #include "core/progress.h"
 #include "core/step.h"
+#include "core/watch.h"
 #include "gpu/gpu.h"
 #include "wire/wire.h"
 
@@ -101,6 +102,10 @@ static void consumer_prepare_cuda(gpuipc_env *env)
                     gpuipc_gpu_open_times(env->gpu));
 }
 
+/* This consumer is the sacrificial one (--destructive), with a side of its
+ * own on the status page. */
+static int g_sacrificial;
+
 /* The consumer's role over sock; the session's end goes into *end.
  * Returns the exit status. */
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
@@ -112,7 +117,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     gpuipc_err err;
     int verdict;
 
-    gpuipc_watch_role(GPUIPC_ROLE_CONSUMER);
+    gpuipc_watch_role(g_sacrificial ? GPUIPC_WATCH_SACRIFICIAL : GPUIPC_ROLE_CONSUMER);
     gpuipc_app_env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
     /* The producer's process speaks for the run: one progress line, its. */
     gpuipc_progress_enable(0);
@@ -161,6 +166,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     gpuipc_gpu_close(env.gpu);
     env.gpu = NULL;
     gpuipc_wire_close(w);
+    gpuipc_watch_claim(gpuipc_app_stop_code(verdict));
     /* A session that ended with BYE had its last checks then (and its status
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)
@@ -171,8 +177,8 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
 /* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
  * are closed in it. Returns its pid, the parent keeping sv[0] only, or -1
  * after saying why (both ends of sv closed). */
-pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_options *o,
-                           const gpuipc_inject *inject, uint64_t t0)
+pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
+                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
 {
     pid_t pid;
 
@@ -188,6 +194,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], const gpuipc_optio
         gpuipc_session_end end;
         int verdict;
 
+        g_sacrificial = sacrificial;
         close(sv[0]);
         if (other[0] >= 0)
             close(other[0]);

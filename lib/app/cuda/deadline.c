@@ -22,6 +22,7 @@
 #include "app/cuda/app.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/step.h"
 #include "core/outfile.h"
 #include "core/watch.h"
@@ -45,6 +46,13 @@ static char text[1 << 16];
 static char line[4096];
 static gpuipc_watch_page snap;
 static int have_snap;
+
+/* How the consumers ended, as the watchdog found them: peer_end says it
+ * for the summary and the document; peer_died is set where the consumer had
+ * died before the deadline (its slot on the page then says where it was
+ * when it died, not where it waits). */
+static char peer_end[160];
+static int peer_died;
 
 /* Whether a side of the page waits for the other process (in a wire poll)
  * rather than being stuck in a call or in its own code. */
@@ -94,6 +102,25 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
     me = &pg->side[dl.role];
     other = &pg->side[dl.role == GPUIPC_ROLE_PRODUCER ? GPUIPC_ROLE_CONSUMER
                                                        : GPUIPC_ROLE_PRODUCER];
+    /* --destructive: the sacrificial consumer, where it is the one at work. */
+    if (dl.role == GPUIPC_ROLE_PRODUCER && pg->side[GPUIPC_WATCH_SACRIFICIAL].pid != 0 &&
+        pg->side[GPUIPC_WATCH_SACRIFICIAL].step != 0 &&
+        !waits(&pg->side[GPUIPC_WATCH_SACRIFICIAL]) && (other->pid == 0 || waits(other))) {
+        other = &pg->side[GPUIPC_WATCH_SACRIFICIAL];
+        other_name = "sacrificial consumer";
+    }
+    if (dl.role == GPUIPC_ROLE_PRODUCER && peer_died) {
+        /* What waited for it, and how it had ended. */
+        gpuipc_sbuf_str(b, "the producer ");
+        gpuipc_sbuf_str(b, waits(me) ? "waits " : "is stuck ");
+        put_state(b, me, now);
+        gpuipc_sbuf_str(b, "; the consumer ");
+        gpuipc_sbuf_str(b, peer_end);
+        gpuipc_sbuf_str(b, " (it was last ");
+        put_state(b, other, now);
+        gpuipc_sbuf_str(b, ")");
+        return;
+    }
     if (other->pid == 0 || !waits(me)) {
         /* This side is stuck (or the other is out of sight: --serve,
          * --connect). */
@@ -160,8 +187,8 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now)
 }
 
 /* The summary's rows: each scenario with what it reached before the
- * deadline. */
-static void put_rows(gpuipc_sbuf *b)
+ * deadline, each written to fd as it is made (b is the text buffer). */
+static void put_rows(gpuipc_sbuf *b, int fd)
 {
     size_t i;
 
@@ -172,6 +199,8 @@ static void put_rows(gpuipc_sbuf *b)
         const gpuipc_result *r = &dl.run->results[i];
         int st = r->status;
 
+        (void)gpuipc_sbuf_write(b, fd); /* a closed output ends the printing only */
+        gpuipc_sbuf_init(b, text, sizeof(text));
         gpuipc_sbuf_str(b, "  ");
         gpuipc_sbuf_str(b, dl.run->label[i]);
         gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "  PASS" : st == GPUIPC_FAIL ? "  FAIL"
@@ -201,8 +230,26 @@ static void put_check(gpuipc_sbuf *b, const gpuipc_check *k)
     gpuipc_sbuf_str(b, ", \"read_gbps\": null}");
 }
 
-/* The document's scenarios: each as far as it got. */
-static void put_scenarios(gpuipc_sbuf *b)
+/* Whether a write of the deadline's document failed (or text had to be
+ * dropped): the document is then not put in place. */
+static int doc_bad;
+
+static void doc_put(int fd, const char *p, size_t n)
+{
+    if (gpuipc_write_all(fd, p, n) < 0)
+        doc_bad = 1;
+}
+
+static void doc_flush(gpuipc_sbuf *b, int fd)
+{
+    if (gpuipc_sbuf_write(b, fd) < 0)
+        doc_bad = 1;
+    gpuipc_sbuf_init(b, text, sizeof(text));
+}
+
+/* The document's scenarios: each as far as it got, each written to fd as it
+ * is made (b is the text buffer). */
+static void put_scenarios(gpuipc_sbuf *b, int fd)
 {
     size_t i;
 
@@ -211,6 +258,7 @@ static void put_scenarios(gpuipc_sbuf *b)
         const gpuipc_result *r = &dl.run->results[i];
         int st = r->status;
 
+        doc_flush(b, fd);
         gpuipc_sbuf_str(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
         gpuipc_sbuf_json(b, dl.run->label[i]);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
@@ -237,7 +285,7 @@ static void put_scenarios(gpuipc_sbuf *b)
 /* How the consumer ended, for the producer's summary and document. */
 static const char *consumer_end(void)
 {
-    return dl.run->child > 0 ? "killed by the producer at the deadline (SIGKILL)"
+    return dl.run->child > 0 ? peer_end
                              : "another process (--serve): its connection closes with this one";
 }
 
@@ -261,11 +309,11 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
             if (strncmp(at, marks[i].mark, strlen(marks[i].mark)) == 0)
                 break;
         if (i == sizeof(marks) / sizeof(marks[0])) { /* "@@" of the run's own text */
-            (void)!write(fd, p, (size_t)(at + 2 - p));
+            doc_put(fd, p, (size_t)(at + 2 - p));
             p = at + 2;
             continue;
         }
-        (void)!write(fd, p, (size_t)(at - p));
+        doc_put(fd, p, (size_t)(at - p));
         switch (marks[i].what) {
         case 0:
             gpuipc_sbuf_str(&b, "{\"status\": 1, \"meaning\": \"a failure\"}");
@@ -277,7 +325,7 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
             gpuipc_sbuf_secs(&b, now - dl.t0, 3);
             break;
         case 3:
-            put_scenarios(&b);
+            put_scenarios(&b, fd);
             break;
         case 4:
             counts(&pa, &f, &s);
@@ -292,46 +340,84 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
         default:
             gpuipc_sbuf_json(&b, dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL);
         }
-        gpuipc_sbuf_write(&b, fd);
+        doc_flush(&b, fd);
         p = at + strlen(marks[i].mark);
     }
-    (void)!write(fd, p, strlen(p));
+    doc_put(fd, p, strlen(p));
 }
 
 /* --json at the deadline, through the file checked before the run, with
- * system calls only. */
-static void write_doc(uint64_t now, const char *verdict)
+ * system calls only. The run's own thread has not begun its document (it
+ * writes it only once it has claimed the end: gpuipc_watch_claim). Returns
+ * 0, or -1 where the document could not be written whole: a file that was
+ * there is then left as it was. */
+static int write_doc(uint64_t now, const char *verdict)
 {
     const char *path = dl.o->json_path;
     gpuipc_outfile *f = gpuipc_doc_outfile();
     int fd;
 
     if (path == NULL || dl.doc == NULL)
-        return;
+        return 0;
+    doc_bad = 0;
     if (strcmp(path, "-") == 0) {
         write_doc_to(gpuipc_doc_stdout_fd(), now, verdict);
-        return;
+        return doc_bad ? -1 : 0;
     }
-    if (f == NULL)
-        return;
-    gpuipc_outfile_abort(f); /* a write of the main thread's, broken off */
-    if ((fd = gpuipc_outfile_open(f, NULL)) < 0)
-        return;
+    if (f == NULL || (fd = gpuipc_outfile_open(f, NULL)) < 0)
+        return -1;
     write_doc_to(fd, now, verdict);
-    if (close(fd) == 0)
-        gpuipc_outfile_commit(f, NULL);
-    else
+    if (close(fd) < 0)
+        doc_bad = 1;
+    if (doc_bad || gpuipc_outfile_commit(f, NULL) < 0) {
         gpuipc_outfile_abort(f);
+        return -1;
+    }
+    return 0;
 }
 
-/* Kills the consumers and waits for them, a bounded time. */
+/* peer_end: how a consumer that ended by itself ended, from its status. */
+static void put_status(gpuipc_sbuf *b, int status)
+{
+    if (WIFEXITED(status)) {
+        gpuipc_sbuf_str(b, "exited ");
+        gpuipc_sbuf_uint(b, (uint64_t)WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        const char *name = gpuipc_sig_abbrev(WTERMSIG(status));
+
+        gpuipc_sbuf_str(b, "killed by signal ");
+        gpuipc_sbuf_uint(b, (uint64_t)WTERMSIG(status));
+        gpuipc_sbuf_str(b, " (SIG");
+        gpuipc_sbuf_str(b, name != NULL ? name : "?");
+        gpuipc_sbuf_str(b, ")");
+    } else {
+        gpuipc_sbuf_str(b, "ended");
+    }
+}
+
+/* Kills the consumers not yet reaped and waits for them, a bounded time;
+ * says in peer_end how the consumer ended (one that had died before the
+ * deadline keeps its own cause, and sets peer_died). */
 static void kill_consumers(void)
 {
     struct timespec ts = {0, 10 * 1000000L};
-    pid_t pids[2] = {dl.run->child, dl.run->child2};
+    pid_t pids[2] = {gpuipc_app_peer(0), gpuipc_app_peer(1)};
     uint64_t until = gpuipc_clock_ns() + REAP_NS;
-    int i, left = 0;
+    gpuipc_sbuf b;
+    int i, left = 0, status;
 
+    gpuipc_sbuf_init(&b, peer_end, sizeof(peer_end));
+    if (pids[0] <= 0)
+        gpuipc_sbuf_str(&b, "ended before the deadline");
+    else if (waitpid(pids[0], &status, WNOHANG) == pids[0]) {
+        /* Dead before the deadline, of its own cause. */
+        pids[0] = -1;
+        peer_died = 1;
+        gpuipc_sbuf_str(&b, "had ended before the deadline: ");
+        put_status(&b, status);
+    } else {
+        gpuipc_sbuf_str(&b, "killed by the producer at the deadline (SIGKILL)");
+    }
     for (i = 0; i < 2; i++)
         if (pids[i] > 0 && kill(pids[i], SIGKILL) == 0)
             left++;
@@ -356,6 +442,21 @@ static void take_snapshot(void)
     }
 }
 
+/* Whether the deadline's --json document failed (write_doc). */
+static int doc_failed;
+
+/* A line saying that the document was not written, where it was not. */
+static void put_doc_failure(gpuipc_sbuf *b)
+{
+    if (!doc_failed)
+        return;
+    gpuipc_sbuf_str(b, "gpuipc_test: --json ");
+    gpuipc_sbuf_str(b, dl.o->json_path);
+    gpuipc_sbuf_str(b, ": the document of the deadline could not be written whole (a full "
+                       "disk, a quota, or a closed output?); a file that was there is left "
+                       "as it was\n");
+}
+
 /* The producer's watchdog at the deadline. */
 static void producer_fire(void *arg)
 {
@@ -369,10 +470,11 @@ static void producer_fire(void *arg)
     kill_consumers();
     gpuipc_sbuf_init(&b, line, sizeof(line));
     put_verdict(&b, now);
-    write_doc(now, line);
+    doc_failed = write_doc(now, line) < 0;
     gpuipc_sbuf_init(&b, text, sizeof(text));
     if (gpuipc_brief_fd() < 0) {
-        put_rows(&b);
+        put_rows(&b, out);
+        put_doc_failure(&b);
         gpuipc_sbuf_str(&b, "consumer: ");
         gpuipc_sbuf_str(&b, consumer_end());
         gpuipc_sbuf_str(&b, "\n");
@@ -402,8 +504,10 @@ static void consumer_fire(void *arg)
     if (gpuipc_app_parent_pid > 0)
         gpuipc_sbuf_str(&b, "; the producer did not end the run, so this consumer ends itself");
     gpuipc_sbuf_str(&b, " (exit 1)");
-    write_doc(now, line);
+    doc_failed = write_doc(now, line) < 0;
     gpuipc_sbuf_init(&b, text, sizeof(text));
+    if (gpuipc_brief_fd() < 0)
+        put_doc_failure(&b);
     gpuipc_sbuf_str(&b, gpuipc_brief_fd() < 0 ? "result: " : "");
     gpuipc_sbuf_str(&b, line);
     gpuipc_sbuf_str(&b, "\n");

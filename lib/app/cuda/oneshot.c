@@ -98,14 +98,14 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
             close(sv[1]);
             return GPUIPC_FAIL;
         }
-        child2 = gpuipc_app_fork_consumer(sv2, sv, o, inject, t0);
+        child2 = gpuipc_app_fork_consumer(sv2, sv, 1, o, inject, t0);
         if (child2 < 0) {
             close(sv[0]);
             close(sv[1]);
             return GPUIPC_FAIL;
         }
     }
-    child = gpuipc_app_fork_consumer(sv, sv2, o, inject, t0);
+    child = gpuipc_app_fork_consumer(sv, sv2, 0, o, inject, t0);
     if (child < 0) {
         if (child2 > 0) {
             close(sv2[0]);

@@ -57,6 +57,20 @@ void gpuipc_app_stop_peers(pid_t a, pid_t b)
     run_peers[1] = b;
 }
 
+void gpuipc_app_forget_peer(pid_t pid)
+{
+    int i;
+
+    for (i = 0; i < 2; i++)
+        if (run_peers[i] == pid)
+            run_peers[i] = -1;
+}
+
+pid_t gpuipc_app_peer(int i)
+{
+    return i >= 0 && i < 2 ? run_peers[i] : -1;
+}
+
 /* SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the session: every wait, in this
  * process and in every process of the run, ends with the signal's name, each
  * role releases what it holds, and the process exits 128 + the signal. The

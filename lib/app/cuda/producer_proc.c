@@ -18,6 +18,7 @@
 #include "core/proc.h"
 #include "core/step.h"
 #include "core/units.h"
+#include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "session/diagnose.h"
@@ -51,6 +52,8 @@ static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *statu
     rc = gpuipc_proc_wait(pid, gpuipc_clock_deadline(wait_ns), status, &err);
     gpuipc_wire_close(*w);
     *w = NULL;
+    if (rc >= 0) /* reaped: its number may be another process's from now */
+        gpuipc_app_forget_peer(pid);
     if (rc < 0) {
         snprintf(desc, len, "%s", err.msg);
         return 0;
@@ -863,6 +866,9 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     run->w = NULL;
     gpuipc_gpu_close(run->env.gpu);
     run->env.gpu = NULL;
+    /* From here this thread says the verdict, not the watchdog (or, if the
+     * deadline has fired already, it parks and the watchdog's stands). */
+    gpuipc_watch_claim(gpuipc_app_stop_code(code));
     if (run->o->bench && started) {
         if (code != GPUIPC_SKIP)
             fprintf(stderr, "result: %s: --bench on %s; consumer: %s; %.1f s (exit %d)\n",
