@@ -336,6 +336,64 @@ START_TEST(test_deadline_names_a_consumer_that_died_before_it)
 }
 END_TEST
 
+/* A stop signal while a process is wedged (every signal blocked, as a
+ * thread stuck in the driver may be): no thread but the watchdog can take
+ * it; the run still ends within 2 s, 128 + the signal, STOPPED, naming the
+ * stuck process and step, nothing left; no --deadline is needed for it. */
+START_TEST(test_deadline_a_stop_ends_a_wedged_run)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    static const char *const wedged[][2] = {
+        {"GPUIPC_FAULT=producer:check:wedge", "FAULT INJECTED: wedge at check"},
+        {"GPUIPC_FAULT=producer:hello:wedge", "FAULT INJECTED: wedge at hello"},
+        {"GPUIPC_FAULT=consumer:verify:wedge", "FAULT INJECTED: wedge at verify"},
+    };
+    const char *a[] = {"--only", "memfd", "--size", "64K", "--timeout", "20", "--deadline",
+                       "none", NULL};
+    enum { N = 9 };
+    const char *const *args[N], *const *env[N];
+    static const char *envs[N][2];
+    th_line_fn fns[N];
+    void *argp[N];
+    th_run *runs = th_runs_alloc(N);
+    stopper *s = stoppers(N);
+    size_t i;
+
+    ck_assert_ptr_nonnull(runs);
+    for (i = 0; i < N; i++) {
+        s[i].sig = sigs[i % 3];
+        s[i].to_consumer = 0; /* the producer alone, as a runner's kill does */
+        s[i].when = wedged[i / 3][1];
+        envs[i][0] = wedged[i / 3][0];
+        envs[i][1] = NULL;
+        args[i] = a;
+        env[i] = envs[i];
+        fns[i] = stop_when_there;
+        argp[i] = &s[i];
+    }
+    ck_assert_int_eq(th_spawn_all(runs, N, args, env, 15, 3, fns, argp), 0);
+    for (i = 0; i < N; i++) {
+        char what[96], stuck[64];
+
+        snprintf(what, sizeof(what), "%s, %s to the producer", wedged[i / 3][0],
+                 sig_name(s[i].sig));
+        snprintf(stuck, sizeof(stuck), " is stuck at %s in GPUIPC_FAULT wedge",
+                 strrchr(wedged[i / 3][1], ' ') + 1);
+        ck_assert_msg(s[i].sent, "%s: never sent:\n%s", what, runs[i].out);
+        ck_assert_msg(runs[i].finished && th_exited(&runs[i], 128 + s[i].sig),
+                      "%s: status 0x%x after %.2f s:\n%s", what, runs[i].status,
+                      runs[i].seconds, runs[i].out);
+        ck_assert_msg(strstr(runs[i].out, "STOPPED") != NULL &&
+                      strstr(runs[i].out, stuck) != NULL, "%s: the stuck process is not "
+                      "named:\n%s", what, runs[i].out);
+        ck_assert_msg(runs[i].seconds < 3.0, "%s: ended after %.2f s", what, runs[i].seconds);
+        ck_assert_msg(runs[i].leftover == 0, "%s: a process was left behind", what);
+    }
+    th_runs_free(runs, N);
+    munmap(s, N * sizeof(stopper));
+}
+END_TEST
+
 /* Check gives up with exit(2) when it cannot create its temporary file
  * (TEMP names a directory where no file can be made, and the memfd the
  * program offers instead is refused by a seccomp filter): inside a run that
@@ -367,6 +425,7 @@ Suite *deadline_suite(void)
     tcase_add_test(tc, test_deadline_a_stop_reaches_the_other_process);
     tcase_add_test(tc, test_deadline_checks_own_exit_is_a_named_failure);
     tcase_add_test(tc, test_deadline_names_a_consumer_that_died_before_it);
+    tcase_add_test(tc, test_deadline_a_stop_ends_a_wedged_run);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -29,9 +29,10 @@
 static int marks[2]; /* the fire function writes 'F' to marks[1] */
 static int slow_fire;
 
-static void fire(void *arg)
+static void fire(void *arg, int sig)
 {
     (void)arg;
+    (void)sig;
     if (slow_fire) {
         struct timespec ts = {0, 300 * 1000000L};
 
@@ -280,6 +281,34 @@ START_TEST(test_watch_outfile_leaves_a_link_planted_during_the_run)
 }
 END_TEST
 
+/* A file replaced by rename keeps its permissions (0640 is not widened to
+ * the new file's 0644), and as root its owner. */
+START_TEST(test_watch_outfile_keeps_the_mode_and_owner_it_replaces)
+{
+    struct stat st;
+    gpuipc_outfile f;
+    gpuipc_err err;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+    gpuipc_outfile_renameat2_hook = NULL; /* renameat2 as the file system has it */
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fchmod(fd, 0640), 0);
+    if (geteuid() == 0)
+        ck_assert_int_eq(fchown(fd, 65534, 65534), 0);
+    close(fd);
+    ck_assert_int_eq(gpuipc_outfile_check(&f, path, &err), 0);
+    ck_assert_msg(write_through(&f, "new", &err) == 0, "%s", err.msg);
+    has_text(path, "new");
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 0777) == 0640, "mode %o", st.st_mode & 0777);
+    if (geteuid() == 0)
+        ck_assert_msg(st.st_uid == 65534 && st.st_gid == 65534, "owner %u:%u", st.st_uid,
+                      st.st_gid);
+    alone();
+    gpuipc_outfile_close(&f);
+}
+END_TEST
+
 Suite *watch_suite(void)
 {
     Suite *s = suite_create("watch");
@@ -295,6 +324,7 @@ Suite *watch_suite(void)
     tcase_add_test(writer, test_watch_outfile_links_a_new_file_without_rename_flags);
     tcase_add_test(writer, test_watch_outfile_writes_a_regular_file_in_place_without_rename_flags);
     tcase_add_test(writer, test_watch_outfile_leaves_a_link_planted_during_the_run);
+    tcase_add_test(writer, test_watch_outfile_keeps_the_mode_and_owner_it_replaces);
     suite_add_tcase(s, dog);
     suite_add_tcase(s, writer);
     return s;

@@ -232,6 +232,16 @@ static int unknown(const char *arg, gpuipc_err *err)
     return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", arg);
 }
 
+/* A list option given twice would silently drop the first list: refused.
+ * Returns 0, or -EINVAL naming both. */
+static int once(const char *name, const char *before, const char *now, gpuipc_err *err)
+{
+    if (before == NULL)
+        return 0;
+    return gpuipc_err_set(err, -EINVAL, "%s given twice ('%s', then '%s'): give one "
+                          "comma-separated list", name, before, now);
+}
+
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
     long v;
@@ -266,9 +276,13 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             o->chunks_set = 1;
             break;
         case OPT_ONLY:
+            if ((rc = once("--only", o->only, optarg, err)) < 0)
+                return rc;
             o->only = optarg;
             break;
         case OPT_REQUIRE:
+            if ((rc = once("--require", o->require, optarg, err)) < 0)
+                return rc;
             o->require = optarg;
             break;
         case OPT_DEADLINE:
@@ -320,6 +334,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             o->iters_set = 1;
             break;
         case OPT_PAIRS:
+            if ((rc = once("--pairs", o->pairs, optarg, err)) < 0)
+                return rc;
             o->pairs = optarg;
             break;
         case OPT_MIN_GBPS:

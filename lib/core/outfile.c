@@ -98,6 +98,11 @@ int gpuipc_outfile_check(gpuipc_outfile *f, const char *path, gpuipc_err *err)
         return gpuipc_err_set(err, -EINVAL, "is %s; the program writes only a new or a "
                               "regular file, and replaces nothing else", kind(st.st_mode));
     }
+    /* The new file takes its place with its permissions and owner. */
+    f->replaces = 1;
+    f->mode = st.st_mode & 0777;
+    f->uid = st.st_uid;
+    f->gid = st.st_gid;
     if (faccessat(f->dirfd, ".", W_OK | X_OK, AT_EACCESS) == 0)
         return 0;
     /* A regular file in a directory that cannot be written: in place. */
@@ -186,8 +191,16 @@ int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err)
         append(f->tmp, sizeof(f->tmp), ".tmp");
         fd = openat(f->dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                     0644);
-        if (fd >= 0)
+        if (fd >= 0) {
+            /* Not wider than the file it replaces (0640 stays 0640), and as
+             * root, its owner's; a failure here only leaves this user's. */
+            if (f->replaces) {
+                if (geteuid() == 0)
+                    (void)!fchown(fd, f->uid, f->gid);
+                (void)!fchmod(fd, f->mode);
+            }
             return fd;
+        }
         if (errno != EEXIST)
             break;
     }

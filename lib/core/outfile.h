@@ -31,6 +31,10 @@ typedef struct gpuipc_outfile {
     int in_place;   /* written in place (the directory cannot be written) */
     dev_t dev;      /* in place: the file the check saw */
     ino_t ino;
+    int replaces;   /* a regular file was there: its mode and owner are kept */
+    mode_t mode;
+    uid_t uid;
+    gid_t gid;
     char base[GPUIPC_OUTFILE_NAME_MAX]; /* PATH's last component */
     char tmp[GPUIPC_OUTFILE_NAME_MAX];  /* the temporary name in use, "" for none */
 } gpuipc_outfile;

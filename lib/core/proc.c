@@ -69,16 +69,34 @@ int gpuipc_proc_hold_std_fds(void)
     return n;
 }
 
+static int (*stop_test)(void);
+
+void gpuipc_proc_set_stop_test(int (*stopped)(void))
+{
+    stop_test = stopped;
+}
+
 static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 {
+    int stopped = 0;
+
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
+        uint64_t now;
 
         if (r == pid)
             return 0;
         if (r < 0 && errno != EINTR)
             return -errno;
-        if (gpuipc_clock_ns() >= deadline_ns)
+        now = gpuipc_clock_ns();
+        /* A stop signal: the other process has it too, and a short while
+         * to end. */
+        if (!stopped && stop_test != NULL && stop_test() != 0) {
+            stopped = 1;
+            if (deadline_ns > now + GPUIPC_PROC_STOP_GRACE_NS)
+                deadline_ns = now + GPUIPC_PROC_STOP_GRACE_NS;
+        }
+        if (now >= deadline_ns)
             return -ETIMEDOUT;
         gpuipc_clock_sleep(2 * GPUIPC_NS_PER_MS);
     }

@@ -25,10 +25,21 @@ int gpuipc_proc_hold_std_fds(void);
  * be read. */
 int gpuipc_proc_map_count(unsigned *now, unsigned *max);
 
-/* Waits for child pid until deadline_ns; then sends it SIGKILL and waits up
- * to 5 s more. Stores the wait status in *status. Returns 0 if it exited in
- * time, 1 if it had to be killed, or a negative errno (err says why). */
+/* How long gpuipc_proc_wait still waits once the run is stopped: a little
+ * longer than a stopped process's own watchdog gives it (1.5 s), so that one
+ * that is stuck ends itself, saying where, rather than being killed. */
+#define GPUIPC_PROC_STOP_GRACE_NS (1800ull * 1000000ull)
+
+/* Waits for child pid until deadline_ns, or, once the stop test (below)
+ * says the run is stopped, GPUIPC_PROC_STOP_GRACE_NS at the most from then;
+ * then sends it SIGKILL and waits up to 5 s more. Stores the wait status in
+ * *status. Returns 0 if it exited in time, 1 if it had to be killed, or a
+ * negative errno (err says why). */
 int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err);
+
+/* The test of whether the run is stopped (non-zero: by that signal), for
+ * gpuipc_proc_wait; NULL: none. */
+void gpuipc_proc_set_stop_test(int (*stopped)(void));
 
 /* Asks a child forked for the question: it runs fn(arg, answer) and writes
  * the len bytes of answer (at most PIPE_BUF: one atomic write) back through

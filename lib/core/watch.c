@@ -146,7 +146,7 @@ void gpuipc_watch_wedge(const char *call)
 
 typedef struct watchdog {
     uint64_t deadline_ns;
-    void (*fire)(void *arg);
+    void (*fire)(void *arg, int sig);
     void *arg;
     pthread_t thread;
     volatile int started;
@@ -164,28 +164,81 @@ static void sleep_until(uint64_t at_ns)
         ; /* EINTR: on until then */
 }
 
+/* Passes sig to the handler installed for it, as its delivery would. */
+static void dispatch(int sig, siginfo_t *info)
+{
+    struct sigaction now;
+
+    if (sigaction(sig, NULL, &now) < 0)
+        return;
+    if (now.sa_flags & SA_SIGINFO)
+        now.sa_sigaction(sig, info, NULL);
+    else if (now.sa_handler == SIG_DFL)
+        _exit(128 + sig);
+    else if (now.sa_handler != SIG_IGN)
+        now.sa_handler(sig);
+}
+
+/* Until at_ns (or until a stop's grace ends, if sooner): takes the stop
+ * signals no other thread can and passes them on. Returns the first stop
+ * signal whose grace ran out, or 0 at at_ns. */
+static int wait_taking_stops(uint64_t at_ns, int *stop, uint64_t *stop_by)
+{
+    sigset_t stops;
+    siginfo_t info;
+
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    for (;;) {
+        uint64_t now = gpuipc_clock_ns(), until = at_ns;
+        struct timespec ts;
+        int sig;
+
+        if (*stop != 0 && *stop_by < until)
+            until = *stop_by;
+        if (now >= until)
+            return *stop != 0 && now >= *stop_by ? *stop : 0;
+        ts.tv_sec = (time_t)((until - now) / 1000000000ull);
+        ts.tv_nsec = (long)((until - now) % 1000000000ull);
+        if (ts.tv_sec > 3600)
+            ts.tv_sec = 3600;
+        sig = sigtimedwait(&stops, &info, &ts);
+        if (sig <= 0)
+            continue; /* the time is up (EAGAIN) or EINTR: look again */
+        dispatch(sig, &info);
+        if (*stop == 0 && owner == OWNER_NONE) {
+            *stop = sig;
+            *stop_by = gpuipc_clock_ns() + GPUIPC_WATCH_STOP_GRACE_NS;
+        }
+    }
+}
+
 static void *watch_thread(void *unused)
 {
     static const char late[] = "gpuipc_test: the run was still ending 5 s after its "
-                               "--deadline (its verdict was said above); it exits now, "
-                               "with that verdict's status\n";
-    int none = OWNER_NONE;
+                               "--deadline or its stop (its verdict was said above); it exits "
+                               "now, with that verdict's status\n";
+    uint64_t stop_by = 0, end;
+    int none = OWNER_NONE, stop = 0, sig;
 
     (void)unused;
-    sleep_until(dog.deadline_ns);
+    sig = wait_taking_stops(dog.deadline_ns, &stop, &stop_by);
     if (!atomic_compare_exchange_strong(&owner, &none, OWNER_WATCHDOG)) {
         /* The run's own thread is saying its verdict: a backstop only. */
-        sleep_until(dog.deadline_ns + GPUIPC_WATCH_END_GRACE_NS);
+        end = (sig != 0 ? stop_by : dog.deadline_ns) + GPUIPC_WATCH_END_GRACE_NS;
+        sleep_until(end);
         (void)!gpuipc_write_all(2, late, sizeof(late) - 1);
         _exit(atomic_load(&claimed_code));
     }
     fired = 1;
-    dog.fire(dog.arg);
-    _exit(1); /* fire ends the process; this is in case it does not */
+    dog.fire(dog.arg, sig);
+    _exit(sig != 0 ? 128 + sig : 1); /* fire ends the process; this is in case it does not */
     return NULL;
 }
 
-int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg), void *arg,
+int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg, int sig), void *arg,
                        gpuipc_err *err)
 {
     sigset_t all, old;

@@ -75,11 +75,21 @@ void gpuipc_watch_arm_wedge(void);
 /* Wedges now, naming call, as gpuipc_watch_arm_wedge describes. Never returns. */
 void gpuipc_watch_wedge(const char *call) __attribute__((noreturn));
 
+/* How long a run that was stopped (SIGINT, SIGTERM, SIGHUP) may take to end
+ * by itself before the watchdog ends it, saying where it is stuck. */
+#define GPUIPC_WATCH_STOP_GRACE_NS (1500ull * 1000000ull)
+
 /* Starts the watchdog: a thread with every signal blocked that sleeps until
- * deadline_ns (CLOCK_MONOTONIC, absolute) and then calls fire(arg), which
- * must use only async-signal-safe calls and end the process. Returns 0, or
- * a negative errno with err. */
-int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg), void *arg,
+ * deadline_ns (CLOCK_MONOTONIC, absolute; UINT64_MAX: no deadline) and then
+ * calls fire(arg, 0). Meanwhile it takes the stop signals (SIGINT, SIGTERM,
+ * SIGHUP) that no other thread of the process can: where the run's thread
+ * has them blocked, stuck in a call (a wedged driver call) or between two
+ * scenarios. It passes each to the handler installed for it, as delivery
+ * would (SIG_DFL: the process exits 128 + the signal), and if the run has
+ * not claimed its end GPUIPC_WATCH_STOP_GRACE_NS after the first, calls
+ * fire(arg, sig). fire must use only async-signal-safe calls and end the
+ * process. Returns 0, or a negative errno with err. */
+int gpuipc_watch_start(uint64_t deadline_ns, void (*fire)(void *arg, int sig), void *arg,
                        gpuipc_err *err);
 
 /* 1 once the deadline has fired. */

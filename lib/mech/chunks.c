@@ -127,11 +127,12 @@ int gpuipc_chunks_fd_room(unsigned n, const char *what, char *note, size_t cap,
         int e = errno;
 
         return gpuipc_err_set(err, -EMFILE, "%u more FDs (%s) do not fit: RLIMIT_NOFILE is "
-                              "%llu (hard %llu) and only %u FD numbers are free below it; "
+                              "%llu (hard %llu) and only %u FD numbers are free below it, of "
+                              "the %u needed (these and %u kept free for the driver and /proc); "
                               "raising it to %llu failed (%s): run with ulimit -n %llu or more (a "
                               "receiver under the same limit would lose FDs: MSG_CTRUNC)",
                               n, what, (unsigned long long)rl.rlim_cur,
-                              (unsigned long long)rl.rlim_max, have,
+                              (unsigned long long)rl.rlim_max, have, want, FD_MARGIN,
                               (unsigned long long)raised.rlim_cur, strerror(e),
                               (unsigned long long)raised.rlim_cur);
     }

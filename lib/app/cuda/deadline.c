@@ -116,9 +116,11 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
         put_state(b, me, now);
         gpuipc_sbuf_str(b, "; the consumer ");
         gpuipc_sbuf_str(b, peer_end);
-        gpuipc_sbuf_str(b, " (it was last ");
-        put_state(b, other, now);
-        gpuipc_sbuf_str(b, ")");
+        if (other->step != 0) {
+            gpuipc_sbuf_str(b, " (it was last ");
+            put_state(b, other, now);
+            gpuipc_sbuf_str(b, ")");
+        }
         return;
     }
     if (other->pid == 0 || !waits(me)) {
@@ -165,15 +167,48 @@ static void counts(unsigned *passed, unsigned *failed, unsigned *skipped)
     }
 }
 
-/* The result line's text, after "result: ", for the run stopped now. */
-static void put_verdict(gpuipc_sbuf *b, uint64_t now)
+/* The exit status of the watchdog's verdict: 1 at the deadline, 128 + sig
+ * for a stop the run did not end by itself. */
+static int fire_code(int sig)
+{
+    return sig != 0 ? 128 + sig : GPUIPC_FAIL;
+}
+
+/* What ended the run: "FAIL: --deadline 2.000 s passed: " or "STOPPED:
+ * stopped by SIGINT, but the run did not end within 1.5 s: ". */
+static void put_why(gpuipc_sbuf *b, int sig)
+{
+    const char *name = gpuipc_sig_abbrev(sig);
+
+    if (sig == 0) {
+        gpuipc_sbuf_str(b, "FAIL: --deadline ");
+        gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
+        gpuipc_sbuf_str(b, " s passed: ");
+        return;
+    }
+    gpuipc_sbuf_str(b, "STOPPED: stopped by SIG");
+    gpuipc_sbuf_str(b, name != NULL ? name : "?");
+    gpuipc_sbuf_str(b, ", but the run did not end within ");
+    gpuipc_sbuf_secs(b, GPUIPC_WATCH_STOP_GRACE_NS, 1);
+    gpuipc_sbuf_str(b, " s: ");
+}
+
+/* " (exit N)" for the watchdog's verdict. */
+static void put_exit(gpuipc_sbuf *b, int sig)
+{
+    gpuipc_sbuf_str(b, " (exit ");
+    gpuipc_sbuf_uint(b, (uint64_t)fire_code(sig));
+    gpuipc_sbuf_str(b, ")");
+}
+
+/* The result line's text, after "result: ", for the run ended now by the
+ * deadline (sig 0) or a stop signal. */
+static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
 {
     unsigned p, f, s;
 
     counts(&p, &f, &s);
-    gpuipc_sbuf_str(b, "FAIL: --deadline ");
-    gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
-    gpuipc_sbuf_str(b, " s passed: ");
+    put_why(b, sig);
     put_stuck(b, now);
     gpuipc_sbuf_str(b, "; ");
     gpuipc_sbuf_uint(b, p);
@@ -183,7 +218,8 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now)
     gpuipc_sbuf_uint(b, s);
     gpuipc_sbuf_str(b, " skipped, in ");
     gpuipc_sbuf_secs(b, now - dl.t0, 2);
-    gpuipc_sbuf_str(b, " s (exit 1)");
+    gpuipc_sbuf_str(b, " s");
+    put_exit(b, sig);
 }
 
 /* The summary's rows: each scenario with what it reached before the
@@ -289,8 +325,24 @@ static const char *consumer_end(void)
                              : "another process (--serve): its connection closes with this one";
 }
 
+/* The exit member of the watchdog's document. */
+static void put_exit_member(gpuipc_sbuf *b, int sig)
+{
+    const char *name = gpuipc_sig_abbrev(sig);
+
+    gpuipc_sbuf_str(b, "{\"status\": ");
+    gpuipc_sbuf_uint(b, (uint64_t)fire_code(sig));
+    if (sig == 0) {
+        gpuipc_sbuf_str(b, ", \"meaning\": \"a failure\"}");
+        return;
+    }
+    gpuipc_sbuf_str(b, ", \"meaning\": \"stopped by SIG");
+    gpuipc_sbuf_str(b, name != NULL ? name : "?");
+    gpuipc_sbuf_str(b, "\"}");
+}
+
 /* The template with its markers replaced, to fd. */
-static void write_doc_to(int fd, uint64_t now, const char *verdict)
+static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
 {
     static const struct {
         const char *mark;
@@ -316,7 +368,7 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
         doc_put(fd, p, (size_t)(at - p));
         switch (marks[i].what) {
         case 0:
-            gpuipc_sbuf_str(&b, "{\"status\": 1, \"meaning\": \"a failure\"}");
+            put_exit_member(&b, sig);
             break;
         case 1:
             gpuipc_sbuf_json(&b, verdict);
@@ -351,7 +403,7 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict)
  * writes it only once it has claimed the end: gpuipc_watch_claim). Returns
  * 0, or -1 where the document could not be written whole: a file that was
  * there is then left as it was. */
-static int write_doc(uint64_t now, const char *verdict)
+static int write_doc(uint64_t now, const char *verdict, int sig)
 {
     const char *path = dl.o->json_path;
     gpuipc_outfile *f = gpuipc_doc_outfile();
@@ -361,12 +413,12 @@ static int write_doc(uint64_t now, const char *verdict)
         return 0;
     doc_bad = 0;
     if (strcmp(path, "-") == 0) {
-        write_doc_to(gpuipc_doc_stdout_fd(), now, verdict);
+        write_doc_to(gpuipc_doc_stdout_fd(), now, verdict, sig);
         return doc_bad ? -1 : 0;
     }
     if (f == NULL || (fd = gpuipc_outfile_open(f, NULL)) < 0)
         return -1;
-    write_doc_to(fd, now, verdict);
+    write_doc_to(fd, now, verdict, sig);
     if (close(fd) < 0)
         doc_bad = 1;
     if (doc_bad || gpuipc_outfile_commit(f, NULL) < 0) {
@@ -398,36 +450,45 @@ static void put_status(gpuipc_sbuf *b, int status)
 /* Kills the consumers not yet reaped and waits for them, a bounded time;
  * says in peer_end how the consumer ended (one that had died before the
  * deadline keeps its own cause, and sets peer_died). */
-static void kill_consumers(void)
+static void kill_consumers(int sig)
 {
     struct timespec ts = {0, 10 * 1000000L};
     pid_t pids[2] = {gpuipc_app_peer(0), gpuipc_app_peer(1)};
     uint64_t until = gpuipc_clock_ns() + REAP_NS;
+    const char *when = sig != 0 ? "the stop" : "the deadline";
     gpuipc_sbuf b;
     int i, left = 0, status;
 
     gpuipc_sbuf_init(&b, peer_end, sizeof(peer_end));
-    if (pids[0] <= 0)
-        gpuipc_sbuf_str(&b, "ended before the deadline");
-    else if (waitpid(pids[0], &status, WNOHANG) == pids[0]) {
-        /* Dead before the deadline, of its own cause. */
+    if (pids[0] <= 0) {
+        gpuipc_sbuf_str(&b, "ended before ");
+        gpuipc_sbuf_str(&b, when);
+    } else if (waitpid(pids[0], &status, WNOHANG) == pids[0]) {
+        /* Ended already, of its own accord or its own cause. */
         pids[0] = -1;
         peer_died = 1;
-        gpuipc_sbuf_str(&b, "had ended before the deadline: ");
+        gpuipc_sbuf_str(&b, sig != 0 ? "had ended: " : "had ended before the deadline: ");
         put_status(&b, status);
     } else {
-        gpuipc_sbuf_str(&b, "killed by the producer at the deadline (SIGKILL)");
+        gpuipc_sbuf_str(&b, "killed by the producer at ");
+        gpuipc_sbuf_str(&b, when);
+        gpuipc_sbuf_str(&b, " (SIGKILL)");
     }
     for (i = 0; i < 2; i++)
         if (pids[i] > 0 && kill(pids[i], SIGKILL) == 0)
             left++;
     while (left > 0 && gpuipc_clock_ns() < until) {
-        for (i = 0; i < 2; i++)
-            if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i]) {
+        for (i = 0; i < 2; i++) {
+            pid_t r = pids[i] > 0 ? waitpid(pids[i], NULL, WNOHANG) : 0;
+
+            /* ECHILD: the run's own thread reaped it meanwhile. */
+            if (r == pids[i] || (r < 0 && errno == ECHILD)) {
                 pids[i] = -1;
                 left--;
             }
-        nanosleep(&ts, NULL);
+        }
+        if (left > 0)
+            nanosleep(&ts, NULL);
     }
 }
 
@@ -457,8 +518,9 @@ static void put_doc_failure(gpuipc_sbuf *b)
                        "as it was\n");
 }
 
-/* The producer's watchdog at the deadline. */
-static void producer_fire(void *arg)
+/* The producer's watchdog at the deadline, or after a stop the run did not
+ * end by itself (sig). */
+static void producer_fire(void *arg, int sig)
 {
     uint64_t now = gpuipc_clock_ns();
     int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
@@ -467,10 +529,10 @@ static void producer_fire(void *arg)
     (void)arg;
     take_snapshot();
     gpuipc_app_sock_unlink();
-    kill_consumers();
+    kill_consumers(sig);
     gpuipc_sbuf_init(&b, line, sizeof(line));
-    put_verdict(&b, now);
-    doc_failed = write_doc(now, line) < 0;
+    put_verdict(&b, now, sig);
+    doc_failed = write_doc(now, line, sig) < 0;
     gpuipc_sbuf_init(&b, text, sizeof(text));
     if (gpuipc_brief_fd() < 0) {
         put_rows(&b, out);
@@ -483,49 +545,52 @@ static void producer_fire(void *arg)
     gpuipc_sbuf_str(&b, line);
     gpuipc_sbuf_str(&b, "\n");
     gpuipc_sbuf_write(&b, out);
-    _exit(GPUIPC_FAIL);
+    _exit(fire_code(sig));
 }
 
-/* A consumer's watchdog: a --connect consumer reports itself; the forked
- * one, whose producer should have ended the run, says so. */
-static void consumer_fire(void *arg)
+/* A consumer's watchdog: a --connect consumer reports itself (its result
+ * line); the forked one, whose producer should have ended the run, says so
+ * in a line of its own (the producer's result line is the run's). */
+static void consumer_fire(void *arg, int sig)
 {
     uint64_t now = gpuipc_clock_ns();
     int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
+    int forked = gpuipc_app_parent_pid > 0;
     gpuipc_sbuf b;
 
     (void)arg;
     take_snapshot();
     gpuipc_sbuf_init(&b, line, sizeof(line));
-    gpuipc_sbuf_str(&b, "FAIL: --deadline ");
-    gpuipc_sbuf_secs(&b, dl.o->deadline_ns, 3);
-    gpuipc_sbuf_str(&b, " s passed: ");
+    put_why(&b, sig);
     put_stuck(&b, now);
-    if (gpuipc_app_parent_pid > 0)
-        gpuipc_sbuf_str(&b, "; the producer did not end the run, so this consumer ends itself");
-    gpuipc_sbuf_str(&b, " (exit 1)");
-    doc_failed = write_doc(now, line) < 0;
+    if (forked)
+        gpuipc_sbuf_str(&b, sig == 0 ? "; the producer did not end the run, so this consumer "
+                                       "ends itself" : "; this consumer ends itself");
+    put_exit(&b, sig);
+    doc_failed = write_doc(now, line, sig) < 0;
     gpuipc_sbuf_init(&b, text, sizeof(text));
     if (gpuipc_brief_fd() < 0)
         put_doc_failure(&b);
-    gpuipc_sbuf_str(&b, gpuipc_brief_fd() < 0 ? "result: " : "");
+    if (gpuipc_brief_fd() < 0 || !forked)
+        gpuipc_sbuf_str(&b, forked ? "gpuipc_test: consumer: " : gpuipc_brief_fd() < 0
+                                                                 ? "result: " : "");
     gpuipc_sbuf_str(&b, line);
     gpuipc_sbuf_str(&b, "\n");
-    gpuipc_sbuf_write(&b, out);
-    _exit(GPUIPC_FAIL);
+    if (!forked || gpuipc_brief_fd() < 0) /* --brief's one line is the producer's */
+        gpuipc_sbuf_write(&b, out);
+    _exit(fire_code(sig));
 }
 
 int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
 {
     gpuipc_err err;
 
-    if (run->o->deadline_ns == 0)
-        return 0;
+    /* Without a deadline it still takes the stops no other thread can. */
     dl.run = run;
     dl.o = run->o;
     dl.t0 = t0;
     dl.role = GPUIPC_ROLE_PRODUCER;
-    dl.deadline_ns = t0 + run->o->deadline_ns;
+    dl.deadline_ns = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
     gpuipc_app_deadline_document(run);
     if (gpuipc_watch_start(dl.deadline_ns, producer_fire, NULL, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
@@ -551,7 +616,7 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
     };
     char *doc;
 
-    if (run->o->json_path == NULL || run->o->deadline_ns == 0)
+    if (run->o->json_path == NULL)
         return;
     /* The first is ready before the watchdog can fire; the second (once the
      * probes are done) takes its place whole, and the first is kept to the
@@ -570,13 +635,13 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
     gpuipc_err err;
     uint64_t at;
 
-    if (o->deadline_ns == 0)
-        return 0;
     dl.o = o;
     dl.t0 = t0;
     dl.role = GPUIPC_ROLE_CONSUMER;
-    /* Forked, the producer ends the run: this is a backstop after it. */
-    at = t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
+    /* Forked, the producer ends the run: this is a backstop after it.
+     * Without a deadline it still takes the stops no other thread can. */
+    at = o->deadline_ns == 0 ? UINT64_MAX
+         : t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
     if (gpuipc_app_parent_pid == 0 && o->json_path != NULL) {
         gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = GPUIPC_FAIL, .own = &own,
                         .deadline_template = 1};

@@ -11,6 +11,7 @@
 
 #include "app/cuda/app.h"
 #include "core/account.h"
+#include "core/proc.h"
 #include "core/step.h"
 #include "gpu/cudrv.h"
 #include "wire/endpoint.h"
@@ -118,6 +119,8 @@ void gpuipc_app_catch_stop_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* A wait for a process ends soon after a stop, too. */
+    gpuipc_proc_set_stop_test(gpuipc_wire_stopped);
 }
 
 /* Blocks (1) or unblocks (0) the stop signals in this process. A signal

@@ -775,7 +775,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
  * <scenario> <step>: <reason>" (the reason as that side recorded it, its
  * leading step name dropped), or why no scenario ran; and the first cause,
  * the failure's where it has one, else the first that any result has. */
-static void note_outcome(const gpuipc_producer_run *run)
+static void note_outcome(const gpuipc_producer_run *run, int code, const char *consumer)
 {
     const gpuipc_result *failed = NULL, *explained = NULL;
     char first[GPUIPC_ERR_LEN + 160];
@@ -803,6 +803,13 @@ static void note_outcome(const gpuipc_producer_run *run)
                  failed->mech, failed->failure.step ? step : "-", why);
     } else if (!run->started || run->halted) {
         snprintf(first, sizeof(first), "%.500s", run->lost);
+    } else if (code == GPUIPC_FAIL) {
+        /* No scenario failed: the end of the session did (the producer's
+         * last check, or how the consumer ended). */
+        if (run->last[0] != '\0')
+            snprintf(first, sizeof(first), "%.500s", run->last);
+        else
+            snprintf(first, sizeof(first), "consumer: %.500s", consumer);
     }
     gpuipc_brief_note(first, explained != NULL ? explained->cause : NULL);
 }
@@ -859,8 +866,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         accounting_note(run, accounting, sizeof(accounting));
     if (started)
         diagnose_results(run);
-    note_outcome(run);
     code = end_session(run, code, consumer, len);
+    note_outcome(run, code, consumer);
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
     run->w = NULL;
