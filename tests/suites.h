@@ -30,5 +30,6 @@ Suite *results_suite(void);
 Suite *progress_suite(void);
 Suite *outputs_suite(void);
 Suite *watch_suite(void);
+Suite *plan_suite(void);
 
 #endif

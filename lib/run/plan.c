@@ -1,0 +1,209 @@
+/* plan.c: the plan of a run over a node's GPUs, and its verdicts (plan.h). */
+#include "run/plan.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reads an ordinal at *p (decimal digits, no sign). Returns it, or -1. */
+static long ordinal_at(const char **p)
+{
+    long v = 0;
+    int digits = 0;
+
+    while (**p >= '0' && **p <= '9') {
+        if (v > INT_MAX / 10)
+            return -1;
+        v = v * 10 + (**p - '0');
+        (*p)++;
+        digits++;
+    }
+    return digits > 0 ? v : -1;
+}
+
+int gpuipc_plan_devices(const char *spec, int count, int *out, size_t cap, size_t *n,
+                        gpuipc_err *why)
+{
+    const char *p = spec;
+    size_t k = 0, i;
+
+    *n = 0;
+    if (spec == NULL || spec[0] == '\0')
+        return gpuipc_err_set(why, -EINVAL, "--device: empty; give 'all' or ordinals such as "
+                              "0 or 0,2 or 4-7");
+    if (strcmp(spec, "all") == 0) {
+        if (count < 0)
+            return 0;
+        if (count == 0)
+            return gpuipc_err_set(why, -EINVAL, "--device all: this process sees no GPU");
+        for (i = 0; i < (size_t)count; i++) {
+            if (k == cap)
+                return gpuipc_err_set(why, -EINVAL, "--device all: more than %zu GPUs", cap);
+            out[k++] = (int)i;
+        }
+        *n = k;
+        return 0;
+    }
+    while (*p != '\0') {
+        const char *start = p;
+        long lo = ordinal_at(&p), hi = lo, v;
+        size_t len;
+
+        if (lo >= 0 && *p == '-') {
+            p++;
+            hi = ordinal_at(&p);
+        }
+        len = strcspn(start, ",");
+        if (lo < 0 || hi < 0 || (*p != ',' && *p != '\0') || hi < lo)
+            return gpuipc_err_set(why, -EINVAL, "--device: '%.*s' is not an ordinal or a range "
+                                  "a-b (give 'all', or ordinals such as 0 or 0,2 or 4-7)",
+                                  (int)len, start);
+        if (count >= 0 && hi >= count)
+            return gpuipc_err_set(why, -EINVAL, "--device: '%.*s': no GPU %ld here (%d visible%s; "
+                                  "see --list)", (int)len, start, hi, count,
+                                  count > 0 ? ", ordinals from 0" : "");
+        for (v = lo; v <= hi; v++) {
+            for (i = 0; i < k; i++)
+                if (out[i] == (int)v)
+                    return gpuipc_err_set(why, -EINVAL, "--device: GPU %ld is named twice", v);
+            if (k == cap)
+                return gpuipc_err_set(why, -EINVAL, "--device: more than %zu GPUs", cap);
+            out[k++] = (int)v;
+        }
+        if (*p == ',') {
+            p++;
+            if (*p == '\0')
+                return gpuipc_err_set(why, -EINVAL, "--device: '%s' ends with a comma", spec);
+        }
+    }
+    *n = k;
+    return 0;
+}
+
+size_t gpuipc_plan_ring(const int *gpus, size_t n, gpuipc_plan_pair *out)
+{
+    size_t i;
+
+    if (n < 2)
+        return 0;
+    for (i = 0; i < n; i++) {
+        out[i].a = gpus[i];
+        out[i].b = gpus[(i + 1) % n];
+        /* Pair i shares a GPU with pairs i - 1 and i + 1 only: even and odd
+         * pairs alternate, and the last of an odd ring takes a third round. */
+        out[i].round = (n % 2 == 1 && i == n - 1) ? 2 : (unsigned)(i % 2);
+    }
+    if (n == 2)
+        out[1].round = 1; /* 0->1 and 1->0 share both GPUs */
+    return n;
+}
+
+gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nrounds)
+{
+    /* The circle method: seat m (n rounded up to even) players, one of them
+     * a rest where n is odd; keep seat 0 and turn the others by one each
+     * round; seat s meets seat m - 1 - s. */
+    size_t m = n + (n % 2), r, s, k = 0;
+    gpuipc_plan_pair *out;
+    size_t *seat;
+
+    *nrounds = 0;
+    if (n < 2)
+        return NULL;
+    out = malloc(n * (n - 1) * sizeof(*out));
+    seat = malloc(m * sizeof(*seat));
+    if (out == NULL || seat == NULL) {
+        free(out);
+        free(seat);
+        return NULL;
+    }
+    for (s = 0; s < m; s++)
+        seat[s] = s;
+    for (r = 0; r < m - 1; r++) {
+        int way;
+
+        for (way = 0; way < 2; way++)
+            for (s = 0; s < m / 2; s++) {
+                size_t x = seat[s], y = seat[m - 1 - s];
+
+                if (x >= n || y >= n) /* the rest */
+                    continue;
+                out[k].a = gpus[way ? y : x];
+                out[k].b = gpus[way ? x : y];
+                out[k].round = (unsigned)(2 * r + (size_t)way);
+                k++;
+            }
+        /* Turn: the last seat moves to seat 1, the others one on. */
+        {
+            size_t last = seat[m - 1];
+
+            for (s = m - 1; s > 1; s--)
+                seat[s] = seat[s - 1];
+            seat[1] = last;
+        }
+    }
+    free(seat);
+    *nrounds = (unsigned)(2 * (m - 1));
+    return out;
+}
+
+int gpuipc_plan_verdicts_init(gpuipc_plan_verdicts *v, const int *gpus, size_t n)
+{
+    memset(v, 0, sizeof(*v));
+    v->gpus = malloc((n ? n : 1) * sizeof(*v->gpus));
+    v->per_gpu = calloc(n ? n : 1, sizeof(*v->per_gpu));
+    v->matrix = calloc(n ? n * n : 1, sizeof(*v->matrix));
+    if (v->gpus == NULL || v->per_gpu == NULL || v->matrix == NULL) {
+        gpuipc_plan_verdicts_free(v);
+        return -ENOMEM;
+    }
+    memcpy(v->gpus, gpus, n * sizeof(*gpus));
+    v->n = n;
+    return 0;
+}
+
+int gpuipc_plan_verdicts_index(const gpuipc_plan_verdicts *v, int ordinal)
+{
+    size_t i;
+
+    for (i = 0; i < v->n; i++)
+        if (v->gpus[i] == ordinal)
+            return (int)i;
+    return -1;
+}
+
+static void count(gpuipc_plan_tally *t, int status)
+{
+    t->passed += status == GPUIPC_PASS;
+    t->failed += status == GPUIPC_FAIL;
+    t->skipped += status == GPUIPC_SKIP;
+    t->stopped += status == GPUIPC_STOPPED;
+}
+
+void gpuipc_plan_verdicts_add(gpuipc_plan_verdicts *v, int a, int b, int status)
+{
+    int i = gpuipc_plan_verdicts_index(v, a), j = gpuipc_plan_verdicts_index(v, b);
+
+    if (i < 0 || j < 0 || (status != GPUIPC_PASS && status != GPUIPC_FAIL &&
+                           status != GPUIPC_SKIP && status != GPUIPC_STOPPED))
+        return;
+    count(&v->matrix[(size_t)i * v->n + (size_t)j], status);
+    count(&v->per_gpu[i], status);
+    if (j != i)
+        count(&v->per_gpu[j], status);
+}
+
+int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t)
+{
+    return t->failed ? GPUIPC_FAIL : t->stopped ? GPUIPC_STOPPED : t->passed ? GPUIPC_PASS
+                                                                             : GPUIPC_SKIP;
+}
+
+void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v)
+{
+    free(v->gpus);
+    free(v->per_gpu);
+    free(v->matrix);
+    memset(v, 0, sizeof(*v));
+}

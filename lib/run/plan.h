@@ -1,0 +1,80 @@
+/* plan.h: the plan of a run over the GPUs of a node, without CUDA: which
+ * GPUs (--device), which ordered pairs of them (the ring of the default run,
+ * or every pair for --pairs all), grouped into rounds of disjoint pairs, and
+ * the verdicts gathered per GPU and per pair (an N x N matrix). The forked
+ * mode runs the rounds one pair after another; ranks started by a launcher
+ * will run each round's pairs at once. */
+#ifndef GPUIPC_RUN_PLAN_H
+#define GPUIPC_RUN_PLAN_H
+
+#include <stddef.h>
+
+#include "core/err.h"
+
+/* One ordered pair: the producer's GPU a exports, the consumer's GPU b
+ * imports (ordinals as CUDA numbers them in this process); round is the
+ * pair's round, from 0. */
+typedef struct gpuipc_plan_pair {
+    int a, b;
+    unsigned round;
+} gpuipc_plan_pair;
+
+/* Parses --device: "all", or a comma-separated list of ordinals and ranges
+ * ("0", "0,2", "4-7"), none repeated. count is the number of GPUs this
+ * process sees (-1: not known yet, which checks the syntax only). Writes the
+ * ordinals in the order given into out (room for cap); "all" gives 0 to
+ * count - 1. Returns 0 with *n set, or -EINVAL with why naming the bad
+ * entry (an ordinal with no GPU names the count). */
+int gpuipc_plan_devices(const char *spec, int count, int *out, size_t cap, size_t *n,
+                        gpuipc_err *why);
+
+/* The ring over gpus[0..n): gpus[i] exports to gpus[i + 1], the last to the
+ * first, so that every GPU is proven as exporter and as importer across
+ * devices; for n == 2 that is both directions of the one pair, for n < 2
+ * nothing. In rounds of disjoint pairs (2 rounds for an even n, 3 for an
+ * odd one). Writes n pairs (0 for n < 2) into out, which has room for n.
+ * Returns the count. */
+size_t gpuipc_plan_ring(const int *gpus, size_t n, gpuipc_plan_pair *out);
+
+/* Every ordered pair of gpus[0..n) once, in rounds of disjoint pairs (no
+ * GPU in two pairs of a round): the circle method's n - 1 rounds of
+ * unordered pairs (n rounds for an odd n, one GPU resting in each), each
+ * round played one way and then the other. Returns a malloc'd array of
+ * n * (n - 1) pairs in round order (the caller frees it), with *nrounds
+ * set; NULL for n < 2 (*nrounds 0) or out of memory. */
+gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nrounds);
+
+/* The verdicts gathered over a run's GPUs: per GPU (each scenario it took
+ * part in, as exporter or importer, counted once) and per ordered pair. */
+typedef struct gpuipc_plan_tally {
+    unsigned passed, failed, skipped, stopped;
+} gpuipc_plan_tally;
+
+typedef struct gpuipc_plan_verdicts {
+    size_t n;                 /* GPUs */
+    int *gpus;                /* their ordinals */
+    gpuipc_plan_tally *per_gpu;
+    gpuipc_plan_tally *matrix; /* n x n: [i * n + j], i exporting to j (i == j: one GPU) */
+} gpuipc_plan_verdicts;
+
+/* Sets v up for gpus[0..n). Returns 0 or -ENOMEM. */
+int gpuipc_plan_verdicts_init(gpuipc_plan_verdicts *v, const int *gpus, size_t n);
+
+/* Counts a scenario of GPU a exporting to GPU b (a == b: within one GPU)
+ * with verdict status (GPUIPC_PASS, _FAIL, _SKIP, _STOPPED; anything else,
+ * a scenario that did not run, is not counted). GPUs not in the plan are
+ * ignored. */
+void gpuipc_plan_verdicts_add(gpuipc_plan_verdicts *v, int a, int b, int status);
+
+/* A tally's verdict: GPUIPC_FAIL if anything failed, else GPUIPC_STOPPED if
+ * something was stopped, else GPUIPC_PASS if something passed, else
+ * GPUIPC_SKIP (nothing ran: all skipped, or nothing there). */
+int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t);
+
+/* The index of ordinal in v's GPUs, or -1. */
+int gpuipc_plan_verdicts_index(const gpuipc_plan_verdicts *v, int ordinal);
+
+/* Frees what init allocated. */
+void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v);
+
+#endif

@@ -1,0 +1,238 @@
+/* test_plan.c: lib/run/plan.c, the plan of a run over a node's GPUs:
+ * --device's list, the ring of the default run, every ordered pair in
+ * rounds of disjoint pairs (N from 1 to 72), and the verdicts gathered per
+ * GPU and per pair. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/plan.h"
+#include "suites.h"
+
+static int ids[80];
+
+static void setup(void)
+{
+    int i;
+
+    for (i = 0; i < 80; i++)
+        ids[i] = i;
+}
+
+START_TEST(test_plan_devices_all_and_lists)
+{
+    int out[16];
+    size_t n;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_plan_devices("all", 4, out, 16, &n, &e), 0);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(out[3], 3);
+    ck_assert_int_eq(gpuipc_plan_devices("2,0,4-6", 8, out, 16, &n, &e), 0);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_int_eq(out[0], 2);
+    ck_assert_int_eq(out[1], 0);
+    ck_assert_int_eq(out[2], 4);
+    ck_assert_int_eq(out[4], 6);
+    ck_assert_int_eq(gpuipc_plan_devices("7", -1, out, 16, &n, &e), 0); /* syntax only */
+    ck_assert_int_eq(gpuipc_plan_devices("all", -1, out, 16, &n, &e), 0);
+}
+END_TEST
+
+static const struct {
+    const char *spec;
+    int count;
+    const char *says;
+} bad_devices[] = {
+    {"", 4, "--device: empty"},
+    {"x", 4, "'x' is not an ordinal"},
+    {"-1", 4, "'-1' is not an ordinal"},
+    {"1,", 4, "ends with a comma"},
+    {"1,,2", 4, "'' is not an ordinal"},
+    {"3-1", 4, "'3-1' is not an ordinal or a range"},
+    {"0,0", 4, "GPU 0 is named twice"},
+    {"0-2,1", 4, "GPU 1 is named twice"},
+    {"4", 4, "no GPU 4 here (4 visible, ordinals from 0"},
+    {"all", 0, "this process sees no GPU"},
+    {"99999999999", -1, "is not an ordinal"},
+};
+
+START_TEST(test_plan_devices_refuses_bad_lists)
+{
+    int out[16];
+    size_t n;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_plan_devices(bad_devices[_i].spec, bad_devices[_i].count, out, 16,
+                                         &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, bad_devices[_i].says) != NULL, "'%s': %s",
+                  bad_devices[_i].spec, e.msg);
+}
+END_TEST
+
+/* The rounds of pairs[0..np) hold disjoint pairs: no GPU twice in a round. */
+static void rounds_are_disjoint(const gpuipc_plan_pair *p, size_t np, size_t ngpus)
+{
+    char *seen = calloc(ngpus, 1);
+    size_t i, start = 0;
+
+    ck_assert_ptr_nonnull(seen);
+    for (i = 0; i < np; i++) {
+        if (i > 0 && p[i].round != p[i - 1].round) {
+            memset(seen, 0, ngpus);
+            start = i;
+        }
+        ck_assert_msg(!seen[p[i].a] && !seen[p[i].b], "round %u: GPU %d or %d twice (pairs %zu "
+                      "to %zu)", p[i].round, p[i].a, p[i].b, start, i);
+        seen[p[i].a] = seen[p[i].b] = 1;
+    }
+    free(seen);
+}
+
+/* The ring for n GPUs: every GPU exports once and imports once, to another. */
+START_TEST(test_plan_ring_proves_every_gpu_both_ways)
+{
+    gpuipc_plan_pair p[80];
+    size_t n = (size_t)_i, np = gpuipc_plan_ring(ids, n, p), i;
+    int exports[80] = {0}, imports[80] = {0};
+    unsigned rounds = 0;
+
+    ck_assert_uint_eq(np, n < 2 ? 0 : n);
+    for (i = 0; i < np; i++) {
+        ck_assert_int_ne(p[i].a, p[i].b);
+        exports[p[i].a]++;
+        imports[p[i].b]++;
+        if (p[i].round + 1 > rounds)
+            rounds = p[i].round + 1;
+    }
+    for (i = 0; n >= 2 && i < n; i++)
+        ck_assert_msg(exports[i] == 1 && imports[i] == 1, "n %zu: GPU %zu exports %d, imports "
+                      "%d", n, i, exports[i], imports[i]);
+    /* Disjoint within each round, taken in round order. */
+    for (i = 0; i < rounds; i++) {
+        gpuipc_plan_pair in[80];
+        size_t k = 0, j;
+
+        for (j = 0; j < np; j++)
+            if (p[j].round == i)
+                in[k++] = p[j];
+        rounds_are_disjoint(in, k, n);
+    }
+    ck_assert_uint_le(rounds, n < 2 ? 0 : n % 2 ? 3 : 2);
+}
+END_TEST
+
+/* Every ordered pair of n GPUs (1 to 72) once, in rounds of disjoint pairs,
+ * both directions of each, in 2(n-1) rounds (2n for an odd n). */
+START_TEST(test_plan_all_pairs_once_in_disjoint_rounds)
+{
+    size_t n = (size_t)_i, i, np = n * (n - 1);
+    unsigned nrounds;
+    gpuipc_plan_pair *p = gpuipc_plan_all_pairs(ids, n, &nrounds);
+    char *met;
+
+    if (n < 2) {
+        ck_assert_ptr_null(p);
+        ck_assert_uint_eq(nrounds, 0);
+        return;
+    }
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(nrounds, 2 * (n % 2 ? n : n - 1));
+    met = calloc(n * n, 1);
+    ck_assert_ptr_nonnull(met);
+    for (i = 0; i < np; i++) {
+        ck_assert_int_ne(p[i].a, p[i].b);
+        ck_assert_msg(!met[p[i].a * n + p[i].b], "n %zu: %d->%d twice", n, p[i].a, p[i].b);
+        met[p[i].a * n + p[i].b] = 1;
+        ck_assert_uint_lt(p[i].round, nrounds);
+        ck_assert(i == 0 || p[i].round >= p[i - 1].round); /* in round order */
+    }
+    rounds_are_disjoint(p, np, n);
+    free(met);
+    free(p);
+}
+END_TEST
+
+/* The pairs are the GPUs named, not their positions. */
+START_TEST(test_plan_pairs_use_the_ordinals_given)
+{
+    int gpus[3] = {5, 2, 7};
+    gpuipc_plan_pair ring[3];
+    unsigned nr;
+    gpuipc_plan_pair *all = gpuipc_plan_all_pairs(gpus, 3, &nr);
+    size_t i;
+
+    ck_assert_uint_eq(gpuipc_plan_ring(gpus, 3, ring), 3);
+    ck_assert_int_eq(ring[0].a, 5);
+    ck_assert_int_eq(ring[0].b, 2);
+    ck_assert_int_eq(ring[2].a, 7);
+    ck_assert_int_eq(ring[2].b, 5);
+    ck_assert_ptr_nonnull(all);
+    for (i = 0; i < 6; i++)
+        ck_assert(all[i].a == 5 || all[i].a == 2 || all[i].a == 7);
+    free(all);
+}
+END_TEST
+
+START_TEST(test_plan_verdicts_per_gpu_and_pair)
+{
+    int gpus[3] = {0, 1, 3};
+    gpuipc_plan_verdicts v;
+
+    ck_assert_int_eq(gpuipc_plan_verdicts_init(&v, gpus, 3), 0);
+    gpuipc_plan_verdicts_add(&v, 0, 0, GPUIPC_PASS);
+    gpuipc_plan_verdicts_add(&v, 1, 1, GPUIPC_PASS);
+    gpuipc_plan_verdicts_add(&v, 1, 1, GPUIPC_SKIP);
+    gpuipc_plan_verdicts_add(&v, 0, 1, GPUIPC_PASS);
+    gpuipc_plan_verdicts_add(&v, 1, 3, GPUIPC_FAIL);
+    gpuipc_plan_verdicts_add(&v, 3, 3, -1);          /* not run: not counted */
+    gpuipc_plan_verdicts_add(&v, 2, 0, GPUIPC_FAIL); /* no GPU 2 in the plan */
+    /* GPU 0: its own pass and the pair 0->1. */
+    ck_assert_uint_eq(v.per_gpu[0].passed, 2);
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&v.per_gpu[0]), GPUIPC_PASS);
+    /* GPU 1 took part in the failed pair 1->3. */
+    ck_assert_uint_eq(v.per_gpu[1].passed, 2);
+    ck_assert_uint_eq(v.per_gpu[1].failed, 1);
+    ck_assert_uint_eq(v.per_gpu[1].skipped, 1);
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&v.per_gpu[1]), GPUIPC_FAIL);
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&v.per_gpu[2]), GPUIPC_FAIL);
+    ck_assert_uint_eq(v.matrix[1 * 3 + 2].failed, 1);
+    ck_assert_uint_eq(v.matrix[0 * 3 + 1].passed, 1);
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&v.matrix[2 * 3 + 0]), GPUIPC_SKIP); /* none */
+    ck_assert_int_eq(gpuipc_plan_verdicts_index(&v, 3), 2);
+    ck_assert_int_eq(gpuipc_plan_verdicts_index(&v, 2), -1);
+    gpuipc_plan_verdicts_free(&v);
+}
+END_TEST
+
+START_TEST(test_plan_a_stop_is_its_own_verdict)
+{
+    gpuipc_plan_tally t = {.passed = 3, .stopped = 1};
+
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&t), GPUIPC_STOPPED);
+    t.failed = 1;
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&t), GPUIPC_FAIL);
+    memset(&t, 0, sizeof(t));
+    t.skipped = 2;
+    ck_assert_int_eq(gpuipc_plan_tally_verdict(&t), GPUIPC_SKIP);
+}
+END_TEST
+
+Suite *plan_suite(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *tc = tcase_create("plan");
+
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_plan_devices_all_and_lists);
+    tcase_add_loop_test(tc, test_plan_devices_refuses_bad_lists, 0,
+                        (int)(sizeof(bad_devices) / sizeof(bad_devices[0])));
+    tcase_add_loop_test(tc, test_plan_ring_proves_every_gpu_both_ways, 0, 73);
+    tcase_add_loop_test(tc, test_plan_all_pairs_once_in_disjoint_rounds, 1, 73);
+    tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
+    tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
+    tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);
+    suite_add_tcase(s, tc);
+    return s;
+}
