@@ -105,7 +105,7 @@ _Static_assert(GPUIPC_DIAG_CU_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
 
 #define CHK_ENUMS(X)                                                                       \
     X(CUresult) X(CUdevice_attribute) X(CUdevice_P2PAttribute) X(CUipcMem_flags)          \
-    X(CUevent_flags)                                                                       \
+    X(CUevent_flags) X(CUcomputemode)                                                      \
     X(CUdriverProcAddress_flags) X(CUdriverProcAddressQueryResult)                          \
     X(CUmemAllocationHandleType) X(CUmemAccess_flags) X(CUmemLocationType)                  \
     X(CUmemAllocationType) X(CUmemAllocationGranularity_flags) X(CUmemAllocationCompType)
@@ -125,6 +125,8 @@ _Static_assert(GPUIPC_DIAG_CU_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
     X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)       \
     X(CUDA_ERROR_UNKNOWN)                                                                  \
     X(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) X(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)        \
+    X(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) X(CU_COMPUTEMODE_DEFAULT)                           \
+    X(CU_COMPUTEMODE_PROHIBITED) X(CU_COMPUTEMODE_EXCLUSIVE_PROCESS)                        \
     X(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)                                               \
     X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)                                         \
     X(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)                                         \
@@ -245,6 +247,12 @@ CHK_CONSTANTS(CHK_TK_CONSTANT)
 #define CUipcMem_flags_enum chk_CUipcMem_flags_enum
 #define CUipcMem_flags chk_CUipcMem_flags
 #define CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS chk_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+#define CUcomputemode_enum chk_CUcomputemode_enum
+#define CUcomputemode chk_CUcomputemode
+#define CU_COMPUTEMODE_DEFAULT chk_CU_COMPUTEMODE_DEFAULT
+#define CU_COMPUTEMODE_PROHIBITED chk_CU_COMPUTEMODE_PROHIBITED
+#define CU_COMPUTEMODE_EXCLUSIVE_PROCESS chk_CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+#define CU_DEVICE_ATTRIBUTE_COMPUTE_MODE chk_CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
 #define CUevent_flags_enum chk_CUevent_flags_enum
 #define CUevent_flags chk_CUevent_flags
 #define CU_EVENT_DEFAULT chk_CU_EVENT_DEFAULT

@@ -27,6 +27,14 @@ out=$(CUDA_VISIBLE_DEVICES= GPUIPC_EXPECT_GPUS=2 sh "$root/docs/recipes/npd-plug
 [ "$rc" = 1 ] || fail "npd-plugin.sh exited $rc on a node without its GPUs: $out"
 case $out in FAIL:*"--expect-gpus 2"*) ;; *) fail "npd-plugin.sh: '$out' names no GPU count" ;; esac
 
+# Without GPUIPC_EXPECT_GPUS the recipes expect as many GPUs as the node has
+# /dev/nvidiaN device nodes (here a made-up /dev with two, and no GPU).
+mkdir "$tmp/dev" && : > "$tmp/dev/nvidia0" && : > "$tmp/dev/nvidia1" && : > "$tmp/dev/nvidiactl"
+out=$(env -u GPUIPC_EXPECT_GPUS GPUIPC_DEV_DIR="$tmp/dev" CUDA_VISIBLE_DEVICES= \
+      sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 1 ] || fail "npd-plugin.sh exited $rc expecting the device nodes' 2 GPUs: $out"
+case $out in FAIL:*"--expect-gpus 2"*) ;; *) fail "npd-plugin.sh: '$out' does not expect 2 GPUs" ;; esac
+
 # Slurm: a pass drains nothing; a failure drains with the reason.
 printf '#!/bin/sh\necho "$@" > %s/drained\n' "$tmp" > "$tmp/drain"
 chmod +x "$tmp/drain"

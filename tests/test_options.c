@@ -141,8 +141,11 @@ static const struct {
     {"--size", "banana", "--size: 'banana' is not a size"},
     {"--size", "0", "--size: '0' is zero bytes"},
     {"--size", "20T", "--size: '20T' is larger than the 16 TiB limit"},
-    {"--device", "-1", "--device: '-1' is not a device ordinal"},
-    {"--device", "gpu0", "--device: 'gpu0' is not a device ordinal"},
+    {"--device", "-1", "--device: '-1' is not an ordinal or a range a-b"},
+    {"--device", "0,0", "--device: GPU 0 is named twice"},
+    {"--device=all", "--bench", "--device all: --bench works on one GPU"},
+    {"--device=0", "--pairs=all", "--device: does not combine with --pairs"},
+    {"--device", "gpu0", "--device: 'gpu0' is not an ordinal or a range a-b"},
     {"--timeout", "never", "--timeout: 'never' is not a duration"},
     {"--timeout", "0", "--timeout: '0' is shorter than 1 ms"},
     {"--frobnicate", NULL, "unknown option '--frobnicate'"},
@@ -259,6 +262,12 @@ START_TEST(test_options_pairs_expand_all_and_lists)
     ck_assert(p[0][0] == 0 && p[0][1] == 1 && p[1][0] == 1 && p[1][1] == 0);
     ck_assert_int_eq(gpuipc_options_pairs("all", 8, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
     ck_assert_uint_eq(n, 56);
+    /* In rounds of disjoint pairs: the first four share no GPU. */
+    ck_assert(p[0][0] != p[1][0] && p[0][0] != p[1][1] && p[0][1] != p[1][0] &&
+              p[0][1] != p[1][1]);
+    ck_assert_int_eq(gpuipc_options_pairs("all", 33, p, GPUIPC_PAIRS_MAX, &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "--pairs all: 33 GPUs make more than 1024 pairs") != NULL,
+                  "%s", e.msg);
     ck_assert_int_eq(gpuipc_options_pairs("2:0,0:3", 4, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
     ck_assert_uint_eq(n, 2);
     ck_assert(p[0][0] == 2 && p[0][1] == 0 && p[1][0] == 0 && p[1][1] == 3);

@@ -219,6 +219,35 @@ START_TEST(test_plan_a_stop_is_its_own_verdict)
 }
 END_TEST
 
+/* The compute-mode rule from made-up facts: DEFAULT lets both processes
+ * in; PROHIBITED, EXCLUSIVE_PROCESS and an MPS daemon each keep them apart,
+ * with a cause and a fix that name the GPU and never tell anyone to change
+ * the mode for this check's sake alone. */
+START_TEST(test_plan_compute_modes)
+{
+    char why[512];
+
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 0, NULL, why,
+                                             sizeof(why)), 0);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, -1, 0, NULL, why, sizeof(why)), 0);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(3, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 0, NULL,
+                                             why, sizeof(why)), 1);
+    ck_assert_msg(strstr(why, "cause: GPU 3 is in compute mode EXCLUSIVE_PROCESS") != NULL &&
+                  strstr(why, "fix: none needed for this check") != NULL, "%s", why);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(1, GPUIPC_PLAN_MODE_PROHIBITED, 0, NULL, why,
+                                             sizeof(why)), 1);
+    ck_assert_msg(strstr(why, "cause: GPU 1 is in compute mode PROHIBITED") != NULL, "%s", why);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 1, "/run/mps", why,
+                                             sizeof(why)), 1);
+    ck_assert_msg(strstr(why, "an MPS control daemon serves the GPUs (its pipe directory "
+                          "/run/mps)") != NULL, "%s", why);
+    /* MPS with EXCLUSIVE_PROCESS (its usual setting) is said as MPS. */
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 1, NULL,
+                                             why, sizeof(why)), 1);
+    ck_assert_msg(strstr(why, "MPS control daemon") != NULL, "%s", why);
+}
+END_TEST
+
 Suite *plan_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -233,6 +262,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);
+    tcase_add_test(tc, test_plan_compute_modes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -100,7 +100,8 @@ START_TEST(test_program_brief_is_one_line)
 }
 END_TEST
 
-/* Check's TAP output names each scenario by its mechanism. */
+/* Check's TAP output names each scenario by its case: the mechanism and
+ * where it ran (memfd-host; vmm-gpu0 on a GPU). */
 START_TEST(test_program_writes_tap_naming_the_mechanism)
 {
     char tap[] = "/tmp/gpuipc-tap-XXXXXX", text[512] = "", env_tap[64];
@@ -117,7 +118,7 @@ START_TEST(test_program_writes_tap_naming_the_mechanism)
     text[n > 0 ? n : 0] = '\0';
     close(fd);
     unlink(tap);
-    ck_assert_msg(strstr(text, ":memfd:test_scenario_both_ways: Passed") &&
+    ck_assert_msg(strstr(text, ":memfd-host:test_scenario_both_ways: Passed") &&
                   strncmp(text, "ok 1 - ", 7) == 0 &&
                   strstr(text, "1..1"), "TAP:\n%s", text);
 }
@@ -178,7 +179,7 @@ static const struct {
     {"--only", "vmm-ro-fault", "add --destructive to run it"},
     {"--chunks", "65537", "--chunks: '65537' is not a chunk count from 1 to 65536"},
     {"--bogus", NULL, "unknown option '--bogus'"},
-    {"--device", "x", "--device: 'x' is not a device ordinal"},
+    {"--device", "x", "--device: 'x' is not an ordinal or a range a-b"},
     {"--bench", "--json", "--json: --bench writes its JSON to a file"},
     {"--iters", "3", "--iters: only with --bench"},
 };

@@ -136,6 +136,43 @@ START_TEST(test_report_long_names_widen_the_column_and_result_is_last)
 }
 END_TEST
 
+/* Over several GPUs each GPU's rows stand under its heading (once), and a
+ * failed GPU's rows do not hide the others'. */
+START_TEST(test_report_rows_are_grouped_by_gpu)
+{
+    gpuipc_result r[5] = {with(GPUIPC_PASS), with(GPUIPC_PASS), with(GPUIPC_FAIL),
+                          with(GPUIPC_PASS), with(GPUIPC_PASS)};
+    const char *g0 = "GPU 0: NVIDIA H100 (GPU-aaaa, 0000:19:00.0)";
+    const char *g1 = "GPU 1: NVIDIA H100 (GPU-bbbb, 0000:3b:00.0)";
+    const char *ring = "across GPUs, the ring: each GPU exports to the next (vmm)";
+    char *text, *h0, *h1, *hr;
+
+    r[0].mech = "vmm";
+    r[0].group = g0;
+    r[1].mech = "vmm";
+    r[1].group = g1;
+    r[2].mech = "vmm-pidfd";
+    r[2].group = g1;
+    strcpy(r[2].reason, "a failure of GPU 1");
+    r[3].mech = "vmm 0->1";
+    r[3].group = ring;
+    r[4].mech = "vmm 1->0";
+    r[4].group = ring;
+    text = summary_of(r, 5);
+    ck_assert_uint_eq(occurrences(text, g0), 1);
+    ck_assert_uint_eq(occurrences(text, g1), 1);
+    ck_assert_uint_eq(occurrences(text, ring), 1);
+    h0 = strstr(text, g0);
+    h1 = strstr(text, g1);
+    hr = strstr(text, ring);
+    ck_assert_msg(h0 < h1 && h1 < hr, "the headings are out of order:\n%s", text);
+    ck_assert_ptr_nonnull(strstr(h1, "\n  vmm-pidfd FAIL"));
+    ck_assert_ptr_nonnull(strstr(hr, "\n  vmm 0->1  PASS"));
+    ck_assert_ptr_nonnull(strstr(text, "result: PASS: 4 passed, 1 failed"));
+    free(text);
+}
+END_TEST
+
 Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -147,6 +184,7 @@ Suite *report_suite(void)
     tcase_add_test(tc, test_report_a_failed_consumer_is_1);
     tcase_add_test(tc, test_report_only_skips_is_77);
     tcase_add_test(tc, test_report_nothing_run_is_not_a_pass);
+    tcase_add_test(tc, test_report_rows_are_grouped_by_gpu);
     suite_add_tcase(s, tc);
     tc = tcase_create("summary");
     tcase_add_test(tc, test_report_a_shared_cause_is_said_once_with_its_scenarios);

@@ -18,9 +18,17 @@
 #
 # GPUIPC_TEST: the program (default: gpuipc_test on PATH); GPUIPC_ARGS: more
 # options (for example --only vmm,legacy-ipc); GPUIPC_EXPECT_GPUS: the GPUs
-# this node must show (default 1; set it to the node's count, or "none" on a
-# node with no GPU).
-expect=${GPUIPC_EXPECT_GPUS:-1}
+# this node must show (default: its /dev/nvidiaN device nodes; "none" on a
+# node with no GPU). The default run proves every GPU of the node.
+# The GPUs this node (or container) must show: GPUIPC_EXPECT_GPUS, else as
+# many as it was given device nodes (/dev/nvidia0, /dev/nvidia1, ...: they
+# stay when a GPU falls off the bus, and a container has its own GPUs' only).
+if [ -n "${GPUIPC_EXPECT_GPUS:-}" ]; then
+    expect=$GPUIPC_EXPECT_GPUS
+else
+    expect=$(ls "${GPUIPC_DEV_DIR:-/dev}" 2>/dev/null | grep -c '^nvidia[0-9][0-9]*$')
+    [ "$expect" -gt 0 ] || expect=1
+fi
 [ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
 line=$(${GPUIPC_TEST:-gpuipc_test} --brief --deadline 40 $expect ${GPUIPC_ARGS:-})
 status=$?

@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "core/units.h"
+#include "run/plan.h"
 
 enum {
     OPT_SIZE = 256,
@@ -63,18 +64,50 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int parse_device(const char *text, int *device, gpuipc_err *err)
+/* A list option given twice would silently drop the first list: refused.
+ * Returns 0, or -EINVAL naming both. */
+static int once(const char *name, const char *before, const char *now, gpuipc_err *err)
 {
-    char *end;
-    long v;
+    if (before == NULL)
+        return 0;
+    return gpuipc_err_set(err, -EINVAL, "%s given twice ('%s', then '%s'): give one "
+                          "comma-separated list", name, before, now);
+}
 
-    errno = 0;
-    v = strtol(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v > 1023)
-        return gpuipc_err_set(err, -EINVAL, "--device: '%s' is not a device ordinal (0, 1, "
-                              "...; see --list)", text);
-    *device = (int)v;
+/* --device: "all" or ordinals and ranges (run/plan.h), checked for their
+ * form here and against the GPUs there are once the driver counts them.
+ * The first (0 for "all") is o->device. */
+static int parse_device(const char *text, gpuipc_options *o, gpuipc_err *err)
+{
+    int first[GPUIPC_PLAN_DEVICES_MAX];
+    size_t n;
+    int rc;
+
+    if ((rc = once("--device", o->devices, text, err)) < 0)
+        return rc;
+    if ((rc = gpuipc_plan_devices(text, -1, first, GPUIPC_PLAN_DEVICES_MAX, &n, err)) < 0)
+        return rc;
+    o->devices = text;
+    o->device = n > 0 ? first[0] : 0;
+    o->device_set = 1;
     return 0;
+}
+
+/* Whether --device names more than one GPU ("all" counts as more). */
+static int several_devices(const gpuipc_options *o)
+{
+    return o->devices != NULL && (strcmp(o->devices, "all") == 0 ||
+                                  strpbrk(o->devices, ",-") != NULL);
+}
+
+const char *gpuipc_options_devices(const gpuipc_options *o)
+{
+    if (o->devices != NULL)
+        return o->pairs != NULL ? NULL : o->devices;
+    if (o->serve != NULL || o->connect != NULL || o->bench || o->fault_matrix || o->list ||
+        o->pairs != NULL)
+        return NULL;
+    return "all";
 }
 
 static int parse_chunks(const char *text, unsigned *chunks, gpuipc_err *err)
@@ -146,7 +179,7 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
                     : o->expect_gpus ? "--expect-gpus"
                     : o->min_gbps > 0 ? "--min-gbps"
                     : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
-                    : o->device != 0 ? "--device" : NULL;
+                    : o->device_set ? "--device" : NULL;
 
     if (bad != NULL)
         return gpuipc_err_set(err, -EINVAL, "--connect: %s is the producer's choice; give it "
@@ -203,6 +236,13 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
         return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
     if (o->list && o->deadline_set)
         return gpuipc_err_set(err, -EINVAL, "--deadline: does not combine with --list");
+    if (o->device_set && o->pairs != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--device: does not combine with --pairs (each "
+                              "pair names its two GPUs)");
+    if (several_devices(o) && (o->bench || o->fault_matrix || o->list))
+        return gpuipc_err_set(err, -EINVAL, "--device %s: %s works on one GPU; give one "
+                              "ordinal", o->devices, o->bench ? "--bench"
+                              : o->fault_matrix ? "--fault-matrix" : "--list");
     if (o->expect_gpus > 0 && (o->list || o->fault_matrix))
         return gpuipc_err_set(err, -EINVAL, "--expect-gpus: does not combine with %s (it "
                               "fails a run that finds fewer GPUs)",
@@ -232,16 +272,6 @@ static int unknown(const char *arg, gpuipc_err *err)
     return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", arg);
 }
 
-/* A list option given twice would silently drop the first list: refused.
- * Returns 0, or -EINVAL naming both. */
-static int once(const char *name, const char *before, const char *now, gpuipc_err *err)
-{
-    if (before == NULL)
-        return 0;
-    return gpuipc_err_set(err, -EINVAL, "%s given twice ('%s', then '%s'): give one "
-                          "comma-separated list", name, before, now);
-}
-
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
     long v;
@@ -267,7 +297,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             o->size_set = 1;
             break;
         case OPT_DEVICE:
-            if ((rc = parse_device(optarg, &o->device, err)) < 0)
+            if ((rc = parse_device(optarg, o, err)) < 0)
                 return rc;
             break;
         case OPT_CHUNKS:
@@ -417,23 +447,31 @@ int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t ca
 {
     const char *p = text;
     size_t i;
-    int a, b;
+    int a;
 
     *n = 0;
     if (ngpus < 2)
         return gpuipc_err_set(err, -EINVAL, "--pairs: this machine has %d GPU%s; pairs need "
                               "two or more", ngpus, ngpus == 1 ? "" : "s");
     if (strcmp(text, "all") == 0) {
+        /* In rounds of disjoint pairs (run/plan.h), each both ways. */
+        int ids[GPUIPC_PLAN_DEVICES_MAX];
+        gpuipc_plan_pair *all;
+        unsigned rounds;
+
+        if ((size_t)ngpus * (size_t)(ngpus - 1) > cap || ngpus > GPUIPC_PLAN_DEVICES_MAX)
+            return gpuipc_err_set(err, -EINVAL, "--pairs all: %d GPUs make more than %zu "
+                                  "pairs; name them", ngpus, cap);
         for (a = 0; a < ngpus; a++)
-            for (b = 0; b < ngpus; b++) {
-                if (a == b)
-                    continue;
-                if (*n == cap)
-                    return gpuipc_err_set(err, -EINVAL, "--pairs all: %d GPUs make more than "
-                                          "%zu pairs; name them", ngpus, cap);
-                pairs[*n][0] = a;
-                pairs[(*n)++][1] = b;
-            }
+            ids[a] = a;
+        if ((all = gpuipc_plan_all_pairs(ids, (size_t)ngpus, &rounds)) == NULL)
+            return gpuipc_err_set(err, -ENOMEM, "--pairs all: out of memory");
+        for (i = 0; i < (size_t)ngpus * (size_t)(ngpus - 1); i++) {
+            pairs[i][0] = all[i].a;
+            pairs[i][1] = all[i].b;
+        }
+        *n = i;
+        free(all);
         return 0;
     }
     while (*p != '\0') {

@@ -18,7 +18,9 @@
 
 typedef struct gpuipc_options {
     uint64_t size;       /* --size: bytes per scenario */
-    int device;          /* --device: the producer's CUDA ordinal */
+    int device;          /* --device: the producer's first (or only) CUDA ordinal */
+    const char *devices; /* --device as given: "all", or ordinals and ranges (run/plan.h) */
+    int device_set;      /* --device was given */
     unsigned chunks;     /* --chunks: allocations of a chunked mechanism */
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
@@ -54,11 +56,20 @@ typedef struct gpuipc_options {
  * program then exits 2. o->only points into argv. */
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
 
-/* The most device pairs --pairs may name (every ordered pair of 8 GPUs). */
-#define GPUIPC_PAIRS_MAX 56
+/* The GPUs the producer's scenarios run on, as a run/plan.h device list:
+ * --device as given; "all" for the forked one-shot run (and --repeat)
+ * without it; NULL where the mode takes the one GPU o->device (--serve,
+ * --bench, --fault-matrix, --list without --device) or names its own
+ * (--pairs). */
+const char *gpuipc_options_devices(const gpuipc_options *o);
+
+/* The most device pairs --pairs may name as a list. */
+#define GPUIPC_PAIRS_MAX 1024
 
 /* Expands --pairs for a machine with ngpus GPUs: "all" is every ordered pair
- * (a, b) with a != b, in order; otherwise a comma-separated list of a:b
+ * (a, b) with a != b, in rounds of disjoint pairs (run/plan.h: a round's
+ * pairs share no GPU, and each pair's reverse comes in the next round);
+ * otherwise a comma-separated list of a:b
  * ordinals. Writes up to cap pairs (producer's device, consumer's) into
  * pairs. Returns 0, or -EINVAL naming the bad entry, a repeated or
  * same-device pair, an ordinal with no GPU, or fewer than 2 GPUs. */

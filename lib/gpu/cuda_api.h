@@ -80,6 +80,7 @@ typedef enum cudaError_enum {
 /* The attributes cuDeviceGetAttribute is asked for. */
 typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_MODE = 20,
     CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
     CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -95,6 +96,13 @@ typedef enum CUdevice_attribute_enum {
     CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID = 134,
     CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 141
 } CUdevice_attribute;
+
+/* CU_DEVICE_ATTRIBUTE_COMPUTE_MODE's values: who may hold a context. */
+typedef enum CUcomputemode_enum {
+    CU_COMPUTEMODE_DEFAULT = 0,
+    CU_COMPUTEMODE_PROHIBITED = 2,
+    CU_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+} CUcomputemode;
 
 /* The attributes cuDeviceGetP2PAttribute is asked for. */
 typedef enum CUdevice_P2PAttribute_enum {

@@ -2,6 +2,8 @@
 #include "gpu/gpu.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,13 @@ int gpuipc_gpu_connections_set;
 /* How long cuInit took in this process, for the open times. */
 static uint64_t init_ns;
 
-/* Devices open in this process, for gpuipc_gpu_process_bytes(). */
+/* Devices open in this process, for gpuipc_gpu_process_bytes(), and each
+ * of them, kept open until gpuipc_gpu_close_all: a run over several GPUs
+ * switches between their contexts instead of opening one again. Under the
+ * lock, since gpuipc_gpu_open_all opens them on threads of their own. */
 static int open_count;
+static struct gpuipc_gpu *opened[GPUIPC_GPU_OPEN_MAX];
+static pthread_mutex_t opened_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct gpuipc_gpu {
     CUdevice dev;
@@ -367,7 +374,14 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
              (double)(t[3] - t[2]) / 1e6, (double)hwm_ctx / 1048576.0,
              (double)gpuipc_proc_hwm() / 1048576.0);
     *out = gpu;
+    pthread_mutex_lock(&opened_lock);
     open_count++;
+    for (sms = 0; sms < GPUIPC_GPU_OPEN_MAX; sms++)
+        if (opened[sms] == NULL) {
+            opened[sms] = gpu;
+            break;
+        }
+    pthread_mutex_unlock(&opened_lock);
     return 0;
 
 out_result:
@@ -441,6 +455,31 @@ int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpui
                           "sees is %s, the producer's (check CUDA_VISIBLE_DEVICES and the "
                           "container's device list: both processes must see it)",
                           n, gpuipc_units_format_uuid(uuid, text, sizeof(text)));
+}
+
+void gpuipc_gpu_describe_ordinal(int ordinal, char *name, size_t nlen, char *bus, size_t blen)
+{
+    CUdevice dev;
+
+    name[0] = bus[0] = '\0';
+    if (GPUIPC_CU_CALL(cuDeviceGet, &dev, ordinal) != CUDA_SUCCESS)
+        return;
+    if (GPUIPC_CU_CALL(cuDeviceGetName, name, (int)nlen, dev) != CUDA_SUCCESS)
+        name[0] = '\0';
+    if (GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus, (int)blen, dev) != CUDA_SUCCESS)
+        bus[0] = '\0';
+}
+
+int gpuipc_gpu_compute_mode(int ordinal)
+{
+    CUdevice dev;
+    int mode = -1;
+
+    if (GPUIPC_CU_CALL(cuDeviceGet, &dev, ordinal) != CUDA_SUCCESS ||
+        GPUIPC_CU_CALL(cuDeviceGetAttribute, &mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev) !=
+            CUDA_SUCCESS)
+        return -1;
+    return mode;
 }
 
 int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err)
@@ -522,8 +561,16 @@ int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err)
 
 void gpuipc_gpu_close(gpuipc_gpu *gpu)
 {
+    int i;
+
     if (gpu == NULL)
         return;
+    pthread_mutex_lock(&opened_lock);
+    for (i = 0; i < GPUIPC_GPU_OPEN_MAX; i++)
+        if (opened[i] == gpu)
+            opened[i] = NULL;
+    open_count--;
+    pthread_mutex_unlock(&opened_lock);
     GPUIPC_CU_CALL(cuCtxSetCurrent, gpu->ctx);
     GPUIPC_CU_CALL(cuCtxSynchronize, );
     GPUIPC_CU_CALL(cuMemFree, gpu->result);
@@ -531,7 +578,90 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu)
     GPUIPC_CU_CALL(cuCtxSetCurrent, NULL);
     GPUIPC_CU_CALL(cuDevicePrimaryCtxRelease, gpu->dev);
     free(gpu);
-    open_count--;
+}
+
+void gpuipc_gpu_close_all(void)
+{
+    int i;
+
+    for (i = 0; i < GPUIPC_GPU_OPEN_MAX; i++) {
+        gpuipc_gpu *gpu;
+
+        pthread_mutex_lock(&opened_lock);
+        gpu = opened[i];
+        pthread_mutex_unlock(&opened_lock);
+        gpuipc_gpu_close(gpu);
+    }
+}
+
+/* The open device with uuid, or NULL. */
+static gpuipc_gpu *find_open(const uint8_t uuid[GPUIPC_UUID_LEN])
+{
+    gpuipc_gpu *found = NULL;
+    int i;
+
+    pthread_mutex_lock(&opened_lock);
+    for (i = 0; i < GPUIPC_GPU_OPEN_MAX && found == NULL; i++)
+        if (opened[i] != NULL && memcmp(opened[i]->uuid, uuid, GPUIPC_UUID_LEN) == 0)
+            found = opened[i];
+    pthread_mutex_unlock(&opened_lock);
+    return found;
+}
+
+/* One device of gpuipc_gpu_open_all, on a thread of its own. */
+typedef struct opener {
+    int ordinal;
+    pthread_t thread;
+    int started, rc;
+    gpuipc_err err;
+} opener;
+
+static void *open_one(void *arg)
+{
+    opener *op = arg;
+    gpuipc_gpu *gpu;
+
+    op->rc = gpuipc_gpu_open(&gpu, op->ordinal, &op->err);
+    /* The context was this thread's current one; it goes with the thread. */
+    if (op->rc == 0)
+        GPUIPC_CU_CALL(cuCtxSetCurrent, NULL);
+    return NULL;
+}
+
+int gpuipc_gpu_open_all(const int *ordinals, size_t n, gpuipc_err *err)
+{
+    opener *ops = calloc(n ? n : 1, sizeof(*ops));
+    sigset_t all, old;
+    size_t i;
+    int rc = 0;
+
+    if (ops == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "opening %zu GPUs: out of memory", n);
+    /* The threads take no signal: the process's handlers run elsewhere. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (i = 0; i < n; i++) {
+        uint8_t uuid[GPUIPC_UUID_LEN];
+
+        ops[i].ordinal = ordinals[i];
+        if (gpuipc_gpu_uuid_of(ordinals[i], uuid, &ops[i].err) == 0 && find_open(uuid) != NULL)
+            continue; /* open already */
+        ops[i].started = pthread_create(&ops[i].thread, NULL, open_one, &ops[i]) == 0;
+        if (!ops[i].started) /* no thread: here, one after the other */
+            open_one(&ops[i]);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    for (i = 0; i < n; i++) {
+        if (ops[i].started)
+            pthread_join(ops[i].thread, NULL);
+        if (ops[i].rc < 0 && rc == 0) {
+            rc = ops[i].rc;
+            if (err != NULL)
+                *err = ops[i].err;
+        }
+    }
+    free(ops);
+    return rc;
 }
 
 int gpuipc_gpu_process_bytes(uint64_t *bytes, gpuipc_err *why)
@@ -551,9 +681,10 @@ int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
         return 0;
     if ((rc = gpuipc_gpu_init(err)) < 0)
         return rc;
-    if ((rc = gpuipc_gpu_open_uuid(&gpu, uuid, err)) < 0)
+    /* A device opened before stays open (gpuipc_gpu_close_all ends them):
+     * switching to it costs a cuCtxSetCurrent, not a context. */
+    if ((gpu = find_open(uuid)) == NULL && (rc = gpuipc_gpu_open_uuid(&gpu, uuid, err)) < 0)
         return rc;
-    gpuipc_gpu_close(env->gpu);
     env->gpu = gpu;
     GPUIPC_CU_CALL(cuCtxSetCurrent, gpu->ctx);
     return 0;

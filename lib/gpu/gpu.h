@@ -58,6 +58,14 @@ int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
  * Returns 0, or -ENODEV naming the UUID and the likely cause. */
 int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err);
 
+/* The name and the PCI bus id of the device at ordinal, without a context
+ * ("" where the driver does not say). */
+void gpuipc_gpu_describe_ordinal(int ordinal, char *name, size_t nlen, char *bus, size_t blen);
+
+/* The compute mode of the device at ordinal (CU_COMPUTEMODE_...), read
+ * without a context, or -1 where the driver does not say. */
+int gpuipc_gpu_compute_mode(int ordinal);
+
 /* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
 int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
 
@@ -73,9 +81,23 @@ int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
 int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_UUID_LEN],
                            gpuipc_err *err);
 
+/* The most devices one process keeps open. */
+#define GPUIPC_GPU_OPEN_MAX 64
+
 /* Waits for the device, frees what the handle allocated and releases the
  * primary context. NULL is allowed. */
 void gpuipc_gpu_close(gpuipc_gpu *gpu);
+
+/* Closes every device this process opened (each opened device is kept,
+ * and gpuipc_gpu_attach_uuid switches between them). */
+void gpuipc_gpu_close_all(void);
+
+/* Opens the devices at ordinals[0..n) that are not open yet, each on a
+ * thread of its own, so that their contexts start together rather than one
+ * after the other; they are then kept (gpuipc_gpu_attach_uuid switches to
+ * them). No device is made current in this thread. Returns 0, or the first
+ * failure's negative errno with err (the devices that opened stay open). */
+int gpuipc_gpu_open_all(const int *ordinals, size_t n, gpuipc_err *err);
 
 /* Makes sure env->gpu is the device named by uuid, opening it (and closing
  * another) if needed. For the consumer, whose device is named by the

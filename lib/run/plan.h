@@ -11,6 +11,9 @@
 
 #include "core/err.h"
 
+/* The most GPUs a device list may name. */
+#define GPUIPC_PLAN_DEVICES_MAX 1024
+
 /* One ordered pair: the producer's GPU a exports, the consumer's GPU b
  * imports (ordinals as CUDA numbers them in this process); round is the
  * pair's round, from 0. */
@@ -76,5 +79,23 @@ int gpuipc_plan_verdicts_index(const gpuipc_plan_verdicts *v, int ordinal);
 
 /* Frees what init allocated. */
 void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v);
+
+/* A GPU's compute mode, as the driver reports it (the values of CUDA's
+ * CUcomputemode; checked against cuda.h by make cuda-check's twin in
+ * app/cuda). */
+enum gpuipc_plan_mode {
+    GPUIPC_PLAN_MODE_DEFAULT = 0,
+    GPUIPC_PLAN_MODE_PROHIBITED = 2,
+    GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS = 3,
+};
+
+/* Whether two processes can each hold a context on GPU ordinal, whose
+ * compute mode is mode (-1: not known) and which an MPS control daemon
+ * serves where mps is set (its pipe directory in mps_dir). Returns 0 if
+ * they can; 1 if not, with the cause and the fix in why: the GPU's
+ * same-GPU scenarios, and the ring's pairs that involve it, are skipped
+ * then (the site chose the mode; the node is not broken). */
+int gpuipc_plan_mode_blocks(int ordinal, int mode, int mps, const char *mps_dir, char *why,
+                            size_t len);
 
 #endif

@@ -84,6 +84,10 @@ typedef struct gpuipc_mech {
     /* The consumer fetches the exported FD itself (pidfd_getfd) instead of
      * receiving it; export then honours the offer-FD test hooks for it. */
     int fetched_fd;
+    /* It shares one GPU's memory with a process on another GPU (the
+     * consumer maps it for its own device, over the peer path): the default
+     * run's ring across GPUs runs it. */
+    int cross_device;
 
     /* Every operation gets the scenario it serves (scenario.h): its
      * devices, its laps, the process it runs in (sc->env: the GPU, the log,

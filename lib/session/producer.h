@@ -13,7 +13,12 @@
 
 /* The outcome of one scenario, as both sides agreed on it. */
 typedef struct gpuipc_result {
-    const char *mech;
+    const char *mech;           /* the scenario's name: "vmm", or "vmm 0->1" across GPUs */
+    /* Where it ran, for runs over several GPUs: the summary's heading of its
+     * group ("" or NULL: no heading), and the exporter's and the importer's
+     * GPU (-1: none, host memory, or the run's one GPU). */
+    const char *group;
+    int gpu, peer_gpu;
     int status; /* GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, GPUIPC_STOPPED, or -1: not run */
     char reason[GPUIPC_ERR_LEN]; /* the first failure, or why it was skipped */
     char cause[GPUIPC_ERR_LEN];  /* "cause: ...; fix: ..." from both sides' facts, or "" */

@@ -139,6 +139,13 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
     for (i = 0; i < n; i++) {
         const gpuipc_result *r = &results[i];
 
+        /* A run over several GPUs: each GPU's rows under its heading. */
+        if (r->group != NULL && r->group[0] != '\0' &&
+            (i == 0 || results[i - 1].group == NULL ||
+             strcmp(results[i - 1].group, r->group) != 0)) {
+            snprintf(line, sizeof(line), " %s", r->group);
+            gpuipc_log_line(fd, line);
+        }
         direction(&r->forward, fwd, sizeof(fwd));
         direction(&r->backward, back, sizeof(back));
         count = 0;

@@ -149,23 +149,50 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
 
 /* ---- the producer's run (producer_proc.c, rounds.c) ------------------------------------- */
 
-/* The most scenarios one run holds: every mechanism once, or --pairs. */
-#define GPUIPC_APP_MAX_SCEN 64
+/* The compute modes of the GPUs this process sees, and whether an MPS
+ * control daemon serves them (scenarios.c): what decides whether two
+ * processes can each hold a context on a GPU (run/plan.h's rule). */
+typedef struct gpuipc_app_modes {
+    int n;             /* GPUs seen */
+    int *mode;         /* each one's CU_COMPUTEMODE_..., -1 unknown; NULL before read */
+    int mps;           /* an MPS control daemon's pipe is there */
+    char mps_dir[256]; /* its directory */
+} gpuipc_app_modes;
+
+/* Reads the modes of the n GPUs there are (after cuInit). Returns 0 or
+ * -ENOMEM. */
+int gpuipc_app_modes_read(gpuipc_app_modes *m, int n);
+
+/* Whether two processes cannot both hold a context on GPU ordinal (1, the
+ * cause and fix in why), or can (0). */
+int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, char *why, size_t len);
+
+void gpuipc_app_modes_free(gpuipc_app_modes *m);
 
 typedef struct gpuipc_producer_run {
     gpuipc_env env; /* first: env->reap_peer finds its run from its env */
     gpuipc_wire *w;
     const gpuipc_options *o;
-    const gpuipc_mech *sel[GPUIPC_APP_MAX_SCEN];
-    gpuipc_result results[GPUIPC_APP_MAX_SCEN];
-    int pair[GPUIPC_APP_MAX_SCEN][2];      /* --pairs: producer's and consumer's GPU; -1: none */
-    char label[GPUIPC_APP_MAX_SCEN][40];   /* the summary's name: "vmm", or "vmm 0->1" */
-    char ck_name[GPUIPC_APP_MAX_SCEN][40]; /* Check's suite and case: "vmm", or "vmm-0to1" */
+    /* The scenarios, nsel of each (gpuipc_app_scenarios_size): sized once
+     * the run knows its GPUs; a watchdog may read them at any time, so a
+     * table that is replaced is kept (retired) until the run's end. */
+    const gpuipc_mech **sel;
+    gpuipc_result *results;
+    int (*pair)[2];      /* the exporter's and the importer's GPU; -1: the run's GPU, or none */
+    char (*label)[48];   /* the summary's and document's name: "vmm", or "vmm 0->1" across GPUs */
+    char (*group)[192];  /* the summary's heading for the scenario's GPU (several GPUs), or "" */
+    char (*ck_case)[48]; /* Check's case: "vmm-gpu0", "vmm-gpu0to1", "memfd-host"; the suite: "vmm" */
     /* --json: each scenario's steps in ns (its last round's), as --bench
      * derives them from both sides' clocks; have_steps[i] says they came. */
-    double steps[GPUIPC_APP_MAX_SCEN][GPUIPC_STAGE_COUNT];
-    unsigned char have_steps[GPUIPC_APP_MAX_SCEN];
+    double (*steps)[GPUIPC_STAGE_COUNT];
+    unsigned char *have_steps;
+    void *retired;
     size_t nsel;
+    /* The GPUs the scenarios run on (--device, or every GPU), once opened:
+     * ngpus 0 before, or where the run has one GPU by o->device. */
+    int *gpus;
+    size_t ngpus;
+    gpuipc_app_modes cmodes; /* the compute modes of every GPU seen, once opened */
     const gpuipc_mech *req[GPUIPC_APP_NMECH_MAX]; /* --require */
     size_t nreq;
     pid_t child;        /* the forked consumer; -1 with --serve */
@@ -195,6 +222,31 @@ typedef struct gpuipc_producer_run {
     char child2_desc[GPUIPC_ERR_LEN];
     char where[640];
 } gpuipc_producer_run;
+
+/* ---- the producer's scenarios (scenarios.c) ------------------------------------------- */
+
+/* Gives run tables for n scenarios (the old ones retired, not freed).
+ * Returns 0, or -1 out of memory (the old ones kept). */
+int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n);
+
+/* Frees every table the run had, and its GPU list. */
+void gpuipc_app_scenarios_free(gpuipc_producer_run *run);
+
+/* Names scenario i: mechanism m from GPU a to GPU b (a == b: on one GPU;
+ * a < 0: on the run's GPU, o->device, or none for host memory), its
+ * label and Check case; not run yet. */
+void gpuipc_app_name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a,
+                              int b);
+
+/* --pairs: the selection (its reference mechanism) over each pair. Returns
+ * 0, GPUIPC_USAGE (said why) or GPUIPC_FAIL (out of memory). */
+int gpuipc_app_expand_pairs(gpuipc_producer_run *run);
+
+/* Several GPUs (run->gpus): every selected GPU mechanism on each GPU, the
+ * host-memory ones once, and the ring of run/plan.h with the mechanisms
+ * that work across devices, each group with its summary heading. Returns 0
+ * or -1 out of memory. */
+int gpuipc_app_expand_devices(gpuipc_producer_run *run);
 
 /* Sets run up for the selection, before any connection. */
 void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,

@@ -131,7 +131,7 @@ static void bench_payload(gpuipc_json *j, const char *key, const void *arg)
 int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why)
 {
     static gpuipc_bench b;
-    const gpuipc_mech *lat[GPUIPC_APP_MAX_SCEN];
+    const gpuipc_mech *lat[GPUIPC_APP_NMECH_MAX]; /* --bench: one GPU, each mechanism once */
     gpuipc_bench_cfg cfg;
     size_t i, nlat = 0;
     int rc;
@@ -149,7 +149,7 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
         return GPUIPC_FAIL;
     }
     for (i = 0; i < run->nsel; i++) {
-        if (run->results[i].status == -1)
+        if (run->results[i].status == -1 && nlat < GPUIPC_APP_NMECH_MAX)
             lat[nlat++] = run->sel[i];
         else if (run->o->level != GPUIPC_LOG_QUIET)
             fprintf(stderr, "bench: %s is not measured: %s\n", run->sel[i]->name,

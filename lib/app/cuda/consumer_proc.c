@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "core/step.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
+#include "run/plan.h"
 #include "wire/wire.h"
 
 pid_t gpuipc_app_parent_pid; /* the forked mode's producer; 0 with --connect */
@@ -85,18 +87,62 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
  * --connect consumer learns the GPU from PROBE. */
 static int g_early_device = -1;
 
+/* The forked consumer's options: the same as the producer's, so that it
+ * knows the run's GPUs as early as HELLO. */
+static const gpuipc_options *g_opts;
+
+/* The forked mode over several GPUs: opens the run's GPUs alongside the
+ * producer's, all at once, except those whose compute mode keeps two
+ * processes apart (their scenarios are skipped). */
+static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
+{
+    const char *spec = gpuipc_options_devices(g_opts);
+    char why[GPUIPC_ERR_LEN];
+    int *ids, *open;
+    size_t k, i, m = 0;
+    gpuipc_err err;
+
+    if (spec == NULL || (ids = calloc((size_t)n, sizeof(*ids))) == NULL)
+        return;
+    open = calloc((size_t)n, sizeof(*open));
+    if (open != NULL && gpuipc_plan_devices(spec, n, ids, (size_t)n, &k, &err) == 0 && k > 1) {
+        for (i = 0; i < k; i++)
+            if (!gpuipc_app_modes_block(modes, ids[i], why, sizeof(why)))
+                open[m++] = ids[i];
+        if (gpuipc_gpu_open_all(open, m, &err) < 0)
+            gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                            GPUIPC_LOG_NO_TIME, "opening the GPUs: %s (said again by the "
+                            "scenarios of that GPU)", err.msg);
+    }
+    free(open);
+    free(ids);
+}
+
 static void consumer_prepare_cuda(gpuipc_env *env)
 {
     uint8_t uuid[GPUIPC_UUID_LEN];
+    char why[GPUIPC_ERR_LEN];
+    gpuipc_app_modes modes;
     gpuipc_err err;
+    int n = 0;
 
     /* Results are kept; a failure is reported by the probe that needs the
      * GPU, which opens it then (gpuipc_gpu_attach). */
-    if (gpuipc_gpu_init(NULL) < 0 || g_early_device < 0)
+    if (gpuipc_gpu_init(NULL) < 0 || g_early_device < 0 || gpuipc_gpu_count(&n, NULL) < 0)
         return;
-    if (gpuipc_gpu_uuid_of(g_early_device, uuid, &err) < 0 ||
-        gpuipc_gpu_attach_uuid(env, uuid, &err) < 0)
+    /* A GPU that two processes cannot share is not opened here: the
+     * producer has it, and its scenarios are skipped. */
+    memset(&modes, 0, sizeof(modes));
+    if (gpuipc_app_modes_read(&modes, n) < 0)
         return;
+    open_run_gpus(env, &modes, n);
+    if (gpuipc_app_modes_block(&modes, g_early_device, why, sizeof(why)) ||
+        gpuipc_gpu_uuid_of(g_early_device, uuid, &err) < 0 ||
+        gpuipc_gpu_attach_uuid(env, uuid, &err) < 0) {
+        gpuipc_app_modes_free(&modes);
+        return;
+    }
+    gpuipc_app_modes_free(&modes);
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "GPU %d opened alongside the producer's: %s", g_early_device,
                     gpuipc_gpu_open_times(env->gpu));
@@ -126,6 +172,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
         env.log.level = GPUIPC_LOG_QUIET;
     env.prepare_cuda = consumer_prepare_cuda;
     g_early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
+    g_opts = o;
     env.bandwidth = gpuipc_bandwidth_run;
     env.gpu_bytes = gpuipc_gpu_process_bytes;
     env.last_check = gpuipc_app_last_check_fds;
@@ -163,7 +210,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
         return GPUIPC_FAIL;
     }
     verdict = gpuipc_consumer_serve(&env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
-    gpuipc_gpu_close(env.gpu);
+    gpuipc_gpu_close_all();
     env.gpu = NULL;
     gpuipc_wire_close(w);
     gpuipc_watch_claim(gpuipc_app_stop_code(verdict));

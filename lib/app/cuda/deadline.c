@@ -25,7 +25,9 @@
 #include "core/names.h"
 #include "core/step.h"
 #include "core/outfile.h"
+#include "core/units.h"
 #include "core/watch.h"
+#include "gpu/gpu.h"
 
 /* How long the producer's watchdog waits for the consumers it killed. */
 #define REAP_NS (1000ull * 1000000ull)
@@ -239,6 +241,10 @@ static void put_rows(gpuipc_sbuf *b, int fd)
         gpuipc_sbuf_init(b, text, sizeof(text));
         gpuipc_sbuf_str(b, "  ");
         gpuipc_sbuf_str(b, dl.run->label[i]);
+        if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0) {
+            gpuipc_sbuf_str(b, " on GPU ");
+            gpuipc_sbuf_uint(b, (uint64_t)r->gpu);
+        }
         gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "  PASS" : st == GPUIPC_FAIL ? "  FAIL"
                         : st == GPUIPC_SKIP ? "  SKIP" : st == GPUIPC_STOPPED ? "  STOPPED"
                         : "  not run (or under way)");
@@ -249,6 +255,62 @@ static void put_rows(gpuipc_sbuf *b, int fd)
         }
         gpuipc_sbuf_str(b, "\n");
     }
+}
+
+/* An ordinal, or null for -1. */
+static void put_ordinal(gpuipc_sbuf *b, int g)
+{
+    if (g < 0)
+        gpuipc_sbuf_str(b, "null");
+    else
+        gpuipc_sbuf_uint(b, (uint64_t)g);
+}
+
+/* The UUIDs of the run's GPUs by ordinal, as text, taken when the
+ * document's template is made (the watchdog asks the driver nothing). */
+static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
+
+/* The document's gpus: each GPU the scenarios ran on, with the verdicts of
+ * those it took part in, counted now. */
+static void put_gpus(gpuipc_sbuf *b)
+{
+    int gpus[GPUIPC_GPU_OPEN_MAX];
+    size_t n = dl.run != NULL ? gpuipc_doc_gpus_of(dl.run->results, dl.run->nsel, gpus,
+                                                   GPUIPC_GPU_OPEN_MAX) : 0, i, k;
+
+    gpuipc_sbuf_str(b, "[");
+    for (i = 0; i < n; i++) {
+        gpuipc_plan_tally t = {0, 0, 0, 0};
+
+        for (k = 0; k < dl.run->nsel; k++) {
+            const gpuipc_result *r = &dl.run->results[k];
+            int st = r->status;
+
+            if (r->gpu != gpus[i] && r->peer_gpu != gpus[i])
+                continue;
+            t.passed += st == GPUIPC_PASS;
+            t.failed += st == GPUIPC_FAIL;
+            t.skipped += st == GPUIPC_SKIP;
+            t.stopped += st == GPUIPC_STOPPED;
+        }
+        gpuipc_sbuf_str(b, i ? ",\n    {\"ordinal\": " : "\n    {\"ordinal\": ");
+        gpuipc_sbuf_uint(b, (uint64_t)gpus[i]);
+        gpuipc_sbuf_str(b, ", \"uuid\": ");
+        gpuipc_sbuf_json(b, gpus[i] < GPUIPC_GPU_OPEN_MAX && uuid_text[gpus[i]][0] != '\0'
+                                ? uuid_text[gpus[i]] : NULL);
+        gpuipc_sbuf_str(b, ", \"verdict\": \"");
+        gpuipc_sbuf_str(b, gpuipc_doc_tally_verdict(&t));
+        gpuipc_sbuf_str(b, "\", \"passed\": ");
+        gpuipc_sbuf_uint(b, t.passed);
+        gpuipc_sbuf_str(b, ", \"failed\": ");
+        gpuipc_sbuf_uint(b, t.failed);
+        gpuipc_sbuf_str(b, ", \"skipped\": ");
+        gpuipc_sbuf_uint(b, t.skipped);
+        gpuipc_sbuf_str(b, ", \"stopped\": ");
+        gpuipc_sbuf_uint(b, t.stopped);
+        gpuipc_sbuf_str(b, "}");
+    }
+    gpuipc_sbuf_str(b, n > 0 ? "\n  ]" : "]");
 }
 
 /* One check of the document's scenarios. */
@@ -301,7 +363,11 @@ static void put_scenarios(gpuipc_sbuf *b, int fd)
         gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "pass" : st == GPUIPC_FAIL ? "fail"
                         : st == GPUIPC_SKIP ? "skip" : st == GPUIPC_STOPPED ? "stopped"
                         : "not run");
-        gpuipc_sbuf_str(b, "\", \"size\": ");
+        gpuipc_sbuf_str(b, "\", \"gpu\": ");
+        put_ordinal(b, r->gpu);
+        gpuipc_sbuf_str(b, ", \"peer_gpu\": ");
+        put_ordinal(b, r->peer_gpu);
+        gpuipc_sbuf_str(b, ", \"size\": ");
         gpuipc_sbuf_uint(b, r->size);
         gpuipc_sbuf_str(b, ", \"producer_to_consumer\": ");
         put_check(b, &r->forward);
@@ -349,7 +415,8 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
         int what;
     } marks[] = {{GPUIPC_DOC_MARK_EXIT, 0}, {GPUIPC_DOC_MARK_RESULT, 1},
                  {GPUIPC_DOC_MARK_WALL, 2}, {GPUIPC_DOC_MARK_SCENARIOS, 3},
-                 {GPUIPC_DOC_MARK_COUNTS, 4}, {GPUIPC_DOC_MARK_CONSUMER, 5}};
+                 {GPUIPC_DOC_MARK_COUNTS, 4}, {GPUIPC_DOC_MARK_CONSUMER, 5},
+                 {GPUIPC_DOC_MARK_GPUS, 6}};
     const char *p = dl.doc, *at;
     gpuipc_sbuf b;
     unsigned pa, f, s;
@@ -388,6 +455,9 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
             gpuipc_sbuf_str(&b, ", \"skipped\": ");
             gpuipc_sbuf_uint(&b, s);
             gpuipc_sbuf_str(&b, "}");
+            break;
+        case 6:
+            put_gpus(&b);
             break;
         default:
             gpuipc_sbuf_json(&b, dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL);
@@ -599,6 +669,20 @@ int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
     return 0;
 }
 
+/* uuid_text, for the GPUs the driver shows (once they are opened). */
+static void take_uuids(void)
+{
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    gpuipc_err err;
+    int n = 0, g;
+
+    if (gpuipc_gpu_count(&n, &err) < 0)
+        return;
+    for (g = 0; g < n && g < GPUIPC_GPU_OPEN_MAX; g++)
+        if (uuid_text[g][0] == '\0' && gpuipc_gpu_uuid_of(g, uuid, &err) == 0)
+            gpuipc_units_format_uuid(uuid, uuid_text[g], sizeof(uuid_text[g]));
+}
+
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
     gpuipc_doc d = {
@@ -618,6 +702,8 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 
     if (run->o->json_path == NULL)
         return;
+    if (run->cuda == 0)
+        take_uuids();
     /* The first is ready before the watchdog can fire; the second (once the
      * probes are done) takes its place whole, and the first is kept to the
      * process's end (the watchdog may be reading it). No third is made. */

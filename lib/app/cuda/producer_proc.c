@@ -21,6 +21,7 @@
 #include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
+#include "run/plan.h"
 #include "session/diagnose.h"
 #include "session/report.h"
 #include "session/role.h"
@@ -142,44 +143,72 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
     }
 }
 
-/* Names scenario i: the mechanism, and the devices for a pair. */
-static void name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a, int b)
+/* Opens the run's GPUs that two processes can share (the others are
+ * skipped, with their mode's cause), all at once. */
+static void open_gpus(gpuipc_producer_run *run)
 {
-    run->sel[i] = m;
-    run->pair[i][0] = a;
-    run->pair[i][1] = b;
-    if (a < 0) {
-        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
-        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s", m->name);
-    } else {
-        snprintf(run->label[i], sizeof(run->label[i]), "%s %d->%d", m->name, a, b);
-        snprintf(run->ck_name[i], sizeof(run->ck_name[i]), "%s-%dto%d", m->name, a, b);
-    }
-    run->results[i].mech = run->label[i];
-    /* Not run until the probes or a round say otherwise: a scenario that
-     * never ran must never count as passed (a zeroed result would). */
-    run->results[i].status = -1;
+    int *open = calloc(run->ngpus, sizeof(*open));
+    char why[GPUIPC_ERR_LEN];
+    size_t i, k = 0;
+    gpuipc_err err;
+    uint64_t t = gpuipc_clock_ns();
+
+    if (open == NULL)
+        return;
+    for (i = 0; i < run->ngpus; i++)
+        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[i], why, sizeof(why)))
+            open[k++] = run->gpus[i];
+    if (gpuipc_gpu_open_all(open, k, &err) < 0)
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "opening the GPUs: %s (said again by the scenarios "
+                        "of that GPU)", err.msg);
+    gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,
+                    gpuipc_clock_ns() - t, "%zu GPUs opened at once", k);
+    free(open);
 }
 
-/* --pairs: replaces the selection (vmm) by one scenario per device pair.
- * Returns 0, or GPUIPC_USAGE after saying why on stderr. */
-static int expand_pairs(gpuipc_producer_run *run)
+/* run->where for several GPUs: how many, which, and the driver. */
+static void where_gpus(gpuipc_producer_run *run)
 {
-    int pairs[GPUIPC_PAIRS_MAX][2], n = 0;
-    const gpuipc_mech *m = run->sel[0];
-    gpuipc_err err;
-    size_t np, i;
+    char list[96] = "";
+    size_t i;
 
-    if (gpuipc_gpu_count(&n, &err) < 0 ||
-        gpuipc_options_pairs(run->o->pairs, n, pairs, GPUIPC_PAIRS_MAX, &np, &err) < 0) {
-        gpuipc_log_say("%s", err.msg);
+    for (i = 0; i < run->ngpus && strlen(list) + 16 < sizeof(list); i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? ", " : "",
+                 run->gpus[i]);
+    if (i < run->ngpus)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), ", ...");
+    snprintf(run->where, sizeof(run->where), "%zu GPUs (%s), each on its own and in a ring "
+             "across them (GPU i exports to GPU i+1, the last to the first); CUDA driver %d.%d",
+             run->ngpus, list, gpuipc_cu.driver_version / 1000,
+             gpuipc_cu.driver_version % 1000 / 10);
+}
+
+/* The GPUs the scenarios run on, of the n there are (run->gpus, ngpus):
+ * --device's list, or every GPU for the forked one-shot run; none kept
+ * where the run has one GPU by o->device. Returns 0, or GPUIPC_USAGE after
+ * saying why. */
+static int resolve_devices(gpuipc_producer_run *run, int n)
+{
+    const char *spec = gpuipc_options_devices(run->o);
+    gpuipc_err err;
+    size_t k;
+    int *ids;
+
+    if (spec == NULL || n <= 0)
+        return 0;
+    if ((ids = calloc((size_t)n, sizeof(*ids))) == NULL) {
+        gpuipc_log_say("--device: out of memory");
         return GPUIPC_USAGE;
     }
-    for (i = 0; i < np; i++)
-        name_scenario(run, i, m, pairs[i][0], pairs[i][1]);
-    run->nsel = np;
-    snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
-             "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
+    if (gpuipc_plan_devices(spec, n, ids, (size_t)n, &k, &err) < 0) {
+        gpuipc_log_say("%s", err.msg);
+        free(ids);
+        return GPUIPC_USAGE;
+    }
+    free(run->gpus);
+    run->gpus = ids;
+    run->ngpus = k;
     return 0;
 }
 
@@ -198,20 +227,32 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
         return 1;
     if (rc < 0 || (rc = gpuipc_gpu_count(&n, why)) < 0)
         return -1;
+    if ((rc = resolve_devices(run, n)) != 0)
+        return rc;
     if (o->device >= n) {
         gpuipc_log_say("--device %d: no such GPU (%d visible: ordinals 0 to %d; "
                 "see --list)", o->device, n, n - 1);
         return GPUIPC_USAGE;
     }
-    if (gpuipc_gpu_open(&run->env.gpu, o->device, why) < 0)
+    if (gpuipc_app_modes_read(&run->cmodes, n) < 0) {
+        gpuipc_err_set(why, -ENOMEM, "reading the GPUs' compute modes: out of memory");
         return -1;
-    memcpy(run->uuid, gpuipc_gpu_uuid(run->env.gpu), GPUIPC_UUID_LEN);
+    }
+    /* Several GPUs: their contexts start together, on threads of their
+     * own; one that fails is reported by its scenarios, not here. */
+    if (run->ngpus > 1)
+        open_gpus(run);
+    if (gpuipc_gpu_uuid_of(o->device, run->uuid, why) < 0 ||
+        gpuipc_gpu_attach_uuid(&run->env, run->uuid, why) < 0)
+        return -1;
     if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
         return -1;
     snprintf(run->where, sizeof(run->where), "GPU %d: %s (%s), CUDA driver %d.%d", o->device,
              gpuipc_gpu_name(run->env.gpu),
              gpuipc_units_format_uuid(run->uuid, uuid, sizeof(uuid)),
              gpuipc_cu.driver_version / 1000, gpuipc_cu.driver_version % 1000 / 10);
+    if (run->ngpus > 1)
+        where_gpus(run);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_NONE,
                     gpuipc_clock_ns() - t, "%s; %s free of %s; kernels self-tested",
                     run->where, gpuipc_units_format_size(free_b, a, sizeof(a)),
@@ -339,6 +380,29 @@ static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *
     }
 }
 
+/* Whether scenario i's GPU (or either GPU of a pair) is in a compute mode
+ * that keeps two processes apart: then r is a skip with that cause, and 1
+ * is returned; the driver is not asked (the consumer never opens it). */
+static int mode_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
+{
+    int a = run->pair[i][0] >= 0 ? run->pair[i][0] : run->o->device;
+    int b = run->pair[i][0] >= 0 ? run->pair[i][1] : a;
+    char why[GPUIPC_ERR_LEN];
+    int who = -1;
+
+    if (gpuipc_app_modes_block(&run->cmodes, a, why, sizeof(why)))
+        who = a;
+    else if (b != a && gpuipc_app_modes_block(&run->cmodes, b, why, sizeof(why)))
+        who = b;
+    if (who < 0)
+        return 0;
+    gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
+                      "probe: not run: two processes cannot both hold a context on GPU %d "
+                      "(its compute mode, or MPS; below)", who);
+    snprintf(r->cause, sizeof(r->cause), "%s", why);
+    return 1;
+}
+
 /* Decides, before any scenario runs, which can: both sides probe each
  * mechanism. One that needs CUDA where there is none, or that either side
  * cannot run here, is skipped with the reason (a failure if --require names
@@ -360,6 +424,8 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
         r->status = -1;
         if (gpuipc_wire_stopped() != 0) {
             snprintf(r->reason, sizeof(r->reason), "not run: the run was stopped before it");
+        } else if (m->needs_cuda && cuda == 0 && mode_blocks(run, i, r)) {
+            /* Skipped, its cause said: the GPU's compute mode. */
         } else if (m->needs_cuda && cuda != 0) {
             gpuipc_result_set(r, cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
                               GPUIPC_STEP_PROBE, cuda_why, "%s", cuda_why->msg);
@@ -513,7 +579,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     }
     /* This process's context ends while the consumer's does (each takes
      * tens of ms); nothing below needs it. */
-    gpuipc_gpu_close(run->env.gpu);
+    gpuipc_gpu_close_all();
     run->env.gpu = NULL;
     if (run->child > 0) {
         /* The consumer ends with its session's status: what BYE told it, or
@@ -618,9 +684,13 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
     run->o = o;
     run->child = -1;
     run->child2 = -1;
-    run->nsel = nsel;
+    if (gpuipc_app_scenarios_size(run, nsel) < 0) {
+        run->halted = 1; /* said at the start of the session */
+        snprintf(run->lost, sizeof(run->lost), "out of memory for %zu scenarios", nsel);
+        return;
+    }
     for (i = 0; i < nsel; i++) {
-        name_scenario(run, i, sel[i], -1, -1);
+        gpuipc_app_name_scenario(run, i, sel[i], -1, -1);
         if (sel[i]->needs_cuda || o->bench) /* --bench always describes a GPU */
             run->hello |= GPUIPC_HELLO_NEEDS_CUDA;
         if (sel[i]->destructive)
@@ -686,8 +756,13 @@ int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
         return code;
     if (run->halted)
         return GPUIPC_FAIL;
-    if (run->cuda == 0 && run->o->pairs != NULL && (code = expand_pairs(run)) != 0)
+    if (run->cuda == 0 && run->o->pairs != NULL && (code = gpuipc_app_expand_pairs(run)) != 0)
         return code;
+    if (run->cuda == 0 && run->ngpus > 1 && gpuipc_app_expand_devices(run) < 0) {
+        snprintf(run->lost, sizeof(run->lost), "out of memory for the scenarios of %zu GPUs",
+                 run->ngpus);
+        return GPUIPC_FAIL;
+    }
     probe_all(run, run->cuda, &run->cuda_why);
     /* The deadline's document, now with the peer's facts and the GPU. */
     gpuipc_app_deadline_document(run);
@@ -764,7 +839,8 @@ static void diagnose_results(gpuipc_producer_run *run)
             .min_gbps = run->o->min_gbps,
         };
 
-        if (r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP)
+        /* A cause said already (a GPU's compute mode) stands. */
+        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause[0] == '\0')
             gpuipc_diagnose(&c, r->cause, sizeof(r->cause));
     }
 }
@@ -799,8 +875,14 @@ static void note_outcome(const gpuipc_producer_run *run, int code, const char *c
         if (failed->failure.step != GPUIPC_STEP_NONE && strncmp(why, step, n) == 0 &&
             strncmp(why + n, ": ", 2) == 0)
             why += n + 2;
-        snprintf(first, sizeof(first), "%s %s %s: %.440s", gpuipc_role_name(failed->failed_side),
-                 failed->mech, failed->failure.step ? step : "-", why);
+        char on[24] = "";
+
+        /* Over several GPUs the failing one is named. */
+        if (failed->group != NULL && failed->group[0] != '\0' && failed->gpu >= 0 &&
+            failed->peer_gpu < 0)
+            snprintf(on, sizeof(on), " on GPU %d", failed->gpu);
+        snprintf(first, sizeof(first), "%s %s%s %s: %.440s", gpuipc_role_name(failed->failed_side),
+                 failed->mech, on, failed->failure.step ? step : "-", why);
     } else if (!run->started || run->halted) {
         snprintf(first, sizeof(first), "%.500s", run->lost);
     } else if (code == GPUIPC_FAIL) {
@@ -847,6 +929,8 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
     free(run->round_records);
     run->round_records = NULL;
     run->nround_records = run->round_records_cap = 0;
+    /* The run has claimed its end: no watchdog reads the tables now. */
+    gpuipc_app_scenarios_free(run);
     return exit_code;
 }
 
@@ -871,7 +955,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
     run->w = NULL;
-    gpuipc_gpu_close(run->env.gpu);
+    gpuipc_gpu_close_all();
     run->env.gpu = NULL;
     /* From here this thread says the verdict, not the watchdog (or, if the
      * deadline has fired already, it parks and the watchdog's stands). */

@@ -240,6 +240,14 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     gpuipc_json_object(j, NULL);
     gpuipc_json_string(j, "name", r->mech);
     gpuipc_json_string(j, "verdict", verdict_name(r->status));
+    if (r->gpu >= 0)
+        gpuipc_json_int(j, "gpu", r->gpu);
+    else
+        gpuipc_json_string(j, "gpu", NULL);
+    if (r->peer_gpu >= 0)
+        gpuipc_json_int(j, "peer_gpu", r->peer_gpu);
+    else
+        gpuipc_json_string(j, "peer_gpu", NULL);
     gpuipc_json_int(j, "size", (long long)r->size);
     json_check(j, "producer_to_consumer", &r->forward, r->size);
     json_check(j, "consumer_to_producer", &r->backward, r->size);
@@ -266,6 +274,68 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     gpuipc_json_end(j, '}');
 }
 
+const char *gpuipc_doc_tally_verdict(const gpuipc_plan_tally *t)
+{
+    int v = gpuipc_plan_tally_verdict(t);
+
+    return v == GPUIPC_FAIL ? "fail" : v == GPUIPC_STOPPED ? "stopped" : v == GPUIPC_PASS
+                                                                          ? "pass" : "skip";
+}
+
+size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap)
+{
+    size_t i, k = 0, m;
+    int side;
+
+    for (i = 0; i < n; i++)
+        for (side = 0; side < 2; side++) {
+            int g = side ? results[i].peer_gpu : results[i].gpu;
+
+            if (g < 0 || results[i].status < 0)
+                continue;
+            for (m = 0; m < k && gpus[m] != g; m++)
+                ;
+            if (m == k && k < cap)
+                gpus[k++] = g;
+        }
+    return k;
+}
+
+/* gpus: each GPU the scenarios ran on, with the verdicts of its scenarios
+ * (run/plan.h's tally). */
+static void json_gpus(gpuipc_json *j, const gpuipc_doc *d)
+{
+    int gpus[GPUIPC_GPU_OPEN_MAX];
+    size_t n = gpuipc_doc_gpus_of(d->results, d->n, gpus, GPUIPC_GPU_OPEN_MAX), i;
+    gpuipc_plan_verdicts v;
+
+    gpuipc_json_array(j, "gpus");
+    if (n > 0 && gpuipc_plan_verdicts_init(&v, gpus, n) == 0) {
+        for (i = 0; i < d->n; i++)
+            gpuipc_plan_verdicts_add(&v, d->results[i].gpu, d->results[i].peer_gpu >= 0
+                                     ? d->results[i].peer_gpu : d->results[i].gpu,
+                                     d->results[i].status);
+        for (i = 0; i < n; i++) {
+            uint8_t uuid[GPUIPC_UUID_LEN];
+            char text[48];
+            gpuipc_err err;
+
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_int(j, "ordinal", gpus[i]);
+            gpuipc_json_string(j, "uuid", gpuipc_gpu_uuid_of(gpus[i], uuid, &err) == 0
+                                   ? gpuipc_units_format_uuid(uuid, text, sizeof(text)) : NULL);
+            gpuipc_json_string(j, "verdict", gpuipc_doc_tally_verdict(&v.per_gpu[i]));
+            gpuipc_json_int(j, "passed", v.per_gpu[i].passed);
+            gpuipc_json_int(j, "failed", v.per_gpu[i].failed);
+            gpuipc_json_int(j, "skipped", v.per_gpu[i].skipped);
+            gpuipc_json_int(j, "stopped", v.per_gpu[i].stopped);
+            gpuipc_json_end(j, '}');
+        }
+        gpuipc_plan_verdicts_free(&v);
+    }
+    gpuipc_json_end(j, ']');
+}
+
 /* The scenarios and their counts (the consumer's: as the producer counted). */
 static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts counts)
 {
@@ -288,6 +358,7 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     if (counts.stopped > 0)
         gpuipc_json_int(j, "stopped", counts.stopped);
     gpuipc_json_end(j, '}');
+    json_gpus(j, d);
 }
 
 static const char *mode_name(const gpuipc_options *o)
@@ -326,6 +397,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_object(j, "options");
     gpuipc_json_int(j, "size", (long long)o->size);
     gpuipc_json_int(j, "device", o->device);
+    gpuipc_json_string(j, "devices", o->devices);
     gpuipc_json_int(j, "chunks", o->chunks);
     gpuipc_json_double(j, "timeout_s", (double)o->timeout_ns / 1e9);
     if (o->deadline_ns > 0)
@@ -364,6 +436,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     if (d->deadline_template) {
         gpuipc_json_raw(j, "scenarios", GPUIPC_DOC_MARK_SCENARIOS);
         gpuipc_json_raw(j, "counts", GPUIPC_DOC_MARK_COUNTS);
+        gpuipc_json_raw(j, "gpus", GPUIPC_DOC_MARK_GPUS);
     } else {
         json_scenarios(j, d, counts);
     }

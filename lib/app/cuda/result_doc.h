@@ -1,7 +1,7 @@
 /* result_doc.h: --json FILE for every mode (the one-shot run, --repeat,
  * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
  * document per process, in the schema of docs/result.schema.json
- * (schema_version 1), written at the end of every run, a failed or
+ * (schema_version 2), written at the end of every run, a failed or
  * interrupted one included. */
 #ifndef GPUIPC_RESULT_DOC_H
 #define GPUIPC_RESULT_DOC_H
@@ -14,10 +14,11 @@
 #include "core/account.h"
 #include "core/json.h"
 #include "core/facts.h"
+#include "run/plan.h"
 #include "session/producer.h"
 #include "wire/wire.h"
 
-#define GPUIPC_RESULT_SCHEMA_VERSION 1
+#define GPUIPC_RESULT_SCHEMA_VERSION 2
 
 /* One --repeat round, for the document: its counts, its time, and what
  * each side held after it (the figures the soak compares with round 1). */
@@ -62,6 +63,7 @@ typedef struct gpuipc_doc {
 #define GPUIPC_DOC_MARK_SCENARIOS "@@SCENARIOS@@"
 #define GPUIPC_DOC_MARK_COUNTS "@@COUNTS@@"
 #define GPUIPC_DOC_MARK_CONSUMER "@@CONSUMER@@"
+#define GPUIPC_DOC_MARK_GPUS "@@GPUS@@"
 
 /* The document d as the watchdog writes it at the run's deadline, rendered
  * ahead, while malloc and stdio may still be used: every member as d has it,
@@ -69,6 +71,15 @@ typedef struct gpuipc_doc {
  * markers above for the watchdog to replace (memory and write(2) only).
  * Returns the text (the caller frees it), or NULL. */
 char *gpuipc_doc_template(const gpuipc_doc *d);
+
+/* The GPUs results[0..n) ran on (as exporter or importer; not-run ones
+ * left out), in order of first use, into gpus (room for cap). Returns the
+ * count. Async-signal-safe. */
+size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
+
+/* A tally's verdict in the document's words: "pass", "fail", "skip",
+ * "stopped". Async-signal-safe. */
+const char *gpuipc_doc_tally_verdict(const gpuipc_plan_tally *t);
 
 /* Where a document for "-" goes: the standard output main set aside, or 1. */
 int gpuipc_doc_stdout_fd(void);

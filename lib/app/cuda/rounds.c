@@ -101,10 +101,12 @@ static int run_suites(gpuipc_producer_run *run)
 
         if (run->results[i].status != -1)
             continue;
-        /* Suite and case are both named after the mechanism: Check's TAP
-         * and XML name a test by its case, and CK_RUN_CASE selects by it. */
-        s = suite_create(run->ck_name[i]);
-        tc = tcase_create(run->ck_name[i]);
+        /* The suite is the mechanism, the case the mechanism where it runs
+         * ("vmm-gpu1", "vmm-gpu0to1", "memfd-host"): CK_RUN_SUITE=vmm runs
+         * vmm on every GPU, CK_RUN_CASE=vmm-gpu1 that one scenario; Check's
+         * TAP and XML name a test by its case. */
+        s = suite_create(run->sel[i]->name);
+        tc = tcase_create(run->ck_case[i]);
         tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
         suite_add_tcase(s, tc);
         srunner_add_suite(sr, s);
@@ -288,7 +290,7 @@ static void say_stopped(gpuipc_producer_run *run, unsigned round, const soak *k)
  * if the soak stopped at a failure or a drift (said on stdout). */
 int gpuipc_app_run_rounds(gpuipc_producer_run *run)
 {
-    static gpuipc_result probed[GPUIPC_APP_MAX_SCEN];
+    gpuipc_result *probed;
     uint64_t start = gpuipc_clock_ns();
     unsigned round;
     soak k;
@@ -301,6 +303,12 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
     if (i == run->nsel) /* nothing can run */
         return GPUIPC_PASS;
     memset(&k, 0, sizeof(k));
+    /* What the probes left, the start of every round. */
+    if ((probed = malloc(run->nsel * sizeof(*probed))) == NULL) {
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
+                        GPUIPC_LOG_NO_TIME, "FAIL out of memory for %zu scenarios", run->nsel);
+        return GPUIPC_FAIL;
+    }
     memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
     for (round = 1; round <= run->o->repeat; round++) {
         uint64_t began = gpuipc_clock_ns();
@@ -342,5 +350,6 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
                         (double)(gpuipc_clock_ns() - start) / 1e6 / run->o->repeat);
     if (k.have_ref)
         gpuipc_usage_free(&k.ref);
+    free(probed);
     return code;
 }

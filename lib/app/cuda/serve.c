@@ -137,7 +137,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
         return GPUIPC_FAIL;
     code = gpuipc_app_producer_open(&run);
     if (code == GPUIPC_USAGE) {
-        gpuipc_gpu_close(run.env.gpu);
+        gpuipc_gpu_close_all();
         return code;
     }
     if (code == GPUIPC_SKIP) {
@@ -152,7 +152,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     }
     if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
         gpuipc_log_say("%s", err.msg);
-        gpuipc_gpu_close(run.env.gpu);
+        gpuipc_gpu_close_all();
         return listen_code(rc);
     }
     gpuipc_app_sock_publish(&ep);

@@ -317,6 +317,7 @@ const gpuipc_mech gpuipc_mech_vmm_chunks = {
     .needs_cuda = 1,
     .by_default = 1,
     .chunked = 1,
+    .cross_device = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = chunks_alloc,
     .export = chunks_export,

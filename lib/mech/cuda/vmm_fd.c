@@ -22,6 +22,7 @@ const gpuipc_mech gpuipc_mech_vmm = {
     .needs_cuda = 1,
     .by_default = 1,
     .reference = 1,
+    .cross_device = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = gpuipc_vmm_fd_alloc,
     .export = gpuipc_vmm_fd_export,

@@ -69,6 +69,7 @@ const gpuipc_mech gpuipc_mech_vmm_pidfd = {
     .needs_cuda = 1,
     .by_default = 1,
     .fetched_fd = 1,
+    .cross_device = 1,
     .probe = pidfd_mech_probe,
     .alloc = gpuipc_vmm_fd_alloc,
     .export = pidfd_mech_export,

@@ -1,0 +1,307 @@
+/* scenarios.c: the producer's scenarios: their tables, sized once the run
+ * knows its GPUs, and their names; the expansion of the selection over the
+ * GPUs of the run (every mechanism on each GPU, and across GPUs the ring of
+ * run/plan.h with the mechanisms that work between devices) or over the
+ * pairs of --pairs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "app/cuda/app.h"
+#include "core/log.h"
+#include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "run/plan.h"
+
+/* A table replaced, kept until the run's end (a watchdog may be reading
+ * it). */
+typedef struct retired {
+    struct retired *next;
+    void *block[8];
+} retired;
+
+static void retire(gpuipc_producer_run *run)
+{
+    retired *r;
+
+    if (run->sel == NULL)
+        return;
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return; /* kept in place, never freed: a small leak rather than a use after free */
+    r->block[0] = (void *)run->sel;
+    r->block[1] = run->results;
+    r->block[2] = run->pair;
+    r->block[3] = run->label;
+    r->block[4] = run->group;
+    r->block[5] = run->ck_case;
+    r->block[6] = run->steps;
+    r->block[7] = run->have_steps;
+    r->next = run->retired;
+    run->retired = r;
+}
+
+int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n)
+{
+    /* At least as long as the tables they replace: a watchdog that read the
+     * old count just before the swap stays inside the new ones. */
+    size_t k = n > run->nsel ? n : run->nsel > 0 ? run->nsel : 1, i;
+    const gpuipc_mech **sel = calloc(k, sizeof(*sel));
+    gpuipc_result *results = calloc(k, sizeof(*results));
+    int (*pair)[2] = calloc(k, sizeof(*pair));
+    char (*label)[48] = calloc(k, sizeof(*label));
+    char (*group)[192] = calloc(k, sizeof(*group));
+    char (*ck_case)[48] = calloc(k, sizeof(*ck_case));
+    double (*steps)[GPUIPC_STAGE_COUNT] = calloc(k, sizeof(*steps));
+    unsigned char *have_steps = calloc(k, 1);
+
+    if (sel == NULL || results == NULL || pair == NULL || label == NULL || group == NULL ||
+        ck_case == NULL || steps == NULL || have_steps == NULL) {
+        free((void *)sel);
+        free(results);
+        free(pair);
+        free(label);
+        free(group);
+        free(ck_case);
+        free(steps);
+        free(have_steps);
+        return -1;
+    }
+    for (i = 0; i < k; i++)
+        results[i].status = -1; /* not run */
+    retire(run);
+    /* Each pointer is whole before nsel says how many there are: a
+     * watchdog reads nsel first and then the tables. */
+    run->nsel = 0;
+    run->sel = sel;
+    run->results = results;
+    run->pair = pair;
+    run->label = label;
+    run->group = group;
+    run->ck_case = ck_case;
+    run->steps = steps;
+    run->have_steps = have_steps;
+    run->nsel = n;
+    return 0;
+}
+
+void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
+{
+    retired *r, *next;
+    int k;
+
+    retire(run);
+    for (r = run->retired; r != NULL; r = next) {
+        next = r->next;
+        for (k = 0; k < 8; k++)
+            free(r->block[k]);
+        free(r);
+    }
+    run->retired = NULL;
+    run->sel = NULL;
+    run->results = NULL;
+    run->pair = NULL;
+    run->label = NULL;
+    run->group = NULL;
+    run->ck_case = NULL;
+    run->steps = NULL;
+    run->have_steps = NULL;
+    run->nsel = 0;
+    free(run->gpus);
+    run->gpus = NULL;
+    run->ngpus = 0;
+    gpuipc_app_modes_free(&run->cmodes);
+}
+
+void gpuipc_app_name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a,
+                              int b)
+{
+    gpuipc_result *r = &run->results[i];
+
+    run->sel[i] = m;
+    run->pair[i][0] = a;
+    run->pair[i][1] = b;
+    run->group[i][0] = '\0';
+    if (a < 0) {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
+        if (m->needs_cuda)
+            snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%d", m->name,
+                     run->o->device);
+        else
+            snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-host", m->name);
+    } else if (a == b) {
+        /* Under its GPU's heading in the summary; the result's gpu says it
+         * where the name stands alone (--brief, the document). */
+        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
+        snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%d", m->name, a);
+    } else {
+        snprintf(run->label[i], sizeof(run->label[i]), "%s %d->%d", m->name, a, b);
+        snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%dto%d", m->name, a, b);
+    }
+    r->mech = run->label[i];
+    r->group = run->group[i];
+    r->gpu = a >= 0 ? a : m->needs_cuda ? run->o->device : -1;
+    r->peer_gpu = a >= 0 && b != a ? b : -1;
+    /* Not run until the probes or a round say otherwise: a scenario that
+     * never ran must never count as passed (a zeroed result would). */
+    r->status = -1;
+}
+
+int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
+{
+    const gpuipc_mech *m = run->sel[0];
+    size_t cap, np, i;
+    int (*pairs)[2];
+    gpuipc_err err;
+    int n = 0, rc = 0;
+
+    if (gpuipc_gpu_count(&n, &err) < 0) {
+        gpuipc_log_say("%s", err.msg);
+        return GPUIPC_USAGE;
+    }
+    /* Room for every ordered pair, or for each entry of a list. */
+    cap = n > 1 ? (size_t)n * (size_t)(n - 1) : 1;
+    for (i = 0; run->o->pairs[i] != '\0'; i++)
+        cap += run->o->pairs[i] == ',';
+    cap += 1;
+    if ((pairs = calloc(cap, sizeof(*pairs))) == NULL) {
+        gpuipc_log_say("--pairs: out of memory");
+        return GPUIPC_FAIL;
+    }
+    if (gpuipc_options_pairs(run->o->pairs, n, pairs, cap, &np, &err) < 0) {
+        gpuipc_log_say("%s", err.msg);
+        rc = GPUIPC_USAGE;
+    } else if (gpuipc_app_scenarios_size(run, np) < 0) {
+        gpuipc_log_say("--pairs: out of memory for %zu scenarios", np);
+        rc = GPUIPC_FAIL;
+    } else {
+        for (i = 0; i < np; i++)
+            gpuipc_app_name_scenario(run, i, m, pairs[i][0], pairs[i][1]);
+        snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
+                 "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
+    }
+    free(pairs);
+    return rc;
+}
+
+/* The heading of GPU g's group in the summary: its ordinal, name, UUID and
+ * PCI bus id. */
+static void heading(int g, char *buf, size_t len)
+{
+    char uuid_text[48], bus[32], name[96];
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    gpuipc_err err;
+
+    if (gpuipc_gpu_uuid_of(g, uuid, &err) < 0) {
+        snprintf(buf, len, "GPU %d", g);
+        return;
+    }
+    gpuipc_gpu_describe_ordinal(g, name, sizeof(name), bus, sizeof(bus));
+    snprintf(buf, len, "GPU %d: %s (%s%s%s)", g, name,
+             gpuipc_units_format_uuid(uuid, uuid_text, sizeof(uuid_text)), bus[0] ? ", " : "",
+             bus);
+}
+
+int gpuipc_app_expand_devices(gpuipc_producer_run *run)
+{
+    const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
+    size_t nsel = run->nsel, n = run->ngpus, nring, k = 0, i, g, total;
+    gpuipc_plan_pair *ring;
+    char names[160] = "";
+
+    memcpy(sel, run->sel, nsel * sizeof(sel[0]));
+    if ((ring = calloc(n, sizeof(*ring))) == NULL)
+        return -1;
+    nring = gpuipc_plan_ring(run->gpus, n, ring);
+    /* Host memory once; every GPU mechanism on each GPU (a destructive one
+     * on the first only: its consumer is spent after one scenario); the
+     * ring with the mechanisms that work across devices. */
+    total = 0;
+    for (i = 0; i < nsel; i++)
+        total += !sel[i]->needs_cuda ? 1 : sel[i]->destructive ? 1 : n;
+    for (i = 0; i < nsel; i++)
+        total += sel[i]->cross_device ? nring : 0;
+    if (gpuipc_app_scenarios_size(run, total) < 0) {
+        free(ring);
+        return -1;
+    }
+    for (g = 0; g < n; g++) {
+        char head[192];
+
+        heading(run->gpus[g], head, sizeof(head));
+        for (i = 0; i < nsel; i++) {
+            if (!sel[i]->needs_cuda || (sel[i]->destructive && g > 0))
+                continue;
+            gpuipc_app_name_scenario(run, k, sel[i], run->gpus[g], run->gpus[g]);
+            snprintf(run->group[k], sizeof(run->group[k]), "%s", head);
+            k++;
+        }
+    }
+    for (i = 0; i < nsel && nring > 0; i++) {
+        if (!sel[i]->cross_device)
+            continue;
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                 names[0] ? ", " : "", sel[i]->name);
+    }
+    for (g = 0; g < nring; g++)
+        for (i = 0; i < nsel; i++) {
+            if (!sel[i]->cross_device)
+                continue;
+            gpuipc_app_name_scenario(run, k, sel[i], ring[g].a, ring[g].b);
+            snprintf(run->group[k], sizeof(run->group[k]), "across GPUs, the ring: each GPU "
+                     "exports to the next (%s)", names);
+            k++;
+        }
+    for (i = 0; i < nsel; i++)
+        if (!sel[i]->needs_cuda) {
+            gpuipc_app_name_scenario(run, k, sel[i], -1, -1);
+            snprintf(run->group[k], sizeof(run->group[k]), "host memory (no GPU)");
+            k++;
+        }
+    free(ring);
+    return 0;
+}
+
+/* The driver's compute modes are run/plan.h's. */
+_Static_assert((int)GPUIPC_PLAN_MODE_DEFAULT == (int)CU_COMPUTEMODE_DEFAULT &&
+               (int)GPUIPC_PLAN_MODE_PROHIBITED == (int)CU_COMPUTEMODE_PROHIBITED &&
+               (int)GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS == (int)CU_COMPUTEMODE_EXCLUSIVE_PROCESS,
+               "run/plan.h's compute modes are CUDA's");
+
+int gpuipc_app_modes_read(gpuipc_app_modes *m, int n)
+{
+    const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char control[300];
+    struct stat st;
+    int i;
+
+    gpuipc_app_modes_free(m);
+    if ((m->mode = calloc(n > 0 ? (size_t)n : 1, sizeof(*m->mode))) == NULL)
+        return -ENOMEM;
+    m->n = n;
+    for (i = 0; i < n; i++)
+        m->mode[i] = gpuipc_gpu_compute_mode(i);
+    /* A running MPS control daemon keeps its control pipe in its directory. */
+    snprintf(m->mps_dir, sizeof(m->mps_dir), "%s", dir != NULL && dir[0] != '\0' ? dir
+                                                                               : "/tmp/nvidia-mps");
+    snprintf(control, sizeof(control), "%s/control", m->mps_dir);
+    m->mps = stat(control, &st) == 0;
+    return 0;
+}
+
+int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, char *why, size_t len)
+{
+    int mode = m->mode != NULL && ordinal >= 0 && ordinal < m->n ? m->mode[ordinal] : -1;
+
+    if (m->mode == NULL)
+        return 0;
+    return gpuipc_plan_mode_blocks(ordinal, mode, m->mps, m->mps_dir, why, len);
+}
+
+void gpuipc_app_modes_free(gpuipc_app_modes *m)
+{
+    free(m->mode);
+    memset(m, 0, sizeof(*m));
+}
