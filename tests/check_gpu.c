@@ -25,10 +25,31 @@ static th_run run;
 #define OUT_HAS(text) ck_assert_msg(strstr(run.out, (text)) != NULL, "output lacks '%s':\n%s", \
                                     (text), run.out)
 
+/* Runs the program with args on GPU 0 alone (--device 0 put in front,
+ * unless args choose the GPUs themselves or cannot take it): the tests
+ * below hold one GPU's counts and rows. The runs over every GPU are
+ * spawn_all's. */
 static void spawn(const char *const *args, const char *const *env, double timeout_s,
                   th_line_fn on_line)
 {
-    ck_assert_int_eq(th_spawn(&run, args, env, timeout_s, 5.0, on_line, NULL), 0);
+    const char *pinned[40] = {"--device", "0"};
+    size_t i, n = 2;
+    int own = 0;
+
+    for (i = 0; args[i] != NULL; i++)
+        own |= strcmp(args[i], "--pairs") == 0 || strcmp(args[i], "--device") == 0 ||
+               strcmp(args[i], "--connect") == 0;
+    for (i = 0; args[i] != NULL && n < 39; i++)
+        pinned[n++] = args[i];
+    pinned[n] = NULL;
+    ck_assert_int_eq(th_spawn(&run, own ? args : pinned, env, timeout_s, 5.0, on_line, NULL),
+                     0);
+}
+
+/* Runs the program with args as given: every GPU by default. */
+static void spawn_all(const char *const *args, const char *const *env, double timeout_s)
+{
+    ck_assert_int_eq(th_spawn(&run, args, env, timeout_s, 5.0, NULL, NULL), 0);
 }
 
 /* The mechanisms that run on a single GPU with a POSIX-FD driver (the
@@ -206,6 +227,100 @@ START_TEST(test_gpu_brief_line_and_result_document)
     js_free(schema);
     free(text);
     free(schema_text);
+    unlink(path);
+}
+END_TEST
+
+/* The GPUs this machine shows (--list's lines). */
+static int gpu_count(void)
+{
+    const char *list[] = {"--list", NULL};
+    const char *p;
+    int n = 0;
+
+    spawn(list, NULL, 60, NULL);
+    for (p = run.out; (p = strstr(p, "\nGPU ")) != NULL; p++)
+        n++;
+    ck_assert_msg(n >= 1, "--list names no GPU:\n%s", run.out);
+    return n;
+}
+
+/* The document at path, held against the schema (the caller frees it). */
+static jnode *valid_document(const char *path)
+{
+    char why[512], *schema_text, *text;
+    jnode *schema, *doc;
+    size_t n;
+
+    ck_assert_ptr_nonnull(schema_text = th_read_file("docs/result.schema.json", &n));
+    ck_assert_ptr_nonnull(text = th_read_file(path, &n));
+    schema = js_parse(schema_text, why, sizeof(why));
+    doc = js_parse(text, why, sizeof(why));
+    ck_assert_msg(doc != NULL && js_check(schema, doc, why, sizeof(why)), "%s:\n%s", why,
+                  text);
+    js_free(schema);
+    free(schema_text);
+    free(text);
+    return doc;
+}
+
+/* The default run proves every GPU: each one's verdict in the document is
+ * pass, each GPU has its heading, and with two or more GPUs the ring's
+ * pairs pass both ways (GPU i exports to i+1, the last to the first). */
+START_TEST(test_gpu_default_run_proves_every_gpu)
+{
+    char path[64], row[32];
+    const char *args[] = {"-q", "--json", path, NULL};
+    int n = gpu_count(), g;
+    const jnode *gpus;
+    jnode *doc;
+
+    snprintf(path, sizeof(path), "/tmp/gpuipc-gpu-all-%d.json", (int)getpid());
+    spawn_all(args, NULL, 120);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_document(path);
+    gpus = js_get(doc, "gpus");
+    ck_assert_msg(gpus != NULL && js_len(gpus) == (size_t)n, "%zu GPUs in the document, %d "
+                  "here", gpus ? js_len(gpus) : 0, n);
+    for (g = 0; g < n; g++)
+        ck_assert_msg(strcmp(js_str(js_get(js_at(gpus, (size_t)g), "verdict")), "pass") == 0,
+                      "GPU %d's verdict is %s", g,
+                      js_str(js_get(js_at(gpus, (size_t)g), "verdict")));
+    if (n >= 2) {
+        OUT_HAS("\n GPU 1: ");
+        OUT_HAS("\n across GPUs, the ring: each GPU exports to the next (vmm, vmm-pidfd, "
+                "vmm-chunks)");
+        for (g = 0; g < n; g++) {
+            snprintf(row, sizeof(row), "vmm %d->%d", g, (g + 1) % n);
+            out_has_row(row, "PASS");
+        }
+        out_has_row("vmm-chunks 0->1", "PASS");
+    }
+    js_free(doc);
+    unlink(path);
+}
+END_TEST
+
+/* --device narrows the run: one GPU, its own rows only. */
+START_TEST(test_gpu_device_narrows_the_run)
+{
+    char path[64], last[16];
+    const char *args[] = {"-q", "--device", last, "--only", "vmm", "--json", path, NULL};
+    int n = gpu_count();
+    const jnode *gpus;
+    jnode *doc;
+
+    snprintf(last, sizeof(last), "%d", n - 1);
+    snprintf(path, sizeof(path), "/tmp/gpuipc-gpu-one-%d.json", (int)getpid());
+    spawn_all(args, NULL, 60);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    doc = valid_document(path);
+    gpus = js_get(doc, "gpus");
+    ck_assert_msg(gpus != NULL && js_len(gpus) == 1 &&
+                  (int)js_num(js_get(js_at(gpus, 0), "ordinal")) == n - 1,
+                  "not GPU %d alone", n - 1);
+    ck_assert_msg(strstr(run.out, "->") == NULL, "a ring with one GPU:\n%s", run.out);
+    js_free(doc);
     unlink(path);
 }
 END_TEST
@@ -1011,6 +1126,8 @@ int main(void)
     }
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_gpu_default_run_passes_both_ways);
+    tcase_add_test(tc, test_gpu_default_run_proves_every_gpu);
+    tcase_add_test(tc, test_gpu_device_narrows_the_run);
     tcase_add_test(tc, test_gpu_4g_passes_both_ways);
     tcase_add_test(tc, test_gpu_vmm_and_memfd_in_one_session);
     tcase_add_loop_test(tc, test_gpu_sabotage_is_caught, 0, N_WRITERS * N_SABOTAGES);

@@ -332,6 +332,21 @@ out:
     return ret;
 }
 
+/* Counts gpu as open and keeps it in the table of open devices. */
+static void keep_open(gpuipc_gpu *gpu)
+{
+    int i;
+
+    pthread_mutex_lock(&opened_lock);
+    open_count++;
+    for (i = 0; i < GPUIPC_GPU_OPEN_MAX; i++)
+        if (opened[i] == NULL) {
+            opened[i] = gpu;
+            break;
+        }
+    pthread_mutex_unlock(&opened_lock);
+}
+
 static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *err)
 {
     uint64_t t[4], hwm_ctx;
@@ -374,14 +389,7 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
              (double)(t[3] - t[2]) / 1e6, (double)hwm_ctx / 1048576.0,
              (double)gpuipc_proc_hwm() / 1048576.0);
     *out = gpu;
-    pthread_mutex_lock(&opened_lock);
-    open_count++;
-    for (sms = 0; sms < GPUIPC_GPU_OPEN_MAX; sms++)
-        if (opened[sms] == NULL) {
-            opened[sms] = gpu;
-            break;
-        }
-    pthread_mutex_unlock(&opened_lock);
+    keep_open(gpu);
     return 0;
 
 out_result:

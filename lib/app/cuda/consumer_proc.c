@@ -87,6 +87,10 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
  * --connect consumer learns the GPU from PROBE. */
 static int g_early_device = -1;
 
+/* This consumer is the sacrificial one (--destructive), with a side of its
+ * own on the status page. */
+static int g_sacrificial;
+
 /* The forked consumer's options: the same as the producer's, so that it
  * knows the run's GPUs as early as HELLO. */
 static const gpuipc_options *g_opts;
@@ -102,7 +106,8 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
     size_t k, i, m = 0;
     gpuipc_err err;
 
-    if (spec == NULL || (ids = calloc((size_t)n, sizeof(*ids))) == NULL)
+    /* The sacrificial consumer runs one scenario, on the first GPU. */
+    if (spec == NULL || g_sacrificial || (ids = calloc((size_t)n, sizeof(*ids))) == NULL)
         return;
     open = calloc((size_t)n, sizeof(*open));
     if (open != NULL && gpuipc_plan_devices(spec, n, ids, (size_t)n, &k, &err) == 0 && k > 1) {
@@ -147,10 +152,6 @@ static void consumer_prepare_cuda(gpuipc_env *env)
                     "GPU %d opened alongside the producer's: %s", g_early_device,
                     gpuipc_gpu_open_times(env->gpu));
 }
-
-/* This consumer is the sacrificial one (--destructive), with a side of its
- * own on the status page. */
-static int g_sacrificial;
 
 /* The consumer's role over sock; the session's end goes into *end.
  * Returns the exit status. */

@@ -107,8 +107,12 @@ int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_
         return 0;
     }
     if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], dev->uuid,
-                               dev->peer_uuid, err)) < 0)
-        gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
+                               dev->peer_uuid, err)) < 0) {
+        if (run->pair[i][0] == run->pair[i][1])
+            gpuipc_err_prefix(err, "GPU %d", run->pair[i][0]);
+        else
+            gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
+    }
     return rc;
 }
 
@@ -119,7 +123,7 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
     char link[384], rs[32], ws[32];
     int a = run->pair[i][0], b = run->pair[i][1];
 
-    if (a < 0 || r->ns == 0)
+    if (a < 0 || a == b || r->ns == 0) /* within one GPU: no link */
         return;
     rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
     wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;

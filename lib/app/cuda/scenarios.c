@@ -251,7 +251,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
                 continue;
             gpuipc_app_name_scenario(run, k, sel[i], ring[g].a, ring[g].b);
             snprintf(run->group[k], sizeof(run->group[k]), "across GPUs, the ring: each GPU "
-                     "exports to the next (%s)", names);
+                     "exports to the next (%.130s)", names);
             k++;
         }
     for (i = 0; i < nsel; i++)

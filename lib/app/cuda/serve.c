@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "core/watch.h"
 #include "core/log.h"
 #include "core/clock.h"
 #include "core/step.h"
@@ -107,6 +108,18 @@ static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64
     }
 }
 
+/* Ends a --serve run that never listened: it claims the end (the watchdog
+ * then never reads the run again), lets go of the GPUs and the scenario
+ * tables, and returns code. */
+static int end_early(gpuipc_producer_run *run, int code)
+{
+    gpuipc_watch_claim(code);
+    gpuipc_gpu_close_all();
+    run->env.gpu = NULL;
+    gpuipc_app_scenarios_free(run);
+    return code;
+}
+
 /* --serve PATH: the producer's role, for one consumer that connects there.
  * What can be decided without a consumer (no GPU, an impossible --size) is
  * decided before the socket exists. */
@@ -131,29 +144,28 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     /* The deadline covers the wait for a consumer too. */
     if (gpuipc_watch_map(&err) < 0) {
         gpuipc_log_say("%s", err.msg);
-        return GPUIPC_FAIL;
+        return end_early(&run, GPUIPC_FAIL);
     }
     if (gpuipc_app_deadline_producer(&run, t0) < 0)
-        return GPUIPC_FAIL;
+        return end_early(&run, GPUIPC_FAIL);
     code = gpuipc_app_producer_open(&run);
-    if (code == GPUIPC_USAGE) {
-        gpuipc_gpu_close_all();
-        return code;
-    }
+    if (code == GPUIPC_USAGE)
+        return end_early(&run, code);
     if (code == GPUIPC_SKIP) {
+        gpuipc_watch_claim(GPUIPC_SKIP);
         gpuipc_app_print_skip_line(&run, run.cuda, &run.cuda_why, GPUIPC_SKIP);
-        return GPUIPC_SKIP;
+        return end_early(&run, GPUIPC_SKIP);
     }
     if (code != 0) {
+        gpuipc_watch_claim(GPUIPC_FAIL);
         snprintf(line, sizeof(line), "result: FAIL: --serve %s: not listening: %.400s (exit 1)",
                  o->serve, run.cuda_why.msg);
         gpuipc_log_line(1, line);
-        return GPUIPC_FAIL;
+        return end_early(&run, GPUIPC_FAIL);
     }
     if ((rc = gpuipc_endpoint_listen(&ep, o->serve, &err)) < 0) {
         gpuipc_log_say("%s", err.msg);
-        gpuipc_gpu_close_all();
-        return listen_code(rc);
+        return end_early(&run, listen_code(rc));
     }
     gpuipc_app_sock_publish(&ep);
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
