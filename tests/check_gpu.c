@@ -780,7 +780,7 @@ START_TEST(test_gpu_three_runs_beside_a_churning_process_pass)
     static char out[3][1 << 15], churned[4096], beside[4096];
     const char *churn = getenv("GPUIPC_CHURN_BIN");
     const char *cargs[] = {"25", "64", NULL};
-    const char *args[] = {"--quiet", NULL};
+    const char *args[] = {"--quiet", "--device", "0", NULL};
     char path[4][64];
     pid_t cpid, pid[3];
     int i, status;

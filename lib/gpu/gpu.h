@@ -89,7 +89,8 @@ int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_
 void gpuipc_gpu_close(gpuipc_gpu *gpu);
 
 /* Closes every device this process opened (each opened device is kept,
- * and gpuipc_gpu_attach_uuid switches between them). */
+ * and gpuipc_gpu_attach_uuid switches between them), each on a thread of
+ * its own, so that their contexts end together. */
 void gpuipc_gpu_close_all(void);
 
 /* Opens the devices at ordinals[0..n) that are not open yet, each on a

@@ -622,10 +622,17 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scen
                               gpuipc_result *res)
 {
     uint64_t t0 = gpuipc_clock_ns();
+    /* Where the scenario runs is the caller's to say (its summary group
+     * and GPUs); the rest of the result is this scenario's. */
+    const char *group = res->group;
+    int gpu = res->gpu, peer_gpu = res->peer_gpu;
     gpuipc_scenario *sc;
     pscen p;
 
     memset(res, 0, sizeof(*res));
+    res->group = group;
+    res->gpu = gpu;
+    res->peer_gpu = peer_gpu;
     res->mech = ask->mech->name;
     res->status = GPUIPC_FAIL;
     res->size = ask->size;

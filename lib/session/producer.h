@@ -73,9 +73,10 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
 int gpuipc_producer_probe(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scenario_ask *ask,
                           gpuipc_status *st, gpuipc_err *err);
 
-/* Runs the scenario ask describes together with the consumer and fills res.
- * Every resource it takes is released on every path. If the connection
- * breaks, res says so and later calls fail at once. */
+/* Runs the scenario ask describes together with the consumer and fills res
+ * (its group, gpu and peer_gpu, where it runs, are kept as the caller set
+ * them). Every resource it takes is released on every path. If the
+ * connection breaks, res says so and later calls fail at once. */
 void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scenario_ask *ask,
                               gpuipc_result *res);
 

@@ -82,8 +82,19 @@ static void cause_line(int fd, int w, const gpuipc_result *r)
 
 /* Below the table: each reason that stopped two or more scenarios, once,
  * after the list of the scenarios it stopped. */
+const char *gpuipc_report_name(const gpuipc_result *r, char *buf, size_t len)
+{
+    if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0)
+        snprintf(buf, len, "%s on GPU %d", r->mech, r->gpu);
+    else
+        snprintf(buf, len, "%s", r->mech);
+    return buf;
+}
+
 static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
 {
+    char name[96];
+
     char line[2048];
     size_t i, j, count, used;
 
@@ -96,7 +107,8 @@ static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
             if (has_reason(results[j].status) &&
                 strcmp(results[j].reason, results[i].reason) == 0)
                 used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s",
-                                         j == i ? "" : ", ", results[j].mech);
+                                         j == i ? "" : ", ",
+                                         gpuipc_report_name(&results[j], name, sizeof(name)));
         if (used < sizeof(line))
             snprintf(line + used, sizeof(line) - used, "): %s", results[i].reason);
         gpuipc_log_line(fd, line);

@@ -30,6 +30,11 @@ gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n);
  * below the table, after the scenarios it stopped; then the lines in notes
  * (NULL-terminated, may be NULL), the consumer line, and last the overall
  * result with its counts and the wall time. */
+/* r's name where it must stand alone: "vmm on GPU 1" for a scenario of a
+ * run over several GPUs (under its GPU's heading in the summary it is
+ * "vmm"), else its name. Into buf; returns buf. */
+const char *gpuipc_report_name(const gpuipc_result *r, char *buf, size_t len);
+
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns);

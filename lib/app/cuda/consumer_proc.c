@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "bench/cuda/bandwidth.h"
 #include "core/progress.h"
@@ -111,6 +112,8 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
         return;
     open = calloc((size_t)n, sizeof(*open));
     if (open != NULL && gpuipc_plan_devices(spec, n, ids, (size_t)n, &k, &err) == 0 && k > 1) {
+        uint64_t t = gpuipc_clock_ns();
+
         for (i = 0; i < k; i++)
             if (!gpuipc_app_modes_block(modes, ids[i], why, sizeof(why)))
                 open[m++] = ids[i];
@@ -118,6 +121,9 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
             gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                             GPUIPC_LOG_NO_TIME, "opening the GPUs: %s (said again by the "
                             "scenarios of that GPU)", err.msg);
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+                        gpuipc_clock_ns() - t, "%zu GPUs opened at once alongside the "
+                        "producer's", m);
     }
     free(open);
     free(ids);

@@ -879,14 +879,12 @@ static void note_outcome(const gpuipc_producer_run *run, int code, const char *c
         if (failed->failure.step != GPUIPC_STEP_NONE && strncmp(why, step, n) == 0 &&
             strncmp(why + n, ": ", 2) == 0)
             why += n + 2;
-        char on[24] = "";
+        char name[96];
 
         /* Over several GPUs the failing one is named. */
-        if (failed->group != NULL && failed->group[0] != '\0' && failed->gpu >= 0 &&
-            failed->peer_gpu < 0)
-            snprintf(on, sizeof(on), " on GPU %d", failed->gpu);
-        snprintf(first, sizeof(first), "%s %s%s %s: %.440s", gpuipc_role_name(failed->failed_side),
-                 failed->mech, on, failed->failure.step ? step : "-", why);
+        snprintf(first, sizeof(first), "%s %s %s: %.440s", gpuipc_role_name(failed->failed_side),
+                 gpuipc_report_name(failed, name, sizeof(name)), failed->failure.step ? step : "-",
+                 why);
     } else if (!run->started || run->halted) {
         snprintf(first, sizeof(first), "%.500s", run->lost);
     } else if (code == GPUIPC_FAIL) {
