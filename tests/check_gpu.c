@@ -461,15 +461,9 @@ END_TEST
  * 1, never 77) that names both counts; as many as it shows passes. */
 START_TEST(test_gpu_expect_gpus_fails_a_missing_gpu)
 {
-    const char *list[] = {"--list", NULL};
     char more[16], want[128];
-    const char *p;
-    int n = 0;
+    int n = gpu_count();
 
-    spawn(list, NULL, 60, NULL);
-    for (p = run.out; (p = strstr(p, "\nGPU ")) != NULL; p++)
-        n++;
-    ck_assert_msg(n >= 1, "--list names no GPU:\n%s", run.out);
     snprintf(more, sizeof(more), "%d", n + 1);
     {
         const char *args[] = {"--expect-gpus", more, "--only", "vmm", "--brief", NULL};
