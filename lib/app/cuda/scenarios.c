@@ -16,29 +16,59 @@
 #include "gpu/gpu.h"
 #include "run/plan.h"
 
-/* A table replaced, kept until the run's end (a watchdog may be reading
- * it). */
+/* The run's tables: where each one's pointer is kept, and one entry's
+ * size. Every table has an entry per scenario. */
+#define NTABLES 8
+
+static void tables_of(gpuipc_producer_run *run, void *where[NTABLES], size_t size[NTABLES])
+{
+    where[0] = &run->sel, size[0] = sizeof(*run->sel);
+    where[1] = &run->results, size[1] = sizeof(*run->results);
+    where[2] = &run->pair, size[2] = sizeof(*run->pair);
+    where[3] = &run->label, size[3] = sizeof(*run->label);
+    where[4] = &run->group, size[4] = sizeof(*run->group);
+    where[5] = &run->ck_case, size[5] = sizeof(*run->ck_case);
+    where[6] = &run->steps, size[6] = sizeof(*run->steps);
+    where[7] = &run->have_steps, size[7] = sizeof(*run->have_steps);
+}
+
+/* The table pointer kept at where (each is an object pointer), or its new
+ * value. */
+static void *table_get(void *where)
+{
+    void *p;
+
+    memcpy(&p, where, sizeof(p));
+    return p;
+}
+
+static void table_set(void *where, void *p)
+{
+    memcpy(where, &p, sizeof(p));
+}
+
+/* Tables replaced, kept until the run's end (a watchdog may be reading
+ * them). */
 typedef struct retired {
     struct retired *next;
-    void *block[8];
+    void *table[NTABLES];
 } retired;
 
+/* Puts the run's tables on its retired list, and leaves it with none. */
 static void retire(gpuipc_producer_run *run)
 {
+    void *where[NTABLES];
+    size_t size[NTABLES];
     retired *r;
+    int t;
 
     if (run->sel == NULL)
         return;
     if ((r = calloc(1, sizeof(*r))) == NULL)
         return; /* kept in place, never freed: a small leak rather than a use after free */
-    r->block[0] = (void *)run->sel;
-    r->block[1] = run->results;
-    r->block[2] = run->pair;
-    r->block[3] = run->label;
-    r->block[4] = run->group;
-    r->block[5] = run->ck_case;
-    r->block[6] = run->steps;
-    r->block[7] = run->have_steps;
+    tables_of(run, where, size);
+    for (t = 0; t < NTABLES; t++)
+        r->table[t] = table_get(where[t]);
     r->next = run->retired;
     run->retired = r;
 }
@@ -47,67 +77,50 @@ int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n)
 {
     /* At least as long as the tables they replace: a watchdog that read the
      * old count just before the swap stays inside the new ones. */
-    size_t k = n > run->nsel ? n : run->nsel > 0 ? run->nsel : 1, i;
-    const gpuipc_mech **sel = calloc(k, sizeof(*sel));
-    gpuipc_result *results = calloc(k, sizeof(*results));
-    int (*pair)[2] = calloc(k, sizeof(*pair));
-    char (*label)[48] = calloc(k, sizeof(*label));
-    char (*group)[192] = calloc(k, sizeof(*group));
-    char (*ck_case)[48] = calloc(k, sizeof(*ck_case));
-    double (*steps)[GPUIPC_STAGE_COUNT] = calloc(k, sizeof(*steps));
-    unsigned char *have_steps = calloc(k, 1);
+    size_t k = n > run->nsel ? n : run->nsel > 0 ? run->nsel : 1, size[NTABLES], i;
+    void *where[NTABLES], *fresh[NTABLES];
+    gpuipc_result *results;
+    int t, ok = 1;
 
-    if (sel == NULL || results == NULL || pair == NULL || label == NULL || group == NULL ||
-        ck_case == NULL || steps == NULL || have_steps == NULL) {
-        free((void *)sel);
-        free(results);
-        free(pair);
-        free(label);
-        free(group);
-        free(ck_case);
-        free(steps);
-        free(have_steps);
+    tables_of(run, where, size);
+    for (t = 0; t < NTABLES; t++)
+        ok &= (fresh[t] = calloc(k, size[t])) != NULL;
+    if (!ok) {
+        for (t = 0; t < NTABLES; t++)
+            free(fresh[t]);
         return -1;
     }
+    results = fresh[1];
     for (i = 0; i < k; i++)
         results[i].status = -1; /* not run */
     retire(run);
     /* Each pointer is whole before nsel says how many there are: a
      * watchdog reads nsel first and then the tables. */
     run->nsel = 0;
-    run->sel = sel;
-    run->results = results;
-    run->pair = pair;
-    run->label = label;
-    run->group = group;
-    run->ck_case = ck_case;
-    run->steps = steps;
-    run->have_steps = have_steps;
+    for (t = 0; t < NTABLES; t++)
+        table_set(where[t], fresh[t]);
     run->nsel = n;
     return 0;
 }
 
 void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
 {
+    void *where[NTABLES];
+    size_t size[NTABLES];
     retired *r, *next;
-    int k;
+    int t;
 
     retire(run);
     for (r = run->retired; r != NULL; r = next) {
         next = r->next;
-        for (k = 0; k < 8; k++)
-            free(r->block[k]);
+        for (t = 0; t < NTABLES; t++)
+            free(r->table[t]);
         free(r);
     }
     run->retired = NULL;
-    run->sel = NULL;
-    run->results = NULL;
-    run->pair = NULL;
-    run->label = NULL;
-    run->group = NULL;
-    run->ck_case = NULL;
-    run->steps = NULL;
-    run->have_steps = NULL;
+    tables_of(run, where, size);
+    for (t = 0; t < NTABLES; t++)
+        table_set(where[t], NULL);
     run->nsel = 0;
     free(run->gpus);
     run->gpus = NULL;
