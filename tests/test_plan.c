@@ -56,6 +56,8 @@ static const struct {
     {"4", 4, "no GPU 4 here (4 visible, ordinals from 0"},
     {"all", 0, "this process sees no GPU"},
     {"99999999999", -1, "is not an ordinal"},
+    {"2147483648", -1, "is not an ordinal"},
+    {"1024", -1, "is not an ordinal"},
 };
 
 START_TEST(test_plan_devices_refuses_bad_lists)
@@ -206,6 +208,40 @@ START_TEST(test_plan_verdicts_per_gpu_and_pair)
 }
 END_TEST
 
+/* A GPU that fell off the bus (GPU 1: its own scenario fails, and so do
+ * the ring's pairs 0->1 and 1->2) is the one that fails: GPU 0 passes. A
+ * link that fails between two GPUs whose own scenarios pass (2 and 3)
+ * fails both. Every scenario a GPU took part in is counted. */
+START_TEST(test_plan_a_failed_pair_is_charged_to_the_failed_gpu)
+{
+    static const struct {
+        int gpu, peer, status;
+    } made[] = {
+        {0, -1, GPUIPC_PASS}, {1, -1, GPUIPC_FAIL}, {2, -1, GPUIPC_PASS}, {3, -1, GPUIPC_PASS},
+        {0, 1, GPUIPC_FAIL},  {1, 2, GPUIPC_FAIL},  {2, 3, GPUIPC_FAIL},  {3, 0, GPUIPC_PASS},
+        {3, -1, -1}, /* not run: counts for nothing */
+    };
+    gpuipc_result r[9];
+    gpuipc_plan_tally t;
+    size_t k;
+
+    memset(r, 0, sizeof(r));
+    for (k = 0; k < 9; k++) {
+        r[k].gpu = made[k].gpu;
+        r[k].peer_gpu = made[k].peer;
+        r[k].status = made[k].status;
+    }
+    ck_assert_int_eq(gpuipc_plan_gpu_verdict(r, 9, 0, &t), GPUIPC_PASS);
+    ck_assert_uint_eq(t.failed, 1); /* counted, not charged */
+    ck_assert_uint_eq(t.passed, 2);
+    ck_assert_int_eq(gpuipc_plan_gpu_verdict(r, 9, 1, &t), GPUIPC_FAIL);
+    ck_assert_int_eq(gpuipc_plan_gpu_verdict(r, 9, 2, &t), GPUIPC_FAIL);
+    ck_assert_int_eq(gpuipc_plan_gpu_verdict(r, 9, 3, &t), GPUIPC_FAIL);
+    ck_assert_uint_eq(t.passed + t.failed + t.skipped + t.stopped, 3);
+    ck_assert_int_eq(gpuipc_plan_gpu_verdict(r, 9, 7, &t), GPUIPC_SKIP); /* no scenario */
+}
+END_TEST
+
 START_TEST(test_plan_a_stop_is_its_own_verdict)
 {
     gpuipc_plan_tally t = {.passed = 3, .stopped = 1};
@@ -262,6 +298,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);
+    tcase_add_test(tc, test_plan_a_failed_pair_is_charged_to_the_failed_gpu);
     tcase_add_test(tc, test_plan_compute_modes);
     suite_add_tcase(s, tc);
     return s;

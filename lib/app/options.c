@@ -96,8 +96,15 @@ static int parse_device(const char *text, gpuipc_options *o, gpuipc_err *err)
 /* Whether --device names more than one GPU ("all" counts as more). */
 static int several_devices(const gpuipc_options *o)
 {
-    return o->devices != NULL && (strcmp(o->devices, "all") == 0 ||
-                                  strpbrk(o->devices, ",-") != NULL);
+    int ids[GPUIPC_PLAN_DEVICES_MAX];
+    gpuipc_err err;
+    size_t n = 0;
+
+    if (o->devices == NULL)
+        return 0;
+    return strcmp(o->devices, "all") == 0 ||
+           gpuipc_plan_devices(o->devices, -1, ids, GPUIPC_PLAN_DEVICES_MAX, &n, &err) < 0 ||
+           n > 1;
 }
 
 const char *gpuipc_options_devices(const gpuipc_options *o)

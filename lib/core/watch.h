@@ -55,6 +55,12 @@ void gpuipc_watch_step(unsigned step, const char *scenario);
  * "cuMemCreate" or "poll"), or ends the one in flight (NULL). */
 void gpuipc_watch_call(const char *call);
 
+/* The calling thread is a helper of the run's thread (one GPU's opening,
+ * say): its steps and calls are not written to the page, whose one call
+ * in flight is the run's thread's (which says what its helpers do while it
+ * waits for them). */
+void gpuipc_watch_quiet(void);
+
 /* The page, or NULL before gpuipc_watch_map. */
 const gpuipc_watch_page *gpuipc_watch_page_get(void);
 

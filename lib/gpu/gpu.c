@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/proc.h"
 #include "core/units.h"
+#include "core/watch.h"
 
 int gpuipc_gpu_connections_set;
 
@@ -590,6 +591,7 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu)
 
 static void *close_one(void *gpu)
 {
+    gpuipc_watch_quiet(); /* the run's thread says what this one does */
     gpuipc_gpu_close(gpu);
     return NULL;
 }
@@ -616,12 +618,14 @@ void gpuipc_gpu_close_all(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (n > 0)
         gpuipc_gpu_close(gpus[n - 1]);
+    gpuipc_watch_call("cuDevicePrimaryCtxRelease (the GPUs' threads)");
     for (i = 0; i + 1 < n; i++) {
         if (started[i])
             pthread_join(threads[i], NULL);
         else
             gpuipc_gpu_close(gpus[i]);
     }
+    gpuipc_watch_call(NULL);
 }
 
 /* The open device with uuid, or NULL. */
@@ -643,6 +647,7 @@ typedef struct opener {
     int ordinal;
     pthread_t thread;
     int started, rc;
+    int on_thread; /* set before the thread starts: it is a helper */
     gpuipc_err err;
 } opener;
 
@@ -651,6 +656,8 @@ static void *open_one(void *arg)
     opener *op = arg;
     gpuipc_gpu *gpu;
 
+    if (op->on_thread)
+        gpuipc_watch_quiet(); /* the run's thread says what this one does */
     op->rc = gpuipc_gpu_open(&gpu, op->ordinal, &op->err);
     /* The context was this thread's current one; it goes with the thread. */
     if (op->rc == 0)
@@ -676,11 +683,17 @@ int gpuipc_gpu_open_all(const int *ordinals, size_t n, gpuipc_err *err)
         ops[i].ordinal = ordinals[i];
         if (gpuipc_gpu_uuid_of(ordinals[i], uuid, &ops[i].err) == 0 && find_open(uuid) != NULL)
             continue; /* open already */
+        ops[i].on_thread = 1;
         ops[i].started = pthread_create(&ops[i].thread, NULL, open_one, &ops[i]) == 0;
-        if (!ops[i].started) /* no thread: here, one after the other */
+        if (!ops[i].started) { /* no thread: here, one after the other */
+            ops[i].on_thread = 0;
             open_one(&ops[i]);
+        }
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* Where the helpers are, for the watchdog: the call that starts a
+     * context (the one a GPU that does not answer holds up). */
+    gpuipc_watch_call("cuDevicePrimaryCtxRetain (the GPUs' threads)");
     for (i = 0; i < n; i++) {
         if (ops[i].started)
             pthread_join(ops[i].thread, NULL);
@@ -690,6 +703,7 @@ int gpuipc_gpu_open_all(const int *ordinals, size_t n, gpuipc_err *err)
                 *err = ops[i].err;
         }
     }
+    gpuipc_watch_call(NULL);
     free(ops);
     return rc;
 }

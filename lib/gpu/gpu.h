@@ -81,8 +81,9 @@ int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
 int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_UUID_LEN],
                            gpuipc_err *err);
 
-/* The most devices one process keeps open. */
-#define GPUIPC_GPU_OPEN_MAX 64
+/* The most devices one process keeps open: as many as a device list may
+ * name (run/plan.h's GPUIPC_PLAN_DEVICES_MAX). */
+#define GPUIPC_GPU_OPEN_MAX 1024
 
 /* Waits for the device, frees what the handle allocated and releases the
  * primary context. NULL is allowed. */

@@ -7,16 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads an ordinal at *p (decimal digits, no sign). Returns it, or -1. */
+/* Reads an ordinal at *p (decimal digits, no sign, below
+ * GPUIPC_PLAN_DEVICES_MAX). Returns it, or -1. */
 static long ordinal_at(const char **p)
 {
     long v = 0;
     int digits = 0;
 
     while (**p >= '0' && **p <= '9') {
-        if (v > INT_MAX / 10)
-            return -1;
         v = v * 10 + (**p - '0');
+        if (v >= GPUIPC_PLAN_DEVICES_MAX)
+            return -1;
         (*p)++;
         digits++;
     }
@@ -199,6 +200,45 @@ int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t)
 {
     return t->failed ? GPUIPC_FAIL : t->stopped ? GPUIPC_STOPPED : t->passed ? GPUIPC_PASS
                                                                              : GPUIPC_SKIP;
+}
+
+/* Whether one of GPU g's own scenarios (within it) failed. */
+static int own_failed(const gpuipc_result *results, size_t n, int g)
+{
+    size_t k;
+
+    for (k = 0; k < n; k++)
+        if (results[k].gpu == g && results[k].peer_gpu < 0 && results[k].status == GPUIPC_FAIL)
+            return 1;
+    return 0;
+}
+
+int gpuipc_plan_gpu_verdict(const gpuipc_result *results, size_t n, int g,
+                            gpuipc_plan_tally *t)
+{
+    gpuipc_plan_tally rest;
+    int fails = 0;
+    size_t k;
+
+    t->passed = t->failed = t->skipped = t->stopped = 0;
+    for (k = 0; k < n; k++) {
+        const gpuipc_result *r = &results[k];
+
+        if (r->gpu != g && r->peer_gpu != g)
+            continue;
+        count(t, r->status);
+        if (r->status != GPUIPC_FAIL)
+            continue;
+        /* Across GPUs, the failure is the other GPU's where that one
+         * failed on its own. */
+        if (r->peer_gpu < 0 || !own_failed(results, n, r->gpu == g ? r->peer_gpu : r->gpu))
+            fails++;
+    }
+    if (fails > 0)
+        return GPUIPC_FAIL;
+    rest = *t;
+    rest.failed = 0;
+    return gpuipc_plan_tally_verdict(&rest);
 }
 
 void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v)

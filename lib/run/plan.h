@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "session/producer.h"
 
 /* The most GPUs a device list may name. */
 #define GPUIPC_PLAN_DEVICES_MAX 1024
@@ -73,6 +74,18 @@ void gpuipc_plan_verdicts_add(gpuipc_plan_verdicts *v, int a, int b, int status)
  * something was stopped, else GPUIPC_PASS if something passed, else
  * GPUIPC_SKIP (nothing ran: all skipped, or nothing there). */
 int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t);
+
+/* GPU g's verdict over results[0..n) (each scenario's gpu, peer_gpu and
+ * status), with every scenario it took part in counted into *t:
+ * GPUIPC_FAIL where one of its own scenarios failed, or one between it and
+ * a GPU whose own scenarios did not fail (the pair's link, or either GPU:
+ * both are named); a failure between it and a GPU whose own scenarios
+ * failed is that GPU's (a GPU that fell off the bus fails its neighbours'
+ * pairs too). Else GPUIPC_STOPPED, GPUIPC_PASS or GPUIPC_SKIP as
+ * gpuipc_plan_tally_verdict says of the rest. Uses no memory of its own:
+ * async-signal-safe, for the watchdog too. */
+int gpuipc_plan_gpu_verdict(const gpuipc_result *results, size_t n, int g,
+                            gpuipc_plan_tally *t);
 
 /* The index of ordinal in v's GPUs, or -1. */
 int gpuipc_plan_verdicts_index(const gpuipc_plan_verdicts *v, int ordinal);

@@ -80,8 +80,6 @@ static void cause_line(int fd, int w, const gpuipc_result *r)
     gpuipc_log_line(fd, line);
 }
 
-/* Below the table: each reason that stopped two or more scenarios, once,
- * after the list of the scenarios it stopped. */
 const char *gpuipc_report_name(const gpuipc_result *r, char *buf, size_t len)
 {
     if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0)
@@ -91,6 +89,8 @@ const char *gpuipc_report_name(const gpuipc_result *r, char *buf, size_t len)
     return buf;
 }
 
+/* Below the table: each reason that stopped two or more scenarios, once,
+ * after the list of the scenarios it stopped. */
 static void shared_reasons(int fd, const gpuipc_result *results, size_t n)
 {
     char name[96];

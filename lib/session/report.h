@@ -23,18 +23,19 @@ typedef struct gpuipc_counts {
 
 gpuipc_counts gpuipc_report_count(const gpuipc_result *results, size_t n);
 
-/* Writes the summary to fd: a heading (where), one line per scenario with
- * its result, size, both directions' checks and time (the first column as
- * wide as the longest name), an indented reason under every FAIL and SKIP,
- * except that a reason shared by two or more scenarios is written once,
- * below the table, after the scenarios it stopped; then the lines in notes
- * (NULL-terminated, may be NULL), the consumer line, and last the overall
- * result with its counts and the wall time. */
 /* r's name where it must stand alone: "vmm on GPU 1" for a scenario of a
  * run over several GPUs (under its GPU's heading in the summary it is
  * "vmm"), else its name. Into buf; returns buf. */
 const char *gpuipc_report_name(const gpuipc_result *r, char *buf, size_t len);
 
+/* Writes the summary to fd: a heading (where), one line per scenario with
+ * its result, size, both directions' checks and time (the first column as
+ * wide as the longest name), each GPU's rows under its heading where the
+ * results have groups, an indented reason under every FAIL and SKIP,
+ * except that a reason shared by two or more scenarios is written once,
+ * below the table, after the scenarios it stopped; then the lines in notes
+ * (NULL-terminated, may be NULL), the consumer line, and last the overall
+ * result with its counts and the wall time. */
 void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *results, size_t n,
                            const char *const *notes, const char *consumer, int exit_code,
                            uint64_t wall_ns);

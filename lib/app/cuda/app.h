@@ -193,6 +193,7 @@ typedef struct gpuipc_producer_run {
     int *gpus;
     size_t ngpus;
     gpuipc_app_modes cmodes; /* the compute modes of every GPU seen, once opened */
+    int kept_apart;     /* no GPU of the run can be shared by two processes (cmodes) */
     const gpuipc_mech *req[GPUIPC_APP_NMECH_MAX]; /* --require */
     size_t nreq;
     pid_t child;        /* the forked consumer; -1 with --serve */

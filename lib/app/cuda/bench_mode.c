@@ -148,8 +148,9 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
         gpuipc_log_say("--bench: %s", cuda_why->msg);
         return GPUIPC_FAIL;
     }
-    for (i = 0; i < run->nsel; i++) {
-        if (run->results[i].status == -1 && nlat < GPUIPC_APP_NMECH_MAX)
+    /* --bench runs on one GPU: each mechanism once, nsel of them at most. */
+    for (i = 0; i < run->nsel && nlat < GPUIPC_APP_NMECH_MAX; i++) {
+        if (run->results[i].status == -1)
             lat[nlat++] = run->sel[i];
         else if (run->o->level != GPUIPC_LOG_QUIET)
             fprintf(stderr, "bench: %s is not measured: %s\n", run->sel[i]->name,

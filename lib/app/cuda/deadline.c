@@ -154,13 +154,20 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
     put_state(b, me, now);
 }
 
+/* How many scenarios the run has, as its thread published them (the
+ * tables are whole and at least this long once it is read). */
+static size_t nscen(void)
+{
+    return dl.run != NULL ? __atomic_load_n(&dl.run->nsel, __ATOMIC_ACQUIRE) : 0;
+}
+
 /* The counts of the producer's results that ended. */
 static void counts(unsigned *passed, unsigned *failed, unsigned *skipped)
 {
-    size_t i;
+    size_t n = nscen(), i;
 
     *passed = *failed = *skipped = 0;
-    for (i = 0; dl.run != NULL && i < dl.run->nsel; i++) {
+    for (i = 0; i < n; i++) {
         int st = dl.run->results[i].status;
 
         *passed += st == GPUIPC_PASS;
@@ -228,12 +235,12 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
  * deadline, each written to fd as it is made (b is the text buffer). */
 static void put_rows(gpuipc_sbuf *b, int fd)
 {
-    size_t i;
+    size_t n = nscen(), i;
 
     gpuipc_sbuf_str(b, "summary (at the deadline): ");
     gpuipc_sbuf_str(b, dl.run->where);
     gpuipc_sbuf_str(b, "\n");
-    for (i = 0; i < dl.run->nsel; i++) {
+    for (i = 0; i < n; i++) {
         const gpuipc_result *r = &dl.run->results[i];
         int st = r->status;
 
@@ -275,31 +282,21 @@ static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
 static void put_gpus(gpuipc_sbuf *b)
 {
     int gpus[GPUIPC_GPU_OPEN_MAX];
-    size_t n = dl.run != NULL ? gpuipc_doc_gpus_of(dl.run->results, dl.run->nsel, gpus,
-                                                   GPUIPC_GPU_OPEN_MAX) : 0, i, k;
+    size_t ns = nscen(), n = ns > 0 ? gpuipc_doc_gpus_of(dl.run->results, ns, gpus,
+                                                         GPUIPC_GPU_OPEN_MAX) : 0, i;
 
     gpuipc_sbuf_str(b, "[");
     for (i = 0; i < n; i++) {
-        gpuipc_plan_tally t = {0, 0, 0, 0};
+        gpuipc_plan_tally t;
+        int v = gpuipc_plan_gpu_verdict(dl.run->results, ns, gpus[i], &t);
 
-        for (k = 0; k < dl.run->nsel; k++) {
-            const gpuipc_result *r = &dl.run->results[k];
-            int st = r->status;
-
-            if (r->gpu != gpus[i] && r->peer_gpu != gpus[i])
-                continue;
-            t.passed += st == GPUIPC_PASS;
-            t.failed += st == GPUIPC_FAIL;
-            t.skipped += st == GPUIPC_SKIP;
-            t.stopped += st == GPUIPC_STOPPED;
-        }
         gpuipc_sbuf_str(b, i ? ",\n    {\"ordinal\": " : "\n    {\"ordinal\": ");
         gpuipc_sbuf_uint(b, (uint64_t)gpus[i]);
         gpuipc_sbuf_str(b, ", \"uuid\": ");
         gpuipc_sbuf_json(b, gpus[i] < GPUIPC_GPU_OPEN_MAX && uuid_text[gpus[i]][0] != '\0'
                                 ? uuid_text[gpus[i]] : NULL);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
-        gpuipc_sbuf_str(b, gpuipc_doc_tally_verdict(&t));
+        gpuipc_sbuf_str(b, gpuipc_doc_verdict_name(v));
         gpuipc_sbuf_str(b, "\", \"passed\": ");
         gpuipc_sbuf_uint(b, t.passed);
         gpuipc_sbuf_str(b, ", \"failed\": ");
@@ -349,10 +346,10 @@ static void doc_flush(gpuipc_sbuf *b, int fd)
  * is made (b is the text buffer). */
 static void put_scenarios(gpuipc_sbuf *b, int fd)
 {
-    size_t i;
+    size_t n = nscen(), i;
 
     gpuipc_sbuf_str(b, "[");
-    for (i = 0; dl.run != NULL && i < dl.run->nsel; i++) {
+    for (i = 0; i < n; i++) {
         const gpuipc_result *r = &dl.run->results[i];
         int st = r->status;
 
@@ -381,7 +378,7 @@ static void put_scenarios(gpuipc_sbuf *b, int fd)
                                                    : "under way when the deadline passed");
         gpuipc_sbuf_str(b, ", \"cause\": null, \"fix\": null, \"detail\": null}");
     }
-    gpuipc_sbuf_str(b, dl.run != NULL && dl.run->nsel > 0 ? "\n  ]" : "]");
+    gpuipc_sbuf_str(b, n > 0 ? "\n  ]" : "]");
 }
 
 /* How the consumer ended, for the producer's summary and document. */

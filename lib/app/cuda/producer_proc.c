@@ -147,6 +147,28 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
     }
 }
 
+/* The first of the run's GPUs (o->device alone, or run->gpus) that two
+ * processes can share, or -1 with the first one's cause in why where none
+ * can be (run->kept_apart set). */
+static int first_usable(gpuipc_producer_run *run, gpuipc_err *why)
+{
+    char cause[GPUIPC_ERR_LEN], first_cause[GPUIPC_ERR_LEN] = "";
+    size_t i, n = run->ngpus > 0 ? run->ngpus : 1;
+
+    for (i = 0; i < n; i++) {
+        int g = run->ngpus > 0 ? run->gpus[i] : run->o->device;
+
+        if (!gpuipc_app_modes_block(&run->cmodes, g, cause, sizeof(cause)))
+            return g;
+        if (first_cause[0] == '\0')
+            snprintf(first_cause, sizeof(first_cause), "%s", cause);
+    }
+    run->kept_apart = 1;
+    gpuipc_err_set(why, -EBUSY, "no GPU here that two processes can share: %.900s",
+                   first_cause);
+    return -1;
+}
+
 /* Opens the run's GPUs that two processes can share (the others are
  * skipped, with their mode's cause), all at once. */
 static void open_gpus(gpuipc_producer_run *run)
@@ -224,7 +246,7 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
     const gpuipc_options *o = run->o;
     char a[32], b[32], uuid[48];
     uint64_t free_b, total, t = gpuipc_clock_ns();
-    int rc, n;
+    int rc, n, first;
 
     rc = gpuipc_gpu_init(why);
     if (rc == -ENOENT || rc == -ENODEV)
@@ -242,11 +264,16 @@ static int producer_open_gpu(gpuipc_producer_run *run, gpuipc_err *why)
         gpuipc_err_set(why, -ENOMEM, "reading the GPUs' compute modes: out of memory");
         return -1;
     }
+    /* This process's first GPU: the first of the run's that two processes
+     * can share; none (every one kept apart by its compute mode, or MPS):
+     * nothing can run, and each scenario says why. */
+    if ((first = first_usable(run, why)) < 0)
+        return 1;
     /* Several GPUs: their contexts start together, on threads of their
      * own; one that fails is reported by its scenarios, not here. */
     if (run->ngpus > 1)
         open_gpus(run);
-    if (gpuipc_gpu_uuid_of(o->device, run->uuid, why) < 0 ||
+    if (gpuipc_gpu_uuid_of(first, run->uuid, why) < 0 ||
         gpuipc_gpu_attach_uuid(&run->env, run->uuid, why) < 0)
         return -1;
     if (gpuipc_gpu_mem_info(run->env.gpu, &free_b, &total, why) != CUDA_SUCCESS)
@@ -338,7 +365,8 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
             return GPUIPC_USAGE;
         if (run->cuda != 0) {
             snprintf(run->where, sizeof(run->where), "GPU %d not opened (%s)", o->device,
-                     run->cuda == 1 ? "no driver or no device" : "the driver failed");
+                     run->kept_apart ? "no GPU two processes can share: its compute mode, or "
+                     "MPS" : run->cuda == 1 ? "no driver or no device" : "the driver failed");
             /* Nothing can run here: a skip, unless --require asked for one
              * of them, whose skip is a failure. */
             if (need_cuda == run->nsel && run->cuda == 1 && run->nreq > 0)

@@ -274,10 +274,8 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     gpuipc_json_end(j, '}');
 }
 
-const char *gpuipc_doc_tally_verdict(const gpuipc_plan_tally *t)
+const char *gpuipc_doc_verdict_name(int v)
 {
-    int v = gpuipc_plan_tally_verdict(t);
-
     return v == GPUIPC_FAIL ? "fail" : v == GPUIPC_STOPPED ? "stopped" : v == GPUIPC_PASS
                                                                           ? "pass" : "skip";
 }
@@ -301,37 +299,31 @@ size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, siz
     return k;
 }
 
-/* gpus: each GPU the scenarios ran on, with the verdicts of its scenarios
- * (run/plan.h's tally). */
+/* gpus: each GPU the scenarios ran on, with its verdict (run/plan.h's
+ * rule) and the counts of the scenarios it took part in. */
 static void json_gpus(gpuipc_json *j, const gpuipc_doc *d)
 {
     int gpus[GPUIPC_GPU_OPEN_MAX];
     size_t n = gpuipc_doc_gpus_of(d->results, d->n, gpus, GPUIPC_GPU_OPEN_MAX), i;
-    gpuipc_plan_verdicts v;
 
     gpuipc_json_array(j, "gpus");
-    if (n > 0 && gpuipc_plan_verdicts_init(&v, gpus, n) == 0) {
-        for (i = 0; i < d->n; i++)
-            gpuipc_plan_verdicts_add(&v, d->results[i].gpu, d->results[i].peer_gpu >= 0
-                                     ? d->results[i].peer_gpu : d->results[i].gpu,
-                                     d->results[i].status);
-        for (i = 0; i < n; i++) {
-            uint8_t uuid[GPUIPC_UUID_LEN];
-            char text[48];
-            gpuipc_err err;
+    for (i = 0; i < n; i++) {
+        uint8_t uuid[GPUIPC_UUID_LEN];
+        gpuipc_plan_tally t;
+        char text[48];
+        gpuipc_err err;
+        int v = gpuipc_plan_gpu_verdict(d->results, d->n, gpus[i], &t);
 
-            gpuipc_json_object(j, NULL);
-            gpuipc_json_int(j, "ordinal", gpus[i]);
-            gpuipc_json_string(j, "uuid", gpuipc_gpu_uuid_of(gpus[i], uuid, &err) == 0
-                                   ? gpuipc_units_format_uuid(uuid, text, sizeof(text)) : NULL);
-            gpuipc_json_string(j, "verdict", gpuipc_doc_tally_verdict(&v.per_gpu[i]));
-            gpuipc_json_int(j, "passed", v.per_gpu[i].passed);
-            gpuipc_json_int(j, "failed", v.per_gpu[i].failed);
-            gpuipc_json_int(j, "skipped", v.per_gpu[i].skipped);
-            gpuipc_json_int(j, "stopped", v.per_gpu[i].stopped);
-            gpuipc_json_end(j, '}');
-        }
-        gpuipc_plan_verdicts_free(&v);
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_int(j, "ordinal", gpus[i]);
+        gpuipc_json_string(j, "uuid", gpuipc_gpu_uuid_of(gpus[i], uuid, &err) == 0
+                               ? gpuipc_units_format_uuid(uuid, text, sizeof(text)) : NULL);
+        gpuipc_json_string(j, "verdict", gpuipc_doc_verdict_name(v));
+        gpuipc_json_int(j, "passed", t.passed);
+        gpuipc_json_int(j, "failed", t.failed);
+        gpuipc_json_int(j, "skipped", t.skipped);
+        gpuipc_json_int(j, "stopped", t.stopped);
+        gpuipc_json_end(j, '}');
     }
     gpuipc_json_end(j, ']');
 }

@@ -77,9 +77,9 @@ char *gpuipc_doc_template(const gpuipc_doc *d);
  * count. Async-signal-safe. */
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
 
-/* A tally's verdict in the document's words: "pass", "fail", "skip",
- * "stopped". Async-signal-safe. */
-const char *gpuipc_doc_tally_verdict(const gpuipc_plan_tally *t);
+/* A GPU's verdict (GPUIPC_PASS, ...) in the document's words: "pass",
+ * "fail", "skip", "stopped". Async-signal-safe. */
+const char *gpuipc_doc_verdict_name(int v);
 
 /* Where a document for "-" goes: the standard output main set aside, or 1. */
 int gpuipc_doc_stdout_fd(void);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "app/cuda/app.h"
 #include "core/log.h"
@@ -94,12 +95,13 @@ int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n)
     for (i = 0; i < k; i++)
         results[i].status = -1; /* not run */
     retire(run);
-    /* Each pointer is whole before nsel says how many there are: a
-     * watchdog reads nsel first and then the tables. */
-    run->nsel = 0;
+    /* A watchdog reads nsel (acquire) and then the tables: each pointer is
+     * stored before the count that goes with it is released, and each
+     * table is as long as the old count, so an old count with new tables
+     * stays inside them too. */
     for (t = 0; t < NTABLES; t++)
         table_set(where[t], fresh[t]);
-    run->nsel = n;
+    __atomic_store_n(&run->nsel, n, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -118,10 +120,10 @@ void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
         free(r);
     }
     run->retired = NULL;
+    __atomic_store_n(&run->nsel, 0, __ATOMIC_RELEASE);
     tables_of(run, where, size);
     for (t = 0; t < NTABLES; t++)
         table_set(where[t], NULL);
-    run->nsel = 0;
     free(run->gpus);
     run->gpus = NULL;
     run->ngpus = 0;
@@ -220,17 +222,30 @@ static void heading(int g, char *buf, size_t len)
 int gpuipc_app_expand_devices(gpuipc_producer_run *run)
 {
     const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
-    size_t nsel = run->nsel, n = run->ngpus, nring, k = 0, i, g, total;
+    size_t nsel = run->nsel, n = run->ngpus, nring, nusable = 0, k = 0, i, g, total;
     gpuipc_plan_pair *ring;
-    char names[160] = "";
+    char names[160] = "", why[GPUIPC_ERR_LEN];
+    int *usable, first = -1;
 
     memcpy(sel, run->sel, nsel * sizeof(sel[0]));
-    if ((ring = calloc(n, sizeof(*ring))) == NULL)
+    ring = calloc(n, sizeof(*ring));
+    usable = calloc(n, sizeof(*usable));
+    if (ring == NULL || usable == NULL) {
+        free(ring);
+        free(usable);
         return -1;
-    nring = gpuipc_plan_ring(run->gpus, n, ring);
+    }
+    /* The ring goes through the GPUs two processes can share, so that each
+     * of them exports and imports across devices even where one between
+     * them is kept apart by its compute mode (whose own rows say so). */
+    for (g = 0; g < n; g++)
+        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[g], why, sizeof(why)))
+            usable[nusable++] = run->gpus[g];
+    nring = gpuipc_plan_ring(usable, nusable, ring);
+    first = nusable > 0 ? usable[0] : run->gpus[0];
     /* Host memory once; every GPU mechanism on each GPU (a destructive one
-     * on the first only: its consumer is spent after one scenario); the
-     * ring with the mechanisms that work across devices. */
+     * on the first usable only: its consumer is spent after one scenario);
+     * the ring with the mechanisms that work across devices. */
     total = 0;
     for (i = 0; i < nsel; i++)
         total += !sel[i]->needs_cuda ? 1 : sel[i]->destructive ? 1 : n;
@@ -238,6 +253,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         total += sel[i]->cross_device ? nring : 0;
     if (gpuipc_app_scenarios_size(run, total) < 0) {
         free(ring);
+        free(usable);
         return -1;
     }
     for (g = 0; g < n; g++) {
@@ -245,7 +261,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
 
         heading(run->gpus[g], head, sizeof(head));
         for (i = 0; i < nsel; i++) {
-            if (!sel[i]->needs_cuda || (sel[i]->destructive && g > 0))
+            if (!sel[i]->needs_cuda || (sel[i]->destructive && run->gpus[g] != first))
                 continue;
             gpuipc_app_name_scenario(run, k, sel[i], run->gpus[g], run->gpus[g]);
             snprintf(run->group[k], sizeof(run->group[k]), "%s", head);
@@ -274,6 +290,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
             k++;
         }
     free(ring);
+    free(usable);
     return 0;
 }
 
@@ -296,11 +313,15 @@ int gpuipc_app_modes_read(gpuipc_app_modes *m, int n)
     m->n = n;
     for (i = 0; i < n; i++)
         m->mode[i] = gpuipc_gpu_compute_mode(i);
-    /* A running MPS control daemon keeps its control pipe in its directory. */
+    /* A running MPS control daemon keeps its control pipe in its directory.
+     * Only a pipe or socket of root's or this user's counts: /tmp is
+     * everyone's, and a file another user put there must not turn a root
+     * health check's scenarios into skips. */
     snprintf(m->mps_dir, sizeof(m->mps_dir), "%s", dir != NULL && dir[0] != '\0' ? dir
                                                                                : "/tmp/nvidia-mps");
     snprintf(control, sizeof(control), "%s/control", m->mps_dir);
-    m->mps = stat(control, &st) == 0;
+    m->mps = lstat(control, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) &&
+             (st.st_uid == 0 || st.st_uid == geteuid());
     return 0;
 }
 
