@@ -62,6 +62,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuipc_test: FDs 0, 1 and 2: closed, and no pipe to hold them\n");
         return GPUIPC_FAIL;
     }
+    /* The environment settings the result records, before the program sets
+     * one of them itself (CUDA_DEVICE_MAX_CONNECTIONS). */
+    gpuipc_facts_env_snapshot();
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -31,5 +31,6 @@ Suite *progress_suite(void);
 Suite *outputs_suite(void);
 Suite *watch_suite(void);
 Suite *plan_suite(void);
+Suite *causes_suite(void);
 
 #endif

@@ -79,13 +79,19 @@ static void base_facts(gpuipc_facts *p, gpuipc_facts *k)
     p->nofile_hard = 20000;
     p->cap_eff = 0x1ffffffffffull;
     strcpy(p->kernel, "6.1.0");
+    p->shm_dev = 27;
+    p->shm_size = p->shm_avail = 64ull << 30;
+    memset(p->boot_id, 0x5a, sizeof(p->boot_id));
     *k = *p;
     k->pid = 101;
 }
 
 enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 16,
        SECCOMP = 32, OLD_KERNEL = 64, LOW_NOFILE = 128, NO_PTRACE_CAP = 256, OTHER_USERNS = 512,
-       MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096 };
+       MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096, SHM_SMALL = 1 << 13, SHM_RO = 1 << 14,
+       SHM_ABSENT = 1 << 15, SHM_OTHER = 1 << 16, CTL_EPERM = 1 << 17, CTL_EACCES = 1 << 18,
+       SELINUX = 1 << 19, SLURM = 1 << 20, K8S = 1 << 21, FABRIC_NVML = 1 << 22,
+       PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24 };
 
 /* What failed, as data: the side, the step, the call, its errno or
  * CUresult. The reason's text is never the rules' business: every case's is
@@ -146,6 +152,53 @@ static const struct {
     {"vmm 0->1", {PRODUCER_SIDE, GPUIPC_STEP_CHECK, GPUIPC_DIAG_MIN_GBPS, 0, 0}, 0,
      MIN_GBPS, "cause: the link between the two GPUs moves less than --min-gbps 100"},
     {"vmm 0->1", {PRODUCER_SIDE, GPUIPC_STEP_CHECK, GPUIPC_DIAG_MIN_GBPS, 0, 0}, 0, 0, NULL},
+    /* /dev/shm, for interprocess events: the failed side's, or two. */
+    {"ipc-event", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuEventCreate", 0, 1}, 0, SHM_SMALL,
+     "cause: interprocess events live in a pool the driver keeps in /dev/shm, and the "
+     "producer has /dev/shm 64 KiB (64 KiB free)"},
+    {"ipc-event", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuEventCreate", 0, 205}, 0, SHM_RO,
+     "and the producer has /dev/shm 64 GiB (64 GiB free), read-only"},
+    {"ipc-event", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenEventHandle", 0, 1}, 0,
+     SHM_ABSENT, "and the consumer has no /dev/shm"},
+    {"ipc-event", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenEventHandle", 0, 1}, 0,
+     SHM_OTHER, "cause: the producer and the consumer see different /dev/shm file systems "
+     "(devices 0x1b and 0x1c)"},
+    {"ipc-event", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenEventHandle", 0, 1}, 0, 0,
+     NULL},
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 1}, 0, SHM_SMALL | SHM_OTHER,
+     NULL},
+    /* The driver's device files: a device cgroup, SELinux, permissions. */
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuInit", 0, 999}, 0, CTL_EPERM,
+     "cause: the producer may not open /dev/nvidiactl (EPERM): the device cgroup refuses it"},
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "cuDevicePrimaryCtxRetain", 0, 100}, 0,
+     CTL_EACCES | SELINUX, "cause: the consumer may not open /dev/nvidiactl (EACCES) and "
+     "SELinux is enforcing"},
+    {"legacy-ipc", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuInit", 0, 100}, 0, CTL_EACCES,
+     "cause: the producer may not open /dev/nvidiactl (EACCES): its mode or group"},
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuInit", 0, 999}, 0, UVM_EPERM,
+     "cause: the producer may not open /dev/nvidia-uvm (EPERM)"},
+    {"memfd", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "memfd_create", EMFILE, 0}, 0, CTL_EPERM,
+     NULL},
+    /* CUDA_ERROR_SYSTEM_NOT_READY: the Fabric Manager. */
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuInit", 0, 802}, 0, FABRIC_NVML,
+     "cause: the driver is not ready (cuInit: CUDA_ERROR_SYSTEM_NOT_READY): on NVSwitch "
+     "systems (HGX, DGX) CUDA waits for the Fabric Manager to set up the fabric; NVML's "
+     "fabric state: GPU 0 in progress"},
+    {"vmm", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuInit", 0, 802}, 0, 0,
+     "cause: the driver is not ready (cuInit: CUDA_ERROR_SYSTEM_NOT_READY)"},
+    /* The consumer under Slurm or Kubernetes cannot see the GPU. */
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "cuDeviceGetUuid", ENODEV, 0}, 0, SLURM,
+     "start both with --gpu-bind=none (or --tres-bind=gres/gpu:none)"},
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 101}, 0,
+     K8S, "in Kubernetes each container sees only the GPUs it was given"},
+    /* A pair whose driver claims peer access and moves wrong bytes. */
+    {"vmm 0->1", {CONSUMER_SIDE, GPUIPC_STEP_VERIFY, "", 0, 0}, 0, PEER_LINK,
+     "cause: the driver says these two GPUs have peer access, but bytes came back wrong "
+     "between them"},
+    {"vmm 0->1", {CONSUMER_SIDE, GPUIPC_STEP_VERIFY, "cuLaunchKernel", 0, 700}, 0, PEER_LINK,
+     "but a peer access failed between them"},
+    {"vmm 0->1", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "cuDeviceCanAccessPeer", 0, 0}, 0,
+     PEER_LINK, NULL},
     /* What the facts do not explain is left as the reason says it. */
     {"legacy-ipc", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 201}, 0,
      OTHER_PIDNS, NULL},
@@ -204,6 +257,35 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         k.ns[GPUIPC_NS_USER]++;
     if (ch & NO_PTRACE_CAP)
         k.cap_eff &= ~(1ull << GPUIPC_CAP_SYS_PTRACE);
+    {
+        gpuipc_facts *failed = diag_cases[_i].f.side == CONSUMER_SIDE ? &k : &p;
+
+        if (ch & SHM_SMALL)
+            failed->shm_size = failed->shm_avail = 64 << 10;
+        if (ch & SHM_RO)
+            failed->flags |= GPUIPC_FACT_SHM_RO;
+        if (ch & SHM_ABSENT) {
+            failed->flags |= GPUIPC_FACT_SHM_ABSENT;
+            failed->shm_dev = failed->shm_size = failed->shm_avail = 0;
+        }
+        if (ch & CTL_EPERM)
+            failed->ctl_errno = EPERM;
+        if (ch & CTL_EACCES)
+            failed->ctl_errno = EACCES;
+        if (ch & UVM_EPERM)
+            failed->uvm_errno = EPERM;
+        if (ch & SELINUX)
+            failed->flags |= GPUIPC_FACT_SELINUX;
+    }
+    if (ch & SHM_OTHER)
+        k.shm_dev = 28;
+    if (ch & SLURM)
+        k.flags |= GPUIPC_FACT_SLURM;
+    if (ch & K8S)
+        k.flags |= GPUIPC_FACT_KUBERNETES;
+    c.fabric = (ch & FABRIC_NVML) ? "GPU 0 in progress" : NULL;
+    c.link = (ch & PEER_LINK) ? "PCIe Gen4 x16, behind one host bridge" : NULL;
+    c.peer_claimed = (ch & PEER_LINK) ? 1 : -1;
     c.mig = (ch & MIG_ON) != 0;
     c.cc = (ch & CC_ON) != 0;
     c.min_gbps = (ch & MIN_GBPS) ? 100 : 0;

@@ -1,8 +1,15 @@
 /* facts.h: what a process knows about its own confinement, gathered before
  * a session and sent to the other side in HELLO, so that a failure can be
  * explained from both sides' facts: namespaces, its pid as it sees itself,
- * its user, seccomp, capabilities, Yama, dumpability, the kernel and
- * RLIMIT_NOFILE. Nothing here needs privileges or a GPU. */
+ * its user, seccomp, capabilities, Yama, dumpability, the kernel,
+ * RLIMIT_NOFILE, its /dev/shm, whether it may open the driver's device
+ * files, SELinux, WSL2, the launcher or container it runs under, and the
+ * boot it runs in. Nothing here needs privileges or a GPU.
+ *
+ * Test-only hook: where GPUIPC_TEST_SYSROOT names a directory, every file
+ * under /proc, /sys and /dev that the facts read is read under it instead
+ * (docs/testing.md), so that a test can give a process any of the causes
+ * below without the condition on the machine. */
 #ifndef GPUIPC_FACTS_H
 #define GPUIPC_FACTS_H
 
@@ -12,6 +19,22 @@
 #define GPUIPC_FACTS_UNKNOWN 0xffffffffu /* a 32-bit fact that could not be read */
 #define GPUIPC_FACTS_KERNEL_LEN 48
 #define GPUIPC_CAP_SYS_PTRACE 19 /* capability number, linux/capability.h */
+#define GPUIPC_FACTS_BOOT_ID_LEN 16
+
+/* Bits of gpuipc_facts.flags. */
+#define GPUIPC_FACT_SHM_ABSENT 0x01u   /* no /dev/shm (or it is not a directory) */
+#define GPUIPC_FACT_SHM_RO 0x02u       /* /dev/shm is mounted read-only */
+#define GPUIPC_FACT_WSL 0x04u          /* a WSL2 kernel, or /dev/dxg */
+#define GPUIPC_FACT_SELINUX 0x08u      /* SELinux is enforcing */
+#define GPUIPC_FACT_SLURM 0x10u        /* started by Slurm (SLURM_JOB_ID) */
+#define GPUIPC_FACT_KUBERNETES 0x20u   /* in a Kubernetes pod (KUBERNETES_SERVICE_HOST) */
+#define GPUIPC_FACT_CONTAINER 0x40u    /* in a container (/.dockerenv, /run/.containerenv) */
+#define GPUIPC_FACT_FLAGS_ALL 0x7fu
+
+/* The environment settings that change what NCCL, PyTorch and CUDA
+ * applications do on this node (recorded, never acted on). */
+#define GPUIPC_FACTS_ENV_COUNT 9
+extern const char *const gpuipc_facts_env_names[GPUIPC_FACTS_ENV_COUNT];
 
 /* The namespaces whose identity is recorded, in gpuipc_facts.ns[]. */
 enum gpuipc_ns {
@@ -35,6 +58,15 @@ typedef struct gpuipc_facts {
     uint32_t nofile_hard;
     uint64_t cap_eff;     /* CapEff: of /proc/self/status */
     char kernel[GPUIPC_FACTS_KERNEL_LEN]; /* uname -r, NUL-terminated */
+    uint32_t flags;       /* GPUIPC_FACT_* */
+    uint64_t shm_dev;     /* st_dev of /dev/shm (the file system), 0 if absent */
+    uint64_t shm_size;    /* its size in bytes (statvfs), 0 if absent */
+    uint64_t shm_avail;   /* bytes free in it for this process */
+    /* errno of open(O_RDWR) of /dev/nvidiactl and /dev/nvidia-uvm: 0 where
+     * it opened (and was closed at once), ENOENT where there is none. */
+    uint32_t ctl_errno;
+    uint32_t uvm_errno;
+    uint8_t boot_id[GPUIPC_FACTS_BOOT_ID_LEN]; /* /proc/sys/kernel/random/boot_id; 0s unknown */
 } gpuipc_facts;
 
 /* Gathers this process's facts into f; what cannot be read is left unknown
@@ -54,6 +86,39 @@ int gpuipc_facts_kernel_at_least(const gpuipc_facts *f, int major, int minor);
  * CapEff 0x..., ptrace_scope 1, dumpable 1, RLIMIT_NOFILE 1024/4096, Linux
  * 6.1.0". Returns buf. */
 char *gpuipc_facts_describe(const gpuipc_facts *f, char *buf, size_t len);
+
+/* The path a fact is read from: path itself, or under GPUIPC_TEST_SYSROOT
+ * (the test-only hook above). Returns buf. */
+const char *gpuipc_facts_path(const char *path, char *buf, size_t len);
+
+/* "/dev/shm 64 MiB (12 KiB free), read-only" and the like, into buf. */
+char *gpuipc_facts_describe_shm(const gpuipc_facts *f, char *buf, size_t len);
+
+/* Whether both sides' /dev/shm are known and are different file systems
+ * (as NCCL compares them: st_dev). */
+int gpuipc_facts_shm_differ(const gpuipc_facts *a, const gpuipc_facts *b);
+
+/* Whether a and b were gathered in the same boot of the same machine (boot
+ * ids known on both sides and equal); -1 where either is unknown. */
+int gpuipc_facts_same_boot(const gpuipc_facts *a, const gpuipc_facts *b);
+
+/* Keeps the settings of gpuipc_facts_env_names as they are now: main calls
+ * it first, before the program sets any (the two functions below and
+ * gpuipc_facts_env_get read the copy once it is taken). */
+void gpuipc_facts_env_snapshot(void);
+
+/* One setting of gpuipc_facts_env_names as the program found it, or NULL. */
+const char *gpuipc_facts_env_get(const char *name);
+
+/* The environment settings of gpuipc_facts_env_names this process has, as
+ * "NAME=value" lines joined by "; " into buf ("" for none). Returns the
+ * count. */
+int gpuipc_facts_env(char *buf, size_t len);
+
+/* What the settings of this environment make NCCL or PyTorch do that this
+ * run does not (one sentence each, joined by "; "), into buf; returns the
+ * count (0: buf is ""). */
+int gpuipc_facts_env_effects(char *buf, size_t len);
 
 /* Which namespaces differ between a and b (known on both sides), as a bit
  * mask of 1 << enum gpuipc_ns. */

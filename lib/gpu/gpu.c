@@ -13,6 +13,7 @@
 #include "gpu/kernels.h"
 #include "gpu/nvml.h"
 #include "session/pattern.h"
+#include "core/pcipath.h"
 #include "core/clock.h"
 #include "core/proc.h"
 #include "core/units.h"
@@ -977,7 +978,34 @@ void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len)
     GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &atomics, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
                                       da, db);
     GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &rank, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, da, db);
-    snprintf(buf + used, len - used, "; the driver: peer access %s, native atomics %s, "
-             "performance rank %d", access < 0 ? "?" : access ? "yes" : "no",
-             atomics < 0 ? "?" : atomics ? "yes" : "no", rank);
+    used += (size_t)snprintf(buf + used, len - used, "; the driver: peer access %s, native "
+                             "atomics %s, performance rank %d", access < 0 ? "?" : access ? "yes"
+                             : "no", atomics < 0 ? "?" : atomics ? "yes" : "no", rank);
+    /* Over PCIe, what the host puts in the way of peer traffic. */
+    if (strncmp(buf, "NVLink", 6) != 0 && used < len) {
+        char bus[2][32], path[2][256];
+        CUdevice d[2] = {da, db};
+        int k;
+
+        for (k = 0; k < 2; k++) {
+            bus[k][0] = '\0';
+            GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus[k], (int)sizeof(bus[k]), d[k]);
+            gpuipc_pci_path_describe(bus[k], path[k], sizeof(path[k]));
+        }
+        snprintf(buf + used, len - used, "; PCIe path: GPU %d: %s; GPU %d: %s", a, path[0], b,
+                 path[1]);
+    }
+}
+
+int gpuipc_gpu_peer_claimed(int a, int b)
+{
+    CUdevice da, db;
+    int access = -1;
+
+    if (GPUIPC_CU_CALL(cuDeviceGet, &da, a) != CUDA_SUCCESS ||
+        GPUIPC_CU_CALL(cuDeviceGet, &db, b) != CUDA_SUCCESS ||
+        GPUIPC_CU_CALL(cuDeviceGetP2PAttribute, &access,
+                       CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, da, db) != CUDA_SUCCESS)
+        return -1;
+    return access != 0;
 }

@@ -213,4 +213,8 @@ int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, in
  * atomics, performance rank). Says why where a part is not known. */
 void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len);
 
+/* Whether the driver claims peer access from GPU a to GPU b (ordinals):
+ * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; 1, 0, or -1 where it cannot say. */
+int gpuipc_gpu_peer_claimed(int a, int b);
+
 #endif

@@ -392,6 +392,34 @@ int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_e
     return 0;
 }
 
+int gpuipc_nvml_fabric_states(char *buf, size_t len, gpuipc_err *why)
+{
+    size_t used = 0;
+    unsigned int d;
+    int rc;
+
+    buf[0] = '\0';
+    if ((rc = ready(why)) < 0)
+        return rc;
+    if (nv.fabric == NULL)
+        return gpuipc_err_set(why, -ENOTSUP, "libnvidia-ml.so.1 lacks "
+                              "nvmlDeviceGetGpuFabricInfoV");
+    for (d = 0; d < nv.ndev && used < len; d++) {
+        nvml_fabric_info fi;
+        nvml_return r;
+
+        memset(&fi, 0, sizeof(fi));
+        fi.version = NVML_FABRIC_INFO_V2;
+        r = nv.fabric(nv.dev[d], &fi);
+        used += (size_t)snprintf(buf + used, len - used, "%sGPU %u %s", d ? ", " : "", d,
+                                 r != NVML_SUCCESS ? nvml_error(r)
+                                 : fi.state == 3 && fi.status != NVML_SUCCESS
+                                     ? "completed with an error"
+                                     : fabric_state_name((int)fi.state));
+    }
+    return 0;
+}
+
 /* NVLink's version as NVML numbers it (nvmlNvlinkVersion_t: 1 is 1.0, 2 is
  * 2.0, 3 is 2.2, 4 is 3.0, 5 is 3.1, 6 is 4.0, 7 is 5.0). */
 static const char *nvlink_version_name(unsigned int v)

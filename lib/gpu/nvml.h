@@ -65,6 +65,11 @@ typedef struct gpuipc_nvml_modes {
  * Works in any PID namespace. */
 int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_err *why);
 
+/* NVML's GPU fabric state of every GPU it sees, by NVML index ("GPU 0 in
+ * progress, GPU 1 not started"), into buf; NVML works where CUDA does not
+ * start yet (CUDA_ERROR_SYSTEM_NOT_READY). Returns 0, or -ENOTSUP with why. */
+int gpuipc_nvml_fabric_states(char *buf, size_t len, gpuipc_err *why);
+
 /* Describes the link from GPU a to GPU b, by CUDA UUID, into buf: "NVLink
  * 4.0 (18 links of the first GPU active; ...)" where NVML says the pair
  * talks over NVLink, else "PCIe Gen5 x16, behind one host bridge; ...".

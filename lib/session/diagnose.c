@@ -142,6 +142,25 @@ static int nofile(const gpuipc_diag_case *c, char *out, size_t len)
                     who) > 0;
 }
 
+/* The consumer does not see the producer's GPU: why, where the consumer
+ * runs under Slurm or Kubernetes, and how. */
+static const char *visibility_fix(const gpuipc_diag_case *c)
+{
+    uint32_t fl = c->consumer != NULL ? c->consumer->flags : 0;
+
+    if (fl & GPUIPC_FACT_SLURM)
+        return "; under Slurm, --gpus-per-task, --gpu-bind and --tres-bind=gres/gpu:per_task "
+               "give each task only its own GPU: start both with --gpu-bind=none (or "
+               "--tres-bind=gres/gpu:none) and choose GPUs with CUDA_VISIBLE_DEVICES";
+    if (fl & GPUIPC_FACT_KUBERNETES)
+        return "; in Kubernetes each container sees only the GPUs it was given: run both in "
+               "one container, or give both containers the same GPU (one resource claim "
+               "shared by both, with DRA)";
+    if (fl & GPUIPC_FACT_CONTAINER)
+        return "; in containers, give both the same GPU (docker run --gpus device=<UUID>)";
+    return "";
+}
+
 /* The consumer cannot see the producer's GPU: no device with its UUID, or
  * the driver refuses the device. */
 static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
@@ -153,8 +172,131 @@ static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
     return snprintf(out, len, "cause: the consumer does not see the producer's GPU%s%s%s; fix: "
                     "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker run --gpus, the "
                     "Kubernetes device plugin's resource); they find it by UUID, so ordinals may "
-                    "differ", c->producer_gpus ? " (the producer sees " : "",
-                    c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "") > 0;
+                    "differ%s", c->producer_gpus ? " (the producer sees " : "",
+                    c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "",
+                    visibility_fix(c)) > 0;
+}
+
+/* The side's facts, if it is the one whose step failed. */
+static const gpuipc_facts *failed_facts(const gpuipc_diag_case *c, const char **who)
+{
+    return c->failure != NULL ? failed_side(c, who) : NULL;
+}
+
+/* A CUDA driver call failed: its name starts with "cu" and a CUresult or
+ * errno came with it. */
+static int cuda_failed(const gpuipc_diag_case *c)
+{
+    return c->failure != NULL && strncmp(c->failure->call, "cu", 2) == 0 &&
+           (c->failure->cu != 0 || c->failure->errnum != 0);
+}
+
+/* The driver's device files cannot be opened: a container's device cgroup
+ * rules rewritten under it (systemctl daemon-reload), SELinux, or file
+ * permissions. Any CUDA failure on that side is explained by it. */
+static int device_files(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const char *who, *dev;
+    const gpuipc_facts *f = failed_facts(c, &who);
+    uint32_t e;
+
+    if (f == NULL || !cuda_failed(c))
+        return 0;
+    if (f->ctl_errno == EPERM || f->ctl_errno == EACCES) {
+        e = f->ctl_errno;
+        dev = "/dev/nvidiactl";
+    } else if (f->uvm_errno == EPERM || f->uvm_errno == EACCES) {
+        e = f->uvm_errno;
+        dev = "/dev/nvidia-uvm";
+    } else {
+        return 0;
+    }
+    if (e == EPERM)
+        return snprintf(out, len, "cause: the %s may not open %s (EPERM): the device cgroup "
+                        "refuses it, as when systemd rewrites a container's device rules "
+                        "(systemctl daemon-reload; NVML says \"Unknown Error\"); fix: restart "
+                        "the container, and configure the runtime so that systemd keeps the "
+                        "rules (the NVIDIA container toolkit's nvidia-ctk system "
+                        "create-dev-char-symlinks, or cgroup driver settings)", who, dev) > 0;
+    if (f->flags & GPUIPC_FACT_SELINUX)
+        return snprintf(out, len, "cause: the %s may not open %s (EACCES) and SELinux is "
+                        "enforcing: a policy denial (ausearch -m avc shows it); fix: a policy "
+                        "that allows the container GPU access (container_use_devices, or "
+                        "--security-opt label=disable for this container)", who, dev) > 0;
+    return snprintf(out, len, "cause: the %s may not open %s (EACCES): its mode or group "
+                    "keeps this user out; fix: run as a user the device files allow (often "
+                    "the video group), or as root", who, dev) > 0;
+}
+
+/* CUDA_ERROR_SYSTEM_NOT_READY: the Fabric Manager on NVSwitch systems. */
+static int not_ready(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    if (!cu_is(c, GPUIPC_DIAG_CU_SYSTEM_NOT_READY))
+        return 0;
+    return snprintf(out, len, "cause: the driver is not ready (%s: CUDA_ERROR_SYSTEM_NOT_READY): "
+                    "on NVSwitch systems (HGX, DGX) CUDA waits for the Fabric Manager to "
+                    "set up the fabric%s%s; fix: start nvidia-fabricmanager (systemctl start "
+                    "nvidia-fabricmanager; its version must match the driver's) and wait "
+                    "until it is done (its log, /var/log/fabricmanager.log)",
+                    c->failure->call[0] ? c->failure->call : "a call",
+                    c->fabric ? "; NVML's fabric state: " : "", c->fabric ? c->fabric : "") > 0;
+}
+
+/* Interprocess events live in the driver's pool under /dev/shm: too small,
+ * read-only or absent on the failed side, or two different ones. */
+static int shm(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const char *who;
+    const gpuipc_facts *f = failed_facts(c, &who);
+    char text[96];
+
+    if (f == NULL || c->mech == NULL || strcmp(c->mech, "ipc-event") != 0 ||
+        !(call_is(c, "cuEventCreate") || call_is(c, "cuIpcGetEventHandle") ||
+          call_is(c, "cuIpcOpenEventHandle")))
+        return 0;
+    gpuipc_facts_describe_shm(f, text, sizeof(text));
+    if ((f->flags & (GPUIPC_FACT_SHM_ABSENT | GPUIPC_FACT_SHM_RO)) ||
+        f->shm_avail < GPUIPC_DIAG_SHM_MIN)
+        return snprintf(out, len, "cause: interprocess events live in a pool the driver keeps "
+                        "in /dev/shm, and the %s has %s; fix: a writable /dev/shm with room "
+                        "(docker run --shm-size=1g or --ipc=host; Kubernetes: an emptyDir "
+                        "with medium: Memory mounted at /dev/shm)", who, text) > 0;
+    if (c->producer != NULL && c->consumer != NULL && call_is(c, "cuIpcOpenEventHandle") &&
+        gpuipc_facts_shm_differ(c->producer, c->consumer))
+        return snprintf(out, len, "cause: the producer and the consumer see different /dev/shm "
+                        "file systems (devices 0x%llx and 0x%llx), and the driver opens an "
+                        "interprocess event through the producer's pool in its /dev/shm; fix: "
+                        "share one /dev/shm (docker run --ipc=host or --ipc=container:<producer>; "
+                        "Kubernetes hostIPC: true, or both containers in one pod with one "
+                        "emptyDir at /dev/shm), or use events within one process",
+                        (unsigned long long)c->producer->shm_dev,
+                        (unsigned long long)c->consumer->shm_dev) > 0;
+    return 0;
+}
+
+/* A link that claims peer access and then fails the scenario or moves wrong
+ * bytes. */
+static int peer_lied(const gpuipc_diag_case *c, char *out, size_t len)
+{
+    const gpuipc_status *s = c->failure;
+    int wrong;
+
+    if (c->link == NULL || c->peer_claimed != 1 || s == NULL || c->min_gbps > 0 ||
+        call_is(c, GPUIPC_DIAG_MIN_GBPS))
+        return 0;
+    wrong = (s->step == GPUIPC_STEP_VERIFY || s->step == GPUIPC_STEP_CHECK) && s->cu == 0 &&
+            s->errnum == 0;
+    if (!wrong && !(s->step >= GPUIPC_STEP_IMPORT && s->step <= GPUIPC_STEP_CHECK && s->cu != 0))
+        return 0;
+    return snprintf(out, len, "cause: the driver says these two GPUs have peer access, but %s "
+                    "between them: a peer path that claims to work and does not (PCIe ACS "
+                    "redirecting peer traffic through the root complex, an IOMMU translating "
+                    "it, peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s; "
+                    "fix: check nvidia-smi topo -m and the ACS and IOMMU state named there "
+                    "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU off "
+                    "in the kernel command line), and keep applications off peer to peer "
+                    "between them (NCCL_P2P_DISABLE=1) until it passes here",
+                    wrong ? "bytes came back wrong" : "a peer access failed", c->link) > 0;
 }
 
 /* A GPU mode that rules out sharing: MIG, confidential computing. */
@@ -211,7 +353,8 @@ static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
 int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
 {
     static int (*const rules[])(const gpuipc_diag_case *, char *, size_t) = {
-        fetched_fd, legacy_same_pid, nofile, visibility, slow_link, gpu_mode, not_offered};
+        fetched_fd, legacy_same_pid, device_files, not_ready, nofile, shm, visibility,
+        slow_link, gpu_mode, peer_lied, not_offered};
     size_t i;
 
     if (len > 0)

@@ -36,7 +36,8 @@ static const struct {
     size_t len;
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
-    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN, 0},
+    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 +
+                                                GPUIPC_FACTS_BOOT_ID_LEN, 0},
     [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN,
                           0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
@@ -196,6 +197,13 @@ static void put_facts(cursor *c, const gpuipc_facts *f)
     put_u32(c, f->nofile_hard);
     put_u64(c, f->cap_eff);
     put_bytes(c, f->kernel, GPUIPC_FACTS_KERNEL_LEN);
+    put_u32(c, f->flags);
+    put_u64(c, f->shm_dev);
+    put_u64(c, f->shm_size);
+    put_u64(c, f->shm_avail);
+    put_u32(c, f->ctl_errno);
+    put_u32(c, f->uvm_errno);
+    put_bytes(c, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
 }
 
 size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap)
@@ -591,6 +599,22 @@ static int get_facts(cursor *c, gpuipc_facts *f, uint32_t pid, gpuipc_err *err)
     f->nofile_hard = get_u32(c);
     f->cap_eff = get_u64(c);
     get_bytes(c, f->kernel, GPUIPC_FACTS_KERNEL_LEN);
+    f->flags = get_u32(c);
+    f->shm_dev = get_u64(c);
+    f->shm_size = get_u64(c);
+    f->shm_avail = get_u64(c);
+    f->ctl_errno = get_u32(c);
+    f->uvm_errno = get_u32(c);
+    get_bytes(c, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
+    if (f->flags & ~GPUIPC_FACT_FLAGS_ALL)
+        return gpuipc_err_set(err, -EPROTO, "facts: unknown flags 0x%x", f->flags);
+    if (f->shm_avail > f->shm_size)
+        return gpuipc_err_set(err, -EPROTO, "facts: /dev/shm has %llu bytes free of %llu",
+                              (unsigned long long)f->shm_avail,
+                              (unsigned long long)f->shm_size);
+    if ((rc = check_fact("nvidiactl errno", f->ctl_errno, 4095, err)) < 0 ||
+        (rc = check_fact("nvidia-uvm errno", f->uvm_errno, 4095, err)) < 0)
+        return rc;
     if ((rc = check_fact("seccomp", f->seccomp, 2, err)) < 0 ||
         (rc = check_fact("ptrace_scope", f->yama, 3, err)) < 0 ||
         (rc = check_fact("dumpable", f->dumpable, 2, err)) < 0)

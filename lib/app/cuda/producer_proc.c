@@ -435,6 +435,33 @@ static int mode_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
     return 1;
 }
 
+/* WSL2 on either side: the driver there shares no GPU memory between
+ * processes, so each GPU scenario is a skip with that one cause (said once
+ * in the summary), not a list of failures; --require turns it into one. */
+static int wsl_blocks(gpuipc_producer_run *run, gpuipc_result *r)
+{
+    const gpuipc_facts *p = &run->env.facts;
+    const gpuipc_facts *k = run->env.have_peer_facts ? &run->env.peer_facts : NULL;
+    const char *who;
+
+    if ((p->flags & GPUIPC_FACT_WSL) && k != NULL && (k->flags & GPUIPC_FACT_WSL))
+        who = "both processes run";
+    else if (p->flags & GPUIPC_FACT_WSL)
+        who = "the producer runs";
+    else if (k != NULL && (k->flags & GPUIPC_FACT_WSL))
+        who = "the consumer runs";
+    else
+        return 0;
+    gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
+                      "probe: not run: %s under WSL2 (below)", who);
+    snprintf(r->cause, sizeof(r->cause), "cause: %s under WSL2 (kernel %s), whose GPU "
+             "driver shares no GPU memory between processes (no CUDA IPC: legacy, VMM and "
+             "memory-pool handles fail there); fix: run on native Linux to test sharing; "
+             "within one process WSL2 works", who,
+             (p->flags & GPUIPC_FACT_WSL) ? p->kernel : k->kernel);
+    return 1;
+}
+
 /* Decides, before any scenario runs, which can: both sides probe each
  * mechanism. One that needs CUDA where there is none, or that either side
  * cannot run here, is skipped with the reason (a failure if --require names
@@ -458,6 +485,8 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
             snprintf(r->reason, sizeof(r->reason), "not run: the run was stopped before it");
         } else if (m->needs_cuda && cuda == 0 && mode_blocks(run, i, r)) {
             /* Skipped, its cause said: the GPU's compute mode. */
+        } else if (m->needs_cuda && cuda == 0 && wsl_blocks(run, r)) {
+            /* Skipped, its cause said: WSL2. */
         } else if (m->needs_cuda && cuda != 0) {
             gpuipc_result_set(r, cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
                               GPUIPC_STEP_PROBE, cuda_why, "%s", cuda_why->msg);
@@ -682,7 +711,10 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                             : "FAIL (an FD left open, said above) after nothing could run");
 
     if (cuda == 1) {
-        snprintf(line + used, sizeof(line) - used, "%s", cuda_why->msg);
+        const char *cause = run->nsel > 0 ? run->results[0].cause : "";
+
+        snprintf(line + used, sizeof(line) - used, "%s%s%s%s", cuda_why->msg,
+                 cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
     } else {
         /* Each reason with the cause the summary would name under it. */
         for (i = 0; i < run->nsel && used < sizeof(line); i++) {
@@ -852,12 +884,20 @@ static void gpu_map(char *buf, size_t len)
 /* Names the cause of every failure and skip from both sides' facts. */
 static void diagnose_results(gpuipc_producer_run *run)
 {
-    char gpus[256];
+    char gpus[256], fabric[256] = "", link[768];
+    gpuipc_err why;
     size_t i;
 
     gpu_map(gpus, sizeof(gpus));
+    for (i = 0; i < run->nsel; i++)
+        if (run->results[i].failure.cu == GPUIPC_DIAG_CU_SYSTEM_NOT_READY &&
+            gpuipc_nvml_fabric_states(fabric, sizeof(fabric), &why) < 0)
+            snprintf(fabric, sizeof(fabric), "not known (%.200s)", why.msg);
     for (i = 0; i < run->nsel; i++) {
         gpuipc_result *r = &run->results[i];
+        int a = run->pair != NULL ? run->pair[i][0] : -1;
+        int b = run->pair != NULL ? run->pair[i][1] : -1;
+        int pair = run->cuda == 0 && a >= 0 && a != b && r->status == GPUIPC_FAIL;
         gpuipc_diag_case c = {
             .mech = run->sel[i]->name,
             .fetched_fd = run->sel[i]->fetched_fd,
@@ -869,7 +909,15 @@ static void diagnose_results(gpuipc_producer_run *run)
             .mig = run->cuda == 0 ? run->modes.mig : -1,
             .cc = run->cuda == 0 ? run->modes.cc : -1,
             .min_gbps = run->o->min_gbps,
+            .fabric = fabric[0] ? fabric : NULL,
+            .link = NULL,
+            .peer_claimed = pair ? gpuipc_gpu_peer_claimed(a, b) : -1,
         };
+
+        if (pair) {
+            gpuipc_gpu_link_describe(a, b, link, sizeof(link));
+            c.link = link;
+        }
 
         /* A cause said already (a GPU's compute mode) stands. */
         if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause[0] == '\0')
@@ -878,6 +926,10 @@ static void diagnose_results(gpuipc_producer_run *run)
 }
 
 static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len);
+
+/* Less /dev/shm than this is named in the summary (Docker's default is 64
+ * MiB, which NCCL's shared-memory transport outgrows on a node of GPUs). */
+#define GPUIPC_SHM_NOTE_BELOW (256ull << 20)
 
 /* --brief's notes, from the results as data: the first failure, as "<side>
  * <scenario> <step>: <reason>" (the reason as that side recorded it, its
@@ -964,14 +1016,37 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
     return exit_code;
 }
 
+/* The summary's line on what this node's settings make applications do
+ * that this run did not: the environment (NCCL, PyTorch, CUDA) and a small
+ * or unusable /dev/shm. Returns 0 where there is nothing to say. */
+static int node_note(const gpuipc_producer_run *run, char *buf, size_t len)
+{
+    const gpuipc_facts *f = &run->env.facts;
+    char effects[1024] = "", shm[96];
+    int n = gpuipc_facts_env_effects(effects, sizeof(effects));
+    int shm_note = (f->flags & (GPUIPC_FACT_SHM_ABSENT | GPUIPC_FACT_SHM_RO)) ||
+                   f->shm_size < GPUIPC_SHM_NOTE_BELOW;
+
+    if (n == 0 && !shm_note)
+        return 0;
+    gpuipc_facts_describe_shm(f, shm, sizeof(shm));
+    snprintf(buf, len, "this node: %s%s%s%s%s", effects, n && shm_note ? "; " : "",
+             shm_note ? shm : "", shm_note ? ": NCCL's shared-memory transport and PyTorch's "
+             "DataLoader workers need more (docker run --shm-size=1g or --ipc=host; Kubernetes: "
+             "an emptyDir with medium: Memory at /dev/shm)" : "",
+             n ? " (NCCL and PyTorch settings do not change what this run tests)" : "");
+    return 1;
+}
+
 /* Ends the session (end_session) and prints the outcome: one line for 77,
  * else the summary, or, for a session that never started or a usage error,
  * the reason and a result line; how the consumer ended goes into consumer.
  * Returns the exit status. */
 static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len)
 {
-    char accounting[512], line[GPUIPC_ERR_LEN + 256];
-    const char *notes[3] = {NULL, NULL, NULL};
+    char accounting[512], line[GPUIPC_ERR_LEN + 256], node[1536];
+    const char *notes[4] = {NULL, NULL, NULL, NULL};
+    size_t nn = 0;
     int started = run->started, exit_code;
 
     if (!started && code == GPUIPC_PASS)
@@ -1027,9 +1102,11 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         return exit_code;
     }
     if (gpuipc_wire_stopped() == 0)
-        notes[0] = accounting;
+        notes[nn++] = accounting;
     if (run->last[0] != '\0')
-        notes[notes[0] != NULL] = run->last;
+        notes[nn++] = run->last;
+    if (node_note(run, node, sizeof(node)))
+        notes[nn++] = node;
     gpuipc_report_summary(1, run->where, run->results, run->nsel, notes, consumer, exit_code,
                           gpuipc_clock_ns() - t0);
     return exit_code;

@@ -12,6 +12,7 @@
 
 #include "app/version.h"
 #include "core/json.h"
+#include "core/names.h"
 #include "core/log.h"
 #include "core/outfile.h"
 #include "core/units.h"
@@ -87,6 +88,70 @@ static const char *verdict_name(int status)
          : status == GPUIPC_SKIP ? "skip" : status == GPUIPC_STOPPED ? "stopped" : "not run";
 }
 
+/* errno's name for a device file's open, "ok" for 0. */
+static void json_open(gpuipc_json *j, const char *key, uint32_t e)
+{
+    const char *name = e == 0 ? "ok" : gpuipc_errno_name((int)e);
+    char text[24];
+
+    if (name == NULL) {
+        snprintf(text, sizeof(text), "errno %u", e);
+        name = text;
+    }
+    gpuipc_json_string(j, key, name);
+}
+
+/* The facts of /dev/shm, the device files, the platform and the boot. */
+static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
+{
+    static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
+    char boot[40];
+    int i, used = 0;
+
+    gpuipc_json_object(j, "shm");
+    gpuipc_json_bool(j, "present", !(f->flags & GPUIPC_FACT_SHM_ABSENT));
+    gpuipc_json_bool(j, "read_only", (f->flags & GPUIPC_FACT_SHM_RO) != 0);
+    gpuipc_json_int(j, "dev", (long long)f->shm_dev);
+    gpuipc_json_int(j, "size", (long long)f->shm_size);
+    gpuipc_json_int(j, "available", (long long)f->shm_avail);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_object(j, "device_files");
+    json_open(j, "nvidiactl", f->ctl_errno);
+    json_open(j, "nvidia_uvm", f->uvm_errno);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_bool(j, "wsl", (f->flags & GPUIPC_FACT_WSL) != 0);
+    gpuipc_json_bool(j, "selinux_enforcing", (f->flags & GPUIPC_FACT_SELINUX) != 0);
+    gpuipc_json_bool(j, "slurm", (f->flags & GPUIPC_FACT_SLURM) != 0);
+    gpuipc_json_bool(j, "kubernetes", (f->flags & GPUIPC_FACT_KUBERNETES) != 0);
+    gpuipc_json_bool(j, "container", (f->flags & GPUIPC_FACT_CONTAINER) != 0);
+    if (memcmp(f->boot_id, zero, sizeof(zero)) == 0) {
+        gpuipc_json_string(j, "boot_id", NULL);
+        return;
+    }
+    for (i = 0; i < GPUIPC_FACTS_BOOT_ID_LEN; i++)
+        used += snprintf(boot + used, sizeof(boot) - (size_t)used, "%s%02x",
+                         i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", f->boot_id[i]);
+    gpuipc_json_string(j, "boot_id", boot);
+}
+
+/* The settings that change what applications on this node do, as found,
+ * and what they make NCCL and PyTorch do. */
+static void json_environment(gpuipc_json *j)
+{
+    char effects[1024];
+    int i;
+
+    gpuipc_json_object(j, "environment");
+    gpuipc_json_object(j, "settings");
+    for (i = 0; i < GPUIPC_FACTS_ENV_COUNT; i++)
+        gpuipc_json_string(j, gpuipc_facts_env_names[i],
+                           gpuipc_facts_env_get(gpuipc_facts_env_names[i]));
+    gpuipc_json_end(j, '}');
+    gpuipc_facts_env_effects(effects, sizeof(effects));
+    gpuipc_json_string(j, "effects", effects[0] ? effects : NULL);
+    gpuipc_json_end(j, '}');
+}
+
 static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
 {
     char hex[24];
@@ -119,6 +184,7 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
     snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)f->cap_eff);
     gpuipc_json_string(j, "cap_eff", hex);
     gpuipc_json_string(j, "kernel", f->kernel);
+    json_facts_more(j, f);
     gpuipc_json_end(j, '}');
 }
 
@@ -423,6 +489,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     json_facts(j, "self", d->own);
     json_facts(j, "peer", d->peer);
     gpuipc_json_end(j, '}');
+    json_environment(j);
     gpuipc_json_string(j, "where", d->where);
     gpuipc_json_string(j, "no_session", d->lost);
     if (d->deadline_template) {
