@@ -191,6 +191,7 @@ layers:
 
 check-gpu: gpuipc_test $(TEST_GPU) $(GPU_CHURN)
 	GPUIPC_TEST_BIN=./gpuipc_test GPUIPC_CHURN_BIN=$(GPU_CHURN) $(TEST_GPU)
+	GPUIPC_TEST_BIN=./gpuipc_test bash tests/gpu_causes.sh
 
 # libFuzzer: the message decoder and its control-message path (clang only).
 FUZZ_CC ?= clang

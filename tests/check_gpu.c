@@ -8,7 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <time.h>
@@ -427,20 +432,70 @@ START_TEST(test_gpu_chunks_under_a_low_fd_limit_fail_cleanly)
 }
 END_TEST
 
-/* Where IMEX is absent, fabric is a skip that says which piece is missing,
- * never a pass; --require makes that skip a failure. */
-START_TEST(test_gpu_fabric_skip_names_the_reason)
+/* The IMEX channels' character device major from /proc/devices, or -1
+ * where the driver has none (too old for FABRIC handles). */
+static int imex_major(void)
 {
-    const char *args[] = {"--only", "fabric", "--quiet", NULL};
+    FILE *f = fopen("/proc/devices", "re");
+    char line[128], name[96];
+    int major, found = -1;
 
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "%d %95s", &major, name) == 2 &&
+            strcmp(name, "nvidia-caps-imex-channels") == 0)
+            found = major;
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
+
+#define IMEX_DIR "/dev/nvidia-caps-imex-channels"
+
+/* This test's process alone sees a tmpfs at IMEX_DIR, with channel0 (mode
+ * 0600) if with_channel: a private mount namespace, so that no channel of
+ * the machine's is touched or removed and none is left behind. Where the
+ * directory was absent it is made (empty, in the machine's /dev) and *made
+ * is set for the caller to remove. */
+static void private_imex(int with_channel, int major, int *made)
+{
+    *made = mkdir(IMEX_DIR, 0755) == 0;
+    ck_assert_msg(*made || errno == EEXIST, "mkdir " IMEX_DIR ": %s", strerror(errno));
+    ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare CLONE_NEWNS: %s", strerror(errno));
+    ck_assert_msg(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+                  "mount --make-rprivate /: %s", strerror(errno));
+    ck_assert_msg(mount("tmpfs", IMEX_DIR, "tmpfs", 0, "size=64k,mode=0755") == 0,
+                  "mount tmpfs " IMEX_DIR ": %s", strerror(errno));
+    if (with_channel)
+        ck_assert_msg(mknod(IMEX_DIR "/channel0", S_IFCHR | 0600, makedev(major, 0)) == 0,
+                      "mknod " IMEX_DIR "/channel0: %s", strerror(errno));
+}
+
+/* FABRIC handles both ways: without an IMEX channel a skip that names the
+ * missing channel and its fix (never a pass); with one (made as the docs
+ * tell a user of one node to) a pass, both ways, every word checked. */
+START_TEST(test_gpu_fabric_needs_a_channel_and_passes_with_one)
+{
+    const char *args[] = {"--only", "fabric", "--size", "64M", NULL};
+    int major = imex_major(), made;
+
+    private_imex(_i == 1, major, &made);
     spawn(args, NULL, 60, NULL);
-    if (th_exited(&run, 0)) {
-        out_has_row("fabric", "PASS"); /* a machine with IMEX */
+    umount2(IMEX_DIR, MNT_DETACH); /* this namespace's tmpfs, then the mount point */
+    if (made)
+        ck_assert_msg(rmdir(IMEX_DIR) == 0, "rmdir " IMEX_DIR ", made here: %s",
+                      strerror(errno));
+    if (_i == 0) {
+        ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
+        OUT_HAS("gpuipc_test: SKIP: fabric: probe: ");
+        OUT_HAS("CUDA_ERROR_NOT_PERMITTED");
+        OUT_HAS("cause: no IMEX channel that this process can open");
         return;
     }
-    ck_assert_msg(th_exited(&run, 77), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("gpuipc_test: SKIP: fabric: probe: ");
-    OUT_HAS("CUDA_ERROR_NOT_PERMITTED");
+    ck_assert_msg(major >= 0, "no nvidia-caps-imex-channels in /proc/devices: this driver "
+                  "has no IMEX channels, and FABRIC handles cannot be tested here");
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    out_has_row("fabric", "PASS");
+    OUT_HAS("result: PASS: 1 passed, 0 failed, 0 skipped");
 }
 END_TEST
 
@@ -1141,7 +1196,7 @@ int main(void)
     tcase_add_test(tc, test_gpu_chunks_under_a_low_fd_limit_fail_cleanly);
     tcase_add_test(tc, test_gpu_readonly_refuses_writes);
     tcase_add_loop_test(tc, test_gpu_readonly_sabotage_is_caught, 0, 2); /* producer's */
-    tcase_add_test(tc, test_gpu_fabric_skip_names_the_reason);
+    tcase_add_loop_test(tc, test_gpu_fabric_needs_a_channel_and_passes_with_one, 0, 2);
     tcase_add_test(tc, test_gpu_require_turns_a_skip_into_a_failure);
     tcase_add_test(tc, test_gpu_expect_gpus_fails_a_missing_gpu);
     tcase_add_test(tc, test_gpu_legacy_ipc_shows_the_vmm_refusal);

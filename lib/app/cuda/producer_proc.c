@@ -697,6 +697,21 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     return code;
 }
 
+/* Whether every scenario was skipped with the same reason and cause. */
+static int one_cause(const gpuipc_producer_run *run)
+{
+    size_t i;
+
+    if (run->nsel < 2 || run->results[0].cause[0] == '\0')
+        return 0;
+    for (i = 1; i < run->nsel; i++)
+        if (run->results[i].status != run->results[0].status ||
+            strcmp(run->results[i].reason, run->results[0].reason) != 0 ||
+            strcmp(run->results[i].cause, run->results[0].cause) != 0)
+            return 0;
+    return 1;
+}
+
 /* The one-line reason for exit 77: the shared reason if CUDA is missing,
  * else each mechanism's. Where the check of the FDs at exit turned the
  * status into exit_code 1, the line says so. */
@@ -715,6 +730,14 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
 
         snprintf(line + used, sizeof(line) - used, "%s%s%s%s", cuda_why->msg,
                  cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
+    } else if (one_cause(run)) {
+        /* One reason and cause for all (WSL2, a compute mode): said once. */
+        for (i = 0; i < run->nsel && used < sizeof(line); i++)
+            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? ", " : "",
+                                     run->results[i].mech);
+        if (used < sizeof(line))
+            snprintf(line + used, sizeof(line) - used, ": %s (%s)", run->results[0].reason,
+                     run->results[0].cause);
     } else {
         /* Each reason with the cause the summary would name under it. */
         for (i = 0; i < run->nsel && used < sizeof(line); i++) {
