@@ -13,6 +13,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/report_files.h"
 #include "app/cuda/result_doc.h"
 #include "app/options.h"
 #include "app/usage.h"
@@ -22,6 +23,7 @@
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/progress.h"
+#include "core/runinfo.h"
 #include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
@@ -101,6 +103,7 @@ int main(int argc, char **argv)
      * --brief (both make the level quiet). */
     gpuipc_progress_enable(o.level != GPUIPC_LOG_QUIET);
     gpuipc_doc_set_argv(argc, argv);
+    gpuipc_runinfo_gather(t0);
     if (o.json_path != NULL && strcmp(o.json_path, "-") == 0 && !o.list &&
         gpuipc_doc_take_stdout() < 0)
         return GPUIPC_FAIL;
@@ -108,20 +111,26 @@ int main(int argc, char **argv)
                             &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if (o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0) {
-        /* Said before the run, not after minutes of --fault-matrix. */
+    } else if ((o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0) ||
+               gpuipc_files_check(&o, &err) < 0) {
+        /* Said before the run, not after minutes of --fault-matrix; every
+         * file is left as it was. */
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
         json_refused = 1;
-    } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {
-        rc = run_mode(&o, &sel, &inject, t0);
+    } else {
+        /* From here no earlier run's verdict stays in --prom's or --junit's
+         * file, however this one ends. */
+        gpuipc_files_begin(&o);
+        if ((rc = gpuipc_app_select(&o, &sel)) == 0)
+            rc = run_mode(&o, &sel, &inject, t0);
     }
     /* From here this thread ends the run, not a watchdog (which, if it has
      * fired, ends it itself: this then waits for that). */
     gpuipc_watch_claim(rc);
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. */
-    if (o.json_path != NULL && !json_refused && !gpuipc_doc_written()) {
+    if (gpuipc_doc_wanted(&o) && !json_refused && !gpuipc_doc_written()) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
         gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,

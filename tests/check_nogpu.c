@@ -33,6 +33,7 @@ int main(void)
     srunner_add_suite(sr, containers_suite());
     srunner_add_suite(sr, reports_suite());
     srunner_add_suite(sr, results_suite());
+    srunner_add_suite(sr, fleet_suite());
     srunner_add_suite(sr, progress_suite());
     srunner_add_suite(sr, outputs_suite());
     srunner_add_suite(sr, watch_suite());

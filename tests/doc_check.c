@@ -52,7 +52,7 @@ int main(int argc, char **argv)
             printf("%s: INVALID: %s\n", argv[i], why);
             bad = 1;
         } else {
-            printf("%s: valid (schema_version 2)\n", argv[i]);
+            printf("%s: valid (schema_version 3)\n", argv[i]);
         }
         js_free(doc);
         free(text);

@@ -1,9 +1,12 @@
 #!/bin/sh
 # recipes.sh PROGRAM: runs the health-check recipes of docs/health-checks.md
-# (docs/recipes/*.sh) as written, on memfd, and checks what each exits with
-# and prints: a pass, a failure made on purpose, and, for the Slurm
-# recipe, that a failure drains the node with the one-line reason. Exits 1
-# at the first difference.
+# (docs/recipes/*.sh, and the NHC check gpuipc.nhc under tests/nhc-stub.sh,
+# NHC's interface: Debian has no NHC) as written, on memfd, and checks what
+# each exits with and prints: a pass, a failure made on purpose, and, for
+# the Slurm recipe, that a failure drains the node with the one-line
+# reason; the --prom files they write pass `promtool check metrics`, the CI
+# job's --junit report `xmllint` with the failure in it. Exits 1 at the
+# first difference.
 prog=$(cd "$(dirname "${1:-./gpuipc_test}")" && pwd)/$(basename "${1:-./gpuipc_test}")
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d) || exit 2
@@ -35,11 +38,24 @@ out=$(env -u GPUIPC_EXPECT_GPUS GPUIPC_DEV_DIR="$tmp/dev" CUDA_VISIBLE_DEVICES= 
 [ "$rc" = 1 ] || fail "npd-plugin.sh exited $rc expecting the device nodes' 2 GPUs: $out"
 case $out in FAIL:*"--expect-gpus 2"*) ;; *) fail "npd-plugin.sh: '$out' does not expect 2 GPUs" ;; esac
 
+# node-problem-detector with GPUIPC_PROM: the textfile is written and is
+# the format, with the verdict.
+command -v promtool >/dev/null || fail "promtool is missing (apt-get install prometheus)"
+command -v xmllint >/dev/null || fail "xmllint is missing (apt-get install libxml2-utils)"
+out=$(GPUIPC_PROM="$tmp/npd.prom" GPUIPC_SABOTAGE=consumer:flip-one \
+      sh "$root/docs/recipes/npd-plugin.sh"); rc=$?
+[ "$rc" = 1 ] || fail "npd-plugin.sh with GPUIPC_PROM exited $rc on a failure: $out"
+promtool check metrics < "$tmp/npd.prom" || fail "npd-plugin.sh: promtool refused its textfile"
+grep -qx 'gpuipc_test_success 0' "$tmp/npd.prom" || fail "npd-plugin.sh: no failure in the textfile"
+
 # Slurm: a pass drains nothing; a failure drains with the reason.
 printf '#!/bin/sh\necho "$@" > %s/drained\n' "$tmp" > "$tmp/drain"
 chmod +x "$tmp/drain"
-DRAIN="$tmp/drain" sh "$root/docs/recipes/slurm-healthcheck.sh"; rc=$?
+GPUIPC_PROM="$tmp/slurm.prom" DRAIN="$tmp/drain" sh "$root/docs/recipes/slurm-healthcheck.sh"
+rc=$?
 [ "$rc" = 0 ] || fail "slurm-healthcheck.sh exited $rc on a pass"
+promtool check metrics < "$tmp/slurm.prom" || fail "slurm-healthcheck.sh: promtool refused its textfile"
+grep -qx 'gpuipc_test_success 1' "$tmp/slurm.prom" || fail "slurm-healthcheck.sh: no pass in the textfile"
 [ ! -e "$tmp/drained" ] || fail "slurm-healthcheck.sh drained on a pass: $(cat "$tmp/drained")"
 GPUIPC_SABOTAGE=consumer:flip-one DRAIN="$tmp/drain" sh "$root/docs/recipes/slurm-healthcheck.sh"
 rc=$?
@@ -62,6 +78,28 @@ mkdir "$tmp/artifacts"
 (cd "$tmp" && GPUIPC_SABOTAGE=consumer:flip-one sh "$root/docs/recipes/ci-job.sh") > /dev/null
 rc=$?
 [ "$rc" = 1 ] || fail "ci-job.sh exited $rc on a failure"
-grep -q '<testsuites' "$tmp/artifacts/gpuipc-junit.xml" || fail "ci-job.sh kept no JUnit XML"
+xmllint --noout "$tmp/artifacts/gpuipc-junit.xml" || fail "ci-job.sh: its JUnit XML is not XML"
+[ "$(xmllint --xpath 'string(/testsuites/@failures)' "$tmp/artifacts/gpuipc-junit.xml")" = 2 ] ||
+    fail "ci-job.sh: the JUnit XML does not count the scenario's and the run's failures"
+[ "$(xmllint --xpath 'count(//testcase[@name="memfd"]/failure)' \
+     "$tmp/artifacts/gpuipc-junit.xml")" = 1 ] || fail "ci-job.sh: no failed memfd testcase"
 grep -q '"verdict": "fail"' "$tmp/artifacts/gpuipc-result.json" || fail "ci-job.sh kept no JSON"
-echo "recipes: the npd, Slurm and CI recipes of docs/health-checks.md behave as written"
+
+# NHC: the check passes quietly, and dies with the one-line reason on a
+# failure and on a node without the GPUs it must show.
+mkdir "$tmp/nhc" && cp "$root/docs/recipes/gpuipc.nhc" "$tmp/nhc/"
+echo '* || check_gpuipc -p '"$tmp/nhc.prom"' -o "--only memfd --size 1M"' > "$tmp/nhc.conf"
+out=$(bash "$root/tests/nhc-stub.sh" "$tmp/nhc.conf" "$tmp/nhc"); rc=$?
+[ "$rc" = 0 ] && [ -z "$out" ] || fail "check_gpuipc on a pass: exit $rc: $out"
+promtool check metrics < "$tmp/nhc.prom" || fail "check_gpuipc: promtool refused its textfile"
+out=$(GPUIPC_SABOTAGE=consumer:flip-one bash "$root/tests/nhc-stub.sh" "$tmp/nhc.conf" "$tmp/nhc")
+rc=$?
+[ "$rc" = 1 ] || fail "check_gpuipc on a failure: exit $rc: $out"
+case $out in "DIED 1: check_gpuipc: gpuipc_test exit 1: FAIL: 0 passed, 1 failed"*) ;;
+*) fail "check_gpuipc died without the reason: $out" ;; esac
+grep -qx 'gpuipc_test_success 0' "$tmp/nhc.prom" || fail "check_gpuipc: no failure in the textfile"
+echo '* || check_gpuipc -e 2 -o "--only memfd"' > "$tmp/nhc.conf"
+out=$(CUDA_VISIBLE_DEVICES= bash "$root/tests/nhc-stub.sh" "$tmp/nhc.conf" "$tmp/nhc"); rc=$?
+case $rc:$out in 1:"DIED 1: check_gpuipc: gpuipc_test exit 1: FAIL:"*"--expect-gpus 2"*) ;;
+*) fail "check_gpuipc -e 2 without GPUs: exit $rc: $out" ;; esac
+echo "recipes: the npd, Slurm, CI and NHC recipes of docs/health-checks.md behave as written"

@@ -27,6 +27,7 @@ Suite *reports_suite(void);
 Suite *facts_suite(void);
 Suite *containers_suite(void);
 Suite *results_suite(void);
+Suite *fleet_suite(void);
 Suite *progress_suite(void);
 Suite *outputs_suite(void);
 Suite *watch_suite(void);

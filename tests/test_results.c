@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,9 @@ START_TEST(test_results_document_matches_the_schema_and_the_exit)
     const char *args[16];
     const char *env[] = {cases[_i].env, NULL};
     const jnode *sc;
+    struct utsname u;
+    char *boot;
+    size_t blen;
     jnode *doc;
     int k;
 
@@ -100,6 +104,19 @@ START_TEST(test_results_document_matches_the_schema_and_the_exit)
     ck_assert_int_eq(num(doc, "exit", "status"), cases[_i].code);
     ck_assert_str_eq(js_str(js_get(doc, "mode")), cases[_i].mode);
     ck_assert_str_eq(js_str(js_get(doc, "role")), "producer");
+    /* Who and where: this host, this boot, and a start before the end. */
+    ck_assert_int_eq(uname(&u), 0);
+    ck_assert_str_eq(js_str(js_get(js_get(doc, "machine"), "hostname")), u.nodename);
+    boot = th_read_file("/proc/sys/kernel/random/boot_id", &blen);
+    if (boot != NULL) {
+        boot[strcspn(boot, "\n")] = '\0';
+        ck_assert_str_eq(js_str(js_get(js_get(doc, "machine"), "boot_id")), boot);
+        free(boot);
+    }
+    ck_assert_msg(strlen(js_str(js_get(doc, "start_time"))) == 24 &&
+                  strcmp(js_str(js_get(doc, "start_time")), js_str(js_get(doc, "end_time"))) <= 0,
+                  "start %s, end %s", js_str(js_get(doc, "start_time")),
+                  js_str(js_get(doc, "end_time")));
     sc = js_at(js_get(doc, "scenarios"), 0);
     if (cases[_i].verdict == NULL) {
         ck_assert_msg(sc == NULL || strcmp(js_str(js_get(sc, "verdict")), "pass") != 0,

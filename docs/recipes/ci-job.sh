@@ -1,7 +1,9 @@
 #!/bin/sh
 # ci-job.sh: the GPU-runner step of a CI job. It runs the check once, keeps
-# Check's JUnit XML and the result document as artifacts (in ./artifacts),
-# and fails the job with the program's status. One line goes to the log.
+# its JUnit XML report (--junit: a testsuite per GPU, a testcase per
+# scenario, as GitLab and Jenkins read it) and the result document as
+# artifacts (in ./artifacts), and fails the job with the program's status.
+# One line goes to the log.
 #
 # GPUIPC_TEST: the program (default: gpuipc_test on PATH); GPUIPC_ARGS: more
 # options; GPUIPC_EXPECT_GPUS: the GPUs the runner must show (default: its
@@ -18,6 +20,5 @@ else
 fi
 [ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
 mkdir -p artifacts
-CK_XML_LOG_FILE_NAME=artifacts/gpuipc-junit.xml \
-    ${GPUIPC_TEST:-gpuipc_test} --brief --json artifacts/gpuipc-result.json $expect \
-    ${GPUIPC_ARGS:-}
+${GPUIPC_TEST:-gpuipc_test} --brief --junit artifacts/gpuipc-junit.xml \
+    --json artifacts/gpuipc-result.json $expect ${GPUIPC_ARGS:-}

@@ -30,7 +30,11 @@ else
     [ "$expect" -gt 0 ] || expect=1
 fi
 [ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
-line=$(${GPUIPC_TEST:-gpuipc_test} --brief --deadline 40 $expect ${GPUIPC_ARGS:-})
+# GPUIPC_PROM: also write the run for node-exporter's textfile collector
+# there (--prom FILE, put in place by a rename as the collector requires),
+# for example /var/lib/node_exporter/textfile_collector/gpuipc.prom.
+prom=${GPUIPC_PROM:+--prom $GPUIPC_PROM}
+line=$(${GPUIPC_TEST:-gpuipc_test} --brief --deadline 40 $expect $prom ${GPUIPC_ARGS:-})
 status=$?
 echo "$line"
 case $status in

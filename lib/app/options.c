@@ -33,6 +33,8 @@ enum {
     OPT_ITERS,
     OPT_EXPECT_GPUS,
     OPT_DEADLINE,
+    OPT_PROM,
+    OPT_JUNIT,
 };
 
 static const struct option longopts[] = {
@@ -46,6 +48,8 @@ static const struct option longopts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"list", no_argument, NULL, OPT_LIST},
     {"json", optional_argument, NULL, OPT_JSON},
+    {"prom", required_argument, NULL, OPT_PROM},
+    {"junit", required_argument, NULL, OPT_JUNIT},
     {"bench", no_argument, NULL, OPT_BENCH},
     {"iters", required_argument, NULL, OPT_ITERS},
     {"pairs", required_argument, NULL, OPT_PAIRS},
@@ -194,9 +198,47 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
     return 0;
 }
 
+/* --prom and --junit: files of a run's verdict, so only for the modes that
+ * end with one (the one-shot run, --repeat, --pairs, --serve, --connect);
+ * never standard output (the textfile collector reads whole files, put in
+ * place by a rename), and never one file for two writers. */
+static int check_report_files(const gpuipc_options *o, gpuipc_err *err)
+{
+    const char *const names[] = {"--json", "--prom", "--junit"};
+    const char *paths[] = {o->json_path, o->prom_path, o->junit_path};
+    const char *mode = o->list ? "--list" : o->bench ? "--bench"
+                     : o->fault_matrix ? "--fault-matrix" : NULL;
+    int a, b;
+
+    for (a = 1; a < 3; a++) {
+        if (paths[a] == NULL)
+            continue;
+        if (mode != NULL)
+            return gpuipc_err_set(err, -EINVAL, "%s: does not combine with %s, which reports "
+                                  "no verdict of GPU scenarios (its results are --json "
+                                  "FILE's)", names[a], mode);
+        if (strcmp(paths[a], "-") == 0)
+            return gpuipc_err_set(err, -EINVAL, "%s: give a FILE, not standard output (%s)",
+                                  names[a], a == 1 ? "node-exporter's textfile collector "
+                                  "reads whole files, renamed into place"
+                                  : "a CI server reads the report as a file");
+    }
+    for (a = 0; a < 3; a++)
+        for (b = a + 1; b < 3; b++)
+            if (paths[a] != NULL && paths[b] != NULL && strcmp(paths[a], "-") != 0 &&
+                strcmp(paths[a], paths[b]) == 0)
+                return gpuipc_err_set(err, -EINVAL, "%s and %s: both name %s; give each "
+                                      "its own file", names[a], names[b], paths[a]);
+    return 0;
+}
+
 /* Which options combine with which. */
 static int check_modes(const gpuipc_options *o, gpuipc_err *err)
 {
+    int rc;
+
+    if ((rc = check_report_files(o, err)) < 0)
+        return rc;
     if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
         return gpuipc_err_set(err, -EINVAL, "--json: --bench writes its JSON to a file: give "
                               "--json FILE (the tables go to stdout)");
@@ -359,6 +401,20 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             if (optarg != NULL && optarg[0] == '\0')
                 return gpuipc_err_set(err, -EINVAL, "--json: the file name is empty");
             o->json_path = optarg;
+            break;
+        case OPT_PROM:
+        case OPT_JUNIT:
+            if (optarg[0] == '\0')
+                return gpuipc_err_set(err, -EINVAL, "%s: the file name is empty",
+                                      c == OPT_PROM ? "--prom" : "--junit");
+            if ((c == OPT_PROM ? o->prom_path : o->junit_path) != NULL)
+                return gpuipc_err_set(err, -EINVAL, "%s given twice ('%s', then '%s'): one "
+                                      "file each", c == OPT_PROM ? "--prom" : "--junit",
+                                      c == OPT_PROM ? o->prom_path : o->junit_path, optarg);
+            if (c == OPT_PROM)
+                o->prom_path = optarg;
+            else
+                o->junit_path = optarg;
             break;
         case OPT_BENCH:
             o->bench = 1;

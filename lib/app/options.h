@@ -34,6 +34,8 @@ typedef struct gpuipc_options {
     int list;            /* --list */
     int json;            /* --json: --list as a JSON document, or --bench's samples */
     const char *json_path; /* --json FILE, or NULL: --list's document on stdout */
+    const char *prom_path; /* --prom FILE: the run for node-exporter's textfile collector */
+    const char *junit_path; /* --junit FILE: the run as JUnit XML */
     int bench;           /* --bench: measure instead of only testing */
     unsigned iters;      /* --iters: timed runs per measurement (default 20) */
     int iters_set;       /* --iters was given */

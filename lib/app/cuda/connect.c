@@ -42,7 +42,7 @@ static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
     gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
                     .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
 
-    if (o->json_path == NULL)
+    if (!gpuipc_doc_wanted(o))
         return code;
     gpuipc_facts_gather(&own);
     if (end != NULL && end->said_bye)

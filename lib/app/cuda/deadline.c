@@ -20,11 +20,13 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/report_files.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/step.h"
 #include "core/outfile.h"
+#include "core/runinfo.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
@@ -413,7 +415,7 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
     } marks[] = {{GPUIPC_DOC_MARK_EXIT, 0}, {GPUIPC_DOC_MARK_RESULT, 1},
                  {GPUIPC_DOC_MARK_WALL, 2}, {GPUIPC_DOC_MARK_SCENARIOS, 3},
                  {GPUIPC_DOC_MARK_COUNTS, 4}, {GPUIPC_DOC_MARK_CONSUMER, 5},
-                 {GPUIPC_DOC_MARK_GPUS, 6}};
+                 {GPUIPC_DOC_MARK_GPUS, 6}, {GPUIPC_DOC_MARK_END, 7}};
     const char *p = dl.doc, *at;
     gpuipc_sbuf b;
     unsigned pa, f, s;
@@ -455,6 +457,11 @@ static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
             break;
         case 6:
             put_gpus(&b);
+            break;
+        case 7:
+            gpuipc_sbuf_str(&b, "\"");
+            gpuipc_sbuf_utc(&b, gpuipc_runinfo_now_ns(), 1);
+            gpuipc_sbuf_str(&b, "\"");
             break;
         default:
             gpuipc_sbuf_json(&b, dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL);
@@ -570,12 +577,33 @@ static void take_snapshot(void)
     }
 }
 
-/* Whether the deadline's --json document failed (write_doc). */
-static int doc_failed;
+/* Whether the deadline's --json document failed (write_doc), and whether
+ * its --prom or --junit file did (write_files). */
+static int doc_failed, files_failed;
+
+_Static_assert(sizeof(((gpuipc_producer_run *)0)->label[0]) == GPUIPC_OUTCOME_LABEL_LEN,
+              "the scenarios' names as run/outcome.h reads them");
+
+/* --prom and --junit at the deadline (report_files.h), from the results as
+ * far as they got (the producer's; none on a --connect consumer). */
+static void write_files(uint64_t now, const char *verdict, int sig)
+{
+    if (!gpuipc_files_wanted(dl.o))
+        return;
+    files_failed = gpuipc_files_at_deadline(
+        dl.o, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->results : NULL,
+        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->label : NULL, nscen(),
+        (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
+        fire_code(sig), verdict, now - dl.t0) < 0;
+}
 
 /* A line saying that the document was not written, where it was not. */
 static void put_doc_failure(gpuipc_sbuf *b)
 {
+    if (files_failed)
+        gpuipc_sbuf_str(b, "gpuipc_test: --prom/--junit: a file of the deadline could not be "
+                           "written whole (a full disk, a quota?); it is left saying that the "
+                           "run is under way, with no verdict\n");
     if (!doc_failed)
         return;
     gpuipc_sbuf_str(b, "gpuipc_test: --json ");
@@ -600,6 +628,7 @@ static void producer_fire(void *arg, int sig)
     gpuipc_sbuf_init(&b, line, sizeof(line));
     put_verdict(&b, now, sig);
     doc_failed = write_doc(now, line, sig) < 0;
+    write_files(now, line, sig);
     gpuipc_sbuf_init(&b, text, sizeof(text));
     if (gpuipc_brief_fd() < 0) {
         put_rows(&b, out);
@@ -635,6 +664,8 @@ static void consumer_fire(void *arg, int sig)
                                        "ends itself" : "; this consumer ends itself");
     put_exit(&b, sig);
     doc_failed = write_doc(now, line, sig) < 0;
+    if (!forked) /* the forked consumer's files are the producer's */
+        write_files(now, line, sig);
     gpuipc_sbuf_init(&b, text, sizeof(text));
     if (gpuipc_brief_fd() < 0)
         put_doc_failure(&b);
@@ -697,10 +728,13 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
     };
     char *doc;
 
-    if (run->o->json_path == NULL)
+    if (!gpuipc_doc_wanted(run->o))
         return;
     if (run->cuda == 0)
         take_uuids();
+    gpuipc_files_prepare();
+    if (run->o->json_path == NULL)
+        return;
     /* The first is ready before the watchdog can fire; the second (once the
      * probes are done) takes its place whole, and the first is kept to the
      * process's end (the watchdog may be reading it). No third is made. */

@@ -1008,7 +1008,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
     char consumer[GPUIPC_ERR_LEN + 160] = "";
     int exit_code = finish(run, code, t0, consumer, sizeof(consumer));
 
-    if (run->o->json_path != NULL && !run->o->list) {
+    if (gpuipc_doc_wanted(run->o) && !run->o->list) {
         gpuipc_doc d = {
             .o = run->o,
             .role = "producer",

@@ -10,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/cuda/report_files.h"
 #include "app/version.h"
 #include "core/json.h"
 #include "core/names.h"
 #include "core/log.h"
 #include "core/outfile.h"
+#include "core/runinfo.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
@@ -195,7 +197,11 @@ static void json_machine(gpuipc_json *j)
     char version[64];
     int n = 0, i;
 
+    const gpuipc_runinfo *who = gpuipc_runinfo_get();
+
     gpuipc_json_object(j, "machine");
+    gpuipc_json_string(j, "hostname", who->hostname[0] ? who->hostname : NULL);
+    gpuipc_json_string(j, "boot_id", who->boot_id[0] ? who->boot_id : NULL);
     gpuipc_json_string(j, "kernel", uname(&u) == 0 ? u.release : NULL);
     if (gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&n, NULL) < 0) {
         gpuipc_json_string(j, "driver", NULL);
@@ -419,7 +425,7 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     json_gpus(j, d);
 }
 
-static const char *mode_name(const gpuipc_options *o)
+const char *gpuipc_doc_mode_name(const gpuipc_options *o)
 {
     return o->list ? "list" : o->bench ? "bench" : o->fault_matrix ? "fault-matrix"
          : o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
@@ -429,7 +435,8 @@ static const char *mode_name(const gpuipc_options *o)
 static void json_body(gpuipc_json *j, const gpuipc_doc *d)
 {
     const gpuipc_options *o = d->o;
-    char stamp[32];
+    char stamp[32], when[40];
+    gpuipc_sbuf tb;
     time_t now = time(NULL);
     struct tm tm;
     gpuipc_counts counts = gpuipc_report_count(d->results, d->n);
@@ -446,7 +453,19 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_end(j, '}');
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     gpuipc_json_string(j, "time", stamp);
-    gpuipc_json_string(j, "mode", mode_name(o));
+    /* The run's start and end, to the millisecond (the watchdog's end is
+     * its own: a marker in the deadline's template). */
+    gpuipc_sbuf_init(&tb, when, sizeof(when));
+    gpuipc_sbuf_utc(&tb, gpuipc_runinfo_get()->start_real_ns, 1);
+    gpuipc_json_string(j, "start_time", when);
+    if (d->deadline_template) {
+        gpuipc_json_raw(j, "end_time", GPUIPC_DOC_MARK_END);
+    } else {
+        gpuipc_sbuf_init(&tb, when, sizeof(when));
+        gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 1);
+        gpuipc_json_string(j, "end_time", when);
+    }
+    gpuipc_json_string(j, "mode", gpuipc_doc_mode_name(o));
     gpuipc_json_string(j, "role", d->role);
     gpuipc_json_array(j, "argv");
     for (a = 1; a < doc_argc; a++)
@@ -561,9 +580,11 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
     const char *path = d->o->json_path;
     gpuipc_json j;
     FILE *out;
-    int fd, to_stdout = strcmp(path, "-") == 0, rc, e;
+    int fd, to_stdout = path != NULL && strcmp(path, "-") == 0, rc, e;
 
     doc_written = 1;
+    if (path == NULL)
+        return 0;
     if (to_stdout)
         fd = fcntl(doc_stdout >= 0 ? doc_stdout : 1, F_DUPFD_CLOEXEC, 3);
     else if (out_file.dirfd < 0)
@@ -604,23 +625,59 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
     return 0;
 }
 
+int gpuipc_doc_wanted(const gpuipc_options *o)
+{
+    return o->json_path != NULL || gpuipc_files_wanted(o);
+}
+
+/* Writes output k of d (0: --json, 1: --junit, 2: --prom) with exit status
+ * code. Returns 0, or -1 with why. */
+static int write_output(const gpuipc_doc *d, int k, int code, gpuipc_err *why)
+{
+    gpuipc_doc with = *d;
+
+    with.exit_code = code;
+    if (k == 0)
+        return gpuipc_doc_write(&with, why);
+    return gpuipc_files_write(&with, k == 1 ? GPUIPC_FILE_JUNIT : GPUIPC_FILE_PROM, code, why);
+}
+
 int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code)
 {
     char line[GPUIPC_ERR_LEN + 160];
+    int code = exit_code, failed[3] = {0, 0, 0}, round, k, changed;
+    int to_stdout = d->o->json_path != NULL && strcmp(d->o->json_path, "-") == 0;
     gpuipc_err why;
 
-    if (gpuipc_doc_write(d, &why) == 0)
-        return exit_code;
-    /* The verdict said above stands only where it was no pass: a result
-     * document that a pipeline reads and cannot find is a failure. */
-    if (exit_code != GPUIPC_PASS && exit_code != GPUIPC_SKIP) {
-        gpuipc_log_say("%s (the exit status stays %d)", why.msg, exit_code);
-        return exit_code;
+    doc_written = 1;
+    /* The document first, then the JUnit report, the textfile last: a
+     * write that fails turns a pass into a failure, and the files written
+     * before it are then written again, saying so. */
+    for (round = 0; round < 2; round++) {
+        changed = 0;
+        for (k = 0; k < 3; k++) {
+            if (failed[k] || (round > 0 && k == 0 && to_stdout)) /* said once, or sent */
+                continue;
+            if (write_output(d, k, code, &why) == 0)
+                continue;
+            failed[k] = 1;
+            /* The verdict said above stands only where it was no pass: a
+             * result file that a pipeline reads and cannot find is a
+             * failure. */
+            if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
+                gpuipc_log_say("%s (the exit status stays %d)", why.msg, code);
+                continue;
+            }
+            snprintf(line, sizeof(line), "result: FAIL: the run ended with exit %d (said "
+                     "above), but %.500s (exit 1)", code, why.msg);
+            gpuipc_log_line(1, line);
+            code = GPUIPC_FAIL;
+            changed = 1;
+        }
+        if (!changed)
+            break;
     }
-    snprintf(line, sizeof(line), "result: FAIL: the run ended with exit %d (said above), but "
-             "%.500s (exit 1)", exit_code, why.msg);
-    gpuipc_log_line(1, line);
-    return GPUIPC_FAIL;
+    return code;
 }
 
 char *gpuipc_doc_template(const gpuipc_doc *d)

@@ -1,7 +1,7 @@
 /* result_doc.h: --json FILE for every mode (the one-shot run, --repeat,
  * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
  * document per process, in the schema of docs/result.schema.json
- * (schema_version 2), written at the end of every run, a failed or
+ * (schema_version 3), written at the end of every run, a failed or
  * interrupted one included. */
 #ifndef GPUIPC_RESULT_DOC_H
 #define GPUIPC_RESULT_DOC_H
@@ -18,7 +18,7 @@
 #include "session/producer.h"
 #include "wire/wire.h"
 
-#define GPUIPC_RESULT_SCHEMA_VERSION 2
+#define GPUIPC_RESULT_SCHEMA_VERSION 3
 
 /* One --repeat round, for the document: its counts, its time, and what
  * each side held after it (the figures the soak compares with round 1). */
@@ -64,6 +64,7 @@ typedef struct gpuipc_doc {
 #define GPUIPC_DOC_MARK_COUNTS "@@COUNTS@@"
 #define GPUIPC_DOC_MARK_CONSUMER "@@CONSUMER@@"
 #define GPUIPC_DOC_MARK_GPUS "@@GPUS@@"
+#define GPUIPC_DOC_MARK_END "@@END@@"
 
 /* The document d as the watchdog writes it at the run's deadline, rendered
  * ahead, while malloc and stdio may still be used: every member as d has it,
@@ -80,6 +81,14 @@ size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, siz
 /* A GPU's verdict (GPUIPC_PASS, ...) in the document's words: "pass",
  * "fail", "skip", "stopped". Async-signal-safe. */
 const char *gpuipc_doc_verdict_name(int v);
+
+/* The mode's name in the document: "one-shot", "repeat", "pairs", "serve",
+ * "connect", "list", "bench" or "fault-matrix". Async-signal-safe. */
+const char *gpuipc_doc_mode_name(const gpuipc_options *o);
+
+/* Whether the run writes a document or a file made from its data (--json,
+ * --prom, --junit). */
+int gpuipc_doc_wanted(const gpuipc_options *o);
 
 /* Where a document for "-" goes: the standard output main set aside, or 1. */
 int gpuipc_doc_stdout_fd(void);
@@ -99,10 +108,12 @@ void gpuipc_doc_set_argv(int argc, char **argv);
  * (core/outfile.h). Returns 0, or -1 with why. */
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why);
 
-/* Writes d and returns the exit status: exit_code, or GPUIPC_FAIL where the
- * run passed or skipped but the document could not be written (a last
- * result: line says so); otherwise a failure to write is said on standard
- * error and exit_code stands. */
+/* Writes d (--json) and the files made from its data (--junit, --prom, in
+ * that order) and returns the exit status: exit_code, or GPUIPC_FAIL where
+ * the run passed or skipped but one of them could not be written (a last
+ * result: line says so, and those already written are written again with
+ * the failure, so that none says a pass the exit status does not); otherwise
+ * a failure to write is said on standard error and exit_code stands. */
 int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code);
 
 /* Checks, before the run, that the document may be written at path

@@ -1,0 +1,226 @@
+/* report_files.c: --prom FILE and --junit FILE (report_files.h). */
+#include "app/cuda/report_files.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app/version.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/names.h"
+#include "core/outfile.h"
+#include "core/units.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "run/junit.h"
+#include "run/prom.h"
+#include "session/report.h"
+#include "wire/wire.h"
+
+static const struct {
+    const char *option;
+    int (*render)(int fd, const gpuipc_outcome *oc);
+} kinds[GPUIPC_FILE_COUNT] = {
+    [GPUIPC_FILE_PROM] = {"--prom", gpuipc_prom_write},
+    [GPUIPC_FILE_JUNIT] = {"--junit", gpuipc_junit_write},
+};
+
+/* Each file, checked before the run (dirfd -1: not given, or refused). */
+static gpuipc_outfile files[GPUIPC_FILE_COUNT] = {{.dirfd = -1}, {.dirfd = -1}};
+
+/* The driver's version, cached for the watchdog ("" before it is known). */
+static char driver_text[128];
+
+/* The UUIDs of the GPUs the results name, for the end's files. */
+static char uuid_text[GPUIPC_GPU_OPEN_MAX][GPUIPC_OUTCOME_UUID_LEN];
+
+static const char *path_of(const gpuipc_options *o, int which)
+{
+    return which == GPUIPC_FILE_PROM ? o->prom_path : o->junit_path;
+}
+
+int gpuipc_files_wanted(const gpuipc_options *o)
+{
+    return o->prom_path != NULL || o->junit_path != NULL;
+}
+
+int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
+{
+    int k, rc;
+
+    for (k = 0; k < GPUIPC_FILE_COUNT; k++) {
+        if (path_of(o, k) == NULL)
+            continue;
+        if ((rc = gpuipc_outfile_check(&files[k], path_of(o, k), err)) < 0) {
+            gpuipc_err_prefix(err, "%s %s", kinds[k].option, path_of(o, k));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void gpuipc_files_prepare(void)
+{
+    if (driver_text[0] == '\0' && gpuipc_cu.driver_version != 0)
+        gpuipc_cudrv_version(driver_text, sizeof(driver_text));
+}
+
+/* Renders oc into file which. With err NULL, system calls only (the
+ * watchdog). Where the content cannot be written whole and empty is set, an
+ * empty file is put in place instead (it claims nothing). Returns 0, or -1
+ * (err says why: the step is the caller's to add). */
+static int put(int which, const gpuipc_outcome *oc, int empty, gpuipc_err *err)
+{
+    gpuipc_outfile *f = &files[which];
+    int fd, rc;
+
+    if (f->dirfd < 0)
+        return 0;
+    if ((fd = gpuipc_outfile_open(f, err)) < 0)
+        return -1;
+    rc = kinds[which].render(fd, oc);
+    if (rc < 0 && empty && ftruncate(fd, 0) == 0) {
+        int replaced;
+
+        close(fd);
+        replaced = gpuipc_outfile_commit(f, NULL) == 0;
+        if (err != NULL)
+            gpuipc_err_sys(err, "write", -rc, "write: %s (%s); %s", strerror(-rc),
+                           gpuipc_errno_name(-rc), replaced ? "an empty file took its place"
+                           : "nor could an empty file take its place: the file is as it was");
+        return -1;
+    }
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    if (rc < 0) {
+        gpuipc_outfile_abort(f);
+        if (err != NULL)
+            gpuipc_err_sys(err, "write", -rc, "write: %s (%s)", strerror(-rc),
+                           gpuipc_errno_name(-rc));
+        return -1;
+    }
+    return gpuipc_outfile_commit(f, err) < 0 ? -1 : 0;
+}
+
+/* "--prom FILE: <step>: <call>: " in front of err's reason, where the
+ * reason does not name its call already. */
+static void name_it(gpuipc_err *err, const gpuipc_options *o, int which, const char *step)
+{
+    char call[GPUIPC_ERR_CALL_LEN + 48] = "";
+
+    if (err->call[0] != '\0' && strncmp(err->msg, err->call, strlen(err->call)) != 0)
+        snprintf(call, sizeof(call), " (%s: %s)", err->call,
+                 err->errnum ? gpuipc_errno_name(err->errnum) : "?");
+    gpuipc_err_prefix(err, "%s %s: %s", kinds[which].option, path_of(o, which), step);
+    if (call[0] != '\0' && strlen(err->msg) + strlen(call) < sizeof(err->msg))
+        strcat(err->msg, call);
+}
+
+/* What every outcome of this process has: the program, who and where. */
+static void outcome_base(gpuipc_outcome *oc, const gpuipc_options *o, const char *role)
+{
+    memset(oc, 0, sizeof(*oc));
+    oc->version = GPUIPC_VERSION;
+    oc->commit = gpuipc_version_commit();
+    oc->protocol = GPUIPC_WIRE_VERSION;
+    oc->mode = gpuipc_doc_mode_name(o);
+    oc->role = role;
+    oc->who = gpuipc_runinfo_get();
+    oc->driver = driver_text[0] != '\0' ? driver_text : NULL;
+}
+
+void gpuipc_files_begin(const gpuipc_options *o)
+{
+    gpuipc_outcome oc;
+    gpuipc_err err;
+    int k;
+
+    outcome_base(&oc, o, o->connect != NULL ? "consumer" : "producer");
+    oc.running = 1;
+    for (k = 0; k < GPUIPC_FILE_COUNT; k++)
+        if (put(k, &oc, 1, &err) < 0) {
+            name_it(&err, o, k, "marking the run under way at its start");
+            gpuipc_log_say("%s", err.msg);
+        }
+}
+
+int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err *why)
+{
+    const char *result = gpuipc_log_last_result();
+    gpuipc_counts c = gpuipc_report_count(d->results, d->n);
+    gpuipc_outcome oc;
+    size_t i;
+
+    if (files[which].dirfd < 0)
+        return 0;
+    gpuipc_files_prepare();
+    outcome_base(&oc, d->o, d->role);
+    oc.exit_code = exit_code;
+    oc.result = result[0] != '\0' ? result : gpuipc_log_last_said();
+    oc.end_ns = gpuipc_runinfo_now_ns();
+    oc.wall_ns = d->wall_ns;
+    oc.results = d->results;
+    oc.n = d->n;
+    if (d->verdict != NULL) { /* the consumer: the producer's counts */
+        c.passed = d->verdict->passed;
+        c.failed = d->verdict->failed;
+        c.skipped = d->verdict->skipped;
+    }
+    oc.passed = c.passed;
+    oc.failed = c.failed;
+    oc.skipped = c.skipped;
+    oc.stopped = c.stopped;
+    for (i = 0; i < d->n; i++) {
+        int side;
+
+        for (side = 0; side < 2; side++) {
+            int g = side ? d->results[i].peer_gpu : d->results[i].gpu;
+            uint8_t uuid[GPUIPC_UUID_LEN];
+            gpuipc_err e;
+
+            if (g >= 0 && g < GPUIPC_GPU_OPEN_MAX && uuid_text[g][0] == '\0' &&
+                gpuipc_gpu_uuid_of(g, uuid, &e) == 0)
+                gpuipc_units_format_uuid(uuid, uuid_text[g], sizeof(uuid_text[g]));
+        }
+    }
+    oc.uuids = (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text;
+    oc.nuuids = GPUIPC_GPU_OPEN_MAX;
+    if (put(which, &oc, 0, why) < 0) {
+        name_it(why, d->o, which, "writing the run's verdict at its end");
+        return -1;
+    }
+    return 0;
+}
+
+int gpuipc_files_at_deadline(const gpuipc_options *o, const char *role,
+                             const gpuipc_result *results,
+                             const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN],
+                             size_t n, const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN],
+                             size_t nuuids, int exit_code, const char *result, uint64_t wall_ns)
+{
+    gpuipc_outcome oc;
+    size_t i;
+    int k, rc = 0;
+
+    outcome_base(&oc, o, role);
+    oc.exit_code = exit_code;
+    oc.result = result;
+    oc.end_ns = gpuipc_runinfo_now_ns();
+    oc.wall_ns = wall_ns;
+    oc.results = results;
+    oc.labels = labels;
+    oc.n = n;
+    oc.uuids = uuids;
+    oc.nuuids = nuuids;
+    for (i = 0; i < n; i++) {
+        oc.passed += results[i].status == GPUIPC_PASS;
+        oc.failed += results[i].status == GPUIPC_FAIL;
+        oc.skipped += results[i].status == GPUIPC_SKIP;
+        oc.stopped += results[i].status == GPUIPC_STOPPED;
+    }
+    for (k = 0; k < GPUIPC_FILE_COUNT; k++)
+        if (put(k, &oc, 0, NULL) < 0)
+            rc = -1;
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* outcome.c: what the renderers of --prom and --junit share (outcome.h). */
+#include "run/outcome.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/err.h"
+
+const char *gpuipc_outcome_verdict(int status)
+{
+    return status == GPUIPC_PASS ? "pass" : status == GPUIPC_FAIL ? "fail"
+         : status == GPUIPC_SKIP ? "skip" : status == GPUIPC_STOPPED ? "stopped" : "not run";
+}
+
+const char *gpuipc_outcome_uuid(const gpuipc_outcome *oc, int g)
+{
+    if (g < 0 || oc->uuids == NULL || (size_t)g >= oc->nuuids || oc->uuids[g][0] == '\0')
+        return NULL;
+    return oc->uuids[g];
+}
+
+const char *gpuipc_outcome_mechanism(const char *name, char *buf, size_t len)
+{
+    size_t i;
+
+    for (i = 0; name != NULL && name[i] != '\0' && name[i] != ' ' && i + 1 < len; i++)
+        buf[i] = name[i];
+    buf[i] = '\0';
+    return buf;
+}
+
+void gpuipc_sink_init(gpuipc_sink *s, int fd, char *mem, size_t cap)
+{
+    s->fd = fd;
+    s->err = 0;
+    gpuipc_sbuf_init(&s->b, mem, cap);
+}
+
+static void flush(gpuipc_sink *s)
+{
+    if (s->b.len == 0 && !s->b.dropped)
+        return;
+    if (gpuipc_sbuf_write(&s->b, s->fd) < 0 && s->err == 0)
+        s->err = errno != 0 ? errno : EIO;
+    gpuipc_sbuf_init(&s->b, s->b.p, s->b.cap);
+}
+
+void gpuipc_sink_maybe_flush(gpuipc_sink *s)
+{
+    if (s->b.len > s->b.cap / 2 || s->b.dropped)
+        flush(s);
+}
+
+int gpuipc_sink_finish(gpuipc_sink *s)
+{
+    flush(s);
+    return -s->err;
+}
