@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpuipc_test: flat, non-recursive build. `make`, `make check`, `make help`.
 
 # The build needs no CUDA toolkit: the driver API is declared in
@@ -174,6 +175,7 @@ endif
 # pass.
 check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
+	@sh tests/licence.sh
 	@sh tests/docs.sh ./gpuipc_test
 	@sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)

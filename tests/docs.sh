@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docs.sh [--update] PROGRAM: every sample of the program's output that the docs mark
 # with <!-- sample: ARGS --> on the line before a fenced block must be what
 # `PROGRAM ARGS` prints now, byte for byte, except for what differs from one

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # recipes.sh PROGRAM: runs the health-check recipes of docs/health-checks.md
 # (docs/recipes/*.sh) as written, on memfd, and checks what each exits with
 # and prints: a pass, a failure made on purpose, and, for the Slurm

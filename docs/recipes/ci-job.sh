@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ci-job.sh: the GPU-runner step of a CI job. It runs the check once, keeps
 # Check's JUnit XML and the result document as artifacts (in ./artifacts),
 # and fails the job with the program's status. One line goes to the log.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* usage.c: the --help text. Every line fits in 80 columns; the mechanisms
  * come from the registry the caller passes, with their table's summary. */
 #include "app/usage.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* facts.c: a process's confinement, read from /proc, prctl, uname and
  * getrlimit. */
 #include "core/facts.h"
