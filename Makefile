@@ -7,6 +7,8 @@
 CUDA_HOME ?= /usr/local/cuda
 PREFIX ?= /usr/local
 DESTDIR ?=
+# Where make install puts things (and --help looks for the documentation).
+DOCDIR := $(PREFIX)/share/doc/gpuipc-test
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 BUILD ?= build
@@ -123,6 +125,16 @@ $(BUILD)/gen/commit.h: FORCE
 	cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 $(BUILD)/lib/app/version.o: $(BUILD)/gen/commit.h
 $(BUILD)/lib/app/version.o: CPPFLAGS += -I$(BUILD)/gen
+
+# Where make install puts the documentation, for --help (which looks beside
+# the program first: one binary serves every prefix); rewritten when PREFIX
+# changes.
+$(BUILD)/gen/docdir.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define GPUIPC_DOCDIR "$(DOCDIR)"' > $@.new; \
+	cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+$(BUILD)/lib/app/usage.o: $(BUILD)/gen/docdir.h
+$(BUILD)/lib/app/usage.o: CPPFLAGS += -include $(BUILD)/gen/docdir.h
 
 $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
