@@ -203,6 +203,8 @@ check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/manpage.sh ./gpuipc_test
 	@sh tests/completion.sh ./gpuipc_test
 	@sh tests/install.sh ./gpuipc_test
+	@if command -v python3 >/dev/null; then python3 tests/manifests.py ./gpuipc_test; \
+	else echo "manifests: NOT RUN: no python3 (Debian: python3, python3-yaml)"; fi
 	@sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
