@@ -262,8 +262,9 @@ $(BUILD)/tests/fuzz_seeds: $(BUILD)/tests/fuzz_seeds.o $(HOST_OBJS)
 # release binary (make release) where it was built, else ./gpuipc_test.
 # make uninstall removes exactly these files, then the documentation's own
 # directories if they are empty; directories others share (bin, man1, the
-# completions) stay. Run it from the tree that installed, with the same
-# PREFIX: it computes the same list.
+# completions) stay, except under a DESTDIR, where the empty ones go. Run it
+# from the tree that installed, with the same PREFIX: it computes the same
+# list.
 INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_test,gpuipc_test)
 DOC_TOP := README.md CHANGELOG.md
 DOC_DOCS := $(sort $(wildcard docs/*.md)) docs/result.schema.json
@@ -295,6 +296,14 @@ uninstall:
 		[ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || \
 			echo "uninstall: $$d left: it holds files make install did not put there"; \
 	done
+	@# Under a DESTDIR (a staging tree) the directories install made are
+	@# removed too where empty, up to DESTDIR; a real prefix keeps them.
+	@if [ -n "$(DESTDIR)" ] && [ -d "$(DESTDIR)" ]; then \
+		cd "$(DESTDIR)" && for d in $(patsubst /%,%,$(BINDIR) $(MANDIR) $(BASHCOMPDIR) \
+			$(PREFIX)/share/doc); do \
+			[ ! -d "$$d" ] || rmdir -p --ignore-fail-on-non-empty "$$d"; \
+		done; \
+	fi
 
 # Packages of what make install puts under /usr (deploy/package.sh): the
 # .deb by dpkg-deb, the .rpm by rpmbuild, into build-pkg/.

@@ -4,9 +4,9 @@
 # install puts the program, the gzipped manual page, the bash completion, the
 # licence and README.md, CHANGELOG.md and docs/ in place; the installed
 # program's --help names the installed documentation; man -l renders the
-# installed page (where man is); uninstall leaves no file and no directory of
-# the documentation's own, only the shared directories install made (bin,
-# man1, the completions), which a real PREFIX has already. BINARY (default
+# installed page (where man is); uninstall leaves nothing under DESTDIR (no
+# file, and no directory: under a DESTDIR the empty ones install made go;
+# a file put beside them stays, and its directories). BINARY (default
 # ./gpuipc_test) is what is installed. Exits 1 at the first difference.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +43,14 @@ make -s -C "$root" uninstall DESTDIR="$dest" PREFIX="$prefix" > "$tmp/log" 2>&1 
 left=$(find "$dest" ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
 [ ! -e "$doc" ] || fail "make uninstall left $doc"
-dirs=$(cd "$p" && find . -mindepth 1 -type d | sed 's|^\./||' | sort | tr '\n' ' ')
-[ "$dirs" = "bin share share/bash-completion share/bash-completion/completions share/doc share/man share/man/man1 " ] ||
-    fail "make uninstall left directories other than the shared ones: $dirs"
-echo "install: make install put $n files under DESTDIR$prefix, --help names its docs$man; make uninstall removed every one"
+[ -z "$(ls -A "$dest")" ] || fail "make uninstall left directories: $(cd "$dest" && find . -mindepth 1)"
+# A file someone else put in a shared directory stays, and so does its path.
+make -s -C "$root" install DESTDIR="$dest" PREFIX="$prefix" INSTALL_BIN="$bin" > "$tmp/log" 2>&1 ||
+    fail "make install (again) failed: $(cat "$tmp/log")"
+: > "$p/bin/other-tool"
+make -s -C "$root" uninstall DESTDIR="$dest" PREFIX="$prefix" > "$tmp/log" 2>&1 ||
+    fail "make uninstall (again) failed: $(cat "$tmp/log")"
+[ "$(cd "$dest" && find . ! -type d)" = "./opt/gpuipc/bin/other-tool" ] ||
+    fail "make uninstall did not leave exactly another's file: $(cd "$dest" && find . ! -type d)"
+[ ! -e "$p/share" ] || fail "make uninstall left $prefix/share with another's file in bin"
+echo "install: make install put $n files under DESTDIR$prefix, --help names its docs$man; make uninstall removed every one and every directory it made, not another's file"
