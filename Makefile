@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gpuipc_test: flat, non-recursive build. `make`, `make check`, `make help`.
 
 # The build needs no CUDA toolkit: the driver API is declared in
@@ -6,6 +7,11 @@
 CUDA_HOME ?= /usr/local/cuda
 PREFIX ?= /usr/local
 DESTDIR ?=
+# Where make install puts things (and --help looks for the documentation).
+BINDIR := $(PREFIX)/bin
+MANDIR := $(PREFIX)/share/man/man1
+DOCDIR := $(PREFIX)/share/doc/gpuipc-test
+BASHCOMPDIR := $(PREFIX)/share/bash-completion/completions
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 BUILD ?= build
@@ -37,7 +43,10 @@ LDLIBS += -ldl -lm -pthread
 
 # Without Check nothing but deps, help, clean, release and cuda-check can be
 # built: say so in one line, before 70 failed compiles say it worse.
-ifeq ($(filter deps help clean release cuda-check layers,$(MAKECMDGOALS)),)
+# install, deb and rpm need no Check where the release binary was built.
+NO_CHECK_GOALS := deps help clean release cuda-check layers uninstall \
+	$(if $(wildcard build-release/gpuipc_test),install deb rpm)
+ifeq ($(filter $(NO_CHECK_GOALS),$(MAKECMDGOALS)),)
 ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
 $(error Check (the C unit-test library, Debian package 'check') or pkg-config is not installed: run 'make deps' first, or install the packages check and pkg-config)
 endif
@@ -78,7 +87,7 @@ WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
-.PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench release
+.PHONY: layers all check check-gpu cuda-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
 
 help:
@@ -94,7 +103,12 @@ help:
 	@echo "make valgrind   the no-GPU suites under valgrind memcheck (8 tests valgrind cannot run are named and left out)"
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
-	@echo "make install    install gpuipc_test into \$$(DESTDIR)\$$(PREFIX)/bin"
+	@echo "make install    install the program (the release binary where it was built), its"
+	@echo "                manual page, README.md, docs/ and bash completion under"
+	@echo "                \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)); make uninstall removes them"
+	@echo "make deb        build-pkg/gpuipc-test_<version>_<arch>.deb (dpkg-deb), of what make"
+	@echo "                install puts under /usr"
+	@echo "make rpm        the same as an RPM package (needs rpmbuild: Debian's package rpm)"
 	@echo "make release    the distributed binary, built in a Debian 11 root so that it runs on"
 	@echo "                glibc 2.28 and later (build-release/gpuipc_test; needs root, debootstrap"
 	@echo "                and Debian's package servers)"
@@ -122,6 +136,16 @@ $(BUILD)/gen/commit.h: FORCE
 	cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 $(BUILD)/lib/app/version.o: $(BUILD)/gen/commit.h
 $(BUILD)/lib/app/version.o: CPPFLAGS += -I$(BUILD)/gen
+
+# Where make install puts the documentation, for --help (which looks beside
+# the program first: one binary serves every prefix); rewritten when PREFIX
+# changes.
+$(BUILD)/gen/docdir.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define GPUIPC_DOCDIR "$(DOCDIR)"' > $@.new; \
+	cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+$(BUILD)/lib/app/usage.o: $(BUILD)/gen/docdir.h
+$(BUILD)/lib/app/usage.o: CPPFLAGS += -include $(BUILD)/gen/docdir.h
 
 $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
@@ -174,7 +198,13 @@ endif
 # pass.
 check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
+	@sh tests/licence.sh
 	@sh tests/docs.sh ./gpuipc_test
+	@sh tests/manpage.sh ./gpuipc_test
+	@sh tests/completion.sh ./gpuipc_test
+	@sh tests/install.sh ./gpuipc_test
+	@if command -v python3 >/dev/null; then python3 tests/manifests.py ./gpuipc_test; \
+	else echo "manifests: NOT RUN: no python3 (Debian: python3, python3-yaml)"; fi
 	@sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
@@ -226,9 +256,63 @@ fuzz-seeds: $(BUILD)/tests/fuzz_seeds
 $(BUILD)/tests/fuzz_seeds: $(BUILD)/tests/fuzz_seeds.o $(HOST_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-install: gpuipc_test
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 gpuipc_test $(DESTDIR)$(PREFIX)/bin/gpuipc_test
+# make install: the program, its manual page (gzipped, as distributions ship
+# them), README.md, CHANGELOG.md, docs/ with the recipes and the result
+# schema, the licence (deploy/copyright: this project's Apache-2.0 and the
+# statically linked Check's LGPL-2.1), and bash completion. The binary is the
+# release binary (make release) where it was built, else ./gpuipc_test.
+# make uninstall removes exactly these files, then the documentation's own
+# directories if they are empty; directories others share (bin, man1, the
+# completions) stay, except under a DESTDIR, where the empty ones go. Run it
+# from the tree that installed, with the same PREFIX: it computes the same
+# list.
+INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_test,gpuipc_test)
+DOC_TOP := README.md CHANGELOG.md
+DOC_DOCS := $(sort $(wildcard docs/*.md)) docs/result.schema.json
+DOC_RECIPES := $(sort $(wildcard docs/recipes/*.sh))
+INSTALLED := $(BINDIR)/gpuipc_test $(MANDIR)/gpuipc_test.1.gz \
+	$(BASHCOMPDIR)/gpuipc_test $(DOCDIR)/copyright \
+	$(addprefix $(DOCDIR)/,$(DOC_TOP) $(DOC_DOCS) $(DOC_RECIPES))
+# Deepest first, for rmdir.
+INSTALLED_DIRS := $(DOCDIR)/docs/recipes $(DOCDIR)/docs $(DOCDIR)
+
+install: $(INSTALL_BIN)
+	@echo "install: $(INSTALL_BIN) ($(if $(filter build-release/%,$(INSTALL_BIN)),the release \
+	binary,the local build: make release first to install the one for glibc 2.28)) into \
+	$(DESTDIR)$(PREFIX)"
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR)/docs/recipes
+	install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/gpuipc_test
+	gzip -9n < docs/gpuipc_test.1 > $(DESTDIR)$(MANDIR)/gpuipc_test.1.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/gpuipc_test.1.gz
+	install -m 0644 deploy/gpuipc_test.bash $(DESTDIR)$(BASHCOMPDIR)/gpuipc_test
+	install -m 0644 deploy/copyright $(DESTDIR)$(DOCDIR)/copyright
+	install -m 0644 $(DOC_TOP) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(DOC_DOCS) $(DESTDIR)$(DOCDIR)/docs/
+	install -m 0755 $(DOC_RECIPES) $(DESTDIR)$(DOCDIR)/docs/recipes/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@for d in $(addprefix $(DESTDIR),$(INSTALLED_DIRS)); do \
+		[ ! -d "$$d" ] || rmdir "$$d" 2>/dev/null || \
+			echo "uninstall: $$d left: it holds files make install did not put there"; \
+	done
+	@# Under a DESTDIR (a staging tree) the directories install made are
+	@# removed too where empty, up to DESTDIR; a real prefix keeps them.
+	@if [ -n "$(DESTDIR)" ] && [ -d "$(DESTDIR)" ]; then \
+		cd "$(DESTDIR)" && for d in $(patsubst /%,%,$(BINDIR) $(MANDIR) $(BASHCOMPDIR) \
+			$(PREFIX)/share/doc); do \
+			[ ! -d "$$d" ] || rmdir -p --ignore-fail-on-non-empty "$$d"; \
+		done; \
+	fi
+
+# Packages of what make install puts under /usr (deploy/package.sh): the
+# .deb by dpkg-deb, the .rpm by rpmbuild, into build-pkg/.
+deb: $(INSTALL_BIN)
+	sh deploy/package.sh deb $(INSTALL_BIN)
+
+rpm: $(INSTALL_BIN)
+	sh deploy/package.sh rpm $(INSTALL_BIN)
 
 # The no-GPU suites and the program they drive, built with AddressSanitizer
 # and UBSan into build-asan/: any report fails the run.
@@ -259,6 +343,6 @@ release:
 	bash .ci/release
 
 clean:
-	rm -rf $(BUILD) build-asan build-release gpuipc_test
+	rm -rf $(BUILD) build-asan build-release build-pkg gpuipc_test
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpuipc_test.c: the program's entry. It proves that GPU memory sharing
  * between processes works here by moving real bytes both ways, and says so
  * through its exit status: it parses the command line, chooses the

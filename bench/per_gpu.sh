@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/per_gpu.sh [PROGRAM] [RUNS]: what each GPU beyond the first adds to a
 # default run. Times the whole process of `PROGRAM -q --device 0` and of
 # `PROGRAM -q` (every GPU), RUNS times each (default 7), interleaved so that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make bench: runs gpuipc_test --bench with its defaults and keeps the results
 # as bench/results/<device>-<date>.json (every sample) and .md (the tables
 # the run printed). Progress goes to stderr. Exits as gpuipc_test did.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_gpu.c: the GPU suite, run on a machine with a GPU (make check-gpu):
  * ./gpuipc_test with the default and a 4 GiB size, each sabotage on the VMM
  * path, a consumer killed with SIGKILL in the middle of a GPU scenario, a

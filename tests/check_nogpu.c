@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_nogpu.c: runs every suite that needs no GPU, each test in its own
  * forked process with Check's timeouts. Exits 0 only if all passed.
  * CK_RUN_SUITE, CK_RUN_CASE, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME

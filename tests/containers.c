@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* containers.c: the container matrix's splits and how to run one. */
 #include "containers.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* containers.h: the two-terminal pair run across the boundaries containers
  * put between processes (namespaces, a bind-mounted socket directory), what
  * the no-GPU suite and the GPU suite share: the splits, running one, reading

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_check.c: holds the project's own declarations of the CUDA driver API
  * (lib/gpu/cuda_api.h, lib/gpu/cuda_pfn.h) against a toolkit's cuda.h and
  * cudaTypedefs.h at compile time. `make cuda-check` compiles it where the

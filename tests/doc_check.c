@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* doc_check.c: build/tests/doc_check SCHEMA DOC...: holds each result
  * document against the schema (tests/jschema.c), for documents written on
  * a GPU machine, which has no other JSON tool. Exits 0 if every one

@@ -1,9 +1,12 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # docs.sh [--update] PROGRAM: every sample of the program's output that the docs mark
 # with <!-- sample: ARGS --> on the line before a fenced block must be what
 # `PROGRAM ARGS` prints now, byte for byte, except for what differs from one
 # machine to the next (the RLIMIT_NOFILE numbers) or one commit to the next
-# (the commit --list names). The --list sample shows a
+# (the commit --list names) or one place to the next (where --help finds the
+# documentation: the source tree's lines are shown as an installed copy
+# prints them, /usr/local/share/doc/gpuipc-test). The --list sample shows a
 # machine without a CUDA driver: where this one has a driver, it is not
 # compared, and the script says so. Exits 1 at any difference, showing it.
 # With --update it writes the program's output into every marked block
@@ -15,15 +18,20 @@ if [ "${1:-}" = --update ]; then
 fi
 prog=${1:-./gpuipc_test}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# --help's last lines, run in the source tree, as an installed copy prints
+# them (make install's default PREFIX): the samples read as users see them.
+installed='s|^  .* (the source tree this program is in)$|  /usr/local/share/doc/gpuipc-test|
+s|^  man -l .*/docs/gpuipc_test\.1$|  man gpuipc_test|'
 if [ "$update" = 1 ]; then
     for md in "$root"/README.md "$root"/docs/*.md; do
         grep -q '^<!-- sample: .* -->$' "$md" 2>/dev/null || continue
         new=$(mktemp) || exit 2
         # Each marked block's contents become the output of PROGRAM ARGS.
-        awk -v prog="$prog" '
+        installed=$installed awk -v prog="$prog" '
             /^<!-- sample: .* -->$/ { print; args = $0; sub(/^<!-- sample: /, "", args);
                                       sub(/ -->$/, "", args); want = 1; next }
-            want && /^```/ && !inside { print; inside = 1; cmd = prog " " args " 2>&1"
+            want && /^```/ && !inside { print; inside = 1
+                                        cmd = prog " " args " 2>&1 | sed \"$installed\""
                                         while ((cmd | getline l) > 0)
                                             print l
                                         close(cmd); next }
@@ -42,7 +50,7 @@ fi
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 normalise() {
-    sed -e 's/RLIMIT_NOFILE [0-9a-z]* (hard [0-9a-z]*)/RLIMIT_NOFILE N (hard N)/' \
+    sed -e "$installed" -e 's/RLIMIT_NOFILE [0-9a-z]* (hard [0-9a-z]*)/RLIMIT_NOFILE N (hard N)/' \
         -e 's/(commit \([0-9a-f]\{12\}\(-dirty\)\{0,1\}\|unknown\))/(commit C)/'
 }
 bad=0 n=0

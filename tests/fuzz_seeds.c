@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_seeds.c: writes the fuzzer's seed corpus, one valid message of each
  * type (with the FDs its header announces) in fuzz_wire.c's input format,
  * into the directory named by argv[1]. Run by make fuzz-seeds; the files it

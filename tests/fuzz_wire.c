@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_wire.c: libFuzzer target for the message decoder, with the control
  * message path: gpuipc_wire_take() gets the frame bytes together with a
  * msghdr whose control data carries real FDs (and, if asked, a foreign

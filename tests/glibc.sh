@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # glibc.sh BINARY [MAX]: the ratchet of the distributed binary: fails (exit
 # 1) when BINARY needs a glibc symbol version above MAX (default 2.28, the
 # oldest glibc of the GPU nodes it must run on: RHEL 8), naming each symbol

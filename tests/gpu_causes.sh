@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # gpu_causes.sh: the /dev/shm causes on a GPU, made for real in private mount
 # namespaces (root and unshare(1) needed), and WSL2 through the test-only
 # facts hook: each run must end with the expected status and name its

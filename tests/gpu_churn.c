@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_churn.c: another user of the GPU, for the GPU suite: it allocates,
  * touches and frees SIZE bytes on device 0 in a loop for SECONDS, so that
  * the device's free memory keeps moving under the runs being tested. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* helpers.c: running real processes, counting their resources and checking the
  * documents they write, for the suites. */
 #include "helpers.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* helpers.h: what the suites share: FD counting, running the program as a
  * real process group under a deadline, and sending raw frames. */
 #ifndef GPUIPC_TESTS_HELPERS_H

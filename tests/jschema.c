@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jschema.c: a JSON tree and a JSON Schema subset, for the tests
  * (jschema.h). */
 #include "jschema.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jschema.h: what the tests need to hold a JSON document against
  * docs/result.schema.json: a parser into a tree, and a checker of the part
  * of JSON Schema that file uses (type, with "integer" and lists of types;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # layers.sh: checks that lib/'s layers include only the layers below them
 # (core < wire < session, run < mech, gpu < mech/cuda < bench < bench/cuda <
 # app < app/cuda), and that no code outside a cuda/ folder or gpu/ includes one.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # nhc-stub.sh CONF SCRIPTS_DIR: the part of LBNL NHC's interface that a
 # check uses, for tests/recipes.sh (Debian has no NHC): it sources every
 # *.nhc file in SCRIPTS_DIR, runs each "TARGET || CHECK ARGS" line of CONF

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # recipes.sh PROGRAM: runs the health-check recipes of docs/health-checks.md
 # (docs/recipes/*.sh, and the NHC check gpuipc.nhc under tests/nhc-stub.sh,
 # NHC's interface: Debian has no NHC) as written, on memfd, and checks what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* suites.h: the no-GPU Check suites, one per area, run by check_nogpu.c. */
 #ifndef GPUIPC_TESTS_SUITES_H
 #define GPUIPC_TESTS_SUITES_H

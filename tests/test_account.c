@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_account.c: FD accounting names what leaked. */
 #include <fcntl.h>
 #include <stdio.h>

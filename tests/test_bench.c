@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_bench.c: --bench's arithmetic and reports on known figures: the
  * stages derived from raw timings, the tables' cells, the targets' verdicts,
  * and the JSON document (parsed back with the tests' validator and checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_causes.c: the causes real nodes meet, made for real where this
  * machine allows (a small or read-only /dev/shm in a private mount
  * namespace, the environment) and otherwise from files the test controls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_chunks.c: the plan that splits --size into chunks, its description in
  * an offer (and every malformed one), the chunk-order sabotage's slots, the
  * producer's FD room under a lowered RLIMIT_NOFILE, and the chunk engine's

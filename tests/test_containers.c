@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_containers.c: the two-terminal pair across the boundaries containers
  * put between processes (tests/containers.c), over memfd and memfd-pidfd,
  * and refusals made on purpose (a seccomp filter, a producer that is not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_deadline.c: every run ends by its deadline with a verdict, and every
  * stop reaches both processes at once. The program runs for real (memfd, no
  * GPU), many runs at a time to keep make check short:

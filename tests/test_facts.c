@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_facts.c: the facts a process gathers about its confinement, and the
  * causes the diagnosis names from both sides' facts, rule by rule. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_faults.c: the fault suite. Every step of both roles, times every
  * GPUIPC_FAULT action (exit, kill, hang, corrupt, extra-fds, close), on the
  * memfd mechanism, each case run as two separately started processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fleet.c: the files fleet tools read, --prom FILE and --junit FILE,
  * and who and where in the result document:
  * - the escaping of XML and of Prometheus label values (markup, quotes,

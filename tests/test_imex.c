@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_imex.c: the reasons FABRIC handles cannot work, each from a fake
  * /proc/devices and channel directory. */
 #include <errno.h>

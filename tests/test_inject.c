@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_inject.c: the test-only hooks parse strictly and fire only where armed. */
 #include <errno.h>
 #include <stdio.h>

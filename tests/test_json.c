@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_json.c: the JSON writer's documents parse, escape what they must,
  * and an unbalanced document is reported; the validator the tests use to
  * parse them rejects what is not JSON. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_liars.c: the real program against a peer that lies. The liar runs the
  * real role over a real socket, but its wire rewrites one kind of message on
  * the way out (gpuipc_wire_set_tamper); the program under test is the honest

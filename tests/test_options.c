@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_options.c: the command line and the choice of mechanisms. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_outputs.c: harmless as root, and no false failure from where it
  * runs. The program runs for real (memfd, no GPU):
  * - --json at a FIFO, a device node, a directory, a symbolic link, in a

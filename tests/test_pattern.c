@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_pattern.c: the pattern and its CPU fill and verify. */
 #include <errno.h>
 #include <stdlib.h>

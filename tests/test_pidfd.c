@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_pidfd.c: taking another process's FD with pidfd_getfd, and every way
  * it can be refused, each provoked for real. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_plan.c: lib/run/plan.c, the plan of a run over a node's GPUs:
  * --device's list, the ring of the default run, every ordered pair in
  * rounds of disjoint pairs (N from 1 to 72), and the verdicts gathered per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_program.c: ./gpuipc_test as a user runs it: exit codes, usage
  * errors, the memfd round trip, sabotage, and a peer that dies or hangs at
  * every step, checking that the survivor reports it within the deadline and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_progress.c: the live progress line. Its text; and the program on a
  * pseudo-terminal, where --fault-matrix over memfd shows it after 2 s and
  * -q and --brief do not; and with standard error a pipe, where it never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_report.c: the exit code a set of results implies, and the summary
  * that shows them. */
 #include "session/report.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_reports.c: the TAP and XML reports of a run of the suites stay whole
  * while its tests start programs that use Check themselves (th_spawn passes
  * them none of the runner's CK_* variables), and the XML checker that reads

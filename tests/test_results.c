@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_results.c: --json FILE, the result document, from every run mode
  * that writes one (memfd, no GPU): each document parsed back and held
  * against docs/result.schema.json, and its verdict against the process's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_roles.c: the producer and consumer roles, each in its own process
  * over a real socketpair, on memfd: a whole session, independent scenarios,
  * a peer that dies or hangs at each step, and sabotaged bytes. The role under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_stats.c: the statistics and units that the benchmark reports, on
  * samples whose answers are known. */
 #include <errno.h>

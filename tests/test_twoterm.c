@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_twoterm.c: two-terminal mode (--serve/--connect) and its security
  * rules, stop signals in both modes, the --repeat soak and --fault-matrix,
  * all with real processes over real sockets and the memfd mechanism. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_units.c: sizes, durations and UUIDs as people type and read them. */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_watch.c: the watchdog (core/watch.c) and the one writer of output
  * files (core/outfile.c), called directly:
  * - exactly one of the run's own thread and the watchdog ends a run: a run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_wire.c: the protocol: framing of every message type, rejection of
  * every kind of malformed input (with its exact reason and no FD left
  * behind), FD passing, deadlines and a lost peer. */

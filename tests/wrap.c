@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wrap.c: runs a command with a confinement made on purpose, for the
  * container suite's deliberate refusals:
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ci-job.sh: the GPU-runner step of a CI job. It runs the check once, keeps
 # its JUnit XML report (--junit: a testsuite per GPU, a testcase per
 # scenario, as GitLab and Jenkins read it) and the result document as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # npd-plugin.sh: a node-problem-detector custom plugin (custom-plugin-monitor)
 # that checks GPU memory sharing between processes on this node.
 #

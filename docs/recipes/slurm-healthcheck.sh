@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # slurm-healthcheck.sh: a Slurm HealthCheckProgram (slurm.conf) or prolog
 # step that drains a node whose GPU memory sharing fails.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brief.c: --brief (brief.h). */
 #include "app/brief.h"
 

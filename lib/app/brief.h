@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* brief.h: --brief, the whole run in one line on standard output, for
  * health checks and CI logs (node-problem-detector plugins, Slurm's
  * HealthCheckProgram): the verdict, the counts and the first cause, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_shim.c: what the program changes of Check's behaviour, by wrapping
  * two C library calls at link time (-Wl,--wrap=mkstemp,--wrap=sigaction, in
  * the Makefile). Check is linked statically; these wrappers are the only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_shim.h: what the program changes of Check's behaviour (its
  * temporary file, its signal handlers): see check_shim.c. */
 #ifndef GPUIPC_CHECK_SHIM_H

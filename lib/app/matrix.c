@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* matrix.c: the fault matrix, case by case. */
 #include "app/matrix.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* matrix.h: --fault-matrix. Every step of both roles, times every
  * GPUIPC_FAULT action, each case run as a fresh --serve/--connect pair of
  * processes. A case is survived when the other role (the survivor) exits 1

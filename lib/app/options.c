@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* options.c: parsing the command line, with an error that names the option. */
 #include "app/options.h"
 

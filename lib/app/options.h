@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* options.h: the command line. */
 #ifndef GPUIPC_OPTIONS_H
 #define GPUIPC_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pair.c: a --serve / --connect pair of processes under a deadline. */
 #include "app/pair.h"
 

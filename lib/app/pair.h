@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pair.h: running the program as two separately started commands, a
  * --serve producer and a --connect consumer, under a deadline: what the
  * fault matrix and the fault suite drive, case after case. */

@@ -1,8 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* usage.c: the --help text. Every line fits in 80 columns; the mechanisms
  * come from the registry the caller passes, with their table's summary. */
 #include "app/usage.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Where make install puts README.md and docs/: $(PREFIX)/share/doc/gpuipc-test,
+ * given by the Makefile. */
+#ifndef GPUIPC_DOCDIR
+#define GPUIPC_DOCDIR "/usr/local/share/doc/gpuipc-test"
+#endif
 
 #define COLUMNS 80
 #define OPTION_INDENT 18 /* where an option's description starts */
@@ -28,6 +38,55 @@ static void wrap(FILE *out, const char *head, const char *text, int indent)
             text++;
     }
     fprintf(out, "\n");
+}
+
+/* Whether dir holds the documentation: README.md and docs/testing.md. */
+static int holds_docs(const char *dir)
+{
+    char path[PATH_MAX + 32];
+
+    snprintf(path, sizeof(path), "%s/README.md", dir);
+    if (access(path, R_OK) != 0)
+        return 0;
+    snprintf(path, sizeof(path), "%s/docs/testing.md", dir);
+    return access(path, R_OK) == 0;
+}
+
+/* The last lines: where the documentation the help refers to is, found, not
+ * assumed, since one binary is installed under any prefix (a package's /usr,
+ * make install's /usr/local) or run from its source tree. First beside the
+ * program itself (PREFIX/bin/../share/doc/gpuipc-test, then the source tree
+ * it was built in), then GPUIPC_DOCDIR; where none holds it, says so. */
+static void print_docs(FILE *out)
+{
+    char exe[PATH_MAX], dir[PATH_MAX + 32], real[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    char *slash;
+
+    fprintf(out, "Documentation: README.md and docs/ (the paths above), and the manual page:\n");
+    if (len > 0) {
+        exe[len] = '\0';
+        slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            snprintf(dir, sizeof(dir), "%s/../share/doc/gpuipc-test", exe);
+            if (holds_docs(dir) && realpath(dir, real) != NULL) {
+                fprintf(out, "  %s\n  man gpuipc_test\n", real);
+                return;
+            }
+            if (holds_docs(exe)) {
+                fprintf(out, "  %s (the source tree this program is in)\n"
+                        "  man -l %s/docs/gpuipc_test.1\n", exe, exe);
+                return;
+            }
+        }
+    }
+    if (holds_docs(GPUIPC_DOCDIR)) {
+        fprintf(out, "  %s\n  man gpuipc_test\n", GPUIPC_DOCDIR);
+        return;
+    }
+    fprintf(out, "  not installed here (make install puts them in\n"
+            "  %s); see this program's source tree\n", GPUIPC_DOCDIR);
 }
 
 void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
@@ -181,5 +240,7 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "\n"
             "Check's CK_RUN_SUITE=<mechanism>, CK_TAP_LOG_FILE_NAME and CK_XML_LOG_FILE_NAME\n"
             "work as usual. GPUIPC_FAULT and GPUIPC_SABOTAGE are test-only hooks, described\n"
-            "in docs/testing.md.\n");
+            "in docs/testing.md.\n"
+            "\n");
+    print_docs(out);
 }

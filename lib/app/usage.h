@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* usage.h: the --help text. */
 #ifndef GPUIPC_APP_USAGE_H
 #define GPUIPC_APP_USAGE_H

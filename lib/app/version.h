@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* version.h: the program's version, in its output and its JSON documents:
  * the one place it is set (CHANGELOG.md says what each one brought), and
  * the commit it was built from. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.c: --bench's results: derived stages, Markdown tables, JSON. */
 #include "bench/bench.h"
 

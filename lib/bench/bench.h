@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.h: --bench's results, what is derived from the raw figures, and
  * how they are printed (Markdown tables) and saved (JSON). None of it is
  * GPU code: bench_run.c measures, this file reports, and the tests feed it

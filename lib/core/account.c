@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* account.c: what this process holds: FDs through /proc/self/fd, driver
  * objects through the ledger, shared memory through /proc/self/status, GPU
  * memory through the caller's NVML reader. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* account.h: what one process holds (open FDs, driver objects, resident
  * shared memory, GPU memory), so that a scenario that leaks any of it fails
  * and names it, whatever other processes on the machine do. */

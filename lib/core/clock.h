@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clock.h: monotonic time and the deadlines that bound every wait. */
 #ifndef GPUIPC_CLOCK_H
 #define GPUIPC_CLOCK_H

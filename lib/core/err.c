@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* err.c: formatting of failure reasons into caller-supplied buffers. */
 #include "core/err.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* err.h: the caller-supplied buffer that carries the human-readable reason for a failure. */
 #ifndef GPUIPC_ERR_H
 #define GPUIPC_ERR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* escape.c: text for XML and the Prometheus text format (escape.h). */
 #include "core/escape.h"
 

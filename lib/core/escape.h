@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* escape.h: text made safe for the formats fleet tools read, into a
  * gpuipc_sbuf (core/watch.h), without stdio or malloc (a watchdog writes
  * them too). A reason may hold anything a driver or the kernel said:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* facts.c: a process's confinement, read from /proc, /sys, /dev, prctl,
  * uname, getrlimit and the environment. */
 #include "core/facts.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* facts.h: what a process knows about its own confinement, gathered before
  * a session and sent to the other side in HELLO, so that a failure can be
  * explained from both sides' facts: namespaces, its pid as it sees itself,

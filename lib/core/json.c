@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.c: the streaming JSON writer. */
 #include "core/json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.h: a small streaming JSON writer for reports on stdout: objects,
  * arrays, strings (escaped), integers, booleans and null, with two-space
  * indentation. Keys are given with each member; inside arrays, key is NULL. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger.c: the process's count of driver objects it holds.
  *
  * Live objects sit in a slab of entries chained into hash buckets by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger.h: this process's own count of the driver objects it holds (memory
  * handles, mappings, address ranges, allocations, IPC opens, pools, events,
  * contexts), kept by the wrappers that every driver call goes through

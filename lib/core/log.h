@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.h: the step log, one line per step, labelled with the role, the
  * scenario and the time since the run started. */
 #ifndef GPUIPC_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* names.c: see names.h. The errno table covers the values Linux defines
  * (as Python's errno module lists them); where two names share a value
  * (EAGAIN and EWOULDBLOCK), the one glibc names is given. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* names.h: the names of errno values and signals ("ENOENT", "SIGINT"), from
  * tables of the program's own: glibc's strerrorname_np and sigabbrev_np
  * appeared in 2.32, and the program runs on glibc 2.28 and later.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outfile.c: see outfile.h. */
 #include "core/outfile.h"
 

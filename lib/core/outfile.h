@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outfile.h: the one way the program writes a file it is given (--json
  * FILE, and any output file to come). It runs as root, so the path may name
  * a device node, a FIFO, a symbolic link, a directory or another program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pcipath.c: ACS on the bridges above a PCIe device and its IOMMU group,
  * from sysfs. */
 #include "core/pcipath.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pcipath.h: what sysfs says of the PCIe path from the host to a device
  * (a GPU), as far as it decides whether peer-to-peer traffic between two
  * GPUs goes straight through a switch: Access Control Services (ACS) that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc.c: bounded waits for child processes, and host memory. */
 #include "core/proc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc.h: waiting for a child under a deadline, describing how it ended,
  * and the host facts a role checks before it allocates. */
 #ifndef GPUIPC_PROC_H

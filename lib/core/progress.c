@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* progress.c: the live progress line (progress.h). */
 #include "core/progress.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* progress.h: a live progress line for long work, on a terminal only.
  *
  * Work that may run for more than a couple of seconds (--fault-matrix's

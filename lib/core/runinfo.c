@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runinfo.c: who and where a run is, and UTC times (runinfo.h). */
 #include "core/runinfo.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runinfo.h: who and where a run is, for its result files: the host name,
  * the boot id, the kernel, and when the run started (wall clock), gathered
  * once at the start; and UTC times written without stdio or malloc, so that

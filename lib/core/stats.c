@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.c: median, minimum, maximum and mean of benchmark samples, and
  * their units. */
 #include "core/stats.h"

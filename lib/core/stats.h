@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.h: what a benchmark reports of its samples (median, minimum,
  * maximum, mean), and the units it reports them in. */
 #ifndef GPUIPC_STATS_H

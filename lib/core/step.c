@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step.c: names of scenario steps and of the roles that act in them. */
 #include "core/step.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step.h: the named steps of a scenario, shared by the step log, the wire's
  * "peer gone during <step>" reports and the test-only fault hook. */
 #ifndef GPUIPC_STEP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* units.c: sizes, durations and UUIDs as people type and read them. */
 #include "core/units.h"
 

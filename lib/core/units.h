@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* units.h: parsing and printing of byte sizes, durations and device UUIDs. */
 #ifndef GPUIPC_UNITS_H
 #define GPUIPC_UNITS_H

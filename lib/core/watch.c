@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* watch.c: the status page, the watchdog thread and memory-only text (watch.h). */
 #include "core/watch.h"
 

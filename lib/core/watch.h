@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* watch.h: what a watchdog needs to end a run by its deadline however the
  * run is stuck: a status page where each process says which step it is in
  * and which call it is making (mapped before the fork, so that the producer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_api.h: the CUDA driver API's types and constants that gpuipc_test
  * uses, declared by the project itself, so that building needs no CUDA
  * toolkit: the driver is loaded at run time (cudrv.h), and the toolkit's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_pfn.h: the function-pointer type of each driver entry point in
  * GPUIPC_CU_FUNCS (cudrv.h), named as the toolkit's cudaTypedefs.h names it:
  * PFN_<function>_v<ABI version>, the signature of that function at that

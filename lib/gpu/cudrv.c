@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cudrv.c: loading the CUDA driver at run time, and naming its errors. */
 #include "gpu/cudrv.h"
 

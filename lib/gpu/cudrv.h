@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cudrv.h: the CUDA driver, loaded at run time with dlopen() and resolved
  * with cuGetProcAddress() into one table, so that nothing links libcuda and
  * the program starts on machines without a driver. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cutrack.c: the driver calls that take or give back memory, wrapped so that
  * the ledger counts every object this process holds. The wrappers replace
  * the table's entries once the driver is loaded, so every caller (each

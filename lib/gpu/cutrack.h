@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cutrack.h: counting, in the ledger, every driver object this process
  * takes and gives back. */
 #ifndef GPUIPC_CUTRACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu.c: opening a device, its kernels, and device views for the roles. */
 #include "gpu/gpu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu.h: one CUDA device as a role uses it: its retained primary context, its
  * identity, the pattern kernels, and views of device memory for the roles. */
 #ifndef GPUIPC_GPU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.c: the pattern kernels in PTX, and their launches.
  *
  * PTX ISA 6.5 is CUDA 10.2's, the release that introduced the VMM API, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.h: the fill and verify kernels, PTX text embedded in the binary and
  * compiled by the driver's JIT, so that building and running need no nvcc. */
 #ifndef GPUIPC_KERNELS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml.c: what the driver's management library says, loaded with dlopen():
  * per-process GPU memory (the leak check's second opinion), a GPU's modes
  * (MIG, confidential computing, the GPU fabric) and the link between two

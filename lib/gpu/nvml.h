@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nvml.h: this process's GPU memory as the driver's management library sees
  * it (NVML, libnvidia-ml.so.1, loaded at run time like libcuda): a second
  * opinion on the leak check, measured by the driver rather than counted by

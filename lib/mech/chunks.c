@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* chunks.c: the chunk engine: the plan, the offer's description, FD room,
  * and the producer's and consumer's sides of chunked memory over the
  * operations (gpuipc_chunk_ops) of one kind of memory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* chunks.h: memory made of many equal allocations, mapped back to back into
  * one address range, the way PyTorch's expandable segments grow: the one
  * chunk engine of the chunked mechanisms (vmm-chunks, memfd-chunks), none of

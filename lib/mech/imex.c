@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* imex.c: finding an IMEX channel for FABRIC handles. */
 #include "mech/imex.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* imex.h: whether this process can use FABRIC handles, which need an IMEX
  * channel: a character device /dev/nvidia-caps-imex-channels/channelN of the
  * major number that /proc/devices lists as nvidia-caps-imex-channels. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memfd.c: host shared memory from memfd_create(), passed as an FD and
  * mapped by both sides. It needs no GPU, so it exercises the whole
  * two-process machinery anywhere, and it is the baseline that GPU mechanisms

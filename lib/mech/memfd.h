@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memfd.h: the steps of host shared memory that memfd.c, memfd_chunks.c and
  * memfd_pidfd.c share. */
 #ifndef GPUIPC_MEMFD_H

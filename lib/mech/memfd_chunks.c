@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memfd_chunks.c: host shared memory made of --chunks memfds, mapped back
  * to back into one reserved range on each side. It needs no GPU, so it
  * proves the chunk engine (FD batches of 253, their numbering, the order of

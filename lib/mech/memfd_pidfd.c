@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memfd_pidfd.c: host shared memory whose memfd the consumer takes itself
  * with pidfd_open + pidfd_getfd, knowing only the producer's pid and the
  * FD's number: the path vmm-pidfd takes, without a GPU, so that what

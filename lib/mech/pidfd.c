@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pidfd.c: pidfd_open and pidfd_getfd through syscall(), so that the binary
  * does not need a glibc that wraps them. */
 #include "mech/pidfd.h"

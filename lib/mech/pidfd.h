@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pidfd.h: taking a duplicate of another process's FD with pidfd_open and
  * pidfd_getfd (Linux 5.6), the way PyTorch's expandable segments and UCX
  * share VMM memory without sending the FD over a socket. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* junit.c: the JUnit XML of a run (junit.h).
  *
  *   <testsuites name="gpuipc_test" tests failures errors skipped time timestamp>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* junit.h: --junit FILE, the run as JUnit XML the way GitLab and Jenkins
  * read it: <testsuites> holding a <testsuite> per GPU (one for host memory)
  * with a <testcase> per scenario, and a last <testsuite name="run"> whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outcome.c: what the renderers of --prom and --junit share (outcome.h). */
 #include "run/outcome.h"
 

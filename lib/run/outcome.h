@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* outcome.h: how a run ended, as the files that fleet tools read are made
  * from it (--prom: run/prom.h, --junit: run/junit.h): who and where, the
  * verdict and exit status, and each scenario's result by GPU. The program's

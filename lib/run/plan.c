@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.c: the plan of a run over a node's GPUs, and its verdicts (plan.h). */
 #include "run/plan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h: the plan of a run over the GPUs of a node, without CUDA: which
  * GPUs (--device), which ordered pairs of them (the ring of the default run,
  * or every pair for --pairs all), grouped into rounds of disjoint pairs, and

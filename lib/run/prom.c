@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prom.c: the Prometheus textfile of a run (prom.h).
  *
  * Series, one family after another (each family's samples together, as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prom.h: --prom FILE, the run in the Prometheus text format (0.0.4) as
  * node-exporter's textfile collector reads it: gauges named gpuipc_test_*,
  * each with its HELP and TYPE lines, no sample timestamps (the collector

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* consumer.c: the consumer's side of the session: it imports what the
  * producer offers, verifies the producer's pattern, writes its own, and
  * releases everything before it answers END, before the producer releases

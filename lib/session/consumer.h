@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* consumer.h: the consumer's side of the session. */
 #ifndef GPUIPC_CONSUMER_H
 #define GPUIPC_CONSUMER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* diagnose.c: rules that turn a failure and both sides' facts into a cause
  * and a fix. A rule matches what failed as data (the side, the call, its
  * errno or CUresult: gpuipc_status), never the reason's text, so that no

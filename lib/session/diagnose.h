@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* diagnose.h: the cause of a failed or skipped scenario, and its fix, named
  * from facts both processes gathered about themselves (core/facts.h) and
  * exchanged at HELLO: which boundary between them broke which mechanism. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* env.h: the process a role runs in: its log, its deadline, the test hooks,
  * its GPU once opened, both sides' facts and the program's callbacks. The
  * program builds one per process and it stays as set up; what belongs to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* inject.c: parsing of the test-only fault and sabotage hooks. */
 #include "session/inject.h"
 

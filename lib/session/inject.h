@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* inject.h: test-only hooks that make a role misbehave on purpose, read from
  * the environment and inert unless set:
  *   GPUIPC_FAULT=<role>:<step>:<action>   action: exit, kill, hang, corrupt,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* laps.h: where a benchmarked scenario's time goes. The roles time whole
  * calls (alloc, export, import, release); a mechanism adds the steps that
  * only it can see inside them (reserve, map, set access, a pidfd_getfd) to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mech.c: finding and selecting mechanisms by name. */
 #include "session/mech.h"
 

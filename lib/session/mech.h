@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mech.h: the table of operations that every sharing mechanism implements.
  * The roles, the protocol and the report drive mechanisms only through it:
  * adding a mechanism is adding a file that defines one gpuipc_mech. */

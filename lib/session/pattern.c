@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pattern.c: filling and verifying the test pattern on the CPU. */
 #include "session/pattern.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pattern.h: the one definition of the test pattern, used by the CPU code and
  * spliced into the GPU kernels' PTX, so that the two cannot drift apart. */
 #ifndef GPUIPC_PATTERN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer.c: the producer's side of a session: HELLO, the probes, each
  * scenario (BEGIN, READY, OFFER and FDS, REPORT, END, END_ACK) and BYE.
  * docs/protocol.md is the one description of the messages and their order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer.h: the producer's side of the session: HELLO, one scenario per
  * call, BYE. */
 #ifndef GPUIPC_PRODUCER_H

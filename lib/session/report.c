@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report.c: the end-of-run summary. */
 #include "session/report.h"
 

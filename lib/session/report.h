@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report.h: the summary printed after a run, and the exit code it implies. */
 #ifndef GPUIPC_REPORT_H
 #define GPUIPC_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* role.c: the role engine (role.h): what both roles do alike with a scenario. */
 #include "session/role.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* role.h: the role engine: what the producer and the consumer do alike with
  * a scenario (scenario.h): start it, send and receive its messages, record
  * its failures as text and as data, take the baseline and count leaks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenario.h: one scenario as a role runs it: what it shares and where (the
  * mechanism, the size, the devices), the connection it runs over, what it
  * holds until it releases it, and its verdict so far. A role makes one per

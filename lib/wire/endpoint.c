@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* endpoint.c: listening, accepting and connecting for --serve and --connect,
  * with the rules of endpoint.h. */
 #include "wire/endpoint.h"

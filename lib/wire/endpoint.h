@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* endpoint.h: the Unix SOCK_SEQPACKET socket of the two-terminal mode.
  * --serve listens on it and accepts one consumer; --connect connects to it.
  * Both wait under a deadline, and both admit only a peer of their own uid

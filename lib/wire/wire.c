@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire.c: framing, validation and FD passing for the producer/consumer protocol. */
 #include "wire/wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire.h: the framed, versioned messages that producer and consumer exchange
  * over a SOCK_SEQPACKET socket, with FDs as SCM_RIGHTS, under deadlines. The
  * frame, every message and the order they come in are described once, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* app.h: what the program's modes share (lib/app/cuda/): one process's
  * signals and FDs (process.c), the consumer's process (consumer_proc.c), the
  * producer's run (producer_proc.c) and its scenarios under Check and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_mode.c: --bench's parts in the program: the one-shot runs timed as
  * whole processes first, then the measurements in the producer. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* connect.c: --connect PATH: the consumer's role with the producer that
  * serves there; its last line says the session's status and what each side
  * concluded. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* consumer_proc.c: the consumer's process: it reports its producer's death
  * even from inside a driver call, starts CUDA early when HELLO says it will
  * be needed, and serves the session; and how the forked mode starts it. */

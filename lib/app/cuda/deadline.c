@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* deadline.c: the end of a run at its --deadline, however it is stuck. Each
  * process starts a watchdog (core/watch.h) after the fork. At the deadline
  * the producer's reads both processes' steps and calls from the shared

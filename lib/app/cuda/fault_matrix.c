@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fault_matrix.c: --fault-matrix: every step x action of both roles, each a
  * --serve and --connect pair of this program; a stop signal ends the pair
  * under way and the matrix. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list.c: --list: what this machine can do (the driver, each GPU's
  * attributes and granularity, RLIMIT_NOFILE, pidfd_getfd, IMEX, NVML, and
  * whether each mechanism can run here), as text or a JSON document. */

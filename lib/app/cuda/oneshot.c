@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* oneshot.c: the forked mode, what ./gpuipc_test does with no --serve or
  * --connect: a socketpair, the consumer forked before any CUDA call (a child
  * forked after cuInit cannot use CUDA), and this process as the producer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.c: what every process of the program shares: how a stop signal
  * ends it (130, 143), the FDs it had when it started, a role's environment,
  * and the test hooks' faults carried out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* producer_proc.c: the producer's run, in every mode: setting it up, the
  * GPU and --size before a consumer takes part, HELLO, the probes, --pairs,
  * the end of the session (the last checks, BYE and BYE_ACK, the consumers'

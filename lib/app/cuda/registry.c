@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c: every mechanism the program knows, and the choice of those a
  * run runs. Adding a mechanism is adding its file and one line below; what
  * differs between mechanisms is in their tables (session/mech.h), never in a

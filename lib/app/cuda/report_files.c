@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report_files.c: --prom FILE and --junit FILE (report_files.h). */
 #include "app/cuda/report_files.h"
 

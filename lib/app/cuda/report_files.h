@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report_files.h: --prom FILE and --junit FILE, the files fleet tools read
  * (run/prom.h, run/junit.h), for the modes that end with a verdict: the
  * one-shot run, --repeat, --pairs, --serve and --connect. Each path is

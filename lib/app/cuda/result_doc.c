@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* result_doc.c: the result document (result_doc.h). */
 #include "app/cuda/result_doc.h"
 

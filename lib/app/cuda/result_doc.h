@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* result_doc.h: --json FILE for every mode (the one-shot run, --repeat,
  * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
  * document per process, in the schema of docs/result.schema.json

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rounds.c: the producer's scenarios as Check tests (one suite and case per
  * scenario, so that CK_RUN_SUITE, TAP and XML work as usual), run --repeat
  * times with both processes' holdings compared after every round. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scenarios.c: the producer's scenarios: their tables, sized once the run
  * knows its GPUs, and their names; the expansion of the selection over the
  * GPUs of the run (every mechanism on each GPU, and across GPUs the ring of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.c: --serve PATH: the producer's role for one consumer that
  * connects there. What can be decided without a consumer is decided before
  * the socket exists; connections of other uids are refused and counted,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bandwidth.c: the consumer's timed kernel and copy runs for --bench.
  *
  * Bytes are counted as nvbandwidth counts them: a copy moves its size once

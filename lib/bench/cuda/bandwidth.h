@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bandwidth.h: --bench's bandwidth runs in the consumer: the fill and
  * verify kernels and a device-to-device copy, timed with CUDA events over
  * imported memory and over local memory of the same size and kind. */

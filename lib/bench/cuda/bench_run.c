@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_run.c: --bench's measurement plan, driven by the producer.
  *
  * Every measurement is a real scenario of the session (both patterns

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_run.h: --bench, the producer's side: runs the measurement plan with
  * the consumer over one connection and reports it (bench.h). */
 #ifndef GPUIPC_BENCH_RUN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fabric.c: VMM device memory exported as a FABRIC handle, a 64-byte
  * value that travels in the message itself (no FD), for sharing across
  * processes and, with IMEX, across nodes of an NVLink domain. Both sides

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ipc_event.c: cross-process GPU ordering, the way PyTorch shares CUDA
  * tensors: the producer's fill kernel and an interprocess event recorded
  * behind it on its stream; the event travels as a cuIpcGetEventHandle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* legacy_ipc.c: the original CUDA IPC: cuMemAlloc memory, a 64-byte
  * cuIpcGetMemHandle handle sent in the message, cuIpcOpenMemHandle in the
  * consumer. The CUDA samples and older NCCL and PyTorch use it. It shares

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* legacy_ipc.h: the legacy CUDA IPC pieces (legacy_ipc.c) that ipc-event
  * builds on: cuMemAlloc memory, its 64-byte handle at the start of the
  * offer's blob, cuIpcOpenMemHandle. */

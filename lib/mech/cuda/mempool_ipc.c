@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mempool_ipc.c: memory-pool IPC, as cudaMallocAsync-based programs
  * (PyTorch's CUDA caching allocator backends, cuda.core) share memory: a pool
  * created shareable as a POSIX FD, the pool's FD sent with SCM_RIGHTS, and

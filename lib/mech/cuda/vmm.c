@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm.c: the VMM steps shared by the VMM-based mechanisms.
  *
  *   create: granularity for these exact properties; cuMemCreate,

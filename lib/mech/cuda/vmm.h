@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm.h: the CUDA VMM steps that the VMM-based mechanisms share: allocation
  * properties, the probe, create and map, export to an FD, import and map,
  * and release. Each mechanism file adds only what is its own. */

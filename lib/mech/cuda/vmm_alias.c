@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_alias.c: one imported VMM handle mapped at two addresses in the
  * consumer. The consumer's kernel writes through the first; once that kernel
  * has completed, a kernel reads through the second and must find the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_chunks.c: device memory made of --chunks separate VMM allocations,
  * mapped back to back into one reserved range on each side: how PyTorch's
  * expandable segments grow a segment and share it. Each chunk travels as its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_compressible.c: VMM device memory requested compressible
  * (CU_MEM_ALLOCATION_COMP_GENERIC), shared by FD as vmm is. Whether the
  * driver granted compression is reported as the producer sees it and as the

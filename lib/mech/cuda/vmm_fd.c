@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_fd.c: CUDA VMM device memory, exported as a POSIX file descriptor
  * and passed with SCM_RIGHTS: the path PyTorch's expandable segments, NCCL
  * and UCX use. Every step is the plain one in vmm.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_host_numa.c: CPU-visible shared memory through the driver alone:
  * VMM memory on a host NUMA node (CU_MEM_LOCATION_TYPE_HOST_NUMA), exported
  * by FD, mapped by both processes with access for the GPU and for the node,

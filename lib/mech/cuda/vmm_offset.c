@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_offset.c: the consumer maps only part of an imported VMM
  * allocation, starting one granule in, with a non-zero cuMemMap offset
  * (cuda.h allows any granularity-aligned offset). A sub-allocator that hands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_pidfd.c: VMM device memory whose exported FD the consumer takes
  * itself, with pidfd_open + pidfd_getfd, knowing only the producer's pid and
  * the FD's number from the offer: how PyTorch's expandable segments and UCX

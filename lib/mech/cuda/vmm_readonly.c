@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_readonly.c: the consumer maps the imported VMM handle with
  * CU_MEM_ACCESS_FLAGS_PROT_READ. Its kernels read the producer's pattern;
  * instead of writing, it proves that writes are refused: cuMemGetAccess must

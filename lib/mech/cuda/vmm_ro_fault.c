@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vmm_ro_fault.c: the destructive half of vmm-readonly. A
  * consumer maps the imported handle read-only and launches the fill kernel
  * into it: the store must fault. The fault poisons that process's CUDA
