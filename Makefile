@@ -86,12 +86,14 @@ TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/te
 WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
+# The Prometheus text format held to its rules where promtool is absent.
+PROMCHECK := $(BUILD)/tests/promcheck
 
 .PHONY: layers all check check-gpu cuda-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
-all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PROMCHECK)
 
 help:
-	@echo "make deps       install Check and pkg-config with apt-get if missing"
+	@echo "make deps       install Check, pkg-config and xmllint with apt-get if missing"
 	@echo "make            build ./gpuipc_test and the test suites"
 	@echo "make check      cuda-check, the layers' includes, the docs' samples, the no-GPU"
 	@echo "                suites, then ./gpuipc_test (exit 77 = skipped)"
@@ -116,12 +118,16 @@ help:
 	@echo "           the build itself needs no CUDA toolkit)"
 
 deps:
-	@if $(PKG_CONFIG) --exists check 2>/dev/null; then \
-		echo "deps: Check $$($(PKG_CONFIG) --modversion check) and pkg-config are installed"; \
+	@need=; \
+	$(PKG_CONFIG) --exists check 2>/dev/null || need="$$need check"; \
+	command -v $(PKG_CONFIG) >/dev/null || need="$$need pkg-config"; \
+	command -v xmllint >/dev/null || need="$$need libxml2-utils"; \
+	if [ -z "$$need" ]; then \
+		echo "deps: Check, pkg-config and xmllint are installed"; \
 	else \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		echo "deps: installing check and pkg-config with apt-get"; \
-		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq check pkg-config; \
+		echo "deps: installing$$need with apt-get"; \
+		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq $$need; \
 	fi
 
 $(BUILD)/%.o: %.c
@@ -151,7 +157,7 @@ $(PROG): $(BUILD)/gpuipc_test.o $(HOST_OBJS) $(GPU_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # openpty (the progress tests) is in libutil before glibc 2.34.
-$(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP)
+$(TEST_NOGPU): $(TEST_NOGPU_OBJS) $(HOST_OBJS) | $(WRAP) $(PROMCHECK)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS) -lutil
 
 $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
@@ -162,6 +168,9 @@ $(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
 $(WRAP): $(BUILD)/tests/wrap.o
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(PROMCHECK): $(BUILD)/tests/promcheck.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \
@@ -196,7 +205,7 @@ endif
 # The declarations' check first, then the no-GPU suites, then the program
 # itself, whose exit 77 (no GPU here) is shown as SKIP and not counted as a
 # pass.
-check: cuda-check gpuipc_test $(TEST_NOGPU)
+check: cuda-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK)
 	@sh tests/layers.sh
 	@sh tests/licence.sh
 	@sh tests/docs.sh ./gpuipc_test
@@ -205,7 +214,7 @@ check: cuda-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/install.sh ./gpuipc_test
 	@if command -v python3 >/dev/null; then python3 tests/manifests.py ./gpuipc_test; \
 	else echo "manifests: NOT RUN: no python3 (Debian: python3, python3-yaml)"; fi
-	@sh tests/recipes.sh ./gpuipc_test
+	@PROMCHECK=$(PROMCHECK) sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \
