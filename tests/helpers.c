@@ -6,7 +6,9 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -1003,4 +1005,31 @@ void th_add_unless_valgrind(TCase *tc, const TTest *test, const char *why)
         return;
     }
     fprintf(stderr, "NOT RUN under valgrind: %s: %s\n", test->name, why);
+}
+
+/* Whether this process may make a private mount namespace and mount a
+ * tmpfs in it (tried in a child, which then exits); why not into why. */
+int th_mounts_work(char *why, size_t len)
+{
+    char at[] = "/tmp/gpuipc-mnt-XXXXXX";
+    pid_t pid;
+    int status = 0;
+
+    if (mkdtemp(at) == NULL) {
+        snprintf(why, len, "mkdtemp: %s", strerror(errno));
+        return 0;
+    }
+    pid = fork();
+    if (pid == 0)
+        _exit(unshare(CLONE_NEWNS) < 0 ? 1
+              : mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? 2
+              : mount("tmpfs", at, "tmpfs", 0, "size=64k") < 0 ? 3 : 0);
+    waitpid(pid, &status, 0);
+    rmdir(at);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 1;
+    snprintf(why, len, "%s failed here (a container without CAP_SYS_ADMIN?)",
+             WEXITSTATUS(status) == 1 ? "unshare(CLONE_NEWNS)"
+             : WEXITSTATUS(status) == 2 ? "making / private" : "mounting a tmpfs");
+    return 0;
 }

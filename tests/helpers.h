@@ -105,4 +105,9 @@ char *th_read_file(const char *path, size_t *n);
  * run it. */
 void th_add_unless_valgrind(TCase *tc, const TTest *test, const char *why);
 
+/* Whether this process may make a private mount namespace and mount a
+ * tmpfs in it (tried in a child, which then exits; not in a chroot, whose
+ * root is no mount point); why not into why. */
+int th_mounts_work(char *why, size_t len);
+
 #endif

@@ -701,33 +701,6 @@ START_TEST(test_outputs_the_shield_keeps_checks_handler_out)
 }
 END_TEST
 
-/* Whether this process may make a private mount namespace and mount a
- * tmpfs in it (tried in a child, which then exits); why not into why. */
-static int mounts_work(char *why, size_t len)
-{
-    char at[] = "/tmp/gpuipc-mnt-XXXXXX";
-    pid_t pid;
-    int status = 0;
-
-    if (mkdtemp(at) == NULL) {
-        snprintf(why, len, "mkdtemp: %s", strerror(errno));
-        return 0;
-    }
-    pid = fork();
-    if (pid == 0)
-        _exit(unshare(CLONE_NEWNS) < 0 ? 1
-              : mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? 2
-              : mount("tmpfs", at, "tmpfs", 0, "size=64k") < 0 ? 3 : 0);
-    waitpid(pid, &status, 0);
-    rmdir(at);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 1;
-    snprintf(why, len, "%s failed here (a container without CAP_SYS_ADMIN?)",
-             WEXITSTATUS(status) == 1 ? "unshare(CLONE_NEWNS)"
-             : WEXITSTATUS(status) == 2 ? "making / private" : "mounting a tmpfs");
-    return 0;
-}
-
 Suite *outputs_suite(void)
 {
     Suite *s = suite_create("outputs");
@@ -758,7 +731,7 @@ Suite *outputs_suite(void)
     tcase_add_test(env, test_outputs_the_shield_keeps_checks_handler_out);
     tcase_add_loop_test(env, test_outputs_chunks_under_a_hard_fd_limit, 0,
                         2 * (int)(sizeof(fd_limits) / sizeof(fd_limits[0])));
-    if (mounts_work(why, sizeof(why))) {
+    if (th_mounts_work(why, sizeof(why))) {
         tcase_add_test(paths, test_outputs_json_in_place_in_a_read_only_directory);
         tcase_add_test(paths, test_outputs_a_full_disk_fails_a_passing_run);
         tcase_add_test(paths, test_outputs_a_full_disk_at_the_deadline_keeps_the_old_document);
