@@ -313,6 +313,58 @@ START_TEST(test_causes_the_pcie_path_names_acs_and_the_iommu)
 }
 END_TEST
 
+/* Two GPUs under one PCIe switch: their peer traffic turns at the switch,
+ * so ACS counts on its downstream ports (one redirects) and not on the root
+ * port above it (which redirects too, as Linux sets it with an IOMMU). */
+START_TEST(test_causes_a_pair_names_only_the_bridges_between_them)
+{
+    static unsigned char cfg[4096];
+    const char *up = "fake/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+    char rel[256], text[768], env[128];
+
+    make_root();
+    snprintf(env, sizeof(env), "%s/fake", root);
+    setenv("GPUIPC_TEST_SYSROOT", env, 1);
+    acs_image(cfg, sizeof(cfg), GPUIPC_PCI_ACS_RR | GPUIPC_PCI_ACS_CR); /* the root port */
+    put("fake/sys/devices/pci0000:00/0000:00:01.0/config", cfg, sizeof(cfg));
+    acs_image(cfg, sizeof(cfg), 0); /* the switch's upstream port */
+    snprintf(rel, sizeof(rel), "%s/config", up);
+    put(rel, cfg, sizeof(cfg));
+    acs_image(cfg, sizeof(cfg), GPUIPC_PCI_ACS_RR); /* downstream port A */
+    snprintf(rel, sizeof(rel), "%s/0000:02:00.0/config", up);
+    put(rel, cfg, sizeof(cfg));
+    acs_image(cfg, sizeof(cfg), 0x01); /* downstream port B: no redirect */
+    snprintf(rel, sizeof(rel), "%s/0000:02:01.0/config", up);
+    put(rel, cfg, sizeof(cfg));
+    acs_image(cfg, sizeof(cfg), 0);
+    snprintf(rel, sizeof(rel), "%s/0000:02:00.0/0000:03:00.0/config", up);
+    put(rel, cfg, sizeof(cfg));
+    snprintf(rel, sizeof(rel), "%s/0000:02:01.0/0000:04:00.0/config", up);
+    put(rel, cfg, sizeof(cfg));
+    put_text("fake/sys/bus/pci/devices/.keep", "");
+    link_at("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0",
+            "fake/sys/bus/pci/devices/0000:03:00.0");
+    link_at("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0",
+            "fake/sys/bus/pci/devices/0000:04:00.0");
+
+    ck_assert_int_eq(gpuipc_pci_pair_describe("00000000:03:00.0", "0000:04:00.0", text,
+                                              sizeof(text)), 1);
+    ck_assert_str_eq(text, "0000:03:00.0: no IOMMU group (IOMMU off); 0000:04:00.0: no IOMMU "
+                           "group (IOMMU off); ACS redirects peer traffic on 0000:02:00.0 "
+                           "(request)");
+    acs_image(cfg, sizeof(cfg), 0x01);
+    snprintf(rel, sizeof(rel), "%s/0000:02:00.0/config", up);
+    put(rel, cfg, sizeof(cfg));
+    ck_assert_int_eq(gpuipc_pci_pair_describe("0000:03:00.0", "0000:04:00.0", text,
+                                              sizeof(text)), 0);
+    ck_assert_str_eq(text, "0000:03:00.0: no IOMMU group (IOMMU off); 0000:04:00.0: no IOMMU "
+                           "group (IOMMU off); no ACS redirect on the 2 bridges between them "
+                           "(below 0000:01:00.0)");
+    unsetenv("GPUIPC_TEST_SYSROOT");
+    remove_root();
+}
+END_TEST
+
 Suite *causes_suite(void)
 {
     Suite *s = suite_create("causes");
@@ -330,6 +382,7 @@ Suite *causes_suite(void)
     tcase_add_test(tc, test_causes_the_environment_is_recorded_and_named);
     tcase_add_test(tc, test_causes_acs_is_read_from_the_configuration_space);
     tcase_add_test(tc, test_causes_the_pcie_path_names_acs_and_the_iommu);
+    tcase_add_test(tc, test_causes_a_pair_names_only_the_bridges_between_them);
     suite_add_tcase(s, tc);
     return s;
 }

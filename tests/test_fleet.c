@@ -668,22 +668,77 @@ START_TEST(test_fleet_a_full_disk_leaves_no_stale_pass)
 }
 END_TEST
 
-static int mounts_work(void)
+/* No inode left for a temporary file (a full inode table, as on a file
+ * system of many small files): the start cannot write its mark, so the
+ * earlier pass is emptied (or removed) in place, and the end, which cannot
+ * write either, leaves it claiming nothing. */
+START_TEST(test_fleet_no_inode_left_leaves_no_stale_pass)
 {
-    pid_t pid = fork();
-    int status = 0;
+    char full[128], path[160], filler[160];
+    const char *env[] = {"GPUIPC_SABOTAGE=consumer:flip-one", NULL};
+    const char *args[] = {"--only", "memfd", "--size", "1M", "-q", "--prom", path, NULL};
+    int i;
 
-    if (pid == 0)
-        _exit(unshare(CLONE_NEWNS) < 0 ? 1
-              : mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? 2 : 0);
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    snprintf(full, sizeof(full), "%s/full", dir);
+    mkdir(full, 0755);
+    ck_assert_msg(mount("tmpfs", full, "tmpfs", 0, "size=1m,nr_inodes=8") == 0, "mount: %s",
+                  strerror(errno));
+    snprintf(path, sizeof(path), "%s/gpuipc.prom", full);
+    write_text(path, "gpuipc_test_success 1\n");
+    for (i = 0; i < 16; i++) { /* every inode taken */
+        snprintf(filler, sizeof(filler), "%s/filler%d", full, i);
+        if (open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0)
+            break;
+    }
+    ck_assert_int_eq(th_spawn(&run, args, env, 20, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS(run, "marking the run under way at its start: creating its temporary file beside "
+                 "it: No space left on device; the file was emptied (or removed) instead");
+    ck_assert_msg(!has_line(path, "gpuipc_test_success 1"), "the earlier pass is still there");
+    umount2(full, MNT_DETACH);
 }
+END_TEST
+
+/* Few FDs (RLIMIT_NOFILE 6 to 12): at each limit either the files are
+ * refused before the run (exit 2, left as they were, said), or the run
+ * fails and no earlier pass is left in them; at one limit at least the
+ * start could not write its mark and emptied (or removed) the files. */
+START_TEST(test_fleet_no_fd_left_leaves_no_stale_pass)
+{
+    char cmd[512];
+    const char *args[] = {"-c", cmd, NULL};
+    const char *env[] = {"GPUIPC_SABOTAGE=consumer:flip-one", NULL};
+    int n, voided = 0;
+
+    for (n = 6; n <= 12; n++) {
+        write_text(prom, "gpuipc_test_success 1\n");
+        write_text(junit, "<testsuites tests=\"1\" failures=\"0\"/>\n");
+        snprintf(cmd, sizeof(cmd), "ulimit -n %d && exec '%s' --only memfd --size 1M -q "
+                 "--prom '%s' --junit '%s'", n, th_program(), prom, junit);
+        ck_assert_int_eq(th_spawn_file(&run, "/bin/sh", args, env, 20, 3, NULL, NULL), 0);
+        if (th_exited(&run, 2)) {
+            OUT_HAS(run, "Too many open files");
+            continue;
+        }
+        ck_assert_msg(th_exited(&run, 1), "ulimit -n %d: status 0x%x:\n%s", n, run.status,
+                      run.out);
+        ck_assert_msg(!has_line(prom, "gpuipc_test_success 1"), "ulimit -n %d: the earlier "
+                      "pass is still there:\n%s", n, run.out);
+        ck_assert_msg(!file_has(junit, "failures=\"0\""), "ulimit -n %d: the earlier report "
+                      "is still there:\n%s", n, run.out);
+        voided |= strstr(run.out, "the file was emptied (or removed) instead") != NULL;
+    }
+    ck_assert_msg(voided, "no limit made the start's mark fail: the test proves nothing");
+}
+END_TEST
 
 Suite *fleet_suite(void)
 {
     Suite *s = suite_create("fleet");
     TCase *units = tcase_create("formats"), *prog = tcase_create("program");
+    char why[160];
 
     tcase_add_checked_fixture(units, setup, teardown);
     tcase_add_checked_fixture(prog, setup, teardown);
@@ -704,11 +759,13 @@ Suite *fleet_suite(void)
     tcase_add_test(prog, test_fleet_under_way_then_stopped);
     tcase_add_test(prog, test_fleet_nothing_could_run);
     tcase_add_loop_test(prog, test_fleet_paths_refused_before_the_run, 0, 2 * K_COUNT);
-    if (mounts_work())
+    tcase_add_test(prog, test_fleet_no_fd_left_leaves_no_stale_pass);
+    if (th_mounts_work(why, sizeof(why))) {
         tcase_add_test(prog, test_fleet_a_full_disk_leaves_no_stale_pass);
-    else
-        fprintf(stderr, "NOT RUN: fleet: a full disk under --prom (no private mount "
-                        "namespace here)\n");
+        tcase_add_test(prog, test_fleet_no_inode_left_leaves_no_stale_pass);
+    } else {
+        fprintf(stderr, "NOT RUN: fleet: a full disk and a full inode table: %s\n", why);
+    }
     suite_add_tcase(s, units);
     suite_add_tcase(s, prog);
     return s;

@@ -32,7 +32,7 @@ else
 fi
 [ "$expect" = none ] && expect= || expect="--expect-gpus $expect"
 # GPUIPC_PROM: also write the run for node-exporter's textfile collector
-# there (--prom FILE, put in place by a rename as the collector requires),
+# there (--prom FILE, renamed into place as the collector requires),
 # for example /var/lib/node_exporter/textfile_collector/gpuipc.prom.
 prom=${GPUIPC_PROM:+--prom $GPUIPC_PROM}
 line=$(${GPUIPC_TEST:-gpuipc_test} --brief --deadline 40 $expect $prom ${GPUIPC_ARGS:-})

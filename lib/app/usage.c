@@ -193,7 +193,7 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  2); a pass whose document cannot be written exits 1\n"
             "  --prom FILE     the run for node-exporter's textfile collector (Prometheus\n"
             "                  text format: gpuipc_test_* gauges, per GPU UUID and\n"
-            "                  mechanism), put in place by a rename\n"
+            "                  mechanism), renamed into place where it can be\n"
             "  --junit FILE    the run as JUnit XML for CI servers: a testsuite per GPU,\n"
             "                  a testcase per scenario, and the run's exit status\n"
             "                  (--prom and --junit: the one-shot run, --repeat, --pairs,\n"

@@ -53,6 +53,15 @@ int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err);
  * temporary file is then removed). */
 int gpuipc_outfile_commit(gpuipc_outfile *f, gpuipc_err *err);
 
+/* Makes the regular file at PATH claim nothing, where its new content
+ * cannot be written (no FD to spare, no inode or space for a temporary
+ * file): it is emptied in place (opened without following a link, checked
+ * to be the regular file of one link just looked at), or, where it cannot be
+ * opened, its name is removed (never in place: the directory cannot be
+ * written there). Nothing at PATH is fine. Returns 0, or a negative errno
+ * (the file is as it was). System calls only. */
+int gpuipc_outfile_void(gpuipc_outfile *f);
+
 /* Removes the temporary file, if any: the content is not to be kept. */
 void gpuipc_outfile_abort(gpuipc_outfile *f);
 

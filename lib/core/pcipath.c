@@ -125,27 +125,19 @@ static int iommu_of(const char *dev, char *buf, size_t len)
     return strncmp(type, "DMA", 3) == 0;
 }
 
-int gpuipc_pci_path_describe(const char *bus_id, char *buf, size_t len)
-{
-    char bdf[16], spath[64], sbuf[PATH_MAX], real[PATH_MAX], iommu[128], redirects[256] = "";
-    const char *p, *dev;
-    int found = 0, bridges = 0, unread = 0;
-    size_t used = 0;
+/* The bridges of real (a resolved sysfs path) whose component starts at or
+ * after offset from: their ACS redirects go into red (used bytes in *used),
+ * the count of those found, read and not read into the counters. */
+typedef struct acs_scan {
+    char red[384];
+    size_t used;
+    int bridges, unread, found, short_read;
+} acs_scan;
 
-    buf[0] = '\0';
-    if (normalize(bus_id, bdf, sizeof(bdf)) < 0) {
-        snprintf(buf, len, "PCIe path of '%.32s' not known (not a bus id)", bus_id);
-        return 0;
-    }
-    snprintf(spath, sizeof(spath), "/sys/bus/pci/devices/%s", bdf);
-    dev = gpuipc_facts_path(spath, sbuf, sizeof(sbuf));
-    if (realpath(dev, real) == NULL) {
-        snprintf(buf, len, "PCIe path of %s not in sysfs", bdf);
-        return 0;
-    }
-    found += iommu_of(dev, iommu, sizeof(iommu));
-    /* Every bus id in the resolved path before the device's own is a
-     * bridge or port above it. */
+static void scan_bridges(const char *real, size_t from, acs_scan *a)
+{
+    const char *p;
+
     for (p = strchr(real, '/'); p != NULL; p = strchr(p + 1, '/')) {
         unsigned char config[CONFIG_MAX];
         char dir[PATH_MAX];
@@ -153,18 +145,19 @@ int gpuipc_pci_path_describe(const char *bus_id, char *buf, size_t len)
         ssize_t n;
         int rc;
 
-        if (!is_bdf(p + 1) || strchr(p + 1, '/') == NULL)
+        if ((size_t)(p + 1 - real) < from || !is_bdf(p + 1) || strchr(p + 1, '/') == NULL)
             continue;
         snprintf(dir, sizeof(dir), "%.*s", (int)(p + 1 - real) + 12, real);
-        bridges++;
+        a->bridges++;
         n = read_config(dir, config);
         rc = n < 0 ? -1 : gpuipc_pci_acs_control(config, (size_t)n, &ctrl);
         if (rc < 0) {
-            unread++;
+            a->unread++;
+            a->short_read |= n >= 0;
             continue;
         }
         if (rc == 1 && (ctrl & (GPUIPC_PCI_ACS_RR | GPUIPC_PCI_ACS_CR | GPUIPC_PCI_ACS_EC)) &&
-            used < sizeof(redirects)) {
+            a->used < sizeof(a->red)) {
             char bits[48];
 
             snprintf(bits, sizeof(bits), "%s%s%s%s%s", ctrl & GPUIPC_PCI_ACS_RR ? "request" : "",
@@ -173,19 +166,104 @@ int gpuipc_pci_path_describe(const char *bus_id, char *buf, size_t len)
                      ctrl & GPUIPC_PCI_ACS_CR ? "completion" : "",
                      (ctrl & GPUIPC_PCI_ACS_CR) && (ctrl & GPUIPC_PCI_ACS_EC) ? ", " : "",
                      ctrl & GPUIPC_PCI_ACS_EC ? "egress control" : "");
-            used += (size_t)snprintf(redirects + used, sizeof(redirects) - used, "%s%.12s (%s)",
-                                     used ? ", " : "", p + 1, bits);
-            found++;
+            a->used += (size_t)snprintf(a->red + a->used, sizeof(a->red) - a->used,
+                                        "%s%.12s (%s)", a->used ? ", " : "", p + 1, bits);
+            a->found++;
         }
     }
-    if (redirects[0] != '\0')
-        snprintf(buf, len, "%s; ACS redirects peer traffic on %s", iommu, redirects);
-    else if (unread > 0)
-        snprintf(buf, len, "%s; ACS not known on %d of %d bridge%s (their extended "
-                 "configuration space is readable by root only)", iommu, unread, bridges,
-                 bridges == 1 ? "" : "s");
+}
+
+/* The ACS part of a description, after what is in buf already. */
+static void say_acs(const acs_scan *a, const char *where, char *buf, size_t len)
+{
+    size_t used = strlen(buf);
+
+    if (used >= len)
+        return;
+    if (a->red[0] != '\0')
+        snprintf(buf + used, len - used, "; ACS redirects peer traffic on %s", a->red);
+    else if (a->unread > 0)
+        snprintf(buf + used, len - used, "; ACS not known on %d of %d bridge%s (%s)", a->unread,
+                 a->bridges, a->bridges == 1 ? "" : "s",
+                 geteuid() != 0 ? "their extended configuration space is readable by root only"
+                 : a->short_read ? "no extended configuration space shown in sysfs"
+                                 : "their configuration space could not be read");
     else
-        snprintf(buf, len, "%s; no ACS redirect on the %d bridge%s above %s", iommu, bridges,
-                 bridges == 1 ? "" : "s", bdf);
-    return found;
+        snprintf(buf + used, len - used, "; no ACS redirect on the %d bridge%s %s", a->bridges,
+                 a->bridges == 1 ? "" : "s", where);
+}
+
+/* The resolved sysfs path of the device at bus_id into real, its bus id into
+ * bdf; 0, or -1 with buf saying why. */
+static int resolve(const char *bus_id, char *bdf, char *real, char *sysdir, size_t sysdir_len,
+                   char *buf, size_t len)
+{
+    char spath[64], sbuf[PATH_MAX];
+    const char *dev;
+
+    if (normalize(bus_id, bdf, 16) < 0) {
+        snprintf(buf, len, "PCIe path of '%.32s' not known (not a bus id)", bus_id);
+        return -1;
+    }
+    snprintf(spath, sizeof(spath), "/sys/bus/pci/devices/%s", bdf);
+    dev = gpuipc_facts_path(spath, sbuf, sizeof(sbuf));
+    snprintf(sysdir, sysdir_len, "%s", dev);
+    if (realpath(dev, real) == NULL) {
+        snprintf(buf, len, "PCIe path of %s not in sysfs", bdf);
+        return -1;
+    }
+    return 0;
+}
+
+int gpuipc_pci_path_describe(const char *bus_id, char *buf, size_t len)
+{
+    char bdf[16], real[PATH_MAX], sysdir[PATH_MAX], where[48];
+    acs_scan a;
+    int found;
+
+    memset(&a, 0, sizeof(a));
+    buf[0] = '\0';
+    if (resolve(bus_id, bdf, real, sysdir, sizeof(sysdir), buf, len) < 0)
+        return 0;
+    found = iommu_of(sysdir, buf, len);
+    scan_bridges(real, 0, &a);
+    snprintf(where, sizeof(where), "above %s", bdf);
+    say_acs(&a, where, buf, len);
+    return found + a.found;
+}
+
+int gpuipc_pci_pair_describe(const char *bus_a, const char *bus_b, char *buf, size_t len)
+{
+    char bdf[2][16], real[2][PATH_MAX], sysdir[2][PATH_MAX], iommu[2][128], why[128];
+    size_t common = 0, i;
+    acs_scan a;
+    int k, found = 0;
+
+    memset(&a, 0, sizeof(a));
+    buf[0] = '\0';
+    for (k = 0; k < 2; k++)
+        if (resolve(k ? bus_b : bus_a, bdf[k], real[k], sysdir[k], sizeof(sysdir[k]), buf,
+                    len) < 0)
+            return 0;
+    /* The longest common directory of the two paths: peer traffic turns
+     * there; the bridges below it, on either side, carry it. */
+    for (i = 0; real[0][i] != '\0' && real[0][i] == real[1][i]; i++)
+        if (real[0][i] == '/')
+            common = i + 1;
+    for (k = 0; k < 2; k++) {
+        found += iommu_of(sysdir[k], iommu[k], sizeof(iommu[k]));
+        scan_bridges(real[k], common, &a);
+    }
+    {
+        char top[PATH_MAX];
+        const char *name;
+
+        snprintf(top, sizeof(top), "%.*s", (int)(common > 0 ? common - 1 : 0), real[0]);
+        name = strrchr(top, '/') != NULL ? strrchr(top, '/') + 1 : top;
+        snprintf(why, sizeof(why), "between them (below %s%.40s)",
+                 is_bdf(name) ? "" : "the host bridge ", name[0] ? name : "/");
+    }
+    snprintf(buf, len, "%s: %s; %s: %s", bdf[0], iommu[0], bdf[1], iommu[1]);
+    say_acs(&a, why, buf, len);
+    return found + a.found;
 }

@@ -33,4 +33,12 @@ int gpuipc_pci_acs_control(const unsigned char *config, size_t len, unsigned *ct
  * IOMMU, each bridge with redirect on). */
 int gpuipc_pci_path_describe(const char *bus_id, char *buf, size_t len);
 
+/* The same for the path between two devices (two GPUs of a pair): each
+ * one's IOMMU group, and ACS only on the bridges below their common
+ * ancestor, on either side, where their peer traffic turns ("0000:03:00.0:
+ * IOMMU group 17, type DMA (translated ...); 0000:04:00.0: ...; ACS
+ * redirects peer traffic on 0000:02:00.0 (request)"). Returns the number of
+ * findings that can break their peer traffic. */
+int gpuipc_pci_pair_describe(const char *bus_a, const char *bus_b, char *buf, size_t len);
+
 #endif

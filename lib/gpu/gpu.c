@@ -984,17 +984,16 @@ void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len)
                              : "no", atomics < 0 ? "?" : atomics ? "yes" : "no", rank);
     /* Over PCIe, what the host puts in the way of peer traffic. */
     if (strncmp(buf, "NVLink", 6) != 0 && used < len) {
-        char bus[2][32], path[2][256];
+        char bus[2][32], path[768];
         CUdevice d[2] = {da, db};
         int k;
 
         for (k = 0; k < 2; k++) {
             bus[k][0] = '\0';
             GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus[k], (int)sizeof(bus[k]), d[k]);
-            gpuipc_pci_path_describe(bus[k], path[k], sizeof(path[k]));
         }
-        snprintf(buf + used, len - used, "; PCIe path: GPU %d: %s; GPU %d: %s", a, path[0], b,
-                 path[1]);
+        gpuipc_pci_pair_describe(bus[0], bus[1], path, sizeof(path));
+        snprintf(buf + used, len - used, "; PCIe path: %s", path);
     }
 }
 

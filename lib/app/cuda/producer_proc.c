@@ -121,7 +121,7 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
 {
     gpuipc_result *r = &run->results[i];
     double rd, wr, min = run->o->min_gbps;
-    char link[384], rs[32], ws[32];
+    char link[1024], rs[32], ws[32];
     int a = run->pair[i][0], b = run->pair[i][1];
 
     if (a < 0 || a == b || r->ns == 0) /* within one GPU: no link */
@@ -132,7 +132,7 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
     snprintf(ws, sizeof(ws), wr > 0 ? "%.1f GB/s" : "not measured", wr);
     gpuipc_gpu_link_describe(a, b, link, sizeof(link));
     snprintf(r->detail, sizeof(r->detail), "across the link, GPU %d read %s from GPU %d and "
-             "wrote %s to it; link: %.300s", b, rs, a, ws, link);
+             "wrote %s to it; link: %.360s", b, rs, a, ws, link);
     if (min <= 0 || r->status != GPUIPC_PASS)
         return;
     if (rd <= 0 || wr <= 0 || rd < min || wr < min) {
@@ -908,7 +908,7 @@ static void gpu_map(char *buf, size_t len)
 /* Names the cause of every failure and skip from both sides' facts. */
 static void diagnose_results(gpuipc_producer_run *run)
 {
-    char gpus[256], fabric[256] = "", link[768];
+    char gpus[256], fabric[256] = "", link[1024];
     gpuipc_err why;
     size_t i;
 

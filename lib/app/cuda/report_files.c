@@ -61,6 +61,14 @@ int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
     return 0;
 }
 
+void gpuipc_files_drop(void)
+{
+    int k;
+
+    for (k = 0; k < GPUIPC_FILE_COUNT; k++)
+        gpuipc_outfile_close(&files[k]);
+}
+
 void gpuipc_files_prepare(void)
 {
     if (driver_text[0] == '\0' && gpuipc_cu.driver_version != 0)
@@ -78,14 +86,28 @@ static int put(int which, const gpuipc_outcome *oc, int empty, gpuipc_err *err)
 
     if (f->dirfd < 0)
         return 0;
-    if ((fd = gpuipc_outfile_open(f, err)) < 0)
+    if ((fd = gpuipc_outfile_open(f, err)) < 0) {
+        /* No new content: what a run before this one wrote must not stand
+         * for this one's (at the start), so the file is made to claim
+         * nothing. */
+        if (empty) {
+            int v = gpuipc_outfile_void(f);
+
+            if (err != NULL && strlen(err->msg) + 96 < sizeof(err->msg))
+                strcat(err->msg, v == 0 ? "; the file was emptied (or removed) instead: it "
+                                          "claims nothing"
+                                        : "; nor could it be emptied: it is as it was");
+        }
         return -1;
+    }
     rc = kinds[which].render(fd, oc);
+    if (rc < 0 && f->in_place)
+        (void)!ftruncate(fd, 0); /* in place: no part of a verdict may stay */
     if (rc < 0 && empty && ftruncate(fd, 0) == 0) {
         int replaced;
 
         close(fd);
-        replaced = gpuipc_outfile_commit(f, NULL) == 0;
+        replaced = gpuipc_outfile_commit(f, NULL) == 0 || gpuipc_outfile_void(f) == 0;
         if (err != NULL)
             gpuipc_err_sys(err, "write", -rc, "write: %s (%s); %s", strerror(-rc),
                            gpuipc_errno_name(-rc), replaced ? "an empty file took its place"

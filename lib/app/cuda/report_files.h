@@ -55,4 +55,8 @@ int gpuipc_files_at_deadline(const gpuipc_options *o, const char *role,
                              size_t n, const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN],
                              size_t nuuids, int exit_code, const char *result, uint64_t wall_ns);
 
+/* A forked consumer, which writes none of the files: lets go of their
+ * directories (an FD each it would otherwise hold for nothing). */
+void gpuipc_files_drop(void);
+
 #endif

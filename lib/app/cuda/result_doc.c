@@ -571,6 +571,12 @@ int gpuipc_doc_check_path(const char *path, gpuipc_err *err)
     return rc;
 }
 
+void gpuipc_doc_drop_files(void)
+{
+    gpuipc_outfile_close(&out_file);
+    gpuipc_files_drop();
+}
+
 gpuipc_outfile *gpuipc_doc_outfile(void)
 {
     return out_file.dirfd >= 0 ? &out_file : NULL;

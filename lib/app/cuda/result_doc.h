@@ -123,6 +123,10 @@ int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code);
  * negative errno with err naming --json, the path and the reason. */
 int gpuipc_doc_check_path(const char *path, gpuipc_err *err);
 
+/* In a forked consumer, which writes no file of the producer's: lets go of
+ * the directories held for --json, --prom and --junit. */
+void gpuipc_doc_drop_files(void);
+
 /* The checked file, for the watchdog's document, or NULL (none, or "-"). */
 struct gpuipc_outfile *gpuipc_doc_outfile(void);
 
