@@ -60,7 +60,7 @@ COMMIT := $(or $(COMMIT),unknown)
 # in gpu/ and in every folder named cuda/, which only the program links; the
 # no-GPU suites link the rest, so a socket bug can never be a CUDA bug. A new
 # file needs no edit here.
-HOST_DIRS := core wire session run mech bench app
+HOST_DIRS := core wire session run launch mech bench app
 GPU_DIRS := gpu mech/cuda bench/cuda app/cuda
 srcs_in = $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(1))))
 HOST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(HOST_DIRS)))
