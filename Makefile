@@ -35,9 +35,10 @@ CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bd
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
 LDLIBS += -ldl -lm -pthread
 
-# Without Check nothing but deps, help, clean, release and cuda-check can be
-# built: say so in one line, before 70 failed compiles say it worse.
-ifeq ($(filter deps help clean release cuda-check layers,$(MAKECMDGOALS)),)
+# Without Check nothing but deps, help, clean, release, cuda-check and
+# pmix-check can be built: say so in one line, before 70 failed compiles say
+# it worse.
+ifeq ($(filter deps help clean release cuda-check pmix-check layers,$(MAKECMDGOALS)),)
 ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
 $(error Check (the C unit-test library, Debian package 'check') or pkg-config is not installed: run 'make deps' first, or install the packages check and pkg-config)
 endif
@@ -78,7 +79,7 @@ WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 
-.PHONY: layers all check check-gpu cuda-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench release
+.PHONY: layers all check check-gpu cuda-check pmix-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench release
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
 
 help:
@@ -88,6 +89,8 @@ help:
 	@echo "                suites, then ./gpuipc_test (exit 77 = skipped)"
 	@echo "make cuda-check compare lib/gpu/cuda_api.h and cuda_pfn.h with $(CUDA_H) at"
 	@echo "                compile time (skipped, saying so, where it is absent)"
+	@echo "make pmix-check compare lib/launch/pmix_api.h and pmix_pfn.h with the PMIx headers"
+	@echo "                in $(PMIX_INCLUDE) at compile time (skipped where absent)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
 	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
 	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
@@ -169,10 +172,32 @@ cuda-check:
 		"check lib/gpu/cuda_api.h against one)"
 endif
 
-# The declarations' check first, then the no-GPU suites, then the program
+# The same for PMIx (tests/pmix_check.c): the project's declarations of
+# the PMIx client API held against Debian's libpmix-dev headers (or those in
+# PMIX_INCLUDE), skipped, saying so, where they are absent.
+PMIX_INCLUDE ?= /usr/lib/x86_64-linux-gnu/pmix2/include
+PMIX_CHECK := $(BUILD)/tests/pmix_check.o
+PMIX_VERSION_H := $(PMIX_INCLUDE)/pmix_version.h
+ifneq ($(wildcard $(PMIX_INCLUDE)/pmix.h),)
+pmix-check: $(PMIX_CHECK)
+	@echo "pmix-check: lib/launch/pmix_api.h and pmix_pfn.h match $(PMIX_INCLUDE)/pmix.h" \
+		"(PMIx $$(sed -n -e 's/^#define PMIX_VERSION_MAJOR \([0-9]*\).*/\1/p' \
+		-e 's/^#define PMIX_VERSION_MINOR \([0-9]*\).*/\1/p' $(PMIX_VERSION_H) | paste -sd .))"
+
+$(PMIX_CHECK): tests/pmix_check.c lib/launch/pmix_api.h lib/launch/pmix_pfn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -isystem $(PMIX_INCLUDE) $(filter-out -Werror,$(CFLAGS)) -Werror \
+		-c $< -o $@
+else
+pmix-check:
+	@echo "pmix-check: skipped: no PMIx header at $(PMIX_INCLUDE)/pmix.h (install" \
+		"libpmix-dev, or set PMIX_INCLUDE, to check lib/launch/pmix_api.h against one)"
+endif
+
+# The declarations' checks first, then the no-GPU suites, then the program
 # itself, whose exit 77 (no GPU here) is shown as SKIP and not counted as a
 # pass.
-check: cuda-check gpuipc_test $(TEST_NOGPU)
+check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU)
 	@sh tests/layers.sh
 	@sh tests/docs.sh ./gpuipc_test
 	@sh tests/recipes.sh ./gpuipc_test
