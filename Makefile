@@ -78,9 +78,11 @@ TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/te
 WRAP := $(BUILD)/tests/wrap
 # Another user of the GPU, for the suite's runs beside one.
 GPU_CHURN := $(BUILD)/tests/gpu_churn
+# lib/launch under a real PMIx launcher (tests/launch.sh, make check).
+PMIX_PROBE := $(BUILD)/tests/pmix_probe
 
 .PHONY: layers all check check-gpu cuda-check pmix-check deps clean install help asan valgrind fuzz fuzz-run fuzz-seeds bench release
-all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PMIX_PROBE)
 
 help:
 	@echo "make deps       install Check and pkg-config with apt-get if missing"
@@ -93,7 +95,8 @@ help:
 	@echo "                in $(PMIX_INCLUDE) at compile time (skipped where absent)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
 	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
-	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
+	@echo "make asan       the no-GPU suites and tests/launch.sh built with AddressSanitizer and"
+	@echo "                UBSan (build-asan/)"
 	@echo "make valgrind   the no-GPU suites under valgrind memcheck (8 tests valgrind cannot run are named and left out)"
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
@@ -142,6 +145,10 @@ $(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
 
 $(WRAP): $(BUILD)/tests/wrap.o
 	$(CC) $(LDFLAGS) -o $@ $^
+
+# Only core and launch: the launcher layer needs nothing else.
+$(PMIX_PROBE): $(BUILD)/tests/pmix_probe.o $(filter $(BUILD)/lib/core/% $(BUILD)/lib/launch/%,$(HOST_OBJS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \
 		$(HOST_OBJS)
@@ -194,14 +201,16 @@ pmix-check:
 		"libpmix-dev, or set PMIX_INCLUDE, to check lib/launch/pmix_api.h against one)"
 endif
 
-# The declarations' checks first, then the no-GPU suites, then the program
-# itself, whose exit 77 (no GPU here) is shown as SKIP and not counted as a
-# pass.
-check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU)
+# The declarations' checks first, then the no-GPU suites, then lib/launch
+# under mpirun (tests/launch.sh, skipped, saying so, without mpirun), then
+# the program itself, whose exit 77 (no GPU here) is shown as SKIP and not
+# counted as a pass.
+check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU) $(PMIX_PROBE)
 	@sh tests/layers.sh
 	@sh tests/docs.sh ./gpuipc_test
 	@sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
+	@sh tests/launch.sh $(PMIX_PROBE)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \
 	case $$rc in \
@@ -255,19 +264,21 @@ install: gpuipc_test
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 gpuipc_test $(DESTDIR)$(PREFIX)/bin/gpuipc_test
 
-# The no-GPU suites and the program they drive, built with AddressSanitizer
-# and UBSan into build-asan/: any report fails the run.
+# The no-GPU suites and the program they drive, and lib/launch under mpirun
+# (tests/launch.sh), built with AddressSanitizer and UBSan into build-asan/:
+# any report fails the run.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
+	UBSAN_OPTIONS=print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 asan:
 	$(MAKE) BUILD=build-asan PROG=build-asan/gpuipc_test CFLAGS="-O1 -g" \
 		SAN_CFLAGS="$(ASAN_FLAGS)" \
 		SAN_LDFLAGS="-fsanitize=address,undefined -static-libasan -static-libubsan" \
-		build-asan/gpuipc_test build-asan/tests/check_nogpu
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
-		UBSAN_OPTIONS=print_stacktrace=1 \
-		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
-		GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
+		build-asan/gpuipc_test build-asan/tests/check_nogpu build-asan/tests/pmix_probe
+	$(ASAN_ENV) GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
+	$(ASAN_ENV) sh tests/launch.sh build-asan/tests/pmix_probe
 
 # memcheck follows the suites' forked test processes; a definite or indirect
 # leak or a memory error in one fails that test (exit 99). The programs the
