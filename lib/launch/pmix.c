@@ -679,8 +679,11 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
     call_info(c, l->timeout_s, 0);
     snprintf(about, sizeof(about), "%s of rank %u", key, rank);
     rc = call_bounded(l, c, about, server_deadline(l), l->timeout_s, err);
-    if (rc == -ETIMEDOUT && l->stuck == NULL)
+    if (rc == -ETIMEDOUT && l->stuck == NULL) {
         rc = -ENOENT; /* the server's timeout: the key never came */
+        if (err != NULL)
+            err->errnum = ENOENT;
+    }
     if (rc < 0)
         return rc;
     if (c->out == NULL || c->out->type != PMIX_STRING || c->out->data.string == NULL)

@@ -55,7 +55,9 @@ const char *gpuipc_launch_status_name(int status);
  * up). Returns 0 with *out owned by the caller (release it with
  * gpuipc_launch_finalize), or a negative errno with err naming the call,
  * the PMIx status and the likely cause and fix. The library stays loaded
- * until the process exits. */
+ * until the process exits. Call it before other threads of the program
+ * open FDs: every FD opened during PMIx_Init is taken for PMIx's. A wait
+ * for a PMIx call is not cut short by a signal; it ends at its deadline. */
 int gpuipc_launch_init(gpuipc_launch **out, uint64_t timeout_ns, gpuipc_err *err);
 
 /* This process's rank in the job (0 to size - 1). */
