@@ -41,10 +41,11 @@ CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bd
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
 LDLIBS += -ldl -lm -pthread
 
-# Without Check nothing but deps, help, clean, release and cuda-check can be
-# built: say so in one line, before 70 failed compiles say it worse.
-# install, deb and rpm need no Check where the release binary was built.
-NO_CHECK_GOALS := deps help clean release cuda-check layers uninstall \
+# Without Check nothing but deps, help, clean, release, cuda-check and
+# pmix-check can be built: say so in one line, before 70 failed compiles say
+# it worse. install, deb and rpm need no Check where the release binary was
+# built.
+NO_CHECK_GOALS := deps help clean release cuda-check pmix-check layers uninstall \
 	$(if $(wildcard build-release/gpuipc_test),install deb rpm)
 ifeq ($(filter $(NO_CHECK_GOALS),$(MAKECMDGOALS)),)
 ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
@@ -69,7 +70,7 @@ COMMIT := $(or $(COMMIT),unknown)
 # in gpu/ and in every folder named cuda/, which only the program links; the
 # no-GPU suites link the rest, so a socket bug can never be a CUDA bug. A new
 # file needs no edit here.
-HOST_DIRS := core wire session run mech bench app
+HOST_DIRS := core wire session run launch mech bench app
 GPU_DIRS := gpu mech/cuda bench/cuda app/cuda
 srcs_in = $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(1))))
 HOST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(HOST_DIRS)))
@@ -88,9 +89,12 @@ WRAP := $(BUILD)/tests/wrap
 GPU_CHURN := $(BUILD)/tests/gpu_churn
 # The Prometheus text format held to its rules where promtool is absent.
 PROMCHECK := $(BUILD)/tests/promcheck
+# lib/launch under a real PMIx launcher (tests/launch.sh, make check).
+PMIX_PROBE := $(BUILD)/tests/pmix_probe
 
-.PHONY: layers all check check-gpu cuda-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
-all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PROMCHECK)
+.PHONY: layers all check check-gpu cuda-check pmix-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
+all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PROMCHECK) \
+	$(PMIX_PROBE)
 
 help:
 	@echo "make deps       install Check, pkg-config and xmllint with apt-get if missing"
@@ -99,9 +103,12 @@ help:
 	@echo "                suites, then ./gpuipc_test (exit 77 = skipped)"
 	@echo "make cuda-check compare lib/gpu/cuda_api.h and cuda_pfn.h with $(CUDA_H) at"
 	@echo "                compile time (skipped, saying so, where it is absent)"
+	@echo "make pmix-check compare lib/launch/pmix_api.h and pmix_pfn.h with the PMIx headers"
+	@echo "                in $(PMIX_INCLUDE) at compile time (skipped where absent)"
 	@echo "make check-gpu  run the GPU suite (on a machine with a GPU)"
 	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
-	@echo "make asan       the no-GPU suites built with AddressSanitizer and UBSan (build-asan/)"
+	@echo "make asan       the no-GPU suites and tests/launch.sh built with AddressSanitizer and"
+	@echo "                UBSan (build-asan/)"
 	@echo "make valgrind   the no-GPU suites under valgrind memcheck (8 tests valgrind cannot run are named and left out)"
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
@@ -173,6 +180,10 @@ $(WRAP): $(BUILD)/tests/wrap.o
 $(PROMCHECK): $(BUILD)/tests/promcheck.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
+# Only core and launch: the launcher layer needs nothing else.
+$(PMIX_PROBE): $(BUILD)/tests/pmix_probe.o $(filter $(BUILD)/lib/core/% $(BUILD)/lib/launch/%,$(HOST_OBJS))
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \
 		$(HOST_OBJS)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -202,10 +213,33 @@ cuda-check:
 		"check lib/gpu/cuda_api.h against one)"
 endif
 
-# The declarations' check first, then the no-GPU suites, then the program
-# itself, whose exit 77 (no GPU here) is shown as SKIP and not counted as a
-# pass.
-check: cuda-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK)
+# The same for PMIx (tests/pmix_check.c): the project's declarations of
+# the PMIx client API held against Debian's libpmix-dev headers (or those in
+# PMIX_INCLUDE), skipped, saying so, where they are absent.
+PMIX_INCLUDE ?= /usr/lib/x86_64-linux-gnu/pmix2/include
+PMIX_CHECK := $(BUILD)/tests/pmix_check.o
+PMIX_VERSION_H := $(PMIX_INCLUDE)/pmix_version.h
+ifneq ($(wildcard $(PMIX_INCLUDE)/pmix.h),)
+pmix-check: $(PMIX_CHECK)
+	@echo "pmix-check: lib/launch/pmix_api.h and pmix_pfn.h match $(PMIX_INCLUDE)/pmix.h" \
+		"(PMIx $$(sed -n -e 's/^#define PMIX_VERSION_MAJOR \([0-9]*\).*/\1/p' \
+		-e 's/^#define PMIX_VERSION_MINOR \([0-9]*\).*/\1/p' $(PMIX_VERSION_H) | paste -sd .))"
+
+$(PMIX_CHECK): tests/pmix_check.c lib/launch/pmix_api.h lib/launch/pmix_pfn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -isystem $(PMIX_INCLUDE) $(filter-out -Werror,$(CFLAGS)) -Werror \
+		-c $< -o $@
+else
+pmix-check:
+	@echo "pmix-check: skipped: no PMIx header at $(PMIX_INCLUDE)/pmix.h (install" \
+		"libpmix-dev, or set PMIX_INCLUDE, to check lib/launch/pmix_api.h against one)"
+endif
+
+# The declarations' checks first, then the no-GPU suites, then lib/launch
+# under mpirun (tests/launch.sh, skipped, saying so, without mpirun), then
+# the program itself, whose exit 77 (no GPU here) is shown as SKIP and not
+# counted as a pass.
+check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE)
 	@sh tests/layers.sh
 	@sh tests/licence.sh
 	@sh tests/docs.sh ./gpuipc_test
@@ -216,6 +250,7 @@ check: cuda-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK)
 	else echo "manifests: NOT RUN: no python3 (Debian: python3, python3-yaml)"; fi
 	@PROMCHECK=$(PROMCHECK) sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
+	@sh tests/launch.sh $(PMIX_PROBE)
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \
 	case $$rc in \
@@ -323,19 +358,21 @@ deb: $(INSTALL_BIN)
 rpm: $(INSTALL_BIN)
 	sh deploy/package.sh rpm $(INSTALL_BIN)
 
-# The no-GPU suites and the program they drive, built with AddressSanitizer
-# and UBSan into build-asan/: any report fails the run.
+# The no-GPU suites and the program they drive, and lib/launch under mpirun
+# (tests/launch.sh), built with AddressSanitizer and UBSan into build-asan/:
+# any report fails the run.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
+	UBSAN_OPTIONS=print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 asan:
 	$(MAKE) BUILD=build-asan PROG=build-asan/gpuipc_test CFLAGS="-O1 -g" \
 		SAN_CFLAGS="$(ASAN_FLAGS)" \
 		SAN_LDFLAGS="-fsanitize=address,undefined -static-libasan -static-libubsan" \
-		build-asan/gpuipc_test build-asan/tests/check_nogpu
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:fast_unwind_on_malloc=0:malloc_context_size=30 \
-		UBSAN_OPTIONS=print_stacktrace=1 \
-		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
-		GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
+		build-asan/gpuipc_test build-asan/tests/check_nogpu build-asan/tests/pmix_probe
+	$(ASAN_ENV) GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
+	$(ASAN_ENV) sh tests/launch.sh build-asan/tests/pmix_probe
 
 # memcheck follows the suites' forked test processes; a definite or indirect
 # leak or a memory error in one fails that test (exit 99). The programs the

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # layers.sh: checks that lib/'s layers include only the layers below them
-# (core < wire < session, run < mech, gpu < mech/cuda < bench < bench/cuda <
-# app < app/cuda), and that no code outside a cuda/ folder or gpu/ includes one.
+# (core < wire < session, run, launch < mech, gpu < mech/cuda < bench <
+# bench/cuda < app < app/cuda), and that no code outside a cuda/ folder or gpu/
+# includes one.
 # Prints each include that goes the wrong way; exits 1 if there is any.
 rank() {
     case $1 in
-    core) echo 0 ;; wire) echo 1 ;; session | run) echo 2 ;; mech | gpu) echo 3 ;;
+    core) echo 0 ;; wire) echo 1 ;; session | run | launch) echo 2 ;; mech | gpu) echo 3 ;;
     mech/cuda) echo 4 ;; bench) echo 5 ;; bench/cuda) echo 6 ;; app) echo 7 ;;
     app/cuda) echo 8 ;; *) echo 99 ;;
     esac

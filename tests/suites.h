@@ -34,5 +34,6 @@ Suite *outputs_suite(void);
 Suite *watch_suite(void);
 Suite *plan_suite(void);
 Suite *causes_suite(void);
+Suite *launch_suite(void);
 
 #endif

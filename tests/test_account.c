@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_account.c: FD accounting names what leaked. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,6 +157,62 @@ START_TEST(test_account_memfd_check_names_a_write_seal_and_a_stranger)
 }
 END_TEST
 
+/* A library's own FDs (PMIx's) are left out while they are the files they
+ * were; a number reused for another file counts again, and so does every
+ * one once forgotten. */
+START_TEST(test_account_leaves_out_foreign_fds_while_they_are_the_same_file)
+{
+    gpuipc_fds before, now;
+    gpuipc_err e;
+    int a, b, other;
+
+    ck_assert_int_eq(gpuipc_account_snapshot(&before, &e), 0);
+    a = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    b = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(b, 0);
+    ck_assert_int_eq(gpuipc_account_foreign_since(&before, "test", &e), 2);
+    ck_assert_int_eq(gpuipc_account_foreign_count(), 2);
+    ck_assert_uint_eq(gpuipc_account_leaks_now(&before, &e), 0);
+
+    /* b's number now names another file: that one is this program's. */
+    other = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(dup3(other, b, O_CLOEXEC), b);
+    close(other);
+    ck_assert_int_eq(gpuipc_account_snapshot(&now, &e), 0);
+    ck_assert_uint_eq(gpuipc_account_leaks(&before, &now, &e), 1);
+    ck_assert_msg(strstr(e.msg, "/dev/urandom") != NULL, "%s", e.msg);
+    gpuipc_account_free(&now);
+
+    /* Forgotten: a and b count again; another owner's are not forgotten. */
+    ck_assert_int_eq(gpuipc_account_foreign_forget("other"), 0);
+    ck_assert_int_eq(gpuipc_account_foreign_forget("test"), 2);
+    ck_assert_int_eq(gpuipc_account_foreign_count(), 0);
+    ck_assert_uint_eq(gpuipc_account_leaks_now(&before, &e), 2);
+    close(a);
+    close(b);
+    gpuipc_account_free(&before);
+}
+END_TEST
+
+/* More FDs than the table holds: none is registered, and it says why. */
+START_TEST(test_account_refuses_more_foreign_fds_than_it_holds)
+{
+    int fds[GPUIPC_ACCOUNT_FOREIGN_MAX + 1], i;
+    gpuipc_fds before;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_account_snapshot(&before, &e), 0);
+    for (i = 0; i <= GPUIPC_ACCOUNT_FOREIGN_MAX; i++)
+        ck_assert_int_ge(fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC), 0);
+    ck_assert_int_eq(gpuipc_account_foreign_since(&before, "many", &e), -ENOSPC);
+    ck_assert_msg(strstr(e.msg, "many opened more than 64 FDs") != NULL, "%s", e.msg);
+    ck_assert_int_eq(gpuipc_account_foreign_count(), 0);
+    for (i = 0; i <= GPUIPC_ACCOUNT_FOREIGN_MAX; i++)
+        close(fds[i]);
+    gpuipc_account_free(&before);
+}
+END_TEST
+
 Suite *account_suite(void)
 {
     Suite *s = suite_create("account");
@@ -167,6 +224,8 @@ Suite *account_suite(void)
     tcase_add_test(tc, test_account_leaves_out_the_driver_pool_only);
     tcase_add_test(tc, test_account_names_what_an_fd_is);
     tcase_add_test(tc, test_account_memfd_check_names_a_write_seal_and_a_stranger);
+    tcase_add_test(tc, test_account_leaves_out_foreign_fds_while_they_are_the_same_file);
+    tcase_add_test(tc, test_account_refuses_more_foreign_fds_than_it_holds);
     suite_add_tcase(s, tc);
     return s;
 }

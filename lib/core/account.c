@@ -25,6 +25,84 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The FDs that are not ours to count (account.h): process-wide, as the FDs
+ * themselves are. The owner is a string literal of the caller's. */
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    const char *owner;
+} foreign[GPUIPC_ACCOUNT_FOREIGN_MAX];
+static int n_foreign;
+
+/* Whether fd is registered and still the file it was then. */
+static int is_foreign(int fd)
+{
+    struct stat st;
+    int i;
+
+    for (i = 0; i < n_foreign; i++)
+        if (foreign[i].fd == fd)
+            return fstat(fd, &st) == 0 && st.st_dev == foreign[i].dev &&
+                   st.st_ino == foreign[i].ino;
+    return 0;
+}
+
+int gpuipc_account_foreign_since(const gpuipc_fds *before, const char *owner, gpuipc_err *err)
+{
+    gpuipc_fds now;
+    size_t i, j = 0;
+    int added = 0, rc, first = n_foreign;
+
+    rc = gpuipc_account_snapshot(&now, err);
+    if (rc < 0)
+        return rc;
+    for (i = 0; i < now.n; i++) {
+        struct stat st;
+
+        while (j < before->n && before->fd[j] < now.fd[i])
+            j++;
+        if (j < before->n && before->fd[j] == now.fd[i])
+            continue;
+        if (n_foreign == GPUIPC_ACCOUNT_FOREIGN_MAX) {
+            n_foreign = first;
+            gpuipc_account_free(&now);
+            return gpuipc_err_set(err, -ENOSPC,
+                                  "%s opened more than %d FDs of its own: too many to leave "
+                                  "out of the FD accounting", owner, GPUIPC_ACCOUNT_FOREIGN_MAX);
+        }
+        if (fstat(now.fd[i], &st) < 0)
+            continue; /* closed again since the snapshot: nothing to leave out */
+        foreign[n_foreign].fd = now.fd[i];
+        foreign[n_foreign].dev = st.st_dev;
+        foreign[n_foreign].ino = st.st_ino;
+        foreign[n_foreign].owner = owner;
+        n_foreign++;
+        added++;
+    }
+    gpuipc_account_free(&now);
+    return added;
+}
+
+int gpuipc_account_foreign_forget(const char *owner)
+{
+    int i, j = 0, gone = 0;
+
+    for (i = 0; i < n_foreign; i++) {
+        if (strcmp(foreign[i].owner, owner) == 0)
+            gone++;
+        else
+            foreign[j++] = foreign[i];
+    }
+    n_foreign = j;
+    return gone;
+}
+
+int gpuipc_account_foreign_count(void)
+{
+    return n_foreign;
+}
+
 int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -64,6 +142,9 @@ int gpuipc_account_snapshot(gpuipc_fds *s, gpuipc_err *err)
                     continue;
             }
         }
+        /* A library's own FDs (PMIx's), registered as not ours. */
+        if (n_foreign > 0 && is_foreign((int)v))
+            continue;
         if (s->n == cap) {
             int *bigger = realloc(s->fd, 2 * cap * sizeof(int));
 

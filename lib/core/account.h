@@ -39,6 +39,31 @@ unsigned gpuipc_account_free_below(uint64_t limit, unsigned want);
 /* Frees the snapshot's storage. */
 void gpuipc_account_free(gpuipc_fds *s);
 
+/* ---- FDs that are not ours to count ------------------------------------------------------ */
+
+/* FDs a library opened for itself and keeps for as long as it runs (PMIx's
+ * connection to its server, its progress thread's epoll, eventfd and pipe):
+ * they are not this program's to count, and their lifetime is the library's.
+ * A registered FD is left out of every snapshot while it is still the file
+ * it was when registered (the same device and inode), so that a number the
+ * library closed and this program reused is counted again. At most
+ * GPUIPC_ACCOUNT_FOREIGN_MAX at a time; registered and forgotten from one
+ * thread, while no snapshot is being taken. */
+#define GPUIPC_ACCOUNT_FOREIGN_MAX 64
+
+/* Registers every FD open now that was not open in before (a snapshot taken
+ * just before the library opened its own), with owner ("PMIx") for messages.
+ * Returns how many were registered, or -ENOSPC (err says so; none is
+ * registered then) or another negative errno. */
+int gpuipc_account_foreign_since(const gpuipc_fds *before, const char *owner, gpuipc_err *err);
+
+/* Forgets every FD registered by owner (the library has closed them, or is
+ * about to). Returns how many were forgotten. */
+int gpuipc_account_foreign_forget(const char *owner);
+
+/* How many FDs are registered now, of every owner. */
+int gpuipc_account_foreign_count(void);
+
 /* What fd is, from this process's own look at it (fstat and its
  * /proc/self/fd link), into buf: "a pipe", "a socket", "a memfd
  * (memfd:gpuipc)", "a character device /dev/zero (1:5)", "an anonymous

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* job.c: the job token, the ranks' cards, and the same-node rule. */
+#include "launch/job.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "core/facts.h"
+
+#define CARD_MAGIC "gpuipc-card/1"
+
+struct gpuipc_job {
+    gpuipc_job_token token;
+    uint32_t rank, size;
+    uint32_t node_index, node_count;
+    gpuipc_job_card *cards; /* size of them, by rank */
+    unsigned char *where;   /* enum gpuipc_job_where of each rank, from this one */
+};
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* ---- the token ------------------------------------------------------------------------- */
+
+int gpuipc_job_token_new(gpuipc_job_token *t, gpuipc_err *err)
+{
+    unsigned char raw[GPUIPC_JOB_TOKEN_BYTES];
+    size_t got = 0;
+    int i;
+
+    memset(t, 0, sizeof(*t));
+    /* getrandom() blocks only until the kernel's pool is first ready, early
+     * in a boot; 16 bytes are never cut short once it is. */
+    while (got < sizeof(raw)) {
+        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return gpuipc_err_sys(err, "getrandom", errno, "getrandom: %s: no job token",
+                                  strerror(errno));
+        got += (size_t)n;
+    }
+    for (i = 0; i < GPUIPC_JOB_TOKEN_BYTES; i++) {
+        t->hex[2 * i] = hexdigits[raw[i] >> 4];
+        t->hex[2 * i + 1] = hexdigits[raw[i] & 15];
+    }
+    t->hex[GPUIPC_JOB_TOKEN_HEX] = '\0';
+    return 0;
+}
+
+int gpuipc_job_token_parse(gpuipc_job_token *t, const char *text, gpuipc_err *err)
+{
+    size_t i;
+
+    memset(t, 0, sizeof(*t));
+    for (i = 0; text[i] != '\0' && i <= GPUIPC_JOB_TOKEN_HEX; i++)
+        if (hex_value(text[i]) < 0)
+            break;
+    if (i != GPUIPC_JOB_TOKEN_HEX || text[i] != '\0')
+        return gpuipc_err_set(err, -EINVAL,
+                              "job token \"%.40s\": not %d lowercase hex digits", text,
+                              GPUIPC_JOB_TOKEN_HEX);
+    memcpy(t->hex, text, GPUIPC_JOB_TOKEN_HEX + 1);
+    return 0;
+}
+
+int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, size_t len)
+{
+    const unsigned char *o = offered;
+    unsigned char diff = 0;
+    size_t i;
+
+    /* The length and whether this side has a token are no secret; the
+     * bytes are compared all the way, whatever differs first. */
+    if (len != GPUIPC_JOB_TOKEN_HEX || t->hex[0] == '\0' || offered == NULL)
+        return 0;
+    for (i = 0; i < GPUIPC_JOB_TOKEN_HEX; i++)
+        diff |= (unsigned char)((unsigned char)t->hex[i] ^ o[i]);
+    return diff == 0;
+}
+
+char *gpuipc_job_endpoint(const gpuipc_job_token *t, uint32_t rank, char *buf, size_t len)
+{
+    snprintf(buf, len, "@gpuipc-%s-%" PRIu32, t->hex, rank);
+    return buf;
+}
+
+/* ---- the card ------------------------------------------------------------------------- */
+
+static int host_byte_ok(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
+                          const char *host, const gpuipc_job_token *t)
+{
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    c->rank = rank;
+    c->pid = f->pid;
+    memcpy(c->boot_id, f->boot_id, sizeof(c->boot_id));
+    c->mnt_ns = f->ns[GPUIPC_NS_MNT];
+    c->net_ns = f->ns[GPUIPC_NS_NET];
+    for (i = 0; host != NULL && host[i] != '\0' && i < GPUIPC_JOB_HOST_LEN - 1; i++)
+        c->host[i] = host_byte_ok(host[i]) ? host[i] : '_';
+    if (i == 0)
+        snprintf(c->host, sizeof(c->host), "unknown");
+    gpuipc_job_endpoint(t, rank, c->endpoint, sizeof(c->endpoint));
+}
+
+int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len)
+{
+    char boot[2 * GPUIPC_FACTS_BOOT_ID_LEN + 1];
+    int i, n;
+
+    for (i = 0; i < GPUIPC_FACTS_BOOT_ID_LEN; i++) {
+        boot[2 * i] = hexdigits[c->boot_id[i] >> 4];
+        boot[2 * i + 1] = hexdigits[c->boot_id[i] & 15];
+    }
+    boot[2 * GPUIPC_FACTS_BOOT_ID_LEN] = '\0';
+    n = snprintf(buf, len,
+                 CARD_MAGIC " rank=%" PRIu32 " pid=%" PRIu32 " boot=%s mnt=%" PRIu64
+                            " net=%" PRIu64 " host=%s ep=%s",
+                 c->rank, c->pid, boot, c->mnt_ns, c->net_ns, c->host, c->endpoint);
+    return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+/* Takes the field "<name>=<value>" at *p (followed by one space, or the end
+ * where last) into out (cap bytes). */
+static int take_field(const char **p, const char *name, int last, char *out, size_t cap,
+                      gpuipc_err *err)
+{
+    size_t nl = strlen(name), n;
+    const char *v;
+
+    if (strncmp(*p, name, nl) != 0 || (*p)[nl] != '=')
+        return gpuipc_err_set(err, -EPROTO, "card: \"%s=\" expected at \"%.24s\"", name, *p);
+    v = *p + nl + 1;
+    n = strcspn(v, " ");
+    if (n == 0 || n >= cap)
+        return gpuipc_err_set(err, -EPROTO, "card: %s: %s value", name, n == 0 ? "an empty"
+                                                                            : "too long a");
+    memcpy(out, v, n);
+    out[n] = '\0';
+    if (last ? v[n] != '\0' : v[n] != ' ' || v[n + 1] == ' ')
+        return gpuipc_err_set(err, -EPROTO, "card: %s: %s", name,
+                              last ? "text after the last field"
+                                   : "the next field is missing, or fields are not one "
+                                     "space apart");
+    *p = v + n + (last ? 0 : 1);
+    return 0;
+}
+
+/* A decimal number without sign or leading zero, at most max. */
+static int parse_dec(const char *s, uint64_t max, uint64_t *v)
+{
+    uint64_t x = 0;
+
+    if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
+        return -1;
+    for (; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || x > (max - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *v = x;
+    return 0;
+}
+
+int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err)
+{
+    static const char *const numbers[] = {"rank", "pid"};
+    char v[GPUIPC_JOB_ENDPOINT_LEN + 2];
+    const char *p = text;
+    uint64_t x;
+    size_t i;
+    int rc = 0;
+
+    memset(c, 0, sizeof(*c));
+    if (strncmp(p, CARD_MAGIC " ", strlen(CARD_MAGIC) + 1) != 0)
+        return gpuipc_err_set(err, -EPROTO, "card: \"%.20s\": not a %s card (another version "
+                                            "of gpuipc_test?)", text, CARD_MAGIC);
+    p += strlen(CARD_MAGIC) + 1;
+    for (i = 0; rc == 0 && i < 2; i++) {
+        rc = take_field(&p, numbers[i], 0, v, sizeof(v), err);
+        if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
+            rc = gpuipc_err_set(err, -EPROTO, "card: %s \"%s\": not a 32-bit number",
+                                numbers[i], v);
+        if (rc == 0 && i == 0)
+            c->rank = (uint32_t)x;
+        else if (rc == 0)
+            c->pid = (uint32_t)x;
+    }
+    if (rc == 0)
+        rc = take_field(&p, "boot", 0, v, sizeof(v), err);
+    for (i = 0; rc == 0 && i < 2 * GPUIPC_FACTS_BOOT_ID_LEN && hex_value(v[i]) >= 0; i++)
+        ;
+    if (rc == 0 && (i != 2 * GPUIPC_FACTS_BOOT_ID_LEN || v[i] != '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: boot \"%.40s\": not 32 hex digits", v);
+    for (i = 0; rc == 0 && i < GPUIPC_FACTS_BOOT_ID_LEN; i++)
+        c->boot_id[i] = (uint8_t)(hex_value(v[2 * i]) << 4 | hex_value(v[2 * i + 1]));
+    if (rc == 0)
+        rc = take_field(&p, "mnt", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT64_MAX, &c->mnt_ns) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: mnt \"%.24s\": not a number", v);
+    if (rc == 0)
+        rc = take_field(&p, "net", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT64_MAX, &c->net_ns) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: net \"%.24s\": not a number", v);
+    if (rc == 0)
+        rc = take_field(&p, "host", 0, c->host, sizeof(c->host), err);
+    for (i = 0; rc == 0 && c->host[i] != '\0'; i++)
+        if (!host_byte_ok(c->host[i]))
+            rc = gpuipc_err_set(err, -EPROTO, "card: host \"%.64s\": a byte other than "
+                                              "a-z, A-Z, 0-9, '.', '_', '-'", c->host);
+    if (rc == 0)
+        rc = take_field(&p, "ep", 1, c->endpoint, sizeof(c->endpoint), err);
+    if (rc == 0 && (c->endpoint[0] != '@' || c->endpoint[1] == '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": not an abstract socket name "
+                                          "(@name)", c->endpoint);
+    for (i = 1; rc == 0 && c->endpoint[i] != '\0'; i++)
+        if (!host_byte_ok(c->endpoint[i]))
+            rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": a byte other than a-z, "
+                                              "A-Z, 0-9, '.', '_', '-'", c->endpoint);
+    /* Nothing of a refused card is left to be taken for a rank's. */
+    if (rc < 0)
+        memset(c, 0, sizeof(*c));
+    return rc;
+}
+
+/* ---- the same-node rule --------------------------------------------------------------- */
+
+static int boot_known(const uint8_t *id)
+{
+    static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
+
+    return memcmp(id, zero, sizeof(zero)) != 0;
+}
+
+int gpuipc_job_where(const gpuipc_job_card *mine, const gpuipc_job_card *peer, char *why,
+                     size_t len)
+{
+    if (!boot_known(mine->boot_id) || !boot_known(peer->boot_id)) {
+        snprintf(why, len,
+                 "not on this node: rank %" PRIu32 " (host %s): %s boot id is unknown, so "
+                 "the same node cannot be shown (/proc/sys/kernel/random/boot_id unreadable)",
+                 peer->rank, peer->host, boot_known(mine->boot_id) ? "its" : "this rank's");
+        return GPUIPC_JOB_UNKNOWN;
+    }
+    if (memcmp(mine->boot_id, peer->boot_id, GPUIPC_FACTS_BOOT_ID_LEN) != 0) {
+        snprintf(why, len,
+                 "not on this node: rank %" PRIu32 " (host %s) runs in another boot "
+                 "(boot id %02x%02x%02x%02x... vs %02x%02x%02x%02x... here): another machine",
+                 peer->rank, peer->host, peer->boot_id[0], peer->boot_id[1], peer->boot_id[2],
+                 peer->boot_id[3], mine->boot_id[0], mine->boot_id[1], mine->boot_id[2],
+                 mine->boot_id[3]);
+        return GPUIPC_JOB_OTHER_NODE;
+    }
+    if (mine->mnt_ns == 0 || peer->mnt_ns == 0 || mine->net_ns == 0 || peer->net_ns == 0) {
+        snprintf(why, len,
+                 "not on this node: rank %" PRIu32 " (host %s) runs on this machine, but a "
+                 "mount or network namespace is unknown (/proc/self/ns unreadable), so "
+                 "sharing them cannot be shown", peer->rank, peer->host);
+        return GPUIPC_JOB_UNKNOWN;
+    }
+    if (mine->mnt_ns != peer->mnt_ns || mine->net_ns != peer->net_ns) {
+        snprintf(why, len,
+                 "not on this node: rank %" PRIu32 " (host %s) runs on this machine but in "
+                 "another %s namespace (%s:[%" PRIu64 "] vs [%" PRIu64 "] here): a container "
+                 "of its own, whose abstract sockets and files this rank cannot reach",
+                 peer->rank, peer->host, mine->net_ns != peer->net_ns ? "network" : "mount",
+                 mine->net_ns != peer->net_ns ? "net" : "mnt",
+                 mine->net_ns != peer->net_ns ? peer->net_ns : peer->mnt_ns,
+                 mine->net_ns != peer->net_ns ? mine->net_ns : mine->mnt_ns);
+        return GPUIPC_JOB_OTHER_NS;
+    }
+    snprintf(why, len,
+             "same node: rank %" PRIu32 " (host %s) shares this rank's boot id and mount and "
+             "network namespaces", peer->rank, peer->host);
+    return GPUIPC_JOB_SAME_NODE;
+}
+
+/* ---- the exchange ---------------------------------------------------------------------- */
+
+/* Reads rank k's card through l into *c and checks it is k's, in this job. */
+static int read_card(gpuipc_launch *l, const gpuipc_job_token *t, uint32_t k,
+                     gpuipc_job_card *c, gpuipc_err *err)
+{
+    char text[GPUIPC_JOB_CARD_TEXT_LEN], ep[GPUIPC_JOB_ENDPOINT_LEN];
+    int rc = gpuipc_launch_get(l, k, GPUIPC_JOB_KEY_CARD, text, sizeof(text), err);
+
+    if (rc < 0)
+        return rc;
+    rc = gpuipc_job_card_decode(c, text, err);
+    if (rc < 0) {
+        gpuipc_err_prefix(err, "rank %" PRIu32 "'s card", k);
+        return rc;
+    }
+    if (c->rank != k)
+        return gpuipc_err_set(err, -EPROTO, "rank %" PRIu32 "'s card says rank %" PRIu32, k,
+                              c->rank);
+    gpuipc_job_endpoint(t, k, ep, sizeof(ep));
+    if (strcmp(c->endpoint, ep) != 0)
+        return gpuipc_err_set(err, -EPROTO,
+                              "rank %" PRIu32 "'s card names endpoint %.60s, not this job's "
+                              "%.60s: it took another job's token",
+                              k, c->endpoint, ep);
+    return 0;
+}
+
+int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err)
+{
+    char text[GPUIPC_JOB_CARD_TEXT_LEN], host[256] = "", why[GPUIPC_ERR_LEN];
+    gpuipc_facts facts;
+    gpuipc_job *j;
+    uint32_t k;
+    int rc;
+
+    *out = NULL;
+    if (gpuipc_launch_size(l) > GPUIPC_JOB_RANKS_MAX)
+        return gpuipc_err_set(err, -E2BIG, "a job of %" PRIu32 " ranks: at most %d",
+                              gpuipc_launch_size(l), GPUIPC_JOB_RANKS_MAX);
+    j = calloc(1, sizeof(*j));
+    if (j == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "job: out of memory");
+    j->rank = gpuipc_launch_rank(l);
+    j->size = gpuipc_launch_size(l);
+    j->cards = calloc(j->size, sizeof(*j->cards));
+    j->where = calloc(j->size, 1);
+    if (j->cards == NULL || j->where == NULL) {
+        rc = gpuipc_err_set(err, -ENOMEM, "job of %" PRIu32 " ranks: out of memory", j->size);
+        goto out_free;
+    }
+
+    /* The token: rank 0's, to everyone. */
+    if (j->rank == 0) {
+        rc = gpuipc_job_token_new(&j->token, err);
+        if (rc == 0)
+            rc = gpuipc_launch_put(l, GPUIPC_JOB_KEY_TOKEN, j->token.hex, err);
+        if (rc == 0)
+            rc = gpuipc_launch_commit(l, err);
+        if (rc < 0)
+            goto out_free;
+    }
+    rc = gpuipc_launch_fence(l, "token", err);
+    if (rc < 0)
+        goto out_free;
+    if (j->rank != 0) {
+        rc = gpuipc_launch_get(l, 0, GPUIPC_JOB_KEY_TOKEN, text, sizeof(text), err);
+        if (rc == 0)
+            rc = gpuipc_job_token_parse(&j->token, text, err);
+        if (rc < 0)
+            goto out_free;
+    }
+
+    /* The cards: this rank's out, everyone's in. */
+    gpuipc_facts_gather(&facts);
+    if (gethostname(host, sizeof(host) - 1) < 0)
+        host[0] = '\0';
+    gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, &j->token);
+    rc = gpuipc_job_card_encode(&j->cards[j->rank], text, sizeof(text));
+    if (rc < 0) {
+        gpuipc_err_set(err, rc, "this rank's card does not fit %d bytes",
+                       GPUIPC_JOB_CARD_TEXT_LEN);
+        goto out_free;
+    }
+    rc = gpuipc_launch_put(l, GPUIPC_JOB_KEY_CARD, text, err);
+    if (rc == 0)
+        rc = gpuipc_launch_commit(l, err);
+    if (rc == 0)
+        rc = gpuipc_launch_fence(l, "cards", err);
+    for (k = 0; rc == 0 && k < j->size; k++)
+        if (k != j->rank)
+            rc = read_card(l, &j->token, k, &j->cards[k], err);
+    if (rc < 0)
+        goto out_free;
+
+    for (k = 0; k < j->size; k++) {
+        j->where[k] = (unsigned char)gpuipc_job_where(&j->cards[j->rank], &j->cards[k], why,
+                                                      sizeof(why));
+        if (j->where[k] == GPUIPC_JOB_SAME_NODE) {
+            j->node_index += k < j->rank;
+            j->node_count++;
+        }
+    }
+    *out = j;
+    return 0;
+
+out_free:
+    gpuipc_job_free(j);
+    return rc;
+}
+
+const gpuipc_job_token *gpuipc_job_token_of(const gpuipc_job *j)
+{
+    return &j->token;
+}
+
+uint32_t gpuipc_job_rank(const gpuipc_job *j)
+{
+    return j->rank;
+}
+
+uint32_t gpuipc_job_size(const gpuipc_job *j)
+{
+    return j->size;
+}
+
+const gpuipc_job_card *gpuipc_job_card_of(const gpuipc_job *j, uint32_t rank)
+{
+    return rank < j->size ? &j->cards[rank] : NULL;
+}
+
+int gpuipc_job_where_is(const gpuipc_job *j, uint32_t rank, char *why, size_t len)
+{
+    if (rank >= j->size) {
+        snprintf(why, len, "not on this node: rank %" PRIu32 " is not in this job of %" PRIu32
+                           " ranks", rank, j->size);
+        return GPUIPC_JOB_UNKNOWN;
+    }
+    return gpuipc_job_where(&j->cards[j->rank], &j->cards[rank], why, len);
+}
+
+void gpuipc_job_node_place(const gpuipc_job *j, uint32_t *index, uint32_t *count)
+{
+    *index = j->node_index;
+    *count = j->node_count;
+}
+
+void gpuipc_job_free(gpuipc_job *j)
+{
+    if (j == NULL)
+        return;
+    free(j->cards);
+    free(j->where);
+    free(j);
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* job.h: who takes part in a job started by a launcher, and which of them
+ * share this node. Rank 0 makes a random job token and every rank gets it
+ * through PMIx; each rank then publishes its card (boot id, mount and
+ * network namespaces, pid, host name, and the name of its rank socket,
+ * which carries the token), and every rank reads every card after one
+ * fence. A peer is on this node only where its boot id and its mount and
+ * network namespaces are this rank's: the launcher's own notion of a node
+ * (its local rank) is not proof that an abstract socket or a /dev/shm is
+ * shared. A connecting rank proves it is of this job by the token
+ * (gpuipc_job_token_matches, at HELLO).
+ *
+ *   rank 0: token = getrandom(16), put gpuipc.token; commit
+ *   all:    fence "token"; get gpuipc.token of rank 0
+ *   all:    put gpuipc.card (its card, endpoint "@gpuipc-<token>-<rank>"); commit
+ *   all:    fence "cards"; get gpuipc.card of every rank; judge each: same node or not
+ *
+ * The card's endpoint carries the token, which ranks other than 0 learn only
+ * from the first fence; hence two fences, and the cards after one. */
+#ifndef GPUIPC_LAUNCH_JOB_H
+#define GPUIPC_LAUNCH_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "core/facts.h"
+#include "launch/pmix.h"
+
+#define GPUIPC_JOB_TOKEN_BYTES 16
+#define GPUIPC_JOB_TOKEN_HEX (2 * GPUIPC_JOB_TOKEN_BYTES)
+#define GPUIPC_JOB_HOST_LEN 65      /* a host name of at most 64 bytes, with its NUL */
+#define GPUIPC_JOB_ENDPOINT_LEN 108 /* sun_path's size: '@' stands for the leading NUL */
+#define GPUIPC_JOB_CARD_TEXT_LEN 512
+#define GPUIPC_JOB_RANKS_MAX 65536
+
+/* The PMIx keys the job's wire-up uses. */
+#define GPUIPC_JOB_KEY_TOKEN "gpuipc.token"
+#define GPUIPC_JOB_KEY_CARD "gpuipc.card"
+
+/* The job token: 16 random bytes as 32 lowercase hex digits. */
+typedef struct gpuipc_job_token {
+    char hex[GPUIPC_JOB_TOKEN_HEX + 1];
+} gpuipc_job_token;
+
+/* One rank's card, as it published it. */
+typedef struct gpuipc_job_card {
+    uint32_t rank;
+    uint32_t pid;                            /* in the rank's own PID namespace */
+    uint8_t boot_id[GPUIPC_FACTS_BOOT_ID_LEN]; /* all zero where unknown */
+    uint64_t mnt_ns, net_ns;                 /* namespace inodes; 0 where unknown */
+    char host[GPUIPC_JOB_HOST_LEN];
+    char endpoint[GPUIPC_JOB_ENDPOINT_LEN];  /* "@gpuipc-<token>-<rank>" */
+} gpuipc_job_card;
+
+/* Where a peer is, as this rank judges it from both cards. */
+enum gpuipc_job_where {
+    GPUIPC_JOB_SAME_NODE,  /* same boot, same mount and network namespaces */
+    GPUIPC_JOB_OTHER_NODE, /* another boot id: another machine (or boot) */
+    GPUIPC_JOB_OTHER_NS,   /* this machine, another mount or network namespace */
+    GPUIPC_JOB_UNKNOWN     /* a boot id or namespace not known on one side */
+};
+
+/* Makes a new token from getrandom(). Returns 0, or a negative errno with
+ * err. */
+int gpuipc_job_token_new(gpuipc_job_token *t, gpuipc_err *err);
+
+/* Takes text as a token: exactly 32 lowercase hex digits. Returns 0, or
+ * -EINVAL with err. */
+int gpuipc_job_token_parse(gpuipc_job_token *t, const char *text, gpuipc_err *err);
+
+/* Whether the len bytes at offered are the token t (a HELLO's claim), in
+ * time that does not depend on where they differ. A wrong length (which is
+ * no secret) or an empty t never matches. Returns 1 or 0. */
+int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, size_t len);
+
+/* The abstract socket name of rank's endpoint in the job of token t,
+ * "@gpuipc-<token>-<rank>", into buf (len bytes). Returns buf. */
+char *gpuipc_job_endpoint(const gpuipc_job_token *t, uint32_t rank, char *buf, size_t len);
+
+/* This rank's card: the boot id and namespaces from f (core/facts), the pid
+ * from f, host as given (bytes other than a-z, A-Z, 0-9, '.', '_' and '-'
+ * become '_'; at most 64 kept), and the endpoint of rank under t. */
+void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
+                          const char *host, const gpuipc_job_token *t);
+
+/* The card as one line of text, "gpuipc-card/1 rank=3 pid=4711
+ * boot=<32 hex> mnt=4026531841 net=4026531840 host=node1
+ * ep=@gpuipc-<token>-3", into buf (len bytes). Returns 0, or -ENOSPC. */
+int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len);
+
+/* Parses a card's text, strictly: that version, every field once and in
+ * that order, decimal numbers without sign or leading zeros that fit, a
+ * boot id of 32 hex digits, a host name and an endpoint of the allowed
+ * bytes. Returns 0, or -EPROTO with err naming the field. */
+int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err);
+
+/* Where peer is, as mine judges it (enum gpuipc_job_where), with one
+ * sentence into why (len bytes) that starts "same node" or "not on this
+ * node" and says which fact decided. */
+int gpuipc_job_where(const gpuipc_job_card *mine, const gpuipc_job_card *peer, char *why,
+                     size_t len);
+
+/* ---- the exchange ---------------------------------------------------------------------- */
+
+/* The job as this rank knows it after the exchange. */
+typedef struct gpuipc_job gpuipc_job;
+
+/* Runs the exchange above over l: the token, then every rank's card, each
+ * checked (its rank, its endpoint in this job). This rank's card comes
+ * from its own facts (core/facts, so GPUIPC_TEST_SYSROOT applies, which is
+ * how the tests fake another node) and gethostname(). Returns 0 with *out
+ * owned by the caller (gpuipc_job_free), or a negative errno with err (as
+ * gpuipc_launch_fence and gpuipc_launch_get, or -EPROTO for a bad card). */
+int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err);
+
+/* The job's token, this rank, and the job's size. */
+const gpuipc_job_token *gpuipc_job_token_of(const gpuipc_job *j);
+uint32_t gpuipc_job_rank(const gpuipc_job *j);
+uint32_t gpuipc_job_size(const gpuipc_job *j);
+
+/* Rank's card (rank < size), or NULL. */
+const gpuipc_job_card *gpuipc_job_card_of(const gpuipc_job *j, uint32_t rank);
+
+/* Where rank is from this rank (enum gpuipc_job_where), why as
+ * gpuipc_job_where writes it. */
+int gpuipc_job_where_is(const gpuipc_job *j, uint32_t rank, char *why, size_t len);
+
+/* How many ranks are on this node by the rule above (this one included),
+ * and this rank's index among them in rank order: the local rank that
+ * chooses this rank's GPU. Compare with gpuipc_launch_local_rank and
+ * gpuipc_launch_local_size, the launcher's view. */
+void gpuipc_job_node_place(const gpuipc_job *j, uint32_t *index, uint32_t *count);
+
+/* Frees j (NULL is allowed). */
+void gpuipc_job_free(gpuipc_job *j);
+
+#endif

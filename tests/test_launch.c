@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_launch.c: lib/launch without a launcher: the job token (its format,
+ * parsing, the constant-time check), the rank sockets' names, the cards
+ * (encoded, decoded, every malformed one refused), the same-node rule over
+ * faked boot ids and namespaces, PMIx's version text, the status names, and
+ * what joining says where no launcher started the process. The exchange
+ * itself runs under mpirun in tests/launch.sh. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch/job.h"
+#include "launch/pmix.h"
+#include "helpers.h"
+#include "suites.h"
+
+static const char tok_a[] = "0123456789abcdef0123456789abcdef";
+
+static gpuipc_job_token token_of(const char *hex)
+{
+    gpuipc_job_token t;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_job_token_parse(&t, hex, &e), 0);
+    return t;
+}
+
+/* A card as a faked rank would publish it. */
+static gpuipc_job_card card(uint32_t rank, uint8_t boot, uint64_t mnt, uint64_t net)
+{
+    gpuipc_job_token t = token_of(tok_a);
+    gpuipc_job_card c;
+    gpuipc_facts f;
+
+    memset(&f, 0, sizeof(f));
+    memset(f.boot_id, boot, sizeof(f.boot_id));
+    f.ns[GPUIPC_NS_MNT] = mnt;
+    f.ns[GPUIPC_NS_NET] = net;
+    f.pid = 100 + rank;
+    gpuipc_job_card_make(&c, rank, &f, "node1", &t);
+    return c;
+}
+
+START_TEST(test_launch_token_is_32_lowercase_hex_and_new_each_time)
+{
+    gpuipc_job_token a, b, back;
+    gpuipc_err e;
+    size_t i;
+
+    ck_assert_int_eq(gpuipc_job_token_new(&a, &e), 0);
+    ck_assert_int_eq(gpuipc_job_token_new(&b, &e), 0);
+    ck_assert_uint_eq(strlen(a.hex), 32);
+    for (i = 0; i < 32; i++)
+        ck_assert_msg(strchr("0123456789abcdef", a.hex[i]) != NULL, "byte %zu of %s", i, a.hex);
+    ck_assert_str_ne(a.hex, b.hex);
+    ck_assert_int_eq(gpuipc_job_token_parse(&back, a.hex, &e), 0);
+    ck_assert_str_eq(back.hex, a.hex);
+}
+END_TEST
+
+static const char *const bad_tokens[] = {
+    "",
+    "0123456789abcdef0123456789abcde",   /* 31 */
+    "0123456789abcdef0123456789abcdef0", /* 33 */
+    "0123456789ABCDEF0123456789abcdef",  /* upper case */
+    "0123456789abcdef0123456789abcdeg",
+    "0123456789abcdef 123456789abcdef",
+    "0123456789abcdef0123456789abcde\n",
+};
+
+START_TEST(test_launch_token_parse_refuses_what_is_not_one)
+{
+    gpuipc_job_token t;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_job_token_parse(&t, bad_tokens[_i], &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "not 32 lowercase hex digits") != NULL, "%s", e.msg);
+    ck_assert_str_eq(t.hex, "");
+}
+END_TEST
+
+START_TEST(test_launch_token_matches_only_itself)
+{
+    gpuipc_job_token t = token_of(tok_a), empty;
+    char off[33];
+
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, tok_a, 32), 1);
+    memcpy(off, tok_a, sizeof(off));
+    off[0] ^= 1;
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, off, 32), 0);
+    memcpy(off, tok_a, sizeof(off));
+    off[31] ^= 1;
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, off, 32), 0);
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, tok_a, 31), 0);
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, tok_a, 33), 0);
+    ck_assert_int_eq(gpuipc_job_token_matches(&t, NULL, 32), 0);
+    memset(&empty, 0, sizeof(empty));
+    ck_assert_int_eq(gpuipc_job_token_matches(&empty, "", 0), 0);
+    ck_assert_int_eq(gpuipc_job_token_matches(&empty, tok_a, 32), 0);
+}
+END_TEST
+
+START_TEST(test_launch_endpoint_carries_token_and_rank)
+{
+    gpuipc_job_token t = token_of(tok_a);
+    char ep[GPUIPC_JOB_ENDPOINT_LEN];
+
+    ck_assert_str_eq(gpuipc_job_endpoint(&t, 7, ep, sizeof(ep)),
+                     "@gpuipc-0123456789abcdef0123456789abcdef-7");
+    ck_assert_str_eq(gpuipc_job_endpoint(&t, 4294967295u, ep, sizeof(ep)),
+                     "@gpuipc-0123456789abcdef0123456789abcdef-4294967295");
+}
+END_TEST
+
+START_TEST(test_launch_card_round_trip)
+{
+    gpuipc_job_card c = card(3, 0xa5, 4026531841ull, 18446744073709551615ull), back;
+    char text[GPUIPC_JOB_CARD_TEXT_LEN];
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
+    ck_assert_str_eq(text, "gpuipc-card/1 rank=3 pid=103 boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "
+                           "mnt=4026531841 net=18446744073709551615 host=node1 "
+                           "ep=@gpuipc-0123456789abcdef0123456789abcdef-3");
+    ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
+    ck_assert_mem_eq(&back, &c, sizeof(c));
+    /* Too small a buffer is said, not cut. */
+    ck_assert_int_eq(gpuipc_job_card_encode(&c, text, 40), -ENOSPC);
+}
+END_TEST
+
+START_TEST(test_launch_card_host_is_made_safe)
+{
+    gpuipc_job_token t = token_of(tok_a);
+    char text[GPUIPC_JOB_CARD_TEXT_LEN], longname[200];
+    gpuipc_job_card c, back;
+    gpuipc_facts f;
+    gpuipc_err e;
+
+    memset(&f, 0, sizeof(f));
+    gpuipc_job_card_make(&c, 0, &f, "node 1=x\n", &t);
+    ck_assert_str_eq(c.host, "node_1_x_");
+    gpuipc_job_card_make(&c, 0, &f, "", &t);
+    ck_assert_str_eq(c.host, "unknown");
+    memset(longname, 'h', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    gpuipc_job_card_make(&c, 0, &f, longname, &t);
+    ck_assert_uint_eq(strlen(c.host), 64);
+    ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
+    ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
+    ck_assert_str_eq(back.host, c.host);
+}
+END_TEST
+
+#define GOOD_BOOT "boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5"
+#define GOOD_EP "ep=@gpuipc-0123456789abcdef0123456789abcdef-3"
+static const struct {
+    const char *text, *says;
+} bad_cards[] = {
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "not a gpuipc-card/1"},
+    {"", "not a gpuipc-card/1"},
+    {"gpuipc-card/1 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"rank=\" expected"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 host=n " GOOD_EP, "\"net=\" expected"},
+    {"gpuipc-card/1 rank=3  pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "one space"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP " ", "after the last"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n", "missing"},
+    {"gpuipc-card/1 rank=03 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "rank \"03\""},
+    {"gpuipc-card/1 rank=-3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "rank \"-3\""},
+    {"gpuipc-card/1 rank=4294967296 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP,
+     "not a 32-bit number"},
+    {"gpuipc-card/1 rank=3 pid= " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "an empty value"},
+    {"gpuipc-card/1 rank=3 pid=1 boot=a5a5 mnt=1 net=2 host=n " GOOD_EP, "not 32 hex digits"},
+    {"gpuipc-card/1 rank=3 pid=1 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 host=n " GOOD_EP,
+     "not 32 hex digits"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=18446744073709551616 net=2 host=n " GOOD_EP,
+     "mnt \"18446744073709551616\""},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=x host=n " GOOD_EP, "net \"x\""},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=a/b " GOOD_EP, "host \"a/b\""},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=/tmp/sock", "not an abstract"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@", "not an abstract"},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@a/../b", "ep \"@a/../b\""},
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@a\tb", "ep \"@a\tb\""},
+};
+
+START_TEST(test_launch_card_decode_refuses_malformed)
+{
+    gpuipc_job_card c;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_job_card_decode(&c, bad_cards[_i].text, &e), -EPROTO);
+    ck_assert_msg(strstr(e.msg, bad_cards[_i].says) != NULL, "case %d: \"%s\" does not say \"%s\"",
+                  _i, e.msg, bad_cards[_i].says);
+    ck_assert_uint_eq(c.rank, 0);
+    ck_assert_str_eq(c.host, "");
+}
+END_TEST
+
+START_TEST(test_launch_same_node_needs_boot_mnt_and_net)
+{
+    gpuipc_job_card me = card(0, 0x11, 10, 20), peer;
+    char why[GPUIPC_ERR_LEN];
+
+    peer = card(1, 0x11, 10, 20);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_SAME_NODE);
+    ck_assert_msg(strncmp(why, "same node: rank 1 (host node1)", 30) == 0, "%s", why);
+}
+END_TEST
+
+START_TEST(test_launch_another_boot_id_is_another_node)
+{
+    gpuipc_job_card me = card(0, 0x11, 10, 20), peer = card(2, 0x22, 10, 20);
+    char why[GPUIPC_ERR_LEN];
+
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_OTHER_NODE);
+    ck_assert_msg(strstr(why, "not on this node: rank 2 (host node1) runs in another boot "
+                              "(boot id 22222222... vs 11111111... here)") == why,
+                  "%s", why);
+}
+END_TEST
+
+START_TEST(test_launch_another_namespace_is_not_this_node)
+{
+    gpuipc_job_card me = card(0, 0x11, 10, 20), peer;
+    char why[GPUIPC_ERR_LEN];
+
+    peer = card(1, 0x11, 10, 21);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_OTHER_NS);
+    ck_assert_msg(strstr(why, "not on this node: rank 1 (host node1) runs on this machine but "
+                              "in another network namespace (net:[21] vs [20] here)") == why,
+                  "%s", why);
+    peer = card(1, 0x11, 11, 20);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_OTHER_NS);
+    ck_assert_msg(strstr(why, "another mount namespace (mnt:[11] vs [10] here)") != NULL, "%s",
+                  why);
+}
+END_TEST
+
+START_TEST(test_launch_unknown_facts_are_not_this_node)
+{
+    gpuipc_job_card me = card(0, 0x11, 10, 20), peer;
+    char why[GPUIPC_ERR_LEN];
+
+    peer = card(1, 0, 10, 20);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_UNKNOWN);
+    ck_assert_msg(strstr(why, "not on this node: rank 1 (host node1): its boot id is unknown") ==
+                  why, "%s", why);
+    ck_assert_int_eq(gpuipc_job_where(&peer, &me, why, sizeof(why)), GPUIPC_JOB_UNKNOWN);
+    ck_assert_msg(strstr(why, "this rank's boot id is unknown") != NULL, "%s", why);
+    peer = card(1, 0x11, 0, 20);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_UNKNOWN);
+    ck_assert_msg(strstr(why, "a mount or network namespace is unknown") != NULL, "%s", why);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    int major;
+} versions[] = {
+    {"OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)", 4},
+    {"OpenPMIx 5.0.1 (PMIx Standard: 5.0, Stable ABI: 5.0, Provisional ABI: 0.0)", 5},
+    {"OpenPMIx 3.2.3 (PMIx Standard: 3.1, Stable ABI: 0.0, Provisional ABI: 0.0)", 3},
+    {"PMIx v2.2.5", 2},
+    {"PMIx 1.2.5", 1},
+    {"OpenPMIx 10.1.0", 10},
+    {"OpenPMIx", -1},
+    {"libpmix", -1},
+    {"", -1},
+};
+
+START_TEST(test_launch_pmix_major_from_version_text)
+{
+    ck_assert_int_eq(gpuipc_launch_pmix_major(versions[_i].text), versions[_i].major);
+    ck_assert_int_eq(gpuipc_launch_pmix_major(NULL), -1);
+}
+END_TEST
+
+START_TEST(test_launch_status_names)
+{
+    ck_assert_str_eq(gpuipc_launch_status_name(-24), "PMIX_ERR_TIMEOUT");
+    ck_assert_str_eq(gpuipc_launch_status_name(0), "PMIX_SUCCESS");
+    ck_assert_str_eq(gpuipc_launch_status_name(-61), "PMIX_ERR_LOST_CONNECTION");
+    /* No library loaded here: an unknown code is its number. */
+    ck_assert_str_eq(gpuipc_launch_status_name(-9999), "PMIx status -9999");
+}
+END_TEST
+
+static void clear_pmix_env(void)
+{
+    extern char **environ;
+    char name[256];
+    size_t i = 0;
+
+    while (environ[i] != NULL) {
+        if (strncmp(environ[i], "PMIX_", 5) == 0) {
+            snprintf(name, sizeof(name), "%.*s", (int)strcspn(environ[i], "="), environ[i]);
+            unsetenv(name);
+            i = 0;
+            continue;
+        }
+        i++;
+    }
+}
+
+START_TEST(test_launch_detects_the_launcher_by_its_variables)
+{
+    char why[GPUIPC_ERR_LEN] = "";
+
+    clear_pmix_env();
+    ck_assert_int_eq(gpuipc_launch_detect(why, sizeof(why)), 0);
+    ck_assert_msg(strstr(why, "not started by a PMIx launcher") == why &&
+                  strstr(why, "mpirun -np <GPUs> gpuipc_test --ranks") != NULL &&
+                  strstr(why, "srun --mpi=pmix") != NULL, "%s", why);
+    setenv("PMIX_SERVER_URI41", "pmix-server.1;tcp4://127.0.0.1:1", 1);
+    ck_assert_int_eq(gpuipc_launch_detect(why, sizeof(why)), 1);
+    clear_pmix_env();
+    setenv("PMIX_RANK", "0", 1);
+    ck_assert_int_eq(gpuipc_launch_detect(why, sizeof(why)), 1);
+    clear_pmix_env();
+    setenv("PMIX_NAMESPACE", "job", 1);
+    ck_assert_int_eq(gpuipc_launch_detect(why, sizeof(why)), 1);
+    /* A name that only starts alike is not the launcher's. */
+    clear_pmix_env();
+    setenv("PMIX_SERVER_UR", "x", 1);
+    ck_assert_int_eq(gpuipc_launch_detect(why, sizeof(why)), 0);
+}
+END_TEST
+
+START_TEST(test_launch_init_without_a_launcher_says_so_and_holds_nothing)
+{
+    gpuipc_launch *l = (gpuipc_launch *)&l;
+    gpuipc_err e;
+    int before;
+
+    clear_pmix_env();
+    before = th_fd_count();
+    ck_assert_int_eq(gpuipc_launch_init(&l, 1000000000ull, &e), -ENOENT);
+    ck_assert_ptr_null(l);
+    ck_assert_msg(strstr(e.msg, "not started by a PMIx launcher") == e.msg, "%s", e.msg);
+    ck_assert_str_eq(e.call, "getenv");
+    ck_assert_int_eq(th_fd_count(), before);
+    ck_assert_int_eq(gpuipc_launch_finalize(&l, &e), 0); /* NULL is allowed */
+}
+END_TEST
+
+Suite *launch_suite(void)
+{
+    Suite *s = suite_create("launch");
+    TCase *tc = tcase_create("launch");
+
+    tcase_add_test(tc, test_launch_token_is_32_lowercase_hex_and_new_each_time);
+    tcase_add_loop_test(tc, test_launch_token_parse_refuses_what_is_not_one, 0,
+                        (int)(sizeof(bad_tokens) / sizeof(bad_tokens[0])));
+    tcase_add_test(tc, test_launch_token_matches_only_itself);
+    tcase_add_test(tc, test_launch_endpoint_carries_token_and_rank);
+    tcase_add_test(tc, test_launch_card_round_trip);
+    tcase_add_test(tc, test_launch_card_host_is_made_safe);
+    tcase_add_loop_test(tc, test_launch_card_decode_refuses_malformed, 0,
+                        (int)(sizeof(bad_cards) / sizeof(bad_cards[0])));
+    tcase_add_test(tc, test_launch_same_node_needs_boot_mnt_and_net);
+    tcase_add_test(tc, test_launch_another_boot_id_is_another_node);
+    tcase_add_test(tc, test_launch_another_namespace_is_not_this_node);
+    tcase_add_test(tc, test_launch_unknown_facts_are_not_this_node);
+    tcase_add_loop_test(tc, test_launch_pmix_major_from_version_text, 0,
+                        (int)(sizeof(versions) / sizeof(versions[0])));
+    tcase_add_test(tc, test_launch_status_names);
+    tcase_add_test(tc, test_launch_detects_the_launcher_by_its_variables);
+    tcase_add_test(tc, test_launch_init_without_a_launcher_says_so_and_holds_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}
