@@ -92,15 +92,16 @@ run -np 4 "$probe" --timeout 2 --skip-fence 3
 rc=$?
 took=$(($(date +%s) - started))
 [ $rc = 0 ] || fail "a rank away from the fence: mpirun exited $rc"
-n=$(grep -c '^rank [0-2]: fence timed out after [0-4]\.[0-9]* s: PMIx_Fence (probe, 4 ranks, PMIX_TIMEOUT 2 s): PMIX_ERR_TIMEOUT (-24); a rank did not reach the fence in time' "$tmp/out")
-if [ "$n" != 3 ]; then
-    # A server that ignores PMIX_TIMEOUT: this side's own deadline, named.
-    n=$(grep -c '^rank [0-2]: fence timed out after [0-4]\.[0-9]* s: PMIx_Fence (probe, 4 ranks, PMIX_TIMEOUT 2 s) no answer within 4 s' "$tmp/out")
-fi
-[ "$n" = 3 ] || fail "a rank away from the fence: $n of 3 ranks came out of it with a named timeout within 2 + 2 s"
+# Each of the others ends it one of three ways, named: the server's
+# PMIX_TIMEOUT; this side's own deadline (a server that ignores the
+# timeout); or, where the server ends the fence with success regardless
+# (OpenPMIx 5.0.1a1 under Open MPI 4.1.6 did, on some ranks), the missing
+# rank's mark, fetched with the same timeout.
+n=$(grep -cE '^rank [0-2]: fence timed out after [0-6]\.[0-9]* s: PMIx_Fence \(probe, 4 ranks, PMIX_TIMEOUT 2 s\)(: PMIX_ERR_TIMEOUT \(-24\); a rank did not reach the fence in time| no answer within 4 s|: the server ended the fence, but rank 3 never reached it)' "$tmp/out")
+[ "$n" = 3 ] || fail "a rank away from the fence: $n of 3 ranks came out of it with a named timeout within 2 + 2 + 2 s"
 [ $took -le 20 ] || fail "a rank away from the fence: the run took $took s"
 if [ $fails = "$before" ]; then
-    echo "PASS: launch: rank 3 away from a fence: 3 of 3 others out of it in $(sed -n 's/^rank [0-2]: fence timed out after \([0-9.]*\) s.*/\1/p' "$tmp/out" | sort -n | tail -1) s at most with PMIX_ERR_TIMEOUT, named ($took s in all)"
+    echo "PASS: launch: rank 3 away from a fence: 3 of 3 others out of it in $(sed -n 's/^rank [0-2]: fence timed out after \([0-9.]*\) s.*/\1/p' "$tmp/out" | sort -n | tail -1) s at most, named ($took s in all)"
 else
     sed 's/^/    /' "$tmp/out"
 fi

@@ -40,6 +40,7 @@ struct gpuipc_launch {
     int timeout_s;            /* PMIX_TIMEOUT: timeout_ns in whole seconds, rounded up */
     pmix_status_t last;       /* the last failed call's status */
     const char *stuck;        /* the call left running at its deadline, or NULL */
+    unsigned fences;          /* fences entered, for each one's mark */
     char version[160];
 };
 
@@ -637,7 +638,7 @@ int gpuipc_launch_commit(gpuipc_launch *l, gpuipc_err *err)
     return rc;
 }
 
-int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err)
+static int fence_once(gpuipc_launch *l, const char *what, gpuipc_err *err)
 {
     call *c = call_new(OP_FENCE);
     char about[96];
@@ -654,6 +655,37 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err)
     if (rc == 0)
         call_release(c);
     return rc;
+}
+
+/* A fence whose success is proven: each rank puts a mark of this fence
+ * before it, and after it every other rank's mark must be there. Open MPI
+ * 4.1.6 with OpenPMIx 5.0.1a1 (the GPU machine's) ended a fence that one
+ * rank never entered with success on some ranks once PMIX_TIMEOUT passed;
+ * the missing mark names that rank. */
+int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err)
+{
+    char key[32], got[16];
+    gpuipc_err why;
+    uint32_t r;
+    int rc;
+
+    snprintf(key, sizeof(key), "gpuipc.fence.%u", ++l->fences);
+    if ((rc = gpuipc_launch_put(l, key, "1", err)) < 0 ||
+        (rc = gpuipc_launch_commit(l, err)) < 0 || (rc = fence_once(l, what, err)) < 0)
+        return rc;
+    for (r = 0; r < l->size; r++) {
+        if (r == l->me.rank)
+            continue;
+        if (gpuipc_launch_get(l, r, key, got, sizeof(got), &why) < 0)
+            return gpuipc_err_set(err, -ETIMEDOUT, "PMIx_Fence (%.40s, %u ranks, PMIX_TIMEOUT "
+                                  "%d s): the server ended the fence, but rank %u never "
+                                  "reached it (%.200s); a rank did not reach the fence in "
+                                  "time: one of the job's processes failed, hangs, or is not "
+                                  "gpuipc_test --ranks of this version (see the other ranks' "
+                                  "output, and the launcher's)", what, l->size, l->timeout_s,
+                                  r, why.msg);
+    }
+    return 0;
 }
 
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
