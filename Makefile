@@ -314,9 +314,11 @@ INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_t
 DOC_TOP := README.md CHANGELOG.md
 DOC_DOCS := $(sort $(wildcard docs/*.md)) docs/result.schema.json
 DOC_RECIPES := $(sort $(wildcard docs/recipes/*.sh))
+# NHC's check file is read by NHC (sourced), not run: not executable.
+DOC_RECIPES_READ := $(sort $(wildcard docs/recipes/*.nhc))
 INSTALLED := $(BINDIR)/gpuipc_test $(MANDIR)/gpuipc_test.1.gz \
 	$(BASHCOMPDIR)/gpuipc_test $(DOCDIR)/copyright \
-	$(addprefix $(DOCDIR)/,$(DOC_TOP) $(DOC_DOCS) $(DOC_RECIPES))
+	$(addprefix $(DOCDIR)/,$(DOC_TOP) $(DOC_DOCS) $(DOC_RECIPES) $(DOC_RECIPES_READ))
 # Deepest first, for rmdir.
 INSTALLED_DIRS := $(DOCDIR)/docs/recipes $(DOCDIR)/docs $(DOCDIR)
 
@@ -334,6 +336,7 @@ install: $(INSTALL_BIN)
 	install -m 0644 $(DOC_TOP) $(DESTDIR)$(DOCDIR)/
 	install -m 0644 $(DOC_DOCS) $(DESTDIR)$(DOCDIR)/docs/
 	install -m 0755 $(DOC_RECIPES) $(DESTDIR)$(DOCDIR)/docs/recipes/
+	install -m 0644 $(DOC_RECIPES_READ) $(DESTDIR)$(DOCDIR)/docs/recipes/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

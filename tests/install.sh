@@ -23,10 +23,12 @@ doc=$p/share/doc/gpuipc-test
 for f in bin/gpuipc_test share/man/man1/gpuipc_test.1.gz share/bash-completion/completions/gpuipc_test \
          share/doc/gpuipc-test/copyright share/doc/gpuipc-test/README.md \
          share/doc/gpuipc-test/CHANGELOG.md share/doc/gpuipc-test/docs/testing.md \
-         share/doc/gpuipc-test/docs/result.schema.json share/doc/gpuipc-test/docs/recipes/npd-plugin.sh; do
+         share/doc/gpuipc-test/docs/result.schema.json share/doc/gpuipc-test/docs/recipes/npd-plugin.sh \
+         share/doc/gpuipc-test/docs/recipes/gpuipc.nhc; do
     [ -f "$p/$f" ] || fail "make install put no $prefix/$f"
 done
 [ -x "$doc/docs/recipes/npd-plugin.sh" ] || fail "the recipes are not installed executable"
+[ ! -x "$doc/docs/recipes/gpuipc.nhc" ] || fail "NHC's check file is installed executable (NHC sources it)"
 n=$(find "$dest" ! -type d | wc -l)
 # Where the program is installed, its --help names the documentation there.
 "$p/bin/gpuipc_test" --help | grep -qx "  $doc" ||
