@@ -109,7 +109,7 @@ help:
 	@echo "make bench      gpuipc_test --bench on this GPU: bench/results/<device>-<date>.json and .md"
 	@echo "make asan       the no-GPU suites and tests/launch.sh built with AddressSanitizer and"
 	@echo "                UBSan (build-asan/)"
-	@echo "make valgrind   the no-GPU suites under valgrind memcheck (8 tests valgrind cannot run are named and left out)"
+	@echo "make valgrind   the no-GPU suites under valgrind memcheck (the tests valgrind cannot run are named and left out)"
 	@echo "make fuzz       build the libFuzzer target of the message decoder with clang"
 	@echo "make fuzz-run   run it over tests/corpus/wire for FUZZ_SECONDS (default 60)"
 	@echo "make install    install the program (the release binary where it was built), its"

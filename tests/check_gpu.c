@@ -462,7 +462,7 @@ static void private_imex(int with_channel, int major, int *made)
     *made = mkdir(IMEX_DIR, 0755) == 0;
     ck_assert_msg(*made || errno == EEXIST, "mkdir " IMEX_DIR ": %s", strerror(errno));
     ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare CLONE_NEWNS: %s", strerror(errno));
-    ck_assert_msg(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+    ck_assert_msg(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0,
                   "mount --make-rprivate /: %s", strerror(errno));
     ck_assert_msg(mount("tmpfs", IMEX_DIR, "tmpfs", 0, "size=64k,mode=0755") == 0,
                   "mount tmpfs " IMEX_DIR ": %s", strerror(errno));

@@ -277,13 +277,18 @@ int th_spawn_all(th_run *runs, size_t n, const char *const *const *args,
     for (i = 0; i < n; i++) {
         pids[i] = fork();
         if (pids[i] < 0) {
+            fprintf(stderr, "th_spawn_all: fork %zu of %zu: %s\n", i + 1, n, strerror(errno));
             rc = -1;
             break;
         }
-        if (pids[i] == 0)
-            _exit(th_spawn(&runs[i], args[i], env != NULL ? env[i] : NULL, timeout_s, grace_s,
-                           on_line != NULL ? on_line[i] : NULL, arg != NULL ? arg[i] : NULL) <
-                          0);
+        if (pids[i] == 0) {
+            int failed = th_spawn(&runs[i], args[i], env != NULL ? env[i] : NULL, timeout_s,
+                                  grace_s, on_line != NULL ? on_line[i] : NULL,
+                                  arg != NULL ? arg[i] : NULL) < 0;
+
+            free(pids); /* a leak valgrind would count, and turn into exit 99 */
+            _exit(failed);
+        }
     }
     while (i-- > 0) {
         int status;
@@ -1022,7 +1027,7 @@ int th_mounts_work(char *why, size_t len)
     pid = fork();
     if (pid == 0)
         _exit(unshare(CLONE_NEWNS) < 0 ? 1
-              : mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ? 2
+              : mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ? 2
               : mount("tmpfs", at, "tmpfs", 0, "size=64k") < 0 ? 3 : 0);
     waitpid(pid, &status, 0);
     rmdir(at);

@@ -122,7 +122,7 @@ static const jnode *self_facts(const jnode *doc)
 static void private_mounts(void)
 {
     ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare CLONE_NEWNS: %s", strerror(errno));
-    ck_assert_msg(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+    ck_assert_msg(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0,
                   "mount --make-rprivate /: %s", strerror(errno));
 }
 
