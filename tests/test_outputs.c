@@ -313,7 +313,7 @@ START_TEST(test_outputs_json_in_place_in_a_read_only_directory)
     write_text(src, "old");
     write_text(path, "");
     ck_assert_int_eq(mount("none", ro, "none", MS_REMOUNT | MS_RDONLY, NULL), 0);
-    ck_assert_int_eq(mount(src, path, NULL, MS_BIND, NULL), 0);
+    ck_assert_int_eq(mount(src, path, "none", MS_BIND, NULL), 0);
     ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     ck_assert_int_eq(valid_doc(src), 0);
@@ -503,7 +503,7 @@ START_TEST(test_outputs_a_read_only_tmp)
     private_mounts();
     in_dir(out, sizeof(out), "out");
     mkdir(out, 0755);
-    ck_assert_int_eq(mount("/tmp", "/tmp", NULL, MS_BIND, NULL), 0);
+    ck_assert_int_eq(mount("/tmp", "/tmp", "none", MS_BIND, NULL), 0);
     ck_assert_int_eq(mount("none", "/tmp", "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL), 0);
     mount_tmpfs(out, "size=1m");
     ck_assert_msg(mkdir("/tmp/gpuipc-ro-probe", 0700) < 0 && errno == EROFS, "/tmp is writable");
