@@ -323,6 +323,14 @@ INSTALLED := $(BINDIR)/gpuipc_test $(MANDIR)/gpuipc_test.1.gz \
 INSTALLED_DIRS := $(DOCDIR)/docs/recipes $(DOCDIR)/docs $(DOCDIR)
 
 install: $(INSTALL_BIN)
+	@b=$(INSTALL_BIN); case $$b in */*) ;; *) b=./$$b ;; esac; \
+	c=$$($$b --version | sed -n 's/.*(commit \([^,]*\),.*/\1/p'); \
+	h=$$(git rev-parse --short=12 HEAD 2>/dev/null || true); \
+	if [ -n "$$h" ] && [ "$${c%-dirty}" != "$$h" ] && [ "$(ALLOW_OTHER_COMMIT)" != 1 ]; then \
+		echo "install: $(INSTALL_BIN) is of commit $${c:-unknown}, the tree is at $$h:" \
+			"rebuild it (make release, or make), or set ALLOW_OTHER_COMMIT=1" >&2; \
+		exit 1; \
+	fi
 	@echo "install: $(INSTALL_BIN) ($(if $(filter build-release/%,$(INSTALL_BIN)),the release \
 	binary,the local build: make release first to install the one for glibc 2.28)) into \
 	$(DESTDIR)$(PREFIX)"

@@ -24,6 +24,15 @@ esac
 version=$(sed -n 's/^#define GPUIPC_VERSION "\(.*\)"$/\1/p' lib/app/version.h)
 [ -n "$version" ] || { echo "package: no GPUIPC_VERSION in lib/app/version.h" >&2; exit 2; }
 commit=$("$bin" --version | sed -n 's/.*(commit \([^,]*\),.*/\1/p')
+# A binary left from an older commit (a stale build-release/) would be
+# packaged as this version: refuse it, naming both commits. Without git
+# (a tarball) there is nothing to compare with.
+head=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+if [ -n "$head" ] && [ "${commit%-dirty}" != "$head" ] && [ "${ALLOW_OTHER_COMMIT:-}" != 1 ]; then
+    echo "package: $bin is of commit ${commit:-unknown}, the tree is at $head: rebuild it" \
+        "(make release, or make), or set ALLOW_OTHER_COMMIT=1" >&2
+    exit 1
+fi
 
 # The binary's glibc floor: the highest GLIBC_ symbol version it needs, and
 # never below 2.28, the floor the release binary is held to (tests/glibc.sh)

@@ -55,4 +55,20 @@ make -s -C "$root" uninstall DESTDIR="$dest" PREFIX="$prefix" > "$tmp/log" 2>&1 
 [ "$(cd "$dest" && find . ! -type d)" = "./opt/gpuipc/bin/other-tool" ] ||
     fail "make uninstall did not leave exactly another's file: $(cd "$dest" && find . ! -type d)"
 [ ! -e "$p/share" ] || fail "make uninstall left $prefix/share with another's file in bin"
-echo "install: make install put $n files under DESTDIR$prefix, --help names its docs$man; make uninstall removed every one and every directory it made, not another's file"
+# A program of another commit (a build-release/ left from an older tree) is
+# refused, both commits named, and nothing is installed.
+stale=
+if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    printf '#!/bin/sh\necho "gpuipc_test 0.0.1 (commit 000000000000, protocol 1)"\n' > "$tmp/old"
+    chmod 0755 "$tmp/old"
+    rm -rf "$tmp/stale"
+    if make -s -C "$root" install DESTDIR="$tmp/stale" PREFIX="$prefix" INSTALL_BIN="$tmp/old" \
+        > "$tmp/log" 2>&1; then
+        fail "make install took a program of another commit: $(cat "$tmp/log")"
+    fi
+    grep -q "is of commit 000000000000, the tree is at " "$tmp/log" ||
+        fail "make install refused the old program without naming its commit: $(cat "$tmp/log")"
+    [ ! -e "$tmp/stale" ] || fail "make install put files in place for a program it refused"
+    stale="; a program of another commit refused"
+fi
+echo "install: make install put $n files under DESTDIR$prefix, --help names its docs$man; make uninstall removed every one and every directory it made, not another's file$stale"
