@@ -41,12 +41,16 @@ CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bd
 	$(filter-out -lcheck% -lsubunit,$(CHECK_LIBS_ALL))
 LDLIBS += -ldl -lm -pthread
 
+# What make install (and make deb and rpm) put in place as the program: the
+# release binary (make release) where it was built, else ./gpuipc_test.
+INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_test,gpuipc_test)
+
 # Without Check nothing but deps, help, clean, release, cuda-check and
 # pmix-check can be built: say so in one line, before 70 failed compiles say
-# it worse. install, deb and rpm need no Check where the release binary was
-# built.
+# it worse. install, deb and rpm build nothing, and need no Check, where the
+# program they install is there already.
 NO_CHECK_GOALS := deps help clean release cuda-check pmix-check layers uninstall \
-	$(if $(wildcard build-release/gpuipc_test),install deb rpm)
+	$(if $(wildcard $(INSTALL_BIN)),install deb rpm)
 ifeq ($(filter $(NO_CHECK_GOALS),$(MAKECMDGOALS)),)
 ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
 $(error Check (the C unit-test library, Debian package 'check') or pkg-config is not installed: run 'make deps' first, or install the packages check and pkg-config)
@@ -310,7 +314,6 @@ $(BUILD)/tests/fuzz_seeds: $(BUILD)/tests/fuzz_seeds.o $(HOST_OBJS)
 # completions) stay, except under a DESTDIR, where the empty ones go. Run it
 # from the tree that installed, with the same PREFIX: it computes the same
 # list.
-INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_test,gpuipc_test)
 DOC_TOP := README.md CHANGELOG.md
 DOC_DOCS := $(sort $(wildcard docs/*.md)) docs/result.schema.json
 DOC_RECIPES := $(sort $(wildcard docs/recipes/*.sh))
