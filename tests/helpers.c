@@ -2,6 +2,7 @@
 /* helpers.c: running real processes, counting their resources and checking the
  * documents they write, for the suites. */
 #include "helpers.h"
+#include "jschema.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1037,4 +1038,57 @@ int th_mounts_work(char *why, size_t len)
              WEXITSTATUS(status) == 1 ? "unshare(CLONE_NEWNS)"
              : WEXITSTATUS(status) == 2 ? "making / private" : "mounting a tmpfs");
     return 0;
+}
+
+int th_private_mounts(char *why, size_t len)
+{
+    if (unshare(CLONE_NEWNS) < 0) {
+        snprintf(why, len, "unshare CLONE_NEWNS: %s", strerror(errno));
+        return -1;
+    }
+    if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0) {
+        snprintf(why, len, "mount --make-rprivate /: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int th_fill(const char *path)
+{
+    static char block[4096];
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd < 0)
+        return -1;
+    while (write(fd, block, sizeof(block)) > 0)
+        ;
+    while (write(fd, block, 1) > 0)
+        ;
+    close(fd);
+    return 0;
+}
+
+jnode *th_result_doc(const char *path, char *why, size_t len)
+{
+    size_t n;
+    char *schema_text = th_read_file("docs/result.schema.json", &n);
+    char *text = th_read_file(path, &n);
+    jnode *schema = NULL, *doc = NULL;
+
+    if (schema_text == NULL)
+        snprintf(why, len, "docs/result.schema.json: not readable (run from the source tree)");
+    else if (text == NULL)
+        snprintf(why, len, "%s: no document was written", path);
+    else if ((schema = js_parse(schema_text, why, len)) == NULL)
+        ; /* why says it */
+    else if ((doc = js_parse(text, why, len)) == NULL)
+        ; /* why says it */
+    else if (!js_check(schema, doc, why, len)) {
+        js_free(doc);
+        doc = NULL;
+    }
+    js_free(schema);
+    free(schema_text);
+    free(text);
+    return doc;
 }

@@ -110,4 +110,18 @@ void th_add_unless_valgrind(TCase *tc, const TTest *test, const char *why);
  * root is no mount point); why not into why. */
 int th_mounts_work(char *why, size_t len);
 
+/* Puts this process (a Check test's own: one per test) in a private mount
+ * namespace, nothing propagating back out. Returns 0, or -1 with why. */
+int th_private_mounts(char *why, size_t len);
+
+/* Writes zeros to path (created) until its file system is full. Returns 0,
+ * or -1 (errno set) where path cannot be created. */
+int th_fill(const char *path);
+
+/* The result document at path, parsed, after it held to
+ * docs/result.schema.json (read from the source tree); the caller frees it
+ * with js_free. NULL with why where it is missing, does not parse or is not
+ * the schema's. */
+struct jnode *th_result_doc(const char *path, char *why, size_t len);
+
 #endif

@@ -97,33 +97,15 @@ static void link_at(const char *target, const char *rel)
 static jnode *doc_of(const char *path)
 {
     char why[512];
-    size_t n;
-    char *schema_text = th_read_file("docs/result.schema.json", &n);
-    char *text = th_read_file(path, &n);
-    jnode *schema, *doc;
+    jnode *doc = th_result_doc(path, why, sizeof(why));
 
-    ck_assert_msg(schema_text != NULL && text != NULL, "no schema or no document at %s", path);
-    schema = js_parse(schema_text, why, sizeof(why));
-    doc = js_parse(text, why, sizeof(why));
-    ck_assert_msg(schema != NULL && doc != NULL, "%s: %s", path, why);
-    ck_assert_msg(js_check(schema, doc, why, sizeof(why)), "%s: not the schema's: %s", path,
-                  why);
-    js_free(schema);
-    free(schema_text);
-    free(text);
+    ck_assert_msg(doc != NULL, "%s: %s", path, why);
     return doc;
 }
 
 static const jnode *self_facts(const jnode *doc)
 {
     return js_get(js_get(doc, "facts"), "self");
-}
-
-static void private_mounts(void)
-{
-    ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare CLONE_NEWNS: %s", strerror(errno));
-    ck_assert_msg(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0,
-                  "mount --make-rprivate /: %s", strerror(errno));
 }
 
 /* /dev/shm of 64 KiB, then read-only, in a private mount namespace: the
@@ -133,14 +115,14 @@ static const char *const shm_cases[] = {"size=64k", "size=64k,ro"};
 
 START_TEST(test_causes_a_small_or_read_only_dev_shm)
 {
-    char path[128];
+    char path[128], why[160];
     const char *args[] = {"--only", "memfd", "--size", "1M", "--json", path, NULL};
     const jnode *shm;
     jnode *doc;
 
     make_root();
     snprintf(path, sizeof(path), "%s/r.json", root);
-    private_mounts();
+    ck_assert_msg(th_private_mounts(why, sizeof(why)) == 0, "%s", why);
     ck_assert_msg(mount("tmpfs", "/dev/shm", "tmpfs", _i ? MS_RDONLY : 0, "size=64k") == 0,
                   "mount tmpfs /dev/shm: %s", strerror(errno));
     ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, NULL, NULL), 0);

@@ -627,15 +627,7 @@ END_TEST
 
 static void fill(const char *path)
 {
-    static char block[4096];
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-    ck_assert_int_ge(fd, 0);
-    while (write(fd, block, sizeof(block)) > 0)
-        ;
-    while (write(fd, block, 1) > 0)
-        ;
-    close(fd);
+    ck_assert_msg(th_fill(path) == 0, "%s: %s", path, strerror(errno));
 }
 
 /* The disk is full, an earlier pass is in the textfile, and this run
@@ -643,12 +635,11 @@ static void fill(const char *path)
  * pass's place, and the end writes the failure into the room that left. */
 START_TEST(test_fleet_a_full_disk_leaves_no_stale_pass)
 {
-    char full[128], path[160], filler[160];
+    char full[128], path[160], filler[160], why[160];
     const char *env[] = {"GPUIPC_SABOTAGE=consumer:flip-one", NULL};
     const char *args[] = {"--only", "memfd", "--size", "1M", "-q", "--prom", path, NULL};
 
-    ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
-    ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_msg(th_private_mounts(why, sizeof(why)) == 0, "%s", why);
     snprintf(full, sizeof(full), "%s/full", dir);
     mkdir(full, 0755);
     ck_assert_msg(mount("tmpfs", full, "tmpfs", 0, "size=64k") == 0, "mount: %s",
@@ -674,13 +665,12 @@ END_TEST
  * write either, leaves it claiming nothing. */
 START_TEST(test_fleet_no_inode_left_leaves_no_stale_pass)
 {
-    char full[128], path[160], filler[160];
+    char full[128], path[160], filler[160], why[160];
     const char *env[] = {"GPUIPC_SABOTAGE=consumer:flip-one", NULL};
     const char *args[] = {"--only", "memfd", "--size", "1M", "-q", "--prom", path, NULL};
     int i;
 
-    ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
-    ck_assert_int_eq(mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_msg(th_private_mounts(why, sizeof(why)) == 0, "%s", why);
     snprintf(full, sizeof(full), "%s/full", dir);
     mkdir(full, 0755);
     ck_assert_msg(mount("tmpfs", full, "tmpfs", 0, "size=1m,nr_inodes=8") == 0, "mount: %s",
