@@ -184,8 +184,8 @@ $(WRAP): $(BUILD)/tests/wrap.o
 $(PROMCHECK): $(BUILD)/tests/promcheck.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
-# Only core and launch: the launcher layer needs nothing else.
-$(PMIX_PROBE): $(BUILD)/tests/pmix_probe.o $(filter $(BUILD)/lib/core/% $(BUILD)/lib/launch/%,$(HOST_OBJS))
+# Only core, wire and launch: the launcher layer needs nothing else.
+$(PMIX_PROBE): $(BUILD)/tests/pmix_probe.o $(filter $(BUILD)/lib/core/% $(BUILD)/lib/wire/% $(BUILD)/lib/launch/%,$(HOST_OBJS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(GPU_CHURN): $(BUILD)/tests/gpu_churn.o $(BUILD)/lib/gpu/cudrv.o $(BUILD)/lib/gpu/cutrack.o \

@@ -46,6 +46,8 @@ static int run_mode(const gpuipc_options *o, const gpuipc_app_selection *sel,
         return gpuipc_app_serve(o, sel, inject, t0);
     if (o->connect != NULL)
         return gpuipc_app_connect(o, inject, t0);
+    if (o->ranks)
+        return gpuipc_app_ranks(o, sel, inject, t0);
     return gpuipc_app_oneshot(o, sel, inject, t0);
 }
 

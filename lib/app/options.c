@@ -29,6 +29,7 @@ enum {
     OPT_ALLOW_UID,
     OPT_REPEAT,
     OPT_FAULT_MATRIX,
+    OPT_RANKS,
     OPT_BRIEF,
     OPT_BENCH,
     OPT_ITERS,
@@ -61,6 +62,7 @@ static const struct option longopts[] = {
     {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"fault-matrix", no_argument, NULL, OPT_FAULT_MATRIX},
+    {"ranks", no_argument, NULL, OPT_RANKS},
     {"brief", no_argument, NULL, OPT_BRIEF},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
@@ -117,7 +119,7 @@ const char *gpuipc_options_devices(const gpuipc_options *o)
     if (o->devices != NULL)
         return o->pairs != NULL ? NULL : o->devices;
     if (o->serve != NULL || o->connect != NULL || o->bench || o->fault_matrix || o->list ||
-        o->pairs != NULL)
+        o->pairs != NULL || o->ranks)
         return NULL;
     return "all";
 }
@@ -233,11 +235,40 @@ static int check_report_files(const gpuipc_options *o, gpuipc_err *err)
     return 0;
 }
 
+/* --ranks: what a rank takes from its command line. Its GPU comes from its
+ * place on the node, its peers from the launcher; a mode of its own is
+ * none of the others. */
+static int check_ranks(const gpuipc_options *o, gpuipc_err *err)
+{
+    const char *bad = o->serve ? "--serve" : o->connect ? "--connect" : o->list ? "--list"
+                    : o->bench ? "--bench" : o->fault_matrix ? "--fault-matrix"
+                    : o->pairs ? "--pairs (the ranks are the pairs: every ordered pair of them)"
+                    : o->device_set ? "--device (each rank takes the GPU of its place on the "
+                                      "node; give the launcher's GPU binding instead)"
+                    : o->destructive ? "--destructive (vmm-ro-fault needs a consumer forked "
+                                       "for it)"
+                    : o->repeat != 1 ? "--repeat" : o->expect_gpus ? "--expect-gpus"
+                    : o->allow_uid >= 0 ? "--allow-uid (every rank runs as one user)"
+                    : o->min_gbps > 0 ? "--min-gbps" : o->brief ? "--brief" : o->prom_path ? "--prom (not yet: rank 0's --json "
+                                 "FILE holds every pair)"
+                    : o->junit_path ? "--junit (not yet: rank 0's --json FILE holds every "
+                                      "pair)" : NULL;
+
+    if (bad != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--ranks: does not combine with %s", bad);
+    if (o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
+        return gpuipc_err_set(err, -EINVAL, "--json: --ranks writes rank 0's document to a "
+                              "FILE (every rank shares standard output through the launcher)");
+    return 0;
+}
+
 /* Which options combine with which. */
 static int check_modes(const gpuipc_options *o, gpuipc_err *err)
 {
     int rc;
 
+    if (o->ranks)
+        return check_ranks(o, err);
     if ((rc = check_report_files(o, err)) < 0)
         return rc;
     if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
@@ -463,6 +494,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_FAULT_MATRIX:
             o->fault_matrix = 1;
+            break;
+        case OPT_RANKS:
+            o->ranks = 1;
             break;
         case OPT_BRIEF:
             o->brief = 1;

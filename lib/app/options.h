@@ -46,6 +46,7 @@ typedef struct gpuipc_options {
     long allow_uid;      /* --allow-uid: a second uid that may connect; -1: none */
     unsigned repeat;     /* --repeat: rounds of the scenario set (default 1) */
     int fault_matrix;    /* --fault-matrix: drive every fault step x action */
+    int ranks;           /* --ranks: one rank of a job a PMIx launcher started */
     int brief;           /* --brief: one line on standard output (implies --quiet) */
     int size_set;        /* --size was given */
     int chunks_set;      /* --chunks was given */
@@ -63,7 +64,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
  * --device as given; "all" for the forked one-shot run (and --repeat)
  * without it; NULL where the mode takes the one GPU o->device (--serve,
  * --bench, --fault-matrix, --list without --device) or names its own
- * (--pairs). */
+ * (--pairs), or a rank of --ranks (its GPU comes from its place on the node). */
 const char *gpuipc_options_devices(const gpuipc_options *o);
 
 /* The most device pairs --pairs may name as a list. */

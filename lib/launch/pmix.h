@@ -23,7 +23,7 @@
 #define GPUIPC_LAUNCH_PMIX_MIN_MAJOR 3
 
 /* The longest value gpuipc_launch_get copies out, with its NUL. */
-#define GPUIPC_LAUNCH_VALUE_MAX 4096
+#define GPUIPC_LAUNCH_VALUE_MAX (1u << 20)
 
 /* This process's membership of a job, from PMIx_Init to PMIx_Finalize. */
 typedef struct gpuipc_launch gpuipc_launch;

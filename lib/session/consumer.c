@@ -711,6 +711,12 @@ static int hello(cserve *cs, gpuipc_err *err)
                           gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, err);
     if (rc < 0)
         return rc;
+    /* Before anything else: a process that is not of this job learns
+     * nothing, not even this side's facts. */
+    if (!gpuipc_env_token_ok(env, msg.u.hello.token))
+        return gpuipc_err_set(err, -EACCES, "hello: refused the producer (pid %u): its HELLO "
+                              "does not carry this job's token (a process that is not a rank "
+                              "of this job, or of another job)", msg.u.hello.pid);
     if (msg.u.hello.role != GPUIPC_ROLE_PRODUCER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a producer",
                               msg.u.hello.pid);
@@ -723,6 +729,7 @@ static int hello(cserve *cs, gpuipc_err *err)
     msg.type = GPUIPC_MSG_HELLO;
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_CONSUMER;
+    gpuipc_env_hello_token(env, msg.u.hello.token);
     msg.u.hello.facts = env->facts;
     gpuipc_env_waits(env, GPUIPC_STEP_BEGIN);
     rc = gpuipc_wire_send(cs->w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),

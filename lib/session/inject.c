@@ -16,11 +16,12 @@ static const char *const actions[GPUIPC_FAULT_ACTIONS] = {
 static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
     "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
     "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
-    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable", "early-event"};
+    "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable", "early-event",
+    "wrong-token"};
 #define NSABOTAGES GPUIPC_SABOTAGE_COUNT
 #define SABOTAGE_NAMES "wrong-seed, skip-write, leak, chunk-order, leak-fd, read-nothing, " \
                        "read-partial, flip-one, flip-last, flip-past-4g, offer-memfd, "     \
-                       "offer-pipe, offer-size, not-dumpable or early-event"
+                       "offer-pipe, offer-size, not-dumpable, early-event or wrong-token"
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -87,7 +88,8 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
     if (what < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected " SABOTAGE_NAMES
                               " after the role", spec);
-    if (what >= GPUIPC_SABOTAGE_OFFER_MEMFD && in->sabotage_role != GPUIPC_ROLE_PRODUCER)
+    if (what >= GPUIPC_SABOTAGE_OFFER_MEMFD && what <= GPUIPC_SABOTAGE_EARLY_EVENT &&
+        in->sabotage_role != GPUIPC_ROLE_PRODUCER)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the producer's (%s)",
                               spec, sabotages[what],
                               what == GPUIPC_SABOTAGE_NOT_DUMPABLE

@@ -7,7 +7,8 @@
  *                                          chunk-order, leak-fd, read-nothing,
  *                                          read-partial, flip-one, flip-last,
  *                                          flip-past-4g, offer-memfd, offer-pipe
- *                                          or offer-size
+ *                                          offer-size, not-dumpable, early-event
+ *                                          or wrong-token
  * They exist so that tests can prove the survivor reports a dead or stuck
  * peer, that verification fails when the bytes are wrong or were not all
  * read, that an importer survives an offer of the wrong kind, and that the
@@ -65,6 +66,8 @@ enum gpuipc_sabotage {
                                    * CAP_SYS_PTRACE */
     GPUIPC_SABOTAGE_EARLY_EVENT, /* producer, ipc-event: the event is recorded before a
                                   * deliberately slow fill instead of after it */
+    GPUIPC_SABOTAGE_WRONG_TOKEN, /* --ranks: the role's HELLO carries a token one digit
+                                  * off its job's: what the other rank must refuse */
     GPUIPC_SABOTAGE_COUNT
 };
 

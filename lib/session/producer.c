@@ -70,6 +70,7 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
     msg.u.hello.flags = flags;
+    gpuipc_env_hello_token(env, msg.u.hello.token);
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_NOT_DUMPABLE))
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     gpuipc_facts_gather(&env->facts);
@@ -77,6 +78,10 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     if ((rc = request(env, w, &msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_HELLO, GPUIPC_STEP_HELLO,
                       err)) < 0)
         return rc;
+    if (!gpuipc_env_token_ok(env, msg.u.hello.token))
+        return gpuipc_err_set(err, -EACCES, "hello: refused the consumer (pid %u): its HELLO "
+                              "does not carry this job's token (a process that is not a rank "
+                              "of this job, or of another job)", msg.u.hello.pid);
     if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
                               msg.u.hello.pid);

@@ -37,7 +37,7 @@ static const struct {
     size_t len;
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
-    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 +
+    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + GPUIPC_WIRE_TOKEN_LEN + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 +
                                                 GPUIPC_FACTS_BOOT_ID_LEN, 0},
     [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN,
                           0},
@@ -229,6 +229,7 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_u32(&c, msg->u.hello.pid);
         put_u32(&c, msg->u.hello.role);
         put_u32(&c, msg->u.hello.flags);
+        put_bytes(&c, msg->u.hello.token, GPUIPC_WIRE_TOKEN_LEN);
         put_facts(&c, &msg->u.hello.facts);
         break;
     case GPUIPC_MSG_BEGIN:
@@ -576,6 +577,22 @@ static int decode_times(cursor *c, gpuipc_msg_times *t, gpuipc_err *err)
     return 0;
 }
 
+/* HELLO's token: all zero (no job), or 32 lowercase hex digits. */
+static int check_token(const char *t, gpuipc_err *err)
+{
+    size_t i, zero = 0;
+
+    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
+        zero += t[i] == '\0';
+    if (zero == GPUIPC_WIRE_TOKEN_LEN)
+        return 0;
+    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
+        if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f')))
+            return gpuipc_err_set(err, -EPROTO, "token: byte %zu is not a lowercase hex "
+                                  "digit", i);
+    return 0;
+}
+
 /* A 32-bit fact must be one of its values, or unknown. */
 static int check_fact(const char *name, uint32_t v, uint32_t max, gpuipc_err *err)
 {
@@ -632,6 +649,7 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         msg->u.hello.pid = get_u32(c);
         msg->u.hello.role = get_u32(c);
         msg->u.hello.flags = get_u32(c);
+        get_bytes(c, msg->u.hello.token, GPUIPC_WIRE_TOKEN_LEN);
         if (msg->u.hello.pid == 0 || msg->u.hello.pid > INT32_MAX)
             return gpuipc_err_set(err, -EPROTO, "pid %u is not a process id",
                                   msg->u.hello.pid);
@@ -640,6 +658,8 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return gpuipc_err_set(err, -EPROTO, "role %u is unknown", msg->u.hello.role);
         if (msg->u.hello.flags & ~GPUIPC_HELLO_NEEDS_CUDA)
             return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.hello.flags);
+        if ((rc = check_token(msg->u.hello.token, err)) < 0)
+            return rc;
         return get_facts(c, &msg->u.hello.facts, msg->u.hello.pid, err);
     case GPUIPC_MSG_BEGIN:
         get_bytes(c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);

@@ -15,7 +15,7 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 8
+#define GPUIPC_WIRE_VERSION 9
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -25,6 +25,7 @@
 #define GPUIPC_WIRE_CALL_LEN 32 /* GPUIPC_ERR_CALL_LEN */
 #define GPUIPC_WIRE_BLOB_LEN 128
 #define GPUIPC_UUID_LEN 16
+#define GPUIPC_WIRE_TOKEN_LEN 32 /* a job's token as hex digits (--ranks): launch/job.h */
 
 enum gpuipc_msg_type {
     GPUIPC_MSG_HELLO = 1,   /* both ways, first: pid, role, flags */
@@ -107,6 +108,10 @@ typedef struct gpuipc_msg_hello {
     uint32_t pid;
     uint32_t role; /* enum gpuipc_role */
     uint32_t flags;
+    /* --ranks: the job's token, 32 lowercase hex digits, which proves the
+     * sender a rank of this job; all zero outside a job (checked, not
+     * trusted: a rank refuses a HELLO without its job's token). */
+    char token[GPUIPC_WIRE_TOKEN_LEN];
     gpuipc_facts facts; /* the sender's confinement; facts.pid is pid */
 } gpuipc_msg_hello;
 

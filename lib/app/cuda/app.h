@@ -141,6 +141,13 @@ extern pid_t gpuipc_app_parent_pid;
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                              uint64_t t0, gpuipc_session_end *end);
 
+/* --ranks: one session as the consumer over sock (closed here), with the
+ * job's token (GPUIPC_WIRE_TOKEN_LEN hex digits) that the producer's HELLO
+ * must carry; no signal handler, watchdog or exit check of its own (the
+ * rank has them). The session's end goes into *end. Returns its status. */
+int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                                uint64_t t0, const char *token, gpuipc_session_end *end);
+
 /* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
  * it); sacrificial: it is --destructive's consumer. Returns its pid with
  * sv[0] kept, or -1 after saying why (both ends of sv closed). Call before
@@ -223,6 +230,10 @@ typedef struct gpuipc_producer_run {
     int child2_ok;      /* it exited 0 */
     char child2_desc[GPUIPC_ERR_LEN];
     char where[640];
+    /* --ranks: the consumer rank's GPU (the producer's own where both hold
+     * one GPU), and how its end is described ("rank 3 (host, GPU 1)"). */
+    uint8_t peer_uuid[GPUIPC_UUID_LEN];
+    const char *peer_label;
 } gpuipc_producer_run;
 
 /* ---- the producer's scenarios (scenarios.c) ------------------------------------------- */
@@ -268,6 +279,15 @@ int gpuipc_app_producer_hello(gpuipc_producer_run *run, gpuipc_err *err);
 /* After HELLO: the GPU (unless opened before), the pairs, the probes, the
  * scenarios or the bench. Returns the verdict so far. */
 int gpuipc_app_producer_scenarios(gpuipc_producer_run *run);
+
+/* Ends the session with the verdict code and lets go of it, without a word
+ * of the outcome: the causes of its failures and skips named, the last
+ * checks, BYE and the consumer's answer (and a forked consumer's exit),
+ * the connection and the GPUs closed. How the consumer ended goes into
+ * consumer (len bytes). Returns the session's status. The results stay in
+ * run until gpuipc_app_scenarios_free. --ranks ends each pair's session so;
+ * gpuipc_app_producer_finish calls it. */
+int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len);
 
 /* Ends the session with the verdict code and prints the outcome. Returns
  * the exit status. */
@@ -353,6 +373,10 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
 
 /* --connect PATH: the consumer of the producer that serves there. */
 int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);
+
+/* --ranks: one rank of a job a PMIx launcher started (ranks.c). */
+int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s,
+                     const gpuipc_inject *inject, uint64_t t0);
 
 /* --list [--json [FILE]]: what this machine can do. */
 int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);

@@ -161,6 +161,50 @@ static void consumer_prepare_cuda(gpuipc_env *env)
                     gpuipc_gpu_open_times(env->gpu));
 }
 
+/* Sets env up for the consumer's role under o. */
+static void consumer_env(gpuipc_env *env, const gpuipc_options *o, const gpuipc_inject *inject,
+                         uint64_t t0)
+{
+    gpuipc_watch_role(g_sacrificial ? GPUIPC_WATCH_SACRIFICIAL : GPUIPC_ROLE_CONSUMER);
+    gpuipc_app_env_init(env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
+    /* The producer's process speaks for the run: one progress line, its. */
+    gpuipc_progress_enable(0);
+    /* A soak's consumer would repeat its step log every round. */
+    if ((o->repeat > 1 || o->bench) && env->log.level < GPUIPC_LOG_VERBOSE)
+        env->log.level = GPUIPC_LOG_QUIET;
+    env->prepare_cuda = consumer_prepare_cuda;
+    g_early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
+    g_opts = o;
+    env->bandwidth = gpuipc_bandwidth_run;
+    env->gpu_bytes = gpuipc_gpu_process_bytes;
+    env->last_check = gpuipc_app_last_check_fds;
+    env->step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
+}
+
+int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                                uint64_t t0, const char *token, gpuipc_session_end *end)
+{
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err err;
+    int verdict;
+
+    consumer_env(&env, o, inject, t0);
+    env.token = token;
+    memset(end, 0, sizeof(*end));
+    end->code = GPUIPC_FAIL;
+    if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
+        close(sock);
+        snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
+        return GPUIPC_FAIL;
+    }
+    verdict = gpuipc_consumer_serve(&env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
+    gpuipc_gpu_close_all();
+    env.gpu = NULL;
+    gpuipc_wire_close(w);
+    return verdict;
+}
+
 /* The consumer's role over sock; the session's end goes into *end.
  * Returns the exit status. */
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
@@ -172,20 +216,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     gpuipc_err err;
     int verdict;
 
-    gpuipc_watch_role(g_sacrificial ? GPUIPC_WATCH_SACRIFICIAL : GPUIPC_ROLE_CONSUMER);
-    gpuipc_app_env_init(&env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
-    /* The producer's process speaks for the run: one progress line, its. */
-    gpuipc_progress_enable(0);
-    /* A soak's consumer would repeat its step log every round. */
-    if ((o->repeat > 1 || o->bench) && env.log.level < GPUIPC_LOG_VERBOSE)
-        env.log.level = GPUIPC_LOG_QUIET;
-    env.prepare_cuda = consumer_prepare_cuda;
-    g_early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
-    g_opts = o;
-    env.bandwidth = gpuipc_bandwidth_run;
-    env.gpu_bytes = gpuipc_gpu_process_bytes;
-    env.last_check = gpuipc_app_last_check_fds;
-    env.step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
+    consumer_env(&env, o, inject, t0);
     g_consumer_env = &env;
     if (gpuipc_app_parent_pid > 0)
         gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);

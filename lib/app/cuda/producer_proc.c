@@ -105,6 +105,9 @@ int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_
     ask->peer_uuid = dev->peer_uuid;
     if (run->pair[i][0] < 0) {
         memcpy(dev->uuid, run->uuid, GPUIPC_UUID_LEN);
+        /* --ranks: the consumer rank's GPU, where it holds another. */
+        if (memcmp(run->peer_uuid, run->uuid, GPUIPC_UUID_LEN) != 0)
+            memcpy(dev->peer_uuid, run->peer_uuid, GPUIPC_UUID_LEN);
         return 0;
     }
     if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], dev->uuid,
@@ -674,7 +677,11 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
                      (unsigned long long)run->env.peer_facts.ns[GPUIPC_NS_PID]);
         else
             snprintf(who, sizeof(who), "a consumer that never said HELLO");
-        if (!run->started)
+        if (run->peer_label != NULL)
+            snprintf(desc, len, "%.200s, %s%.300s", run->peer_label,
+                     !run->started ? "never said HELLO" : answered ? "answered BYE"
+                     : "connection lost", said);
+        else if (!run->started)
             snprintf(desc, len, "none took part in --serve %s", run->o->serve);
         else
             snprintf(desc, len, "%s, connected to --serve %.200s, %s%.300s", who,
@@ -1062,6 +1069,21 @@ static int node_note(const gpuipc_producer_run *run, char *buf, size_t len)
     return 1;
 }
 
+int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len)
+{
+    if (!run->started && code == GPUIPC_PASS)
+        code = GPUIPC_FAIL;
+    if (run->started)
+        diagnose_results(run);
+    code = end_session(run, code, consumer, len);
+    gpuipc_session_usage_free(&run->env.session);
+    gpuipc_wire_close(run->w);
+    run->w = NULL;
+    gpuipc_gpu_close_all();
+    run->env.gpu = NULL;
+    return code;
+}
+
 /* Ends the session (end_session) and prints the outcome: one line for 77,
  * else the summary, or, for a session that never started or a usage error,
  * the reason and a result line; how the consumer ended goes into consumer.
@@ -1073,19 +1095,10 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     size_t nn = 0;
     int started = run->started, exit_code;
 
-    if (!started && code == GPUIPC_PASS)
-        code = GPUIPC_FAIL;
     if (started && gpuipc_wire_stopped() == 0)
         accounting_note(run, accounting, sizeof(accounting));
-    if (started)
-        diagnose_results(run);
-    code = end_session(run, code, consumer, len);
+    code = gpuipc_app_producer_end(run, code, consumer, len);
     note_outcome(run, code, consumer);
-    gpuipc_session_usage_free(&run->env.session);
-    gpuipc_wire_close(run->w);
-    run->w = NULL;
-    gpuipc_gpu_close_all();
-    run->env.gpu = NULL;
     /* From here this thread says the verdict, not the watchdog (or, if the
      * deadline has fired already, it parks and the watchdog's stands). */
     gpuipc_watch_claim(gpuipc_app_stop_code(code));

@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ranks.c: --ranks, the mode a launcher starts (`mpirun -np 8 gpuipc_test
+ * --ranks`, `srun --mpi=pmix ...`): one process per GPU, made by the
+ * launcher, not forked. Each rank
+ *   1. joins the job through PMIx (launch/pmix): the job's token and every
+ *      rank's card (launch/job), and listens on its presence name
+ *      (launch/meet), by which the others tell that it is gone;
+ *   2. takes the GPU of its place on the node (its index among the ranks
+ *      that share this node, modulo the GPUs it sees) and publishes its UUID;
+ *   3. plays its pairs of the plan (run/plan: every ordered pair of ranks
+ *      once, in rounds of disjoint pairs): as producer it connects to the
+ *      consumer's name for the pair and runs the forked mode's producer
+ *      session over it (probes, scenarios, checks, accounting, causes); as
+ *      consumer it accepts there and serves the session. HELLO carries the
+ *      job's token both ways; a peer "not on this node" is skipped with
+ *      that cause, a peer that died is named, and its later pairs are not
+ *      waited for;
+ *   4. publishes its records of its pairs (run/cells); rank 0 gathers every
+ *      rank's, makes the verdict of each ordered pair from both sides,
+ *      prints the failing and skipped ones with each cause once and a
+ *      count, writes --json, and publishes the run's status, which every
+ *      rank exits with.
+ * No MPI library is linked or loaded. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "app/cuda/app.h"
+#include "core/clock.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/outfile.h"
+#include "core/step.h"
+#include "core/units.h"
+#include "core/watch.h"
+#include "gpu/cudrv.h"
+#include "gpu/gpu.h"
+#include "launch/job.h"
+#include "launch/meet.h"
+#include "launch/pmix.h"
+#include "run/cells.h"
+#include "run/plan.h"
+#include "session/report.h"
+
+#define KEY_GPU "gpuipc.gpu"
+#define KEY_RESULTS "gpuipc.results"
+#define KEY_VERDICT "gpuipc.verdict"
+#define WHO_LEN 160
+
+/* One rank's GPU as it published it. */
+typedef struct rank_gpu {
+    int ordinal;                   /* -1: none (no driver, no GPU, or none needed) */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+} rank_gpu;
+
+/* The run, as this rank holds it. */
+typedef struct ranks_run {
+    const gpuipc_options *o;
+    gpuipc_options quiet; /* the sessions': their step log at --quiet unless -v */
+    const gpuipc_app_selection *s;
+    const gpuipc_inject *inject;
+    uint64_t t0;
+    gpuipc_launch *l;
+    gpuipc_job *job;
+    uint32_t rank, size;
+    gpuipc_meet_presence presence;
+    rank_gpu *gpus;      /* every rank's, by rank */
+    char (*who)[WHO_LEN]; /* "rank 2 (node1, GPU 0)" */
+    const char **whop;
+    unsigned char *gone; /* ranks seen gone */
+    gpuipc_cell_side *mine; /* this rank's records, by peer: [peer * 2 + (consumer ? 1 : 0)] */
+    int needs_cuda;
+    gpuipc_outfile json;
+    int json_checked;
+} ranks_run;
+
+/* For the watchdog: where this rank is (async-signal-safe reads). */
+static volatile uint32_t g_rank, g_pair_p, g_pair_c;
+static volatile int g_in_pair, g_role;
+static volatile uint64_t g_deadline_s;
+
+static void on_deadline(void *arg, int sig)
+{
+    const gpuipc_watch_page *page = gpuipc_watch_page_get();
+    char mem[512];
+    gpuipc_sbuf b;
+
+    (void)arg;
+    gpuipc_sbuf_init(&b, mem, sizeof(mem));
+    gpuipc_sbuf_str(&b, "rank ");
+    gpuipc_sbuf_uint(&b, g_rank);
+    gpuipc_sbuf_str(&b, sig ? ": result: STOPPED: it did not end in time after the stop "
+                              "signal" : ": result: FAIL: --deadline (");
+    if (!sig) {
+        gpuipc_sbuf_uint(&b, g_deadline_s);
+        gpuipc_sbuf_str(&b, " s) passed");
+    }
+    if (g_in_pair) {
+        const gpuipc_watch_side *w = page != NULL ? &page->side[g_role] : NULL;
+
+        gpuipc_sbuf_str(&b, " in pair ");
+        gpuipc_sbuf_uint(&b, g_pair_p);
+        gpuipc_sbuf_str(&b, " -> ");
+        gpuipc_sbuf_uint(&b, g_pair_c);
+        gpuipc_sbuf_str(&b, g_role == GPUIPC_ROLE_PRODUCER ? " as its producer" : " as its consumer");
+        if (w != NULL) {
+            gpuipc_sbuf_str(&b, ", at ");
+            gpuipc_sbuf_str(&b, gpuipc_step_name(w->step));
+            if (w->call[0] != '\0' && w->since_ns != 0) {
+                gpuipc_sbuf_str(&b, " in ");
+                gpuipc_sbuf_str(&b, w->call);
+                gpuipc_sbuf_str(&b, " for ");
+                gpuipc_sbuf_secs(&b, gpuipc_clock_ns() - w->since_ns, 1);
+                gpuipc_sbuf_str(&b, " s");
+            }
+        }
+    } else {
+        gpuipc_sbuf_str(&b, " outside any pair (joining the job, or gathering the results)");
+    }
+    gpuipc_sbuf_str(&b, sig ? " (exit 1)\n" : "; the run's verdict is lost with it (exit 1)\n");
+    gpuipc_sbuf_write(&b, 1);
+    _exit(GPUIPC_FAIL);
+}
+
+/* A scenario's status as the summary words it. */
+static const char *status_word(int status)
+{
+    return status == GPUIPC_PASS ? "PASS" : status == GPUIPC_FAIL ? "FAIL"
+         : status == GPUIPC_SKIP ? "SKIP" : status == GPUIPC_STOPPED ? "STOPPED" : "NOT RUN";
+}
+
+/* The name of rank r for messages. */
+static const char *who(const ranks_run *rr, uint32_t r)
+{
+    return rr->who[r];
+}
+
+static void name_ranks(ranks_run *rr)
+{
+    uint32_t r;
+
+    for (r = 0; r < rr->size; r++) {
+        const gpuipc_job_card *c = gpuipc_job_card_of(rr->job, r);
+
+        if (rr->gpus[r].ordinal >= 0)
+            snprintf(rr->who[r], WHO_LEN, "rank %u (%.64s, GPU %d)", r, c ? c->host : "?",
+                     rr->gpus[r].ordinal);
+        else
+            snprintf(rr->who[r], WHO_LEN, "rank %u (%.64s)", r, c ? c->host : "?");
+        rr->whop[r] = rr->who[r];
+    }
+}
+
+/* ---- the GPU of each rank ---------------------------------------------------------- */
+
+static void hex_of(const uint8_t *b, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int unhex(const char *s, uint8_t *b, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < 2 * n; i++) {
+        int v = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : s[i] >= 'a' && s[i] <= 'f'
+                ? s[i] - 'a' + 10 : -1;
+
+        if (v < 0)
+            return -1;
+        b[i / 2] = (uint8_t)(i % 2 ? (b[i / 2] | v) : (v << 4));
+    }
+    return s[2 * n] == ' ' || s[2 * n] == '\0' ? 0 : -1;
+}
+
+/* This rank's GPU: its index among the ranks of this node, modulo the GPUs
+ * this process sees (several ranks share a GPU where there are fewer), put
+ * for the others as "<uuid hex> <ordinal>", or "none". Then every rank's,
+ * after a fence. */
+static int share_gpus(ranks_run *rr, gpuipc_err *err)
+{
+    char value[96], got[128];
+    uint32_t index = 0, count = 1, r;
+    rank_gpu *me = &rr->gpus[rr->rank];
+    gpuipc_err why;
+    int n = 0, rc;
+
+    me->ordinal = -1;
+    gpuipc_job_node_place(rr->job, &index, &count);
+    if (rr->needs_cuda && gpuipc_gpu_init(&why) == 0 && gpuipc_gpu_count(&n, &why) == 0 &&
+        n > 0 && gpuipc_gpu_uuid_of((int)(index % (uint32_t)n), me->uuid, &why) == 0)
+        me->ordinal = (int)(index % (uint32_t)n);
+    if (me->ordinal >= 0) {
+        hex_of(me->uuid, GPUIPC_UUID_LEN, value);
+        snprintf(value + 2 * GPUIPC_UUID_LEN, sizeof(value) - 2 * GPUIPC_UUID_LEN, " %d",
+                 me->ordinal);
+    } else {
+        snprintf(value, sizeof(value), "none");
+    }
+    if ((rc = gpuipc_launch_put(rr->l, KEY_GPU, value, err)) < 0 ||
+        (rc = gpuipc_launch_commit(rr->l, err)) < 0 ||
+        (rc = gpuipc_launch_fence(rr->l, "gpus", err)) < 0)
+        return rc;
+    for (r = 0; r < rr->size; r++) {
+        rank_gpu *g = &rr->gpus[r];
+        char *end;
+        long v;
+
+        if (r == rr->rank)
+            continue;
+        g->ordinal = -1;
+        if ((rc = gpuipc_launch_get(rr->l, r, KEY_GPU, got, sizeof(got), err)) < 0)
+            return rc;
+        if (strcmp(got, "none") == 0)
+            continue;
+        errno = 0;
+        if (strlen(got) < 2 * GPUIPC_UUID_LEN + 2 || unhex(got, g->uuid, GPUIPC_UUID_LEN) < 0 ||
+            (v = strtol(got + 2 * GPUIPC_UUID_LEN + 1, &end, 10), *end != '\0') || errno ||
+            v < 0 || v > 65535)
+            return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid> "
+                                  "<ordinal>\"", r, got);
+        g->ordinal = (int)v;
+    }
+    return 0;
+}
+
+/* ---- one pair --------------------------------------------------------------------- */
+
+static gpuipc_cell_side *record(ranks_run *rr, uint32_t peer, int consumer)
+{
+    return &rr->mine[(size_t)peer * 2 + (consumer ? 1 : 0)];
+}
+
+static void note(gpuipc_cell_side *side, int code, const char *text)
+{
+    side->code = code;
+    snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1, text);
+}
+
+/* Whether the pair with peer can be played: on this node, and not gone. */
+static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
+{
+    char why[512];
+
+    if (gpuipc_job_where_is(rr->job, peer, why, sizeof(why)) != GPUIPC_JOB_SAME_NODE) {
+        char text[GPUIPC_CELL_TEXT_LEN];
+
+        snprintf(text, sizeof(text), "%.300s (--ranks proves pairs within one node)", why);
+        note(side, GPUIPC_SKIP, text);
+        return 0;
+    }
+    if (rr->gone[peer]) {
+        snprintf(side->note, sizeof(side->note), "%.200s gone during an earlier pair: not "
+                 "waited for", who(rr, peer));
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
+    return 1;
+}
+
+static void say(const ranks_run *rr, const char *fmt, const char *text)
+{
+    char line[GPUIPC_ERR_LEN + 64];
+
+    snprintf(line, sizeof(line), fmt, text);
+    if (rr->o->level >= GPUIPC_LOG_QUIET)
+        printf("rank %u: %s\n", rr->rank, line);
+    fflush(stdout);
+}
+
+/* This rank exports to consumer c. */
+static void play_producer(ranks_run *rr, uint32_t c)
+{
+    static gpuipc_producer_run run;
+    gpuipc_cell_side *side = record(rr, c, 0);
+    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, c);
+    const gpuipc_app_selection *s = rr->s;
+    char name[GPUIPC_JOB_ENDPOINT_LEN], desc[GPUIPC_ERR_LEN + 160];
+    gpuipc_peer peer;
+    gpuipc_err err;
+    size_t i;
+    int sock, code;
+
+    side->code = GPUIPC_FAIL;
+    if (!can_meet(rr, c, side))
+        return;
+    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, rr->rank, c, name, sizeof(name));
+    sock = gpuipc_meet_connect(name, card->endpoint, who(rr, c),
+                               gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
+    if (sock < 0) {
+        if (sock == GPUIPC_MEET_GONE)
+            rr->gone[c] = 1;
+        note(side, GPUIPC_FAIL, err.msg);
+        say(rr, "FAIL %s", err.msg);
+        return;
+    }
+    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+    gpuipc_app_producer_init(&run, &rr->quiet, s->sel, s->nsel, s->req, s->nreq, rr->inject,
+                             rr->t0);
+    run.env.token = gpuipc_job_token_of(rr->job)->hex;
+    run.peer_label = who(rr, c);
+    if (rr->gpus[c].ordinal >= 0)
+        memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
+    snprintf(run.where, sizeof(run.where), "rank %u", rr->rank);
+    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
+        close(sock);
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        code = GPUIPC_FAIL;
+    } else if (gpuipc_app_producer_hello(&run, &err) < 0) {
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        code = GPUIPC_FAIL;
+    } else {
+        /* pidfd_getfd from a sibling needs ptrace permission, which Yama's
+         * ptrace_scope 1 gives only to an ancestor or to the process named
+         * here. */
+        if (run.env.peer_pid > 0)
+            prctl(PR_SET_PTRACER, (unsigned long)run.env.peer_pid, 0, 0, 0);
+        code = gpuipc_app_producer_scenarios(&run);
+    }
+    code = gpuipc_app_producer_end(&run, code, desc, sizeof(desc));
+    prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    side->code = code;
+    side->met = run.started;
+    if (!run.started) {
+        snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
+        if (gpuipc_wire_stopped() == 0 && strstr(run.lost, "peer gone") != NULL &&
+            gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
+            rr->gone[c] = 1;
+        say(rr, "FAIL %s", run.lost);
+    } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
+        snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
+        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
+            rr->gone[c] = 1;
+    }
+    side->n = run.nsel < GPUIPC_CELLS_SCENARIOS_MAX ? run.nsel : GPUIPC_CELLS_SCENARIOS_MAX;
+    for (i = 0; i < side->n && run.started; i++) {
+        const gpuipc_result *r = &run.results[i];
+        gpuipc_cell_scenario *cs = &side->s[i];
+
+        snprintf(cs->mech, sizeof(cs->mech), "%s", run.sel[i]->name);
+        cs->status = r->status;
+        cs->side = r->failed_side;
+        cs->step = r->failure.step;
+        snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
+                 r->status == GPUIPC_PASS ? r->detail : r->reason);
+        snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1, r->cause);
+        if (r->status == GPUIPC_FAIL) {
+            char line[GPUIPC_ERR_LEN + 64];
+
+            snprintf(line, sizeof(line), "FAIL %u -> %u %s: %.400s", rr->rank, c,
+                     run.sel[i]->name, r->reason);
+            say(rr, "%s", line);
+        }
+    }
+    if (!run.started)
+        side->n = 0;
+    gpuipc_app_scenarios_free(&run);
+}
+
+/* This rank imports from producer p. */
+static void play_consumer(ranks_run *rr, uint32_t p)
+{
+    gpuipc_cell_side *side = record(rr, p, 1);
+    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, p);
+    char name[GPUIPC_JOB_ENDPOINT_LEN];
+    gpuipc_session_end end;
+    gpuipc_peer peer;
+    gpuipc_err err;
+    int sock, code;
+
+    side->code = GPUIPC_FAIL;
+    if (!can_meet(rr, p, side))
+        return;
+    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, p, rr->rank, name, sizeof(name));
+    sock = gpuipc_meet_accept(name, card->endpoint, who(rr, p),
+                              gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
+    if (sock < 0) {
+        if (sock == GPUIPC_MEET_GONE)
+            rr->gone[p] = 1;
+        note(side, GPUIPC_FAIL, err.msg);
+        say(rr, "FAIL %s", err.msg);
+        return;
+    }
+    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
+    code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
+                                       gpuipc_job_token_of(rr->job)->hex, &end);
+    side->code = code;
+    side->met = end.said_bye || end.bye.passed + end.bye.failed + end.bye.skipped > 0 ||
+                strncmp(end.reason, "hello", 5) != 0;
+    side->said_bye = end.said_bye;
+    side->passed = end.bye.passed;
+    side->failed = end.bye.failed;
+    side->skipped = end.bye.skipped;
+    side->own = end.own;
+    snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
+    if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
+        say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
+        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
+            rr->gone[p] = 1;
+    }
+}
+
+/* Every pair of the plan this rank takes part in, in round order. */
+static int play(ranks_run *rr)
+{
+    gpuipc_plan_pair *plan;
+    unsigned nrounds = 0;
+    size_t i, n;
+    int *ids = calloc(rr->size, sizeof(*ids));
+
+    if (ids == NULL)
+        return -ENOMEM;
+    for (i = 0; i < rr->size; i++)
+        ids[i] = (int)i;
+    plan = gpuipc_plan_all_pairs(ids, rr->size, &nrounds);
+    free(ids);
+    if (plan == NULL)
+        return -ENOMEM;
+    n = (size_t)rr->size * (rr->size - 1);
+    for (i = 0; i < n && gpuipc_wire_stopped() == 0; i++) {
+        uint32_t p = (uint32_t)plan[i].a, c = (uint32_t)plan[i].b;
+
+        if (p != rr->rank && c != rr->rank)
+            continue;
+        g_pair_p = p;
+        g_pair_c = c;
+        g_role = p == rr->rank ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+        g_in_pair = 1;
+        if (p == rr->rank)
+            play_producer(rr, c);
+        else
+            play_consumer(rr, p);
+        g_in_pair = 0;
+    }
+    free(plan);
+    return 0;
+}
+
+/* ---- the verdict ------------------------------------------------------------------ */
+
+/* This rank's records as text, for KEY_RESULTS. Returns it (malloc'd) or
+ * NULL out of memory. */
+static char *my_results(const ranks_run *rr)
+{
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    uint32_t peer;
+
+    if ((buf = malloc(1)) == NULL)
+        return NULL;
+    buf[0] = '\0';
+    cap = 1;
+    for (peer = 0; peer < rr->size; peer++) {
+        if (peer == rr->rank)
+            continue;
+        if (gpuipc_cells_encode(&buf, &len, &cap, 1, rr->rank, peer,
+                                &rr->mine[(size_t)peer * 2]) < 0 ||
+            gpuipc_cells_encode(&buf, &len, &cap, 2, peer, rr->rank,
+                                &rr->mine[(size_t)peer * 2 + 1]) < 0) {
+            free(buf);
+            return NULL;
+        }
+    }
+    return buf;
+}
+
+/* The --json document of the run (rank 0), into f. */
+static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, int code,
+                       unsigned proven, unsigned pf, unsigned ps)
+{
+    gpuipc_json j;
+    char uuid[48];
+    uint32_t r, p, c;
+    size_t i;
+
+    gpuipc_json_init(&j, f);
+    gpuipc_json_object(&j, NULL);
+    gpuipc_json_string(&j, "mode", "ranks");
+    gpuipc_json_int(&j, "exit_code", code);
+    gpuipc_json_string(&j, "verdict", gpuipc_app_verdict_name(code));
+    gpuipc_json_double(&j, "wall_s", (double)(gpuipc_clock_ns() - rr->t0) / 1e9);
+    gpuipc_json_string(&j, "pmix", gpuipc_launch_version(rr->l));
+    gpuipc_json_int(&j, "size", rr->size);
+    gpuipc_json_int(&j, "pairs_proven", proven);
+    gpuipc_json_int(&j, "pairs_failed", pf);
+    gpuipc_json_int(&j, "pairs_skipped", ps);
+    gpuipc_json_array(&j, "ranks");
+    for (r = 0; r < rr->size; r++) {
+        const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, r);
+        char why[512];
+
+        gpuipc_json_object(&j, NULL);
+        gpuipc_json_int(&j, "rank", r);
+        gpuipc_json_string(&j, "host", card ? card->host : NULL);
+        gpuipc_json_int(&j, "pid", card ? card->pid : 0);
+        gpuipc_json_int(&j, "gpu", rr->gpus[r].ordinal);
+        gpuipc_json_string(&j, "gpu_uuid", rr->gpus[r].ordinal >= 0
+                           ? gpuipc_units_format_uuid(rr->gpus[r].uuid, uuid, sizeof(uuid))
+                           : NULL);
+        gpuipc_json_bool(&j, "on_this_node",
+                         gpuipc_job_where_is(rr->job, r, why, sizeof(why)) ==
+                             GPUIPC_JOB_SAME_NODE);
+        gpuipc_json_string(&j, "where", why);
+        gpuipc_json_end(&j, '}');
+    }
+    gpuipc_json_end(&j, ']');
+    gpuipc_json_array(&j, "pairs");
+    for (p = 0; p < rr->size; p++)
+        for (c = 0; c < rr->size; c++) {
+            const gpuipc_cell *cell = &cells[(size_t)p * rr->size + c];
+            char why[GPUIPC_ERR_LEN];
+            int v;
+
+            if (p == c)
+                continue;
+            v = gpuipc_cell_verdict(cell, rr->whop, why, sizeof(why), NULL, NULL, NULL);
+            gpuipc_json_object(&j, NULL);
+            gpuipc_json_int(&j, "producer", p);
+            gpuipc_json_int(&j, "consumer", c);
+            gpuipc_json_string(&j, "verdict", gpuipc_app_verdict_name(v));
+            gpuipc_json_string(&j, "reason", why[0] ? why : NULL);
+            gpuipc_json_array(&j, "scenarios");
+            for (i = 0; cell->prod.have && i < cell->prod.n; i++) {
+                const gpuipc_cell_scenario *s = &cell->prod.s[i];
+
+                gpuipc_json_object(&j, NULL);
+                gpuipc_json_string(&j, "mechanism", s->mech);
+                gpuipc_json_string(&j, "status", s->status < 0 ? "NOT RUN"
+                                   : status_word(s->status));
+                gpuipc_json_string(&j, "side", s->side ? gpuipc_role_name(s->side) : NULL);
+                gpuipc_json_string(&j, "step", s->step ? gpuipc_step_name(s->step) : NULL);
+                gpuipc_json_string(&j, "reason", s->reason[0] ? s->reason : NULL);
+                gpuipc_json_string(&j, "cause", s->cause[0] ? s->cause : NULL);
+                gpuipc_json_end(&j, '}');
+            }
+            gpuipc_json_end(&j, ']');
+            gpuipc_json_end(&j, '}');
+        }
+    gpuipc_json_end(&j, ']');
+    gpuipc_json_end(&j, '}');
+    gpuipc_json_finish(&j);
+}
+
+static int save_json(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
+                     unsigned pf, unsigned ps)
+{
+    gpuipc_err err;
+    FILE *f;
+    int fd;
+
+    if (!rr->json_checked)
+        return code;
+    if ((fd = gpuipc_outfile_open(&rr->json, &err)) < 0 || (f = fdopen(fd, "w")) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        gpuipc_outfile_abort(&rr->json);
+        printf("rank 0: --json %s: not written: %s\n", rr->o->json_path, err.msg);
+        return GPUIPC_FAIL;
+    }
+    write_json(rr, f, cells, code, proven, pf, ps);
+    if (fclose(f) != 0 || gpuipc_outfile_commit(&rr->json, &err) < 0) {
+        gpuipc_outfile_abort(&rr->json);
+        printf("rank 0: --json %s: not written\n", rr->o->json_path);
+        return GPUIPC_FAIL;
+    }
+    return code;
+}
+
+/* Rank 0: every rank's records, each pair's verdict, the summary. Returns
+ * the run's status. */
+static int judge(ranks_run *rr, const char *own, int fenced)
+{
+    size_t ncells = (size_t)rr->size * rr->size, i, ncauses = 0;
+    gpuipc_cell *cells = calloc(ncells, sizeof(*cells));
+    char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
+    const char **causes = calloc(ncells * GPUIPC_CELLS_SCENARIOS_MAX + 1, sizeof(*causes));
+    unsigned passed = 0, failed = 0, skipped = 0, proven = 0, pf = 0, ps = 0, silent = 0;
+    uint32_t r, p, c;
+    gpuipc_err err;
+    int code;
+
+    if (cells == NULL || got == NULL || causes == NULL) {
+        free(cells);
+        free(got);
+        free(causes);
+        printf("rank 0: result: FAIL: out of memory for the verdicts of %u ranks (exit 1)\n",
+               rr->size);
+        return GPUIPC_FAIL;
+    }
+    for (r = 0; r < rr->size; r++) {
+        const char *text = own;
+
+        if (r != 0) {
+            if (gpuipc_launch_get(rr->l, r, KEY_RESULTS, got, GPUIPC_LAUNCH_VALUE_MAX,
+                                  &err) < 0) {
+                printf("rank 0: %s's results never came%s: %s\n", who(rr, r),
+                       fenced ? "" : " (the fence failed: a rank is gone)", err.msg);
+                silent++;
+                continue;
+            }
+            text = got;
+        }
+        if (gpuipc_cells_decode(text, r, rr->size, cells, &err) < 0) {
+            /* Nothing of a rank that reports nonsense is taken. */
+            printf("rank 0: %s's results are refused: %s\n", who(rr, r), err.msg);
+            for (p = 0; p < rr->size; p++) {
+                cells[(size_t)r * rr->size + p].prod.have = 0;
+                cells[(size_t)p * rr->size + r].cons.have = 0;
+            }
+            silent++;
+        }
+    }
+    for (p = 0; p < rr->size; p++)
+        for (c = 0; c < rr->size; c++) {
+            gpuipc_cell *cell = &cells[(size_t)p * rr->size + c];
+            char why[GPUIPC_ERR_LEN];
+            int v;
+
+            if (p == c)
+                continue;
+            cell->p = p;
+            cell->c = c;
+            v = gpuipc_cell_verdict(cell, rr->whop, why, sizeof(why), &passed, &failed,
+                                    &skipped);
+            proven += v == GPUIPC_PASS;
+            pf += v == GPUIPC_FAIL;
+            ps += v == GPUIPC_SKIP;
+            if (why[0] != '\0') {
+                printf("%s %u -> %u: %s\n", v == GPUIPC_FAIL ? "FAIL" : "SKIP", p, c, why);
+                continue;
+            }
+            for (i = 0; i < cell->prod.n; i++) {
+                const gpuipc_cell_scenario *s = &cell->prod.s[i];
+                size_t k;
+
+                if (s->status == GPUIPC_PASS)
+                    continue;
+                printf("%s %u -> %u %s: %s%s\n", s->status < 0 ? "NOT RUN"
+                       : status_word(s->status), p, c, s->mech,
+                       s->reason, s->cause[0] ? " [cause below]" : "");
+                for (k = 0; k < ncauses && strcmp(causes[k], s->cause) != 0; k++)
+                    ;
+                if (s->cause[0] != '\0' && k == ncauses)
+                    causes[ncauses++] = s->cause;
+            }
+        }
+    for (i = 0; i < ncauses; i++)
+        printf("  %s\n", causes[i]);
+    code = pf > 0 || silent > 0 ? GPUIPC_FAIL : proven > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
+    code = gpuipc_app_stop_code(code);
+    code = save_json(rr, cells, code, proven, pf, ps);
+    printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped; "
+           "scenarios: %u passed, %u failed, %u skipped; in %.2f s (exit %d)\n",
+           code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), rr->size,
+           rr->size * (rr->size - 1), proven, pf, ps, passed, failed, skipped,
+           (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
+    fflush(stdout);
+    free(cells);
+    free(got);
+    free(causes);
+    return code;
+}
+
+/* Every rank: publishes its records; rank 0 judges and publishes the
+ * status; the others take it. Returns the status this rank exits with. */
+static int conclude(ranks_run *rr)
+{
+    char *own = my_results(rr), got[32];
+    gpuipc_err err;
+    int fenced, code = GPUIPC_FAIL, own_code = GPUIPC_PASS;
+    uint32_t peer;
+
+    for (peer = 0; peer < rr->size * 2; peer++)
+        if (peer / 2 != rr->rank && rr->mine[peer].code == GPUIPC_FAIL)
+            own_code = GPUIPC_FAIL;
+    if (own == NULL || gpuipc_launch_put(rr->l, KEY_RESULTS, own, &err) < 0 ||
+        gpuipc_launch_commit(rr->l, &err) < 0) {
+        printf("rank %u: result: FAIL: its results could not be published: %s (exit 1)\n",
+               rr->rank, own == NULL ? "out of memory" : err.msg);
+        free(own);
+        return GPUIPC_FAIL;
+    }
+    fenced = gpuipc_launch_fence(rr->l, "results", &err) == 0;
+    if (!fenced)
+        printf("rank %u: %s\n", rr->rank, err.msg);
+    g_in_pair = 0;
+    if (rr->rank == 0) {
+        code = judge(rr, own, fenced);
+        snprintf(got, sizeof(got), "%d", code);
+        if (gpuipc_launch_put(rr->l, KEY_VERDICT, got, &err) < 0 ||
+            gpuipc_launch_commit(rr->l, &err) < 0 ||
+            gpuipc_launch_fence(rr->l, "verdict", &err) < 0)
+            printf("rank 0: the verdict may not reach every rank: %s\n", err.msg);
+        free(own);
+        return code;
+    }
+    free(own);
+    /* A fence that failed (a rank is gone) still lets a get reach rank 0's
+     * verdict, where the launcher serves it. */
+    (void)gpuipc_launch_fence(rr->l, "verdict", &err);
+    if (gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err) == 0 &&
+        (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "77") == 0 ||
+         (atoi(got) > 128 && atoi(got) < 160))) {
+        code = atoi(got);
+        if (rr->o->level >= GPUIPC_LOG_NORMAL)
+            printf("rank %u: result: %s: the run's, from rank 0 (exit %d)\n", rr->rank,
+                   gpuipc_app_verdict_name(code), code);
+        return code;
+    }
+    printf("rank %u: result: FAIL: rank 0's verdict never came (%s); this rank's own pairs "
+           "%s (exit 1)\n", rr->rank, err.msg, own_code == GPUIPC_PASS ? "passed" : "failed");
+    return GPUIPC_FAIL;
+}
+
+/* ---- the mode --------------------------------------------------------------------- */
+
+/* The selection less what two unrelated processes cannot run (a destructive
+ * mechanism needs a consumer forked for it). */
+static void drop_forked_only(gpuipc_app_selection *s)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < s->nsel; i++)
+        if (!s->sel[i]->destructive)
+            s->sel[k++] = s->sel[i];
+    s->nsel = k;
+}
+
+static int setup_failed(ranks_run *rr, int code, const char *what, const char *msg)
+{
+    printf("rank %d: result: %s: %s: %s (exit %d)\n", rr->l ? (int)rr->rank : -1,
+           code == GPUIPC_SKIP ? "SKIP" : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL", what,
+           msg, code);
+    return code;
+}
+
+/* Rank 0 checks --json's path before the run (a refused one is a usage
+ * error); the other ranks write nothing. Returns 0 or -1 after saying why. */
+static int rank_zero_json(ranks_run *rr)
+{
+    gpuipc_err err;
+
+    if (!rr->o->json || rr->rank != 0)
+        return 0;
+    if (gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) < 0) {
+        printf("rank 0: result: USAGE ERROR: --json %s: %s (exit 2)\n", rr->o->json_path,
+               err.msg);
+        return -1;
+    }
+    rr->json_checked = 1;
+    return 0;
+}
+
+int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
+                     const gpuipc_inject *inject, uint64_t t0)
+{
+    static ranks_run rr;
+    gpuipc_app_selection s = *s_in;
+    gpuipc_fds at_start;
+    char why[512];
+    gpuipc_err err;
+    int have_start, code, rc;
+    size_t i;
+
+    memset(&rr, 0, sizeof(rr));
+    rr.o = o;
+    rr.quiet = *o;
+    if (rr.quiet.level == GPUIPC_LOG_NORMAL)
+        rr.quiet.level = GPUIPC_LOG_QUIET;
+    rr.s = &s;
+    rr.inject = inject;
+    rr.t0 = t0;
+    rr.presence.fd = -1;
+    rr.json.dirfd = -1;
+    drop_forked_only(&s);
+    for (i = 0; i < s.nsel; i++)
+        rr.needs_cuda |= s.sel[i]->needs_cuda;
+    /* Each session would write Check's files over the last: --ranks writes
+     * none (rank 0's --json holds every pair). */
+    unsetenv("CK_XML_LOG_FILE_NAME");
+    unsetenv("CK_TAP_LOG_FILE_NAME");
+    unsetenv("CK_LOG_FILE_NAME");
+    gpuipc_app_catch_stop_signals();
+    have_start = gpuipc_account_snapshot(&at_start, &err) == 0;
+    if (s.nsel == 0)
+        return setup_failed(&rr, GPUIPC_USAGE, "--ranks", "no mechanism selected that two "
+                            "unrelated processes can run");
+    if (!gpuipc_launch_detect(why, sizeof(why)))
+        return setup_failed(&rr, GPUIPC_USAGE, "--ranks", why);
+    rc = gpuipc_launch_init(&rr.l, o->timeout_ns, &err);
+    if (rc < 0) {
+        rr.l = NULL;
+        return setup_failed(&rr, rc == -ENOENT ? GPUIPC_USAGE : rc == -ELIBACC ||
+                            rc == -ENOTSUP || rc == -ENOSYS ? GPUIPC_SKIP : GPUIPC_FAIL,
+                            "joining the job", err.msg);
+    }
+    rr.rank = g_rank = gpuipc_launch_rank(rr.l);
+    rr.size = gpuipc_launch_size(rr.l);
+    g_deadline_s = o->deadline_ns / 1000000000ull;
+    code = GPUIPC_FAIL;
+    if (gpuipc_watch_map(&err) < 0 ||
+        (o->deadline_ns > 0 &&
+         gpuipc_watch_start(t0 + o->deadline_ns, on_deadline, NULL, &err) < 0)) {
+        setup_failed(&rr, GPUIPC_FAIL, "the watchdog", err.msg);
+        goto out;
+    }
+    if (rank_zero_json(&rr) < 0) {
+        code = GPUIPC_USAGE;
+        goto out;
+    }
+    if ((rc = gpuipc_job_join(rr.l, &rr.job, &err)) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "the job's wire-up", err.msg);
+        goto out;
+    }
+    rr.gpus = calloc(rr.size, sizeof(*rr.gpus));
+    rr.who = calloc(rr.size, sizeof(*rr.who));
+    rr.whop = calloc(rr.size, sizeof(*rr.whop));
+    rr.gone = calloc(rr.size, 1);
+    rr.mine = calloc((size_t)rr.size * 2, sizeof(*rr.mine));
+    if (rr.gpus == NULL || rr.who == NULL || rr.whop == NULL || rr.gone == NULL ||
+        rr.mine == NULL) {
+        setup_failed(&rr, GPUIPC_FAIL, "setting up", "out of memory");
+        goto out;
+    }
+    if (gpuipc_meet_present(&rr.presence,
+                            gpuipc_job_card_of(rr.job, rr.rank)->endpoint, &err) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "its presence socket", err.msg);
+        goto out;
+    }
+    if (share_gpus(&rr, &err) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "sharing the GPUs' names", err.msg);
+        goto out;
+    }
+    name_ranks(&rr);
+    if (rr.rank == 0 && o->level >= GPUIPC_LOG_NORMAL) {
+        uint32_t index, count;
+
+        gpuipc_job_node_place(rr.job, &index, &count);
+        printf("ranks: %u ranks (%s); %u on this node; each ordered pair in rounds; "
+               "mechanisms:", rr.size, gpuipc_launch_version(rr.l), count);
+        for (i = 0; i < s.nsel; i++)
+            printf("%s%s", i ? ", " : " ", s.sel[i]->name);
+        printf("\n");
+        fflush(stdout);
+    }
+    if (rr.size < 2) {
+        code = setup_failed(&rr, GPUIPC_SKIP, "--ranks", "one rank, so no pair: start two or "
+                            "more (mpirun -np 2 gpuipc_test --ranks)");
+        goto out;
+    }
+    /* The FDs of the job (PMIx's, the presence socket) are there from now:
+     * each session's last check counts against this. */
+    gpuipc_app_note_fds_at_start();
+    if (play(&rr) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "planning the pairs", "out of memory");
+        goto out;
+    }
+    code = conclude(&rr);
+out:
+    gpuipc_meet_absent(&rr.presence);
+    gpuipc_job_free(rr.job);
+    if (gpuipc_launch_finalize(&rr.l, &err) < 0)
+        printf("rank %u: %s\n", rr.rank, err.msg);
+    if (rr.json_checked)
+        gpuipc_outfile_close(&rr.json);
+    free(rr.gpus);
+    free(rr.who);
+    free(rr.whop);
+    free(rr.gone);
+    free(rr.mine);
+    gpuipc_watch_claim(gpuipc_app_stop_code(code));
+    code = gpuipc_app_stop_code(code);
+    /* What this process holds now that it did not at its start (a process
+     * that loaded CUDA keeps the driver's until it exits). */
+    if (have_start && gpuipc_cu.driver_version == 0) {
+        if (gpuipc_account_leaks_now(&at_start, &err) > 0) {
+            printf("rank %u: FAIL at exit: %s (open now, not when it started)\n", rr.rank,
+                   err.msg);
+            if (code == GPUIPC_PASS || code == GPUIPC_SKIP)
+                code = GPUIPC_FAIL;
+        }
+        gpuipc_account_free(&at_start);
+    } else if (have_start) {
+        gpuipc_account_free(&at_start);
+    }
+    fflush(stdout);
+    return code;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cells.c: a rank's records of its pairs as text, their strict decoder, and
+ * a cell's verdict from both sides (cells.h). One record is a line
+ *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <n>\t<note>
+ * and, for a producer's, n lines
+ *   S <status> <side> <step> <mech>\t<reason>\t<cause>
+ * Text fields carry no tab, newline or other control byte (each becomes a
+ * space) and are cut to GPUIPC_CELL_TEXT_LEN - 1 bytes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "run/cells.h"
+
+static int grow(char **buf, size_t *len, size_t *cap, size_t more)
+{
+    char *p;
+    size_t want = *len + more + 1;
+
+    if (want <= *cap)
+        return 0;
+    if (want < *cap * 2)
+        want = *cap * 2;
+    if ((p = realloc(*buf, want)) == NULL)
+        return -ENOMEM;
+    *buf = p;
+    *cap = want;
+    return 0;
+}
+
+/* Appends text, its control bytes made spaces, cut to the carried length. */
+static void put_text(char *out, size_t *len, const char *text)
+{
+    size_t i;
+
+    for (i = 0; text[i] != '\0' && i < GPUIPC_CELL_TEXT_LEN - 1; i++)
+        out[(*len)++] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? ' ' : text[i];
+    out[*len] = '\0';
+}
+
+int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t p, uint32_t c,
+                        const gpuipc_cell_side *side)
+{
+    size_t i, n = role == 1 ? side->n : 0;
+
+    if (n > GPUIPC_CELLS_SCENARIOS_MAX)
+        n = GPUIPC_CELLS_SCENARIOS_MAX;
+    if (grow(buf, len, cap, 128 + GPUIPC_CELL_TEXT_LEN +
+             n * (96 + GPUIPC_CELL_MECH_LEN + 2 * GPUIPC_CELL_TEXT_LEN)) < 0)
+        return -ENOMEM;
+    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %zu\t", role, p, c,
+                            side->code, side->met, side->said_bye, side->passed, side->failed,
+                            side->skipped, side->own, n);
+    put_text(*buf, len, side->note);
+    (*buf)[(*len)++] = '\n';
+    for (i = 0; i < n; i++) {
+        const gpuipc_cell_scenario *s = &side->s[i];
+
+        *len += (size_t)sprintf(*buf + *len, "S %d %d %u ", s->status, s->side, s->step);
+        put_text(*buf, len, s->mech);
+        (*buf)[(*len)++] = '\t';
+        put_text(*buf, len, s->reason);
+        (*buf)[(*len)++] = '\t';
+        put_text(*buf, len, s->cause);
+        (*buf)[(*len)++] = '\n';
+    }
+    (*buf)[*len] = '\0';
+    return 0;
+}
+
+/* A decimal number from *p (an optional '-' where neg is allowed), in
+ * [lo, hi], followed by a space, tab or the end. */
+static int number(const char **p, long lo, long hi, long *out)
+{
+    const char *s = *p;
+    char *end;
+    long v;
+
+    if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || v < lo || v > hi || (*end != ' ' && *end != '\t' && *end != '\n' &&
+                                           *end != '\0'))
+        return -1;
+    *out = v;
+    *p = *end == ' ' ? end + 1 : end;
+    return 0;
+}
+
+/* Copies text up to the next stop byte (tab or newline) into out (len),
+ * refusing a field too long or with a control byte. */
+static int text_field(const char **p, char *out, size_t len, int last)
+{
+    const char *s = *p;
+    size_t n = 0;
+
+    while (*s != '\0' && *s != '\n' && (last || *s != '\t')) {
+        if ((unsigned char)*s < 0x20 || n + 1 >= len)
+            return -1;
+        out[n++] = *s++;
+    }
+    out[n] = '\0';
+    *p = s;
+    return 0;
+}
+
+static int valid_status(long v)
+{
+    return v == 0 || v == 1 || v == 77 || v == 3 || v == -1;
+}
+
+static int valid_mech(const char *m)
+{
+    size_t i;
+
+    if (m[0] == '\0')
+        return 0;
+    for (i = 0; m[i] != '\0'; i++)
+        if (!((m[i] >= 'a' && m[i] <= 'z') || (m[i] >= '0' && m[i] <= '9') || m[i] == '-'))
+            return 0;
+    return 1;
+}
+
+int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_cell *cells,
+                        gpuipc_err *err)
+{
+    const char *p = text;
+    unsigned line = 0;
+
+    while (*p != '\0') {
+        long role, a, b, code, met, bye, np, nf, ns, own, n, i;
+        gpuipc_cell_side *side;
+        const char *f = p;
+
+        line++;
+        if (f[0] != 'R' || f[1] != ' ')
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: not a record",
+                                  rank, line);
+        f += 2;
+        if (number(&f, 1, 2, &role) < 0 || number(&f, 0, (long)size - 1, &a) < 0 ||
+            number(&f, 0, (long)size - 1, &b) < 0 || a == b ||
+            number(&f, 0, 255, &code) < 0 || !valid_status(code) || code < 0 ||
+            number(&f, 0, 1, &met) < 0 || number(&f, 0, 1, &bye) < 0 ||
+            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &np) < 0 ||
+            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &nf) < 0 ||
+            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
+            number(&f, 0, 1, &own) < 0 || number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
+                                                 &n) < 0 || *f != '\t')
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
+                                  "its record", rank, line);
+        if ((uint32_t)(role == 1 ? a : b) != rank)
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a record of pair "
+                                  "%ld -> %ld, which it was not the %s of", rank, line, a, b,
+                                  role == 1 ? "producer" : "consumer");
+        side = role == 1 ? &cells[(size_t)a * size + (size_t)b].prod
+                         : &cells[(size_t)a * size + (size_t)b].cons;
+        if (side->have)
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: pair %ld -> %ld "
+                                  "reported twice", rank, line, a, b);
+        memset(side, 0, sizeof(*side));
+        f++;
+        if (text_field(&f, side->note, sizeof(side->note), 1) < 0 || *f != '\n')
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad note",
+                                  rank, line);
+        p = f + 1;
+        side->code = (int)code;
+        side->met = (int)met;
+        side->said_bye = (int)bye;
+        side->passed = (unsigned)np;
+        side->failed = (unsigned)nf;
+        side->skipped = (unsigned)ns;
+        side->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
+        side->n = (size_t)n;
+        for (i = 0; i < n; i++) {
+            gpuipc_cell_scenario *s = &side->s[i];
+            long st, sd, step;
+
+            line++;
+            f = p;
+            if (f[0] != 'S' || f[1] != ' ')
+                return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a scenario "
+                                      "is missing", rank, line);
+            f += 2;
+            if (number(&f, -1, 255, &st) < 0 || !valid_status(st) ||
+                number(&f, 0, 3, &sd) < 0 || number(&f, 0, 64, &step) < 0 ||
+                text_field(&f, s->mech, sizeof(s->mech), 0) < 0 || !valid_mech(s->mech) ||
+                *f++ != '\t' || text_field(&f, s->reason, sizeof(s->reason), 0) < 0 ||
+                *f++ != '\t' || text_field(&f, s->cause, sizeof(s->cause), 1) < 0 ||
+                *f != '\n')
+                return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad "
+                                      "scenario", rank, line);
+            s->status = (int)st;
+            s->side = (int)sd;
+            s->step = (unsigned)step;
+            p = f + 1;
+        }
+        side->have = 1;
+    }
+    return 0;
+}
+
+int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *why, size_t len,
+                        unsigned *passed, unsigned *failed, unsigned *skipped)
+{
+    const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
+    unsigned np = 0, nf = 0, ns = 0;
+    size_t i;
+
+    why[0] = '\0';
+    if (!pr->have) {
+        nf = 1;
+        snprintf(why, len, "%s gone before it reported%s%.300s%s", who[cell->p],
+                 co->have && co->note[0] ? " (the consumer saw: " : "",
+                 co->have ? co->note : "", co->have && co->note[0] ? ")" : "");
+        goto out;
+    }
+    if (!pr->met) {
+        /* No session: each side says why (a skip: not on this node). */
+        snprintf(why, len, "%.300s%s%.300s", pr->note,
+                 co->have && co->note[0] && strcmp(co->note, pr->note) != 0 && pr->code != GPUIPC_SKIP
+                     ? "; the consumer: " : "",
+                 co->have && strcmp(co->note, pr->note) != 0 && pr->code != GPUIPC_SKIP
+                     ? co->note : "");
+        if (pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP))
+            ns = 1;
+        else
+            nf = 1;
+        goto out;
+    }
+    for (i = 0; i < pr->n; i++) {
+        np += pr->s[i].status == GPUIPC_PASS;
+        nf += pr->s[i].status == GPUIPC_FAIL || pr->s[i].status == GPUIPC_STOPPED;
+        ns += pr->s[i].status == GPUIPC_SKIP;
+    }
+    if (co->have && (!co->said_bye || co->own != GPUIPC_PASS))
+        snprintf(why, len, "%s's side of the session failed: %.300s", who[cell->c],
+                 co->note[0] ? co->note : "(it said no more)");
+    else if (co->have && (co->passed != np || co->failed != nf || co->skipped != ns))
+        snprintf(why, len, "the ranks disagree: the producer counted %u passed, %u failed and "
+                 "%u skipped, the consumer was told %u, %u and %u", np, nf, ns, co->passed,
+                 co->failed, co->skipped);
+    else if (pr->code == GPUIPC_FAIL && nf == 0)
+        snprintf(why, len, "the end of the session failed: %.300s",
+                 pr->note[0] ? pr->note : "(no reason recorded)");
+    if (why[0] != '\0' && nf == 0)
+        nf = 1;
+out:
+    if (passed != NULL)
+        *passed += np;
+    if (failed != NULL)
+        *failed += nf;
+    if (skipped != NULL)
+        *skipped += ns;
+    if (!pr->have)
+        return GPUIPC_FAIL;
+    return nf > 0 ? GPUIPC_FAIL : np > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
+}

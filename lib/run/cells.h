@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cells.h: what each rank of a --ranks job reports of its pairs, and the
+ * verdict rank 0 makes of all of them, without CUDA. A rank keeps one
+ * record per ordered pair it took part in: as the producer, the session's
+ * scenarios (its verdicts, derived from both sides' figures); as the
+ * consumer, its own side of the session (its checks, and the counts BYE
+ * gave it). Each rank publishes its records as text (through PMIx); rank 0
+ * decodes every rank's strictly, and a cell (an ordered pair) is proven
+ * only where the producer's record says its scenarios passed and the
+ * consumer's agrees: its own checks passed and BYE's counts are the
+ * producer's. A rank that never reported turns its cells into "gone". */
+#ifndef GPUIPC_RUN_CELLS_H
+#define GPUIPC_RUN_CELLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#define GPUIPC_CELL_MECH_LEN 32
+#define GPUIPC_CELL_TEXT_LEN 400 /* a reason or a cause, as carried (longer ones are cut) */
+#define GPUIPC_CELLS_SCENARIOS_MAX 64
+
+/* One scenario of a pair, as its producer judged it. */
+typedef struct gpuipc_cell_scenario {
+    char mech[GPUIPC_CELL_MECH_LEN];
+    int status; /* GPUIPC_PASS, _FAIL, _SKIP, _STOPPED, or -1: not run */
+    int side;   /* enum gpuipc_role of a failure or skip; 0 for none */
+    unsigned step;
+    char reason[GPUIPC_CELL_TEXT_LEN];
+    char cause[GPUIPC_CELL_TEXT_LEN];
+} gpuipc_cell_scenario;
+
+/* What one side of pair p -> c recorded. */
+typedef struct gpuipc_cell_side {
+    int have;   /* this side reported */
+    int code;   /* the session's status on this side (GPUIPC_PASS, _FAIL, _SKIP) */
+    int met;    /* the session took place (HELLO went both ways) */
+    /* The consumer's: the producer said BYE with these counts, and its own
+     * checks' verdict. */
+    int said_bye;
+    unsigned passed, failed, skipped;
+    int own;
+    char note[GPUIPC_CELL_TEXT_LEN]; /* why there was no session, or this side's failure */
+    size_t n;                        /* the producer's scenarios */
+    gpuipc_cell_scenario s[GPUIPC_CELLS_SCENARIOS_MAX];
+} gpuipc_cell_side;
+
+/* An ordered pair, as rank 0 gathers it. */
+typedef struct gpuipc_cell {
+    uint32_t p, c;
+    gpuipc_cell_side prod, cons;
+} gpuipc_cell;
+
+/* Appends one record to *buf (malloc'd, *len bytes used, *cap allocated):
+ * a producer's (role 1) or a consumer's (role 2) of pair p -> c. Returns 0
+ * or -ENOMEM. */
+int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t p, uint32_t c,
+                        const gpuipc_cell_side *side);
+
+/* Decodes the records of rank (its text), strictly: each names a pair that
+ * rank took part in (as producer for role 1, consumer for role 2) among
+ * size ranks, numbers in range, mechanism names of [a-z0-9-]. Each record
+ * fills cells[p * size + c]'s side. Returns 0, or -EPROTO with err naming
+ * the line and field. */
+int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_cell *cells,
+                        gpuipc_err *err);
+
+/* A cell's verdict from both sides (the producer's scenarios, checked
+ * against the consumer's record): GPUIPC_PASS (proven), _FAIL, _SKIP (no
+ * scenario could run, or the pair was not run). why gets the reason of a
+ * cell that failed or was skipped as a whole (a side missing, the sides
+ * disagreeing, no session), "" where its scenarios say it. who[r] names
+ * rank r in text ("rank 2 (node1, GPU 0)"). Counts its scenarios into
+ * *passed, *failed and *skipped (where not NULL). */
+int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *why, size_t len,
+                        unsigned *passed, unsigned *failed, unsigned *skipped);
+
+#endif
