@@ -173,7 +173,13 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  waiting for it up to --timeout; the producer chooses\n"
             "                  --size, --only and the rest\n"
             "  --allow-uid UID with --serve or --connect: also admit a peer running as\n"
-            "                  UID (otherwise only this user's processes may connect)\n");
+            "                  UID (otherwise only this user's processes may connect)\n"
+            "  --ranks         be one rank of a job a PMIx launcher started, one per GPU\n"
+            "                  (mpirun -np 8 gpuipc_test --ranks; srun --mpi=pmix): every\n"
+            "                  ordered pair of ranks on this node runs the same session\n"
+            "                  both ways; rank 0 prints each failed or skipped pair with\n"
+            "                  its cause and a count, and writes --json FILE; every rank\n"
+            "                  exits with the run's status (docs/ranks.md)\n");
     snprintf(text, sizeof(text), "run every GPUIPC_FAULT step x action of both roles as a "
              "--serve/--connect pair of this program over --only (one mechanism, default %s), "
              "and check that the survivor reports it in time and leaks nothing (--timeout "

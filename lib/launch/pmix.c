@@ -41,6 +41,7 @@ struct gpuipc_launch {
     pmix_status_t last;       /* the last failed call's status */
     const char *stuck;        /* the call left running at its deadline, or NULL */
     unsigned fences;          /* fences entered, for each one's mark */
+    unsigned char *gone;      /* ranks the caller knows are gone (gpuipc_launch_forget) */
     char version[160];
 };
 
@@ -546,7 +547,8 @@ int gpuipc_launch_init(gpuipc_launch **out, uint64_t timeout_ns, gpuipc_err *err
 out_call:
     call_release(c);
 out_free:
-    free(l);
+    free(l->gone);
+        free(l);
     return rc;
 }
 
@@ -674,7 +676,7 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err)
         (rc = gpuipc_launch_commit(l, err)) < 0 || (rc = fence_once(l, what, err)) < 0)
         return rc;
     for (r = 0; r < l->size; r++) {
-        if (r == l->me.rank)
+        if (r == l->me.rank || (l->gone != NULL && l->gone[r]))
             continue;
         if (gpuipc_launch_get(l, r, key, got, sizeof(got), &why) < 0)
             return gpuipc_err_set(err, -ETIMEDOUT, "PMIx_Fence (%.40s, %u ranks, PMIX_TIMEOUT "
@@ -686,6 +688,15 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err)
                                   r, why.msg);
     }
     return 0;
+}
+
+void gpuipc_launch_forget(gpuipc_launch *l, uint32_t rank)
+{
+    if (rank >= l->size || rank == l->me.rank)
+        return;
+    if (l->gone == NULL && (l->gone = calloc(l->size, 1)) == NULL)
+        return;
+    l->gone[rank] = 1;
 }
 
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
@@ -702,6 +713,9 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
     if (rank >= l->size)
         return gpuipc_err_set(err, -EINVAL, "PMIx_Get %s: rank %u, but the job has %u", key,
                               rank, l->size);
+    if (l->gone != NULL && l->gone[rank])
+        return gpuipc_err_set(err, -ESRCH, "PMIx_Get %s of rank %u: not called: that rank is "
+                              "gone (a get of what it never put can wait for ever)", key, rank);
     c = call_new(OP_GET);
     if (c == NULL)
         return gpuipc_err_set(err, -ENOMEM, "PMIx_Get %s: out of memory", key);
@@ -745,6 +759,7 @@ int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)
         rc = gpuipc_err_sys(err, "PMIx_Finalize", EBUSY,
                             "PMIx_Finalize: not called: %s never returned (PMIx's FDs and "
                             "thread stay until the process exits)", l->stuck);
+        free(l->gone);
         free(l);
         return rc;
     }
@@ -759,6 +774,7 @@ int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)
      * unless the call is still running. */
     if (l->stuck == NULL)
         gpuipc_account_foreign_forget(OWNER);
-    free(l);
+    free(l->gone);
+        free(l);
     return rc;
 }

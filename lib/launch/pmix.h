@@ -104,6 +104,14 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err);
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
                       gpuipc_err *err);
 
+/* rank is gone (the caller knows: on this node, its presence socket,
+ * launch/meet.h): gpuipc_launch_get of it returns -ESRCH without asking
+ * PMIx, and a fence does not look for its mark. A get of a key that a
+ * rank that has exited never put can wait for ever, whatever PMIX_TIMEOUT
+ * says (OpenPMIx 4.2.2), and a fence that a dead rank cannot reach ends at
+ * once, with success. */
+void gpuipc_launch_forget(gpuipc_launch *l, uint32_t rank);
+
 /* Leaves the job: PMIx_Finalize (bounded by the timeout), then forgets the
  * FDs PMIx had registered, and frees *l (set to NULL; NULL is allowed).
  * After a call that was left running at its deadline, PMIx_Finalize is not

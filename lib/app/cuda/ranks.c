@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app/cuda/app.h"
@@ -234,6 +235,13 @@ static int share_gpus(ranks_run *rr, gpuipc_err *err)
     return 0;
 }
 
+/* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
+static void mark_gone(ranks_run *rr, uint32_t r)
+{
+    rr->gone[r] = 1;
+    gpuipc_launch_forget(rr->l, r);
+}
+
 /* ---- one pair --------------------------------------------------------------------- */
 
 static gpuipc_cell_side *record(ranks_run *rr, uint32_t peer, int consumer)
@@ -299,7 +307,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
                                gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
     if (sock < 0) {
         if (sock == GPUIPC_MEET_GONE)
-            rr->gone[c] = 1;
+            mark_gone(rr, c);
         note(side, GPUIPC_FAIL, err.msg);
         say(rr, "FAIL %s", err.msg);
         return;
@@ -335,12 +343,12 @@ static void play_producer(ranks_run *rr, uint32_t c)
         snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
         if (gpuipc_wire_stopped() == 0 && strstr(run.lost, "peer gone") != NULL &&
             gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
-            rr->gone[c] = 1;
+            mark_gone(rr, c);
         say(rr, "FAIL %s", run.lost);
     } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
         if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
-            rr->gone[c] = 1;
+            mark_gone(rr, c);
     }
     side->n = run.nsel < GPUIPC_CELLS_SCENARIOS_MAX ? run.nsel : GPUIPC_CELLS_SCENARIOS_MAX;
     for (i = 0; i < side->n && run.started; i++) {
@@ -386,7 +394,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
                               gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
     if (sock < 0) {
         if (sock == GPUIPC_MEET_GONE)
-            rr->gone[p] = 1;
+            mark_gone(rr, p);
         note(side, GPUIPC_FAIL, err.msg);
         say(rr, "FAIL %s", err.msg);
         return;
@@ -406,7 +414,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
         if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
-            rr->gone[p] = 1;
+            mark_gone(rr, p);
     }
 }
 
@@ -576,6 +584,56 @@ static int save_json(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned
     return code;
 }
 
+/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
+ * its presence socket closed now. */
+static int is_gone(ranks_run *rr, uint32_t r)
+{
+    char why[256];
+    int e = 0;
+
+    if (!rr->gone[r] && gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
+        gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) == 0)
+        rr->gone[r] = 1;
+    if (rr->gone[r])
+        gpuipc_launch_forget(rr->l, r);
+    return rr->gone[r];
+}
+
+/* Looks at every rank: the PMIx layer then never waits for a gone one. */
+static void look_at_all(ranks_run *rr)
+{
+    uint32_t r;
+
+    for (r = 0; r < rr->size; r++)
+        if (r != rr->rank)
+            (void)is_gone(rr, r);
+}
+
+/* Rank 0, its verdict committed: stays until every other rank of this node
+ * has left (its presence closed), at most --timeout, so that none of them
+ * finds rank 0 gone and takes it for dead before its verdict. */
+static void linger(ranks_run *rr)
+{
+    uint64_t deadline = gpuipc_clock_deadline(rr->o->timeout_ns);
+    struct timespec pause = {0, 20 * 1000000L};
+    uint32_t r;
+
+    for (;;) {
+        for (r = 1; r < rr->size; r++) {
+            char why[256];
+            int e = 0;
+
+            if (!rr->gone[r] &&
+                gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
+                gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) != 0)
+                break;
+        }
+        if (r == rr->size || gpuipc_clock_ms_left(deadline) == 0 || gpuipc_wire_stopped())
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* Rank 0: every rank's records, each pair's verdict, the summary. Returns
  * the run's status. */
 static int judge(ranks_run *rr, const char *own, int fenced)
@@ -601,6 +659,15 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         const char *text = own;
 
         if (r != 0) {
+            /* A get of a key that a dead rank never put can wait for ever,
+             * whatever its timeout (OpenPMIx 4.2, after the rank's exit):
+             * a rank of this node whose presence is gone is not asked. */
+            if (is_gone(rr, r)) {
+                printf("rank 0: %s's results never came: it is gone (its presence socket is "
+                       "closed)\n", who(rr, r));
+                silent++;
+                continue;
+            }
             if (gpuipc_launch_get(rr->l, r, KEY_RESULTS, got, GPUIPC_LAUNCH_VALUE_MAX,
                                   &err) < 0) {
                 printf("rank 0: %s's results never came%s: %s\n", who(rr, r),
@@ -690,6 +757,7 @@ static int conclude(ranks_run *rr)
         free(own);
         return GPUIPC_FAIL;
     }
+    look_at_all(rr);
     fenced = gpuipc_launch_fence(rr->l, "results", &err) == 0;
     if (!fenced)
         printf("rank %u: %s\n", rr->rank, err.msg);
@@ -702,13 +770,17 @@ static int conclude(ranks_run *rr)
             gpuipc_launch_fence(rr->l, "verdict", &err) < 0)
             printf("rank 0: the verdict may not reach every rank: %s\n", err.msg);
         free(own);
+        linger(rr);
         return code;
     }
     free(own);
-    /* A fence that failed (a rank is gone) still lets a get reach rank 0's
-     * verdict, where the launcher serves it. */
+    /* A fence that a dead rank ended early still leaves the get, which
+     * waits for rank 0's commit of its verdict (but never ask a dead one). */
+    look_at_all(rr);
     (void)gpuipc_launch_fence(rr->l, "verdict", &err);
-    if (gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err) == 0 &&
+    if (is_gone(rr, 0))
+        gpuipc_err_set(&err, -ESRCH, "%s is gone", who(rr, 0));
+    else if (gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err) == 0 &&
         (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "77") == 0 ||
          (atoi(got) > 128 && atoi(got) < 160))) {
         code = atoi(got);
