@@ -114,7 +114,8 @@ int main(int argc, char **argv)
                             &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if ((o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0) ||
+    } else if ((o.json_path != NULL && !o.ranks &&
+                gpuipc_doc_check_path(o.json_path, &err) < 0) ||
                gpuipc_files_check(&o, &err) < 0) {
         /* Said before the run, not after minutes of --fault-matrix; every
          * file is left as it was. */
@@ -132,8 +133,9 @@ int main(int argc, char **argv)
      * fired, ends it itself: this then waits for that). */
     gpuipc_watch_claim(rc);
     /* --json: a run that ended before its mode wrote the document (a
-     * refused socket path, a bad --only) still leaves one. */
-    if (gpuipc_doc_wanted(&o) && !json_refused && !gpuipc_doc_written()) {
+     * refused socket path, a bad --only) still leaves one. --ranks writes
+     * its own, from rank 0 only. */
+    if (gpuipc_doc_wanted(&o) && !json_refused && !gpuipc_doc_written() && !o.ranks) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
         gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,

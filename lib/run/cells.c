@@ -207,28 +207,27 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
 {
     const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
     unsigned np = 0, nf = 0, ns = 0;
+    int verdict;
     size_t i;
 
     why[0] = '\0';
     if (!pr->have) {
-        nf = 1;
         snprintf(why, len, "%s gone before it reported%s%.300s%s", who[cell->p],
                  co->have && co->note[0] ? " (the consumer saw: " : "",
                  co->have ? co->note : "", co->have && co->note[0] ? ")" : "");
-        goto out;
+        return GPUIPC_FAIL;
     }
     if (!pr->met) {
         /* No session: each side says why (a skip: not on this node). */
+        int skip = pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP);
+
         snprintf(why, len, "%.300s%s%.300s", pr->note,
-                 co->have && co->note[0] && strcmp(co->note, pr->note) != 0 && pr->code != GPUIPC_SKIP
+                 !skip && co->have && co->note[0] && strcmp(co->note, pr->note) != 0
                      ? "; the consumer: " : "",
-                 co->have && strcmp(co->note, pr->note) != 0 && pr->code != GPUIPC_SKIP
-                     ? co->note : "");
-        if (pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP))
-            ns = 1;
-        else
-            nf = 1;
-        goto out;
+                 !skip && co->have && strcmp(co->note, pr->note) != 0 ? co->note : "");
+        if (why[0] == '\0')
+            snprintf(why, len, "no session took place");
+        return skip ? GPUIPC_SKIP : GPUIPC_FAIL;
     }
     for (i = 0; i < pr->n; i++) {
         np += pr->s[i].status == GPUIPC_PASS;
@@ -245,16 +244,12 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
     else if (pr->code == GPUIPC_FAIL && nf == 0)
         snprintf(why, len, "the end of the session failed: %.300s",
                  pr->note[0] ? pr->note : "(no reason recorded)");
-    if (why[0] != '\0' && nf == 0)
-        nf = 1;
-out:
+    verdict = nf > 0 || why[0] != '\0' ? GPUIPC_FAIL : np > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
     if (passed != NULL)
         *passed += np;
     if (failed != NULL)
         *failed += nf;
     if (skipped != NULL)
         *skipped += ns;
-    if (!pr->have)
-        return GPUIPC_FAIL;
-    return nf > 0 ? GPUIPC_FAIL : np > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
+    return verdict;
 }

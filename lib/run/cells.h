@@ -71,8 +71,9 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
  * scenario could run, or the pair was not run). why gets the reason of a
  * cell that failed or was skipped as a whole (a side missing, the sides
  * disagreeing, no session), "" where its scenarios say it. who[r] names
- * rank r in text ("rank 2 (node1, GPU 0)"). Counts its scenarios into
- * *passed, *failed and *skipped (where not NULL). */
+ * rank r in text ("rank 2 (node1, GPU 0)"). Counts the scenarios of a
+ * session that took place into *passed, *failed and *skipped (where not
+ * NULL; a STOPPED one as failed). */
 int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *why, size_t len,
                         unsigned *passed, unsigned *failed, unsigned *skipped);
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -493,6 +494,9 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
 
     gpuipc_json_init(&j, f);
     gpuipc_json_object(&j, NULL);
+    gpuipc_json_string(&j, "schema", "gpuipc-ranks/1");
+    gpuipc_json_string(&j, "program", "gpuipc_test " GPUIPC_VERSION);
+    gpuipc_json_int(&j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_string(&j, "mode", "ranks");
     gpuipc_json_int(&j, "exit_code", code);
     gpuipc_json_string(&j, "verdict", gpuipc_app_verdict_name(code));
@@ -726,8 +730,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     code = pf > 0 || silent > 0 ? GPUIPC_FAIL : proven > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
     code = gpuipc_app_stop_code(code);
     code = save_json(rr, cells, code, proven, pf, ps);
-    printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped; "
-           "scenarios: %u passed, %u failed, %u skipped; in %.2f s (exit %d)\n",
+    printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
+           "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
            code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), rr->size,
            rr->size * (rr->size - 1), proven, pf, ps, passed, failed, skipped,
            (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
