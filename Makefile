@@ -240,7 +240,8 @@ pmix-check:
 endif
 
 # The declarations' checks first, then the no-GPU suites, then lib/launch
-# under mpirun (tests/launch.sh, skipped, saying so, without mpirun), then
+# and --ranks under mpirun (tests/launch.sh, tests/ranks.sh, skipped, saying
+# so, without mpirun), then
 # the program itself, whose exit 77 (no GPU here) is shown as SKIP and not
 # counted as a pass.
 check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE)
@@ -255,6 +256,7 @@ check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE
 	@PROMCHECK=$(PROMCHECK) sh tests/recipes.sh ./gpuipc_test
 	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
 	@sh tests/launch.sh $(PMIX_PROBE)
+	@sh tests/ranks.sh ./gpuipc_test
 	@echo "== ./gpuipc_test (the GPU scenarios)"
 	@./gpuipc_test --quiet; rc=$$?; \
 	case $$rc in \
@@ -378,8 +380,8 @@ deb: $(INSTALL_NEEDS)
 rpm: $(INSTALL_NEEDS)
 	sh deploy/package.sh rpm $(INSTALL_BIN)
 
-# The no-GPU suites and the program they drive, and lib/launch under mpirun
-# (tests/launch.sh), built with AddressSanitizer and UBSan into build-asan/:
+# The no-GPU suites and the program they drive, and lib/launch and --ranks
+# under mpirun (tests/launch.sh, tests/ranks.sh), built with AddressSanitizer and UBSan into build-asan/:
 # any report fails the run.
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
@@ -393,6 +395,7 @@ asan:
 		build-asan/gpuipc_test build-asan/tests/check_nogpu build-asan/tests/pmix_probe
 	$(ASAN_ENV) GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
 	$(ASAN_ENV) sh tests/launch.sh build-asan/tests/pmix_probe
+	$(ASAN_ENV) sh tests/ranks.sh build-asan/gpuipc_test
 
 # memcheck follows the suites' forked test processes; a definite or indirect
 # leak or a memory error in one fails that test (exit 99). The programs the

@@ -35,5 +35,6 @@ Suite *watch_suite(void);
 Suite *plan_suite(void);
 Suite *causes_suite(void);
 Suite *launch_suite(void);
+Suite *ranks_suite(void);
 
 #endif

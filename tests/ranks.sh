@@ -1,0 +1,138 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# ranks.sh: gpuipc_test --ranks under a real PMIx launcher (Open MPI's
+# mpirun), 4 ranks on this machine over the host-memory mechanisms:
+#   1. every ordered pair proven (12), every rank exits 0, rank 0's --json
+#      holds every pair and no other rank writes it;
+#   2. a rank killed by SIGKILL during a pair (GPUIPC_FAULT), with
+#      Open MPI's abort setting off: the others name it and finish, each
+#      exiting 1, long before --timeout;
+#   3. a rank whose HELLO carries a wrong token (GPUIPC_SABOTAGE): each
+#      consumer refuses it, its pairs fail, the others' pass;
+#   4. a rank given another boot id (the facts' GPUIPC_TEST_SYSROOT hook):
+#      its pairs are skipped as "not on this node", the run passes;
+#   5. --ranks with no launcher, and with --device: usage errors (exit 2).
+# Each rank runs under a small shell that prints how it exited ("EXIT
+# <rank> <status>") and exits with that number, which also keeps Open MPI
+# 4.1's mpirun from hanging after a rank dies of a signal with the abort
+# setting off (it waits for ever for such a job: docs/ranks.md).
+#
+# Usage: sh tests/ranks.sh [program]. Skipped, saying so, where there is no
+# mpirun or no libpmix.so.2; exits 1 on any failure.
+prog=${1:-./gpuipc_test}
+echo "== tests/ranks.sh (--ranks under mpirun)"
+if ! command -v mpirun >/dev/null 2>&1; then
+    echo "SKIP: tests/ranks.sh: no mpirun here (Debian: apt-get install openmpi-bin libpmix-dev)"
+    exit 0
+fi
+[ -x "$prog" ] || { echo "FAIL: tests/ranks.sh: no $prog"; exit 1; }
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fails=0
+fail() {
+    echo "FAIL: ranks: $*"
+    fails=$((fails + 1))
+    sed 's/^/    /' "$tmp/out" | cut -c1-300 | tail -30
+}
+cat >"$tmp/rank" <<'EOS'
+#!/bin/sh
+"$@"
+rc=$?
+echo "EXIT $PMIX_RANK $rc"
+exit $rc
+EOS
+chmod +x "$tmp/rank"
+only="--only memfd,memfd-pidfd"
+# mpirun with what this machine needs (root is refused without the flag; 4
+# ranks may exceed the cores), the abort setting off, and a bound on all.
+run() {
+    timeout 60 mpirun --allow-run-as-root --oversubscribe --mca orte_abort_on_non_zero_status 0 \
+        "$@" >"$tmp/out" 2>&1
+}
+exits() { # the ranks' exit statuses, in rank order
+    sed -n 's/^EXIT \([0-9]*\) \([0-9]*\)$/\1 \2/p' "$tmp/out" | sort -n | cut -d' ' -f2 | tr '\n' ' '
+}
+
+# 1. Four ranks.
+started=$(date +%s)
+run -np 4 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
+if grep -q 'libpmix.so.2.*cannot\|result: SKIP: joining the job' "$tmp/out"; then
+    echo "SKIP: tests/ranks.sh: $(grep -m1 'result: SKIP' "$tmp/out")"
+    exit 0
+fi
+[ "$(exits)" = "0 0 0 0 " ] || fail "4 ranks: exit statuses '$(exits)', not 0 for each"
+grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed, 0 skipped (their scenarios: 24 passed, 0 failed, 0 skipped)' "$tmp/out" ||
+    fail "4 ranks: no PASS with 12 of 12 pairs proven"
+[ "$(grep -c '^rank [1-3]: result: PASS: the run.s, from rank 0 (exit 0)$' "$tmp/out")" = 3 ] ||
+    fail "4 ranks: not every other rank took rank 0's verdict"
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "4 ranks: --json: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuipc-ranks/1" and d["verdict"] == "PASS" and d["exit_code"] == 0, d
+assert d["size"] == 4 and d["pairs_proven"] == 12 and len(d["ranks"]) == 4, d
+pairs = {(p["producer"], p["consumer"]) for p in d["pairs"] if p["verdict"] == "PASS"}
+assert pairs == {(a, b) for a in range(4) for b in range(4) if a != b}, pairs
+for p in d["pairs"]:
+    assert sorted(s["mechanism"] for s in p["scenarios"]) == ["memfd", "memfd-pidfd"], p
+    assert all(s["status"] == "PASS" for s in p["scenarios"]), p
+EOP
+[ "$(ls "$tmp" | grep -c json)" = 1 ] || fail "4 ranks: files beside rank 0's --json: $(ls "$tmp")"
+[ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone ($(($(date +%s) - started)) s)"
+
+# 2. Rank 2 killed (SIGKILL) at its first BEGIN as a producer.
+before=$fails
+started=$(date +%s)
+run -np 2 "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only
+took=$(($(date +%s) - started))
+[ "$(exits)" = "1 1 137 1 " ] || fail "rank killed: exit statuses '$(exits)', not 1 1 137 1"
+grep -q '^FAIL 2 -> [013]: rank 2 ([^)]*) gone before it reported' "$tmp/out" ||
+    fail "rank killed: rank 0 does not say rank 2 is gone"
+grep -q 'peer gone during begin' "$tmp/out" || fail "rank killed: the step it died in is not named"
+grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: [1-9][0-9]* proven' "$tmp/out" ||
+    fail "rank killed: the others' pairs were not proven"
+[ "$took" -lt 20 ] || fail "rank killed: took $took s (--timeout is 30): the dead rank was waited for"
+[ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s"
+
+# 3. Rank 3's HELLO as a producer carries a wrong token.
+before=$fails
+run -np 3 "$tmp/rank" "$prog" --ranks --only memfd : \
+    -np 1 env GPUIPC_SABOTAGE=producer:wrong-token "$tmp/rank" "$prog" --ranks --only memfd
+[ "$(exits)" = "1 1 1 1 " ] || fail "wrong token: exit statuses '$(exits)', not 1 for each"
+[ "$(grep -c "^rank [0-2]: FAIL as consumer: hello: refused the producer (pid [0-9]*): its HELLO does not carry this job's token" "$tmp/out")" = 3 ] ||
+    fail "wrong token: not every consumer refused rank 3"
+[ "$(grep -c '^FAIL 3 -> [0-2]: ' "$tmp/out")" = 3 ] || fail "wrong token: rank 3's pairs did not fail"
+grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: 9 proven, 3 failed' "$tmp/out" ||
+    fail "wrong token: not 9 pairs proven and 3 failed"
+[ $fails = $before ] && echo "PASS: ranks: a HELLO without the job's token is refused by each consumer before anything else; the other 9 pairs pass"
+
+# 4. Rank 3 in another boot.
+before=$fails
+mkdir -p "$tmp/root/proc/sys/kernel/random"
+ln -s /proc/self "$tmp/root/proc/self"
+echo 0badb007-0000-4000-8000-00000000beef >"$tmp/root/proc/sys/kernel/random/boot_id"
+run -np 3 "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_TEST_SYSROOT="$tmp/root" "$tmp/rank" "$prog" --ranks $only
+[ "$(exits)" = "0 0 0 0 " ] || fail "another boot: exit statuses '$(exits)', not 0 for each"
+[ "$(grep -c '^SKIP [0-3] -> [0-3]: not on this node: rank [0-3] (host [^)]*) runs in another boot' "$tmp/out")" = 6 ] ||
+    fail "another boot: not 6 pairs skipped as not on this node"
+grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 6 proven, 0 failed, 6 skipped' "$tmp/out" ||
+    fail "another boot: not 6 proven and 6 skipped"
+[ $fails = $before ] && echo "PASS: ranks: a rank in another boot is not on this node: its 6 pairs skipped with that cause, the run passes"
+
+# 5. Usage errors.
+before=$fails
+"$prog" --ranks --only memfd >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q 'not started by a PMIx launcher' "$tmp/out" ||
+    fail "no launcher: exit $rc, not 2 with the cause"
+"$prog" --ranks --device 1 >"$tmp/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q -- '--ranks: does not combine with --device' "$tmp/out" ||
+    fail "--device: exit $rc, not 2"
+[ $fails = $before ] && echo "PASS: ranks: --ranks without a launcher, and with --device, are usage errors (exit 2)"
+
+[ $fails = 0 ] || { echo "FAIL: tests/ranks.sh: $fails failed"; exit 1; }
+echo "tests/ranks.sh: all passed"

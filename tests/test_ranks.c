@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_ranks.c: the parts of --ranks that need no launcher, over real
+ * processes and sockets: the job's token in HELLO (a session between two
+ * forked processes is refused before anything else where either side's
+ * token is not the other's); the presence socket that tells a dead rank at
+ * once, and a pair's rendezvous; and the records each rank reports of its
+ * pairs (run/cells): encoded and decoded, every malformed or impossible
+ * record refused, and a pair's verdict from both sides, where the sides
+ * disagreeing, a side missing and a pair on another node each decide. The
+ * mode itself runs under mpirun in tests/ranks.sh. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/err.h"
+#include "core/step.h"
+#include "launch/meet.h"
+#include "mech/memfd.h"
+#include "run/cells.h"
+#include "session/consumer.h"
+#include "session/env.h"
+#include "session/producer.h"
+#include "helpers.h"
+#include "suites.h"
+
+#define TOKEN_A "0123456789abcdef0123456789abcdef"
+#define TOKEN_B "0123456789abcdef0123456789abcdee"
+#define TIMEOUT_NS (5ull * 1000000000ull)
+
+static void env_for(gpuipc_env *env, int role, const char *token, const char *sabotage)
+{
+    gpuipc_err e;
+
+    memset(env, 0, sizeof(*env));
+    env->role = role;
+    env->log.role = role;
+    env->log.level = GPUIPC_LOG_QUIET;
+    env->log.t0_ns = gpuipc_clock_ns();
+    env->log.fd = memfd_create("log", MFD_CLOEXEC);
+    env->timeout_ns = TIMEOUT_NS;
+    env->token = token;
+    ck_assert_int_eq(gpuipc_inject_parse(NULL, sabotage, &env->inject, &e), 0);
+}
+
+/* A session's HELLO between this process (the producer, with ptoken) and a
+ * forked consumer (ctoken, and its sabotage). Returns the producer's
+ * gpuipc_producer_hello result; the consumer's exit status and the reason
+ * its session ended go into *cexit and creason (the child writes it to a
+ * pipe). */
+static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
+                         int *cexit, char *creason, size_t len, char *preason, size_t plen)
+{
+    const gpuipc_mech *const mechs[] = {&gpuipc_mech_memfd};
+    int sv[2], p[2], status, peer = 0, rc;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    ssize_t n;
+    pid_t pid;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(pipe(p), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuipc_session_end end;
+        gpuipc_env cenv;
+        gpuipc_wire *cw;
+        int code;
+
+        close(sv[0]);
+        close(p[0]);
+        env_for(&cenv, GPUIPC_ROLE_CONSUMER, ctoken, csabotage);
+        if (gpuipc_wire_open(&cw, sv[1], "producer", &e) < 0)
+            _exit(3);
+        code = gpuipc_consumer_serve(&cenv, cw, mechs, 1, &end);
+        (void)!write(p[1], end.reason, strlen(end.reason));
+        _exit(code);
+    }
+    close(sv[1]);
+    close(p[1]);
+    env_for(&env, GPUIPC_ROLE_PRODUCER, ptoken, NULL);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    rc = gpuipc_producer_hello(&env, w, 0, &peer, &e);
+    snprintf(preason, plen, "%s", rc < 0 ? e.msg : "");
+    if (rc == 0) {
+        gpuipc_msg_bye bye = {.code = GPUIPC_SKIP};
+        gpuipc_status ack;
+
+        (void)gpuipc_producer_bye(&env, w, &bye, &ack, &e);
+    }
+    gpuipc_wire_close(w);
+    n = read(p[0], creason, len - 1);
+    creason[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    close(env.log.fd);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    *cexit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return rc;
+}
+
+START_TEST(test_ranks_hello_with_the_jobs_token_passes)
+{
+    char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
+    int cexit;
+
+    ck_assert_msg(hello_between(TOKEN_A, TOKEN_A, NULL, &cexit, creason, sizeof(creason),
+                                preason, sizeof(preason)) == 0, "%s", preason);
+    ck_assert_int_eq(cexit, GPUIPC_SKIP); /* the session's status: BYE said SKIP */
+}
+END_TEST
+
+START_TEST(test_ranks_consumer_refuses_a_producer_without_the_token_first)
+{
+    const char *ptokens[] = {TOKEN_B, NULL};
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
+        int cexit;
+
+        ck_assert_int_lt(hello_between(ptokens[i], TOKEN_A, NULL, &cexit, creason,
+                                       sizeof(creason), preason, sizeof(preason)), 0);
+        ck_assert_int_eq(cexit, GPUIPC_FAIL);
+        ck_assert_msg(strstr(creason, "refused the producer") != NULL &&
+                          strstr(creason, "does not carry this job's token") != NULL,
+                      "case %zu: consumer: %s", i, creason);
+        /* Refused before it said anything: the producer met a closed
+         * connection, not a HELLO with facts. */
+        ck_assert_msg(strstr(preason, "hello") != NULL, "case %zu: producer: %s", i, preason);
+    }
+}
+END_TEST
+
+START_TEST(test_ranks_producer_refuses_a_consumer_with_a_wrong_token)
+{
+    char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
+    int cexit;
+
+    /* The consumer's own HELLO one digit off (the sabotage), after it
+     * accepted the producer's. */
+    ck_assert_int_eq(hello_between(TOKEN_A, TOKEN_A, "consumer:wrong-token", &cexit, creason,
+                                   sizeof(creason), preason, sizeof(preason)), -EACCES);
+    ck_assert_msg(strstr(preason, "refused the consumer") != NULL, "%s", preason);
+    ck_assert_int_eq(cexit, GPUIPC_FAIL);
+}
+END_TEST
+
+/* ---- presence and rendezvous --------------------------------------------------------- */
+
+static void name_of(char *buf, size_t len, const char *what)
+{
+    snprintf(buf, len, "@gpuipc-test-%d-%s", (int)getpid(), what);
+}
+
+START_TEST(test_ranks_presence_says_alive_then_gone)
+{
+    gpuipc_meet_presence p, twice;
+    char name[96];
+    gpuipc_err e;
+    int why = 0, fds = th_fd_count(), i;
+
+    name_of(name, sizeof(name), "p");
+    ck_assert_int_eq(gpuipc_meet_alive(name, &why), 0);
+    ck_assert_int_eq(gpuipc_meet_present(&p, name, &e), 0);
+    /* Probes are never accepted: past the queue's room they still say
+     * alive. */
+    for (i = 0; i < 8; i++)
+        ck_assert_int_eq(gpuipc_meet_alive(name, &why), 1);
+    ck_assert_int_eq(gpuipc_meet_present(&twice, name, &e), -EADDRINUSE);
+    ck_assert_msg(strstr(e.msg, "started twice") != NULL, "%s", e.msg);
+    gpuipc_meet_absent(&p);
+    gpuipc_meet_absent(&p);
+    ck_assert_int_eq(gpuipc_meet_alive(name, &why), 0);
+    ck_assert_int_eq(th_fd_count(), fds);
+}
+END_TEST
+
+/* A rank in a child: present under pres, then it connects as the producer
+ * of pair name (connect != 0) or waits as its consumer, and writes one
+ * byte over the session's socket; or, with die set, it dies at once. */
+static pid_t rank_child(const char *pres, const char *name, const char *peer_pres, int connect,
+                        int die)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuipc_meet_presence me;
+        gpuipc_peer peer;
+        gpuipc_err e;
+        int s;
+
+        if (gpuipc_meet_present(&me, pres, &e) < 0)
+            _exit(3);
+        if (die) {
+            usleep(200 * 1000);
+            raise(SIGKILL);
+        }
+        s = connect ? gpuipc_meet_connect(name, peer_pres, "the test", gpuipc_clock_deadline(
+                          TIMEOUT_NS), &peer, &e)
+                    : gpuipc_meet_accept(name, peer_pres, "the test", gpuipc_clock_deadline(
+                          TIMEOUT_NS), &peer, &e);
+        if (s < 0)
+            _exit(4);
+        (void)!write(s, "x", 1);
+        usleep(100 * 1000);
+        _exit(0);
+    }
+    return pid;
+}
+
+START_TEST(test_ranks_pair_meets_either_side_first)
+{
+    char pa[96], pb[96], pair[96];
+    int first;
+
+    name_of(pa, sizeof(pa), "a");
+    name_of(pb, sizeof(pb), "b");
+    name_of(pair, sizeof(pair), "a-b");
+    for (first = 0; first < 2; first++) {
+        gpuipc_meet_presence me;
+        gpuipc_peer peer;
+        gpuipc_err e;
+        pid_t child;
+        char c = 0;
+        int s, status, fds = th_fd_count();
+
+        ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
+        if (first == 1)
+            usleep(300 * 1000); /* the child (the producer) is there first */
+        child = rank_child(pb, pair, pa, 1, 0);
+        if (first == 0)
+            usleep(50 * 1000);
+        s = gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(TIMEOUT_NS), &peer,
+                               &e);
+        ck_assert_msg(s >= 0, "%s", e.msg);
+        ck_assert_int_eq(peer.pid, child);
+        {
+            struct pollfd pfd = {s, POLLIN, 0};
+
+            ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
+        }
+        ck_assert_int_eq(read(s, &c, 1), 1);
+        ck_assert_int_eq(c, 'x');
+        close(s);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        ck_assert_int_eq(status, 0);
+        gpuipc_meet_absent(&me);
+        ck_assert_int_eq(th_fd_count(), fds);
+    }
+}
+END_TEST
+
+START_TEST(test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline)
+{
+    char pa[96], pb[96], pair[96];
+    int side;
+
+    name_of(pa, sizeof(pa), "a");
+    name_of(pb, sizeof(pb), "b");
+    name_of(pair, sizeof(pair), "b-a");
+    for (side = 0; side < 2; side++) {
+        gpuipc_meet_presence me;
+        gpuipc_peer peer;
+        gpuipc_err e;
+        uint64_t t;
+        pid_t child;
+        int s, status, fds = th_fd_count();
+
+        ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
+        child = rank_child(pb, pair, pa, 0, 1);
+        usleep(50 * 1000);
+        t = gpuipc_clock_ns();
+        s = side == 0 ? gpuipc_meet_connect(pair, pb, "rank b", gpuipc_clock_deadline(
+                            TIMEOUT_NS), &peer, &e)
+                      : gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(
+                            TIMEOUT_NS), &peer, &e);
+        ck_assert_int_eq(s, GPUIPC_MEET_GONE);
+        ck_assert_msg(strstr(e.msg, "rank b is gone") != NULL, "%s", e.msg);
+        ck_assert_msg(gpuipc_clock_ns() - t < TIMEOUT_NS / 2, "took %.2f s",
+                      (double)(gpuipc_clock_ns() - t) / 1e9);
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        gpuipc_meet_absent(&me);
+        ck_assert_int_eq(th_fd_count(), fds);
+    }
+}
+END_TEST
+
+START_TEST(test_ranks_a_live_peer_that_never_comes_times_out_naming_it)
+{
+    gpuipc_meet_presence me, other;
+    char pa[96], pb[96], pair[96];
+    gpuipc_peer peer;
+    gpuipc_err e;
+
+    name_of(pa, sizeof(pa), "a");
+    name_of(pb, sizeof(pb), "b");
+    name_of(pair, sizeof(pair), "x");
+    ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_present(&other, pb, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(300000000ull),
+                                        &peer, &e), -ETIMEDOUT);
+    ck_assert_msg(strstr(e.msg, "rank b: it is alive") != NULL, "%s", e.msg);
+    gpuipc_meet_absent(&other);
+    gpuipc_meet_absent(&me);
+}
+END_TEST
+
+/* ---- the records and the verdict ------------------------------------------------------ */
+
+static gpuipc_cell_side producer_side(unsigned passed, unsigned failed)
+{
+    gpuipc_cell_side s;
+    unsigned i;
+
+    memset(&s, 0, sizeof(s));
+    s.code = failed ? GPUIPC_FAIL : GPUIPC_PASS;
+    s.met = 1;
+    s.n = passed + failed;
+    for (i = 0; i < s.n; i++) {
+        snprintf(s.s[i].mech, sizeof(s.s[i].mech), "memfd");
+        s.s[i].status = i < passed ? GPUIPC_PASS : GPUIPC_FAIL;
+        s.s[i].side = i < passed ? 0 : 2;
+        s.s[i].step = i < passed ? 0 : 7;
+        snprintf(s.s[i].reason, sizeof(s.s[i].reason), "reason\twith a tab %u", i);
+        snprintf(s.s[i].cause, sizeof(s.s[i].cause), "%s", i < passed ? "" : "cause: x");
+    }
+    return s;
+}
+
+static gpuipc_cell_side consumer_side(unsigned passed, unsigned failed, int own)
+{
+    gpuipc_cell_side s;
+
+    memset(&s, 0, sizeof(s));
+    s.code = failed || own ? GPUIPC_FAIL : GPUIPC_PASS;
+    s.met = 1;
+    s.said_bye = 1;
+    s.passed = passed;
+    s.failed = failed;
+    s.own = own ? GPUIPC_FAIL : GPUIPC_PASS;
+    snprintf(s.note, sizeof(s.note), "%s", own ? "verify: 3 mismatches\nin the bytes" : "");
+    return s;
+}
+
+static const char *const who3[] = {"rank 0 (n, GPU 0)", "rank 1 (n, GPU 0)",
+                                   "rank 2 (n, GPU 0)"};
+
+START_TEST(test_ranks_records_round_trip)
+{
+    gpuipc_cell_side ps = producer_side(2, 1), cs = consumer_side(3, 0, 1);
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    char *buf = NULL, *buf1 = NULL;
+    size_t len = 0, cap = 0, len1 = 0, cap1 = 0;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_cells_encode(&buf, &len, &cap, 1, 2, 0, &ps), 0);
+    ck_assert_int_eq(gpuipc_cells_encode(&buf1, &len1, &cap1, 2, 2, 1, &cs), 0);
+    ck_assert_msg(gpuipc_cells_decode(buf, 2, 3, cells, &e) == 0, "%s: %s", e.msg, buf);
+    ck_assert_msg(gpuipc_cells_decode(buf1, 1, 3, cells, &e) == 0, "%s: %s", e.msg, buf1);
+    ck_assert(cells[2 * 3 + 0].prod.have);
+    ck_assert_uint_eq(cells[2 * 3 + 0].prod.n, 3);
+    ck_assert_int_eq(cells[2 * 3 + 0].prod.s[2].status, GPUIPC_FAIL);
+    ck_assert_uint_eq(cells[2 * 3 + 0].prod.s[2].step, 7);
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[0].reason, "reason with a tab 0");
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].cause, "cause: x");
+    ck_assert(cells[2 * 3 + 1].cons.have);
+    ck_assert_int_eq(cells[2 * 3 + 1].cons.own, GPUIPC_FAIL);
+    ck_assert_str_eq(cells[2 * 3 + 1].cons.note, "verify: 3 mismatches in the bytes");
+    free(buf);
+    free(buf1);
+    free(cells);
+}
+END_TEST
+
+START_TEST(test_ranks_records_that_lie_are_refused)
+{
+    /* Each as rank 1 of 3 would send it; each must be refused whole. */
+    static const char *const bad[] = {
+        "R 1 0 2 0 1 0 0 0 0 0 0\tnot its pair\n",         /* producer of 0 -> 2 */
+        "R 2 0 2 0 1 0 0 0 0 0 0\tnot its pair\n",         /* consumer of 0 -> 2 */
+        "R 1 1 3 0 1 0 0 0 0 0 0\tno rank 3\n",            /* out of range */
+        "R 1 1 1 0 1 0 0 0 0 0 0\tto itself\n",
+        "R 1 1 2 5 1 0 0 0 0 0 0\tno such status\n",
+        "R 1 1 2 0 1 0 0 0 0 0 1\tone scenario promised\n", /* its S line missing */
+        "R 1 1 2 0 1 0 0 0 0 0 1\tbad mech\nS 0 0 0 Memfd\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 1\tbad status\nS 2 0 0 memfd\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0\ttwice\n",
+        "R 2 0 1 0 1 1 0 0 0 0 3\ta consumer with scenarios\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0\tno newline",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0\tan extra field\n",
+        "X nothing\n",
+        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0\toverflow\n",
+    };
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    char big[2 * GPUIPC_CELL_TEXT_LEN];
+    gpuipc_err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(cells, 0, 9 * sizeof(*cells));
+        ck_assert_msg(gpuipc_cells_decode(bad[i], 1, 3, cells, &e) == -EPROTO,
+                      "case %zu accepted: %s", i, bad[i]);
+        ck_assert_msg(strstr(e.msg, "rank 1's results") != NULL, "%s", e.msg);
+    }
+    /* A note longer than a record carries. */
+    memset(cells, 0, 9 * sizeof(*cells));
+    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
+    ck_assert_int_eq(gpuipc_cells_decode(big, 1, 3, cells, &e), -EPROTO);
+    /* The empty report is no lie: nothing to take. */
+    ck_assert_int_eq(gpuipc_cells_decode("", 1, 3, cells, &e), 0);
+    free(cells);
+}
+END_TEST
+
+START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
+{
+    gpuipc_cell cell;
+    char why[GPUIPC_ERR_LEN];
+    unsigned p = 0, f = 0, s = 0;
+
+    /* Both agree: proven. */
+    memset(&cell, 0, sizeof(cell));
+    cell.p = 0;
+    cell.c = 1;
+    cell.prod = producer_side(2, 0);
+    cell.prod.have = 1;
+    cell.cons = consumer_side(2, 0, 0);
+    cell.cons.have = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), &p, &f, &s),
+                     GPUIPC_PASS);
+    ck_assert_str_eq(why, "");
+    ck_assert_uint_eq(p, 2);
+    /* The consumer was told other counts than the producer's record. */
+    cell.cons.passed = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "the ranks disagree") != NULL, "%s", why);
+    /* The consumer's own checks failed though the producer says pass. */
+    cell.cons = consumer_side(2, 0, 1);
+    cell.cons.have = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "rank 1 (n, GPU 0)'s side of the session failed: verify") != NULL,
+                  "%s", why);
+    /* The producer never reported: gone, whatever the consumer says. */
+    cell.cons = consumer_side(2, 0, 0);
+    cell.cons.have = 1;
+    cell.prod.have = 0;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "rank 0 (n, GPU 0) gone before it reported") != NULL, "%s", why);
+    /* No session, both sides skip: not on this node. */
+    memset(&cell, 0, sizeof(cell));
+    cell.c = 2;
+    cell.prod.have = cell.cons.have = 1;
+    cell.prod.code = cell.cons.code = GPUIPC_SKIP;
+    snprintf(cell.prod.note, sizeof(cell.prod.note), "not on this node: rank 2");
+    snprintf(cell.cons.note, sizeof(cell.cons.note), "not on this node: rank 0");
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_SKIP);
+    ck_assert_str_eq(why, "not on this node: rank 2");
+    /* A skip on one side and a failure on the other is a failure. */
+    cell.cons.code = GPUIPC_FAIL;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    /* A session whose scenarios passed but whose end failed. */
+    memset(&cell, 0, sizeof(cell));
+    cell.c = 1;
+    cell.prod = producer_side(1, 0);
+    cell.prod.have = 1;
+    cell.prod.code = GPUIPC_FAIL;
+    snprintf(cell.prod.note, sizeof(cell.prod.note), "producer, at the end: 1 FD leaked");
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "1 FD leaked") != NULL, "%s", why);
+}
+END_TEST
+
+Suite *ranks_suite(void)
+{
+    Suite *s = suite_create("ranks");
+    TCase *tc = tcase_create("ranks");
+
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_ranks_hello_with_the_jobs_token_passes);
+    tcase_add_test(tc, test_ranks_consumer_refuses_a_producer_without_the_token_first);
+    tcase_add_test(tc, test_ranks_producer_refuses_a_consumer_with_a_wrong_token);
+    tcase_add_test(tc, test_ranks_presence_says_alive_then_gone);
+    tcase_add_test(tc, test_ranks_pair_meets_either_side_first);
+    tcase_add_test(tc, test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline);
+    tcase_add_test(tc, test_ranks_a_live_peer_that_never_comes_times_out_naming_it);
+    tcase_add_test(tc, test_ranks_records_round_trip);
+    tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
+    tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);
+    suite_add_tcase(s, tc);
+    return s;
+}
