@@ -55,10 +55,10 @@ static const struct {
     {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
                        "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
                        "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe, "
-                       "offer-size, not-dumpable or early-event"},
+                       "offer-size, not-dumpable, early-event or wrong-token"},
     {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order, leak-fd, "
                             "read-nothing, read-partial, flip-one, flip-last, flip-past-4g, "
-                            "offer-memfd, offer-pipe, offer-size, not-dumpable or early-event "
+                            "offer-memfd, offer-pipe, offer-size, not-dumpable, early-event or wrong-token "
                             "after the role"},
     {NULL, "consumer:offer-pipe", "offer-pipe is the producer's (only it makes offers)"},
 };

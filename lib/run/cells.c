@@ -206,7 +206,7 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
                         unsigned *passed, unsigned *failed, unsigned *skipped)
 {
     const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
-    unsigned np = 0, nf = 0, ns = 0;
+    unsigned np = 0, nf = 0, ns = 0, left_out = 0;
     int verdict;
     size_t i;
 
@@ -233,13 +233,17 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
         np += pr->s[i].status == GPUIPC_PASS;
         nf += pr->s[i].status == GPUIPC_FAIL || pr->s[i].status == GPUIPC_STOPPED;
         ns += pr->s[i].status == GPUIPC_SKIP;
+        /* Left out of the session by the producer: not in BYE's counts. */
+        left_out += pr->s[i].status == GPUIPC_SKIP && pr->s[i].side == 0;
     }
     if (co->have && (!co->said_bye || co->own != GPUIPC_PASS))
         snprintf(why, len, "%s's side of the session failed: %.300s", who[cell->c],
                  co->note[0] ? co->note : "(it said no more)");
-    else if (co->have && (co->passed != np || co->failed != nf || co->skipped != ns))
+    else if (co->have && (co->passed != np || co->failed != nf ||
+                          co->skipped != ns - left_out))
         snprintf(why, len, "the ranks disagree: the producer counted %u passed, %u failed and "
-                 "%u skipped, the consumer was told %u, %u and %u", np, nf, ns, co->passed,
+                 "%u skipped, the consumer was told %u, %u and %u", np, nf, ns - left_out,
+                 co->passed,
                  co->failed, co->skipped);
     else if (pr->code == GPUIPC_FAIL && nf == 0)
         snprintf(why, len, "the end of the session failed: %.300s",

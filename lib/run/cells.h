@@ -25,7 +25,9 @@
 typedef struct gpuipc_cell_scenario {
     char mech[GPUIPC_CELL_MECH_LEN];
     int status; /* GPUIPC_PASS, _FAIL, _SKIP, _STOPPED, or -1: not run */
-    int side;   /* enum gpuipc_role of a failure or skip; 0 for none */
+    int side;   /* enum gpuipc_role of a failure or skip; 0 for none (a SKIP with
+                 * side 0 was left out of the session by the producer: not in
+                 * the counts BYE gave the consumer) */
     unsigned step;
     char reason[GPUIPC_CELL_TEXT_LEN];
     char cause[GPUIPC_CELL_TEXT_LEN];

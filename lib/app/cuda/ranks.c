@@ -294,11 +294,12 @@ static void play_producer(ranks_run *rr, uint32_t c)
     gpuipc_cell_side *side = record(rr, c, 0);
     const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, c);
     const gpuipc_app_selection *s = rr->s;
+    const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
     char name[GPUIPC_JOB_ENDPOINT_LEN], desc[GPUIPC_ERR_LEN + 160];
     gpuipc_peer peer;
     gpuipc_err err;
-    size_t i;
-    int sock, code;
+    size_t i, nsub, nout;
+    int sock, code, other_gpu;
 
     side->code = GPUIPC_FAIL;
     if (!can_meet(rr, c, side))
@@ -314,7 +315,16 @@ static void play_producer(ranks_run *rr, uint32_t c)
         return;
     }
     gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
-    gpuipc_app_producer_init(&run, &rr->quiet, s->sel, s->nsel, s->req, s->nreq, rr->inject,
+    /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
+    other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
+                memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
+    for (i = nsub = nout = 0; i < s->nsel; i++) {
+        if (other_gpu && s->sel[i]->needs_cuda && !s->sel[i]->cross_device)
+            out[nout++] = s->sel[i];
+        else
+            sub[nsub++] = s->sel[i];
+    }
+    gpuipc_app_producer_init(&run, &rr->quiet, sub, nsub, s->req, s->nreq, rr->inject,
                              rr->t0);
     run.env.token = gpuipc_job_token_of(rr->job)->hex;
     run.peer_label = who(rr, c);
@@ -373,6 +383,16 @@ static void play_producer(ranks_run *rr, uint32_t c)
     }
     if (!run.started)
         side->n = 0;
+    for (i = 0; run.started && i < nout && side->n < GPUIPC_CELLS_SCENARIOS_MAX; i++) {
+        gpuipc_cell_scenario *cs = &side->s[side->n++];
+
+        memset(cs, 0, sizeof(*cs));
+        snprintf(cs->mech, sizeof(cs->mech), "%s", out[i]->name);
+        cs->status = GPUIPC_SKIP;
+        snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s hold different "
+                 "GPUs, and %.31s shares memory within one GPU (the vmm mechanisms cross "
+                 "GPUs)", who(rr, rr->rank), who(rr, c), out[i]->name);
+    }
     gpuipc_app_scenarios_free(&run);
 }
 
@@ -918,6 +938,9 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         goto out;
     }
     name_ranks(&rr);
+    /* The sessions' producer opens this rank's GPU. */
+    if (rr.gpus[rr.rank].ordinal >= 0)
+        rr.quiet.device = rr.gpus[rr.rank].ordinal;
     if (rr.rank == 0 && o->level >= GPUIPC_LOG_NORMAL) {
         uint32_t index, count;
 
