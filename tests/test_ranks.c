@@ -358,6 +358,8 @@ static const char *const who3[] = {"rank 0 (n, GPU 0)", "rank 1 (n, GPU 0)",
 START_TEST(test_ranks_records_round_trip)
 {
     gpuipc_cell_side ps = producer_side(2, 1), cs = consumer_side(3, 0, 1);
+
+    ps.gone = 1;
     gpuipc_cell *cells = calloc(9, sizeof(*cells));
     char *buf = NULL, *buf1 = NULL;
     size_t len = 0, cap = 0, len1 = 0, cap1 = 0;
@@ -373,6 +375,8 @@ START_TEST(test_ranks_records_round_trip)
     ck_assert_uint_eq(cells[2 * 3 + 0].prod.s[2].step, 7);
     ck_assert_str_eq(cells[2 * 3 + 0].prod.s[0].reason, "reason with a tab 0");
     ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].cause, "cause: x");
+    ck_assert_int_eq(cells[2 * 3 + 0].prod.gone, 1);
+    ck_assert_int_eq(cells[2 * 3 + 1].cons.gone, 0);
     ck_assert(cells[2 * 3 + 1].cons.have);
     ck_assert_int_eq(cells[2 * 3 + 1].cons.own, GPUIPC_FAIL);
     ck_assert_str_eq(cells[2 * 3 + 1].cons.note, "verify: 3 mismatches in the bytes");
@@ -386,20 +390,20 @@ START_TEST(test_ranks_records_that_lie_are_refused)
 {
     /* Each as rank 1 of 3 would send it; each must be refused whole. */
     static const char *const bad[] = {
-        "R 1 0 2 0 1 0 0 0 0 0 0\tnot its pair\n",         /* producer of 0 -> 2 */
-        "R 2 0 2 0 1 0 0 0 0 0 0\tnot its pair\n",         /* consumer of 0 -> 2 */
-        "R 1 1 3 0 1 0 0 0 0 0 0\tno rank 3\n",            /* out of range */
-        "R 1 1 1 0 1 0 0 0 0 0 0\tto itself\n",
-        "R 1 1 2 5 1 0 0 0 0 0 0\tno such status\n",
-        "R 1 1 2 0 1 0 0 0 0 0 1\tone scenario promised\n", /* its S line missing */
-        "R 1 1 2 0 1 0 0 0 0 0 1\tbad mech\nS 0 0 0 Memfd\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 1\tbad status\nS 2 0 0 memfd\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0\ttwice\n",
-        "R 2 0 1 0 1 1 0 0 0 0 3\ta consumer with scenarios\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0\tno newline",
-        "R 1 1 2 0 1 0 0 0 0 0 0 0\tan extra field\n",
+        "R 1 0 2 0 1 0 0 0 0 0 0 0\tnot its pair\n",         /* producer of 0 -> 2 */
+        "R 2 0 2 0 1 0 0 0 0 0 0 0\tnot its pair\n",         /* consumer of 0 -> 2 */
+        "R 1 1 3 0 1 0 0 0 0 0 0 0\tno rank 3\n",            /* out of range */
+        "R 1 1 1 0 1 0 0 0 0 0 0 0\tto itself\n",
+        "R 1 1 2 5 1 0 0 0 0 0 0 0\tno such status\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tone scenario promised\n", /* its S line missing */
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad mech\nS 0 0 0 Memfd\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad status\nS 2 0 0 memfd\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 0\ttwice\n",
+        "R 2 0 1 0 1 1 0 0 0 0 0 3\ta consumer with scenarios\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0\tno newline",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0 0\tan extra field\n",
         "X nothing\n",
-        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0\toverflow\n",
+        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 0\toverflow\n",
     };
     gpuipc_cell *cells = calloc(9, sizeof(*cells));
     char big[2 * GPUIPC_CELL_TEXT_LEN];
@@ -414,7 +418,7 @@ START_TEST(test_ranks_records_that_lie_are_refused)
     }
     /* A note longer than a record carries. */
     memset(cells, 0, 9 * sizeof(*cells));
-    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
+    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
     ck_assert_int_eq(gpuipc_cells_decode(big, 1, 3, cells, &e), -EPROTO);
     /* The empty report is no lie: nothing to take. */
     ck_assert_int_eq(gpuipc_cells_decode("", 1, 3, cells, &e), 0);
@@ -473,6 +477,16 @@ START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
     cell.cons.code = GPUIPC_FAIL;
     ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
+    /* The consumer died during the session: one reason for the pair. */
+    memset(&cell, 0, sizeof(cell));
+    cell.c = 1;
+    cell.prod = producer_side(0, 2);
+    cell.prod.have = 1;
+    cell.prod.gone = 1;
+    snprintf(cell.prod.note, sizeof(cell.prod.note), "rank 1 (n, GPU 0) gone during report");
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_str_eq(why, "rank 1 (n, GPU 0) gone during report");
     /* A session whose scenarios passed but whose end failed. */
     memset(&cell, 0, sizeof(cell));
     cell.c = 1;

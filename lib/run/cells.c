@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cells.c: a rank's records of its pairs as text, their strict decoder, and
  * a cell's verdict from both sides (cells.h). One record is a line
- *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <n>\t<note>
+ *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <gone> <n>\t<note>
  * and, for a producer's, n lines
  *   S <status> <side> <step> <mech>\t<reason>\t<cause>
  * Text fields carry no tab, newline or other control byte (each becomes a
@@ -50,9 +50,10 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
     if (grow(buf, len, cap, 128 + GPUIPC_CELL_TEXT_LEN +
              n * (96 + GPUIPC_CELL_MECH_LEN + 2 * GPUIPC_CELL_TEXT_LEN)) < 0)
         return -ENOMEM;
-    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %zu\t", role, p, c,
-                            side->code, side->met, side->said_bye, side->passed, side->failed,
-                            side->skipped, side->own, n);
+    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %zu\t", role, p,
+                            c, side->code, side->met, side->said_bye, side->passed,
+                            side->failed, side->skipped, side->own != GPUIPC_PASS,
+                            side->gone != 0, n);
     put_text(*buf, len, side->note);
     (*buf)[(*len)++] = '\n';
     for (i = 0; i < n; i++) {
@@ -131,7 +132,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
     unsigned line = 0;
 
     while (*p != '\0') {
-        long role, a, b, code, met, bye, np, nf, ns, own, n, i;
+        long role, a, b, code, met, bye, np, nf, ns, own, gone, n, i;
         gpuipc_cell_side *side;
         const char *f = p;
 
@@ -147,7 +148,8 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &np) < 0 ||
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &nf) < 0 ||
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
-            number(&f, 0, 1, &own) < 0 || number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
+            number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
+            number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
                                                  &n) < 0 || *f != '\t')
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
                                   "its record", rank, line);
@@ -173,6 +175,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
         side->failed = (unsigned)nf;
         side->skipped = (unsigned)ns;
         side->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
+        side->gone = (int)gone;
         side->n = (size_t)n;
         for (i = 0; i < n; i++) {
             gpuipc_cell_scenario *s = &side->s[i];
@@ -236,7 +239,9 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
         /* Left out of the session by the producer: not in BYE's counts. */
         left_out += pr->s[i].status == GPUIPC_SKIP && pr->s[i].side == 0;
     }
-    if (co->have && (!co->said_bye || co->own != GPUIPC_PASS))
+    if (pr->gone)
+        snprintf(why, len, "%.390s", pr->note);
+    else if (co->have && (!co->said_bye || co->own != GPUIPC_PASS))
         snprintf(why, len, "%s's side of the session failed: %.300s", who[cell->c],
                  co->note[0] ? co->note : "(it said no more)");
     else if (co->have && (co->passed != np || co->failed != nf ||

@@ -43,6 +43,7 @@ typedef struct gpuipc_cell_side {
     int said_bye;
     unsigned passed, failed, skipped;
     int own;
+    int gone;                        /* the peer died during the session (note says when) */
     char note[GPUIPC_CELL_TEXT_LEN]; /* why there was no session, or this side's failure */
     size_t n;                        /* the producer's scenarios */
     gpuipc_cell_scenario s[GPUIPC_CELLS_SCENARIOS_MAX];

@@ -358,8 +358,19 @@ static void play_producer(ranks_run *rr, uint32_t c)
         say(rr, "FAIL %s", run.lost);
     } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
-        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
+        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0) {
+            /* The consumer died in the session: its cell says so, once. */
+            const gpuipc_result *first = NULL;
+
             mark_gone(rr, c);
+            for (i = 0; i < run.nsel && first == NULL; i++)
+                if (run.results[i].status == GPUIPC_FAIL)
+                    first = &run.results[i];
+            side->gone = 1;
+            snprintf(side->note, sizeof(side->note), "%.160s gone during %s%s%.200s",
+                     who(rr, c), first ? gpuipc_step_name(first->failure.step) : "the session",
+                     first ? ": " : "", first ? first->reason : "");
+        }
     }
     side->n = run.nsel < GPUIPC_CELLS_SCENARIOS_MAX ? run.nsel : GPUIPC_CELLS_SCENARIOS_MAX;
     for (i = 0; i < side->n && run.started; i++) {
@@ -434,8 +445,14 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
-        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
+        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0) {
+            char text[GPUIPC_CELL_TEXT_LEN];
+
             mark_gone(rr, p);
+            side->gone = 1;
+            snprintf(text, sizeof(text), "%.160s gone: %.220s", who(rr, p), end.reason);
+            snprintf(side->note, sizeof(side->note), "%s", text);
+        }
     }
 }
 
