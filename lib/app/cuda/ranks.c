@@ -122,9 +122,15 @@ static void on_deadline(void *arg, int sig)
     } else {
         gpuipc_sbuf_str(&b, " outside any pair (joining the job, or gathering the results)");
     }
-    gpuipc_sbuf_str(&b, sig ? " (exit 1)\n" : "; the run's verdict is lost with it (exit 1)\n");
+    if (sig) {
+        gpuipc_sbuf_str(&b, " (exit ");
+        gpuipc_sbuf_uint(&b, 128u + (unsigned)sig);
+        gpuipc_sbuf_str(&b, ")\n");
+    } else {
+        gpuipc_sbuf_str(&b, "; the run's verdict is lost with it (exit 1)\n");
+    }
     gpuipc_sbuf_write(&b, 1);
-    _exit(GPUIPC_FAIL);
+    _exit(sig ? 128 + sig : GPUIPC_FAIL);
 }
 
 /* A scenario's status as the summary words it. */
