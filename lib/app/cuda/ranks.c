@@ -857,9 +857,13 @@ static void drop_forked_only(gpuipc_app_selection *s)
 
 static int setup_failed(ranks_run *rr, int code, const char *what, const char *msg)
 {
-    printf("rank %d: result: %s: %s: %s (exit %d)\n", rr->l ? (int)rr->rank : -1,
-           code == GPUIPC_SKIP ? "SKIP" : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL", what,
-           msg, code);
+    const char *verdict = code == GPUIPC_SKIP ? "SKIP" : code == GPUIPC_USAGE ? "USAGE ERROR"
+                          : "FAIL";
+
+    if (rr->l != NULL)
+        printf("rank %u: result: %s: %s: %s (exit %d)\n", rr->rank, verdict, what, msg, code);
+    else
+        printf("gpuipc_test: result: %s: %s: %s (exit %d)\n", verdict, what, msg, code);
     return code;
 }
 
@@ -910,15 +914,17 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     unsetenv("CK_TAP_LOG_FILE_NAME");
     unsetenv("CK_LOG_FILE_NAME");
     gpuipc_app_catch_stop_signals();
-    have_start = gpuipc_account_snapshot(&at_start, &err) == 0;
     if (s.nsel == 0)
         return setup_failed(&rr, GPUIPC_USAGE, "--ranks", "no mechanism selected that two "
                             "unrelated processes can run");
     if (!gpuipc_launch_detect(why, sizeof(why)))
         return setup_failed(&rr, GPUIPC_USAGE, "--ranks", why);
+    have_start = gpuipc_account_snapshot(&at_start, &err) == 0;
     rc = gpuipc_launch_init(&rr.l, o->timeout_ns, &err);
     if (rc < 0) {
         rr.l = NULL;
+        if (have_start)
+            gpuipc_account_free(&at_start);
         return setup_failed(&rr, rc == -ENOENT ? GPUIPC_USAGE : rc == -ELIBACC ||
                             rc == -ENOTSUP || rc == -ENOSYS ? GPUIPC_SKIP : GPUIPC_FAIL,
                             "joining the job", err.msg);
