@@ -11,7 +11,12 @@
 #      consumer refuses it, its pairs fail, the others' pass;
 #   4. a rank given another boot id (the facts' GPUIPC_TEST_SYSROOT hook):
 #      its pairs are skipped as "not on this node", the run passes;
-#   5. --ranks with no launcher, and with --device: usage errors (exit 2).
+#   5. ranks with other options than rank 0's: every rank exits 2;
+#   6. a rank that hangs (GPUIPC_FAULT): its pairs fail once, it is not
+#      waited for again, rank 0's verdict comes before the deadline;
+#   7. rank 0 hangs: every rank ends at its deadline, and its --json says
+#      the run did not finish (the earlier run's PASS does not survive);
+#   8. --ranks with no launcher, and with --device: usage errors (exit 2).
 # Each rank runs under a small shell that prints how it exited ("EXIT
 # <rank> <status>") and exits with that number, which also keeps Open MPI
 # 4.1's mpirun from hanging after a rank dies of a signal with the abort
@@ -88,7 +93,8 @@ run -np 2 "$tmp/rank" "$prog" --ranks $only : \
     -np 1 "$tmp/rank" "$prog" --ranks $only
 took=$(($(date +%s) - started))
 [ "$(exits)" = "1 1 137 1 " ] || fail "rank killed: exit statuses '$(exits)', not 1 1 137 1"
-grep -q '^FAIL 2 -> [013]: rank 2 ([^)]*) gone before it reported' "$tmp/out" ||
+grep -q '^FAIL 2 -> [013]: rank 2 ([^)]*) never reported (it died, hung' "$tmp/out" &&
+    grep -q '^FAIL [013] -> 2: .*rank 2 ([^)]*) is gone' "$tmp/out" ||
     fail "rank killed: rank 0 does not say rank 2 is gone"
 grep -q 'peer gone during begin' "$tmp/out" || fail "rank killed: the step it died in is not named"
 grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: [1-9][0-9]* proven' "$tmp/out" ||
@@ -122,7 +128,49 @@ grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 6 proven, 0 failed, 6 skipped
     fail "another boot: not 6 proven and 6 skipped"
 [ $fails = $before ] && echo "PASS: ranks: a rank in another boot is not on this node: its 6 pairs skipped with that cause, the run passes"
 
-# 5. Usage errors.
+# 5. A rank whose options differ: every rank says so and exits 2, before
+# any pair (a pair of another selection would prove less than rank 0 says).
+before=$fails
+run -np 1 "$tmp/rank" "$prog" --ranks $only : -np 2 "$tmp/rank" "$prog" --ranks --only memfd
+[ "$(exits)" = "2 2 2 " ] || fail "options differ: exit statuses '$(exits)', not 2 for each"
+[ "$(grep -c "^rank [0-2]: result: USAGE ERROR: rank 1's options differ from rank 0's" "$tmp/out")" = 3 ] ||
+    fail "options differ: not said by every rank"
+[ $fails = $before ] && echo "PASS: ranks: ranks given other options than rank 0's: every rank says so and exits 2"
+
+# 6. A hung rank: rank 1 never answers HELLO as a consumer. The pairs
+# with it fail once (it is then not waited for), the pairs between the
+# others are proven, and rank 0's verdict comes long before the deadline
+# (mpirun itself ends when the hung rank's own deadline ends it).
+before=$fails
+started=$(date +%s)
+run -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20 --json "$tmp/doc.json" : \
+    -np 1 env GPUIPC_FAULT=consumer:hello:hang "$tmp/rank" "$prog" --ranks $only --timeout 2 \
+        --deadline 20 : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20
+took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
+grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: 2 proven, 4 failed' "$tmp/out" ||
+    fail "hung rank: rank 0's verdict is not 2 proven, 4 failed"
+grep -q '^FAIL 2 -> 1: .*did not come to an earlier pair in time\|^FAIL 1 -> [02]: ' "$tmp/out" ||
+    fail "hung rank: its later pairs are not named"
+[ -n "$took" ] && [ "$took" -lt 15 ] ||
+    fail "hung rank: rank 0's verdict came after ${took:-no} s: it waited for the deadline"
+grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -c 300 "$tmp/doc.json")"
+[ $fails = $before ] && echo "PASS: ranks: a hung rank fails its pairs once, is not waited for again, and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
+
+# 7. Rank 0 hangs: no verdict, and its --json says the run did not finish
+# (the PASS of run 1 is gone from it).
+before=$fails
+run -np 1 env GPUIPC_FAULT=producer:hello:hang "$tmp/rank" "$prog" --ranks $only --timeout 2 \
+        --deadline 6 --json "$tmp/doc.json" : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 6
+[ "$(exits)" = "1 1 " ] || fail "rank 0 hung: exit statuses '$(exits)', not 1 1"
+grep -q '"verdict": "NOT FINISHED"' "$tmp/doc.json" ||
+    fail "rank 0 hung: --json: $(head -c 300 "$tmp/doc.json")"
+grep -q '^rank 0: result: FAIL: --deadline (6 s) passed' "$tmp/out" ||
+    fail "rank 0 hung: its deadline is not said"
+[ $fails = $before ] && echo "PASS: ranks: rank 0 stuck: each rank ends at its deadline (exit 1), and rank 0's --json says NOT FINISHED, not the earlier run's PASS"
+
+# 8. Usage errors.
 before=$fails
 "$prog" --ranks --only memfd >"$tmp/out" 2>&1
 rc=$?

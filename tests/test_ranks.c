@@ -440,19 +440,19 @@ START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
     cell.prod.have = 1;
     cell.cons = consumer_side(2, 0, 0);
     cell.cons.have = 1;
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), &p, &f, &s),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), &p, &f, &s),
                      GPUIPC_PASS);
     ck_assert_str_eq(why, "");
     ck_assert_uint_eq(p, 2);
     /* The consumer was told other counts than the producer's record. */
     cell.cons.passed = 1;
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
     ck_assert_msg(strstr(why, "the ranks disagree") != NULL, "%s", why);
     /* The consumer's own checks failed though the producer says pass. */
     cell.cons = consumer_side(2, 0, 1);
     cell.cons.have = 1;
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
     ck_assert_msg(strstr(why, "rank 1 (n, GPU 0)'s side of the session failed: verify") != NULL,
                   "%s", why);
@@ -460,9 +460,9 @@ START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
     cell.cons = consumer_side(2, 0, 0);
     cell.cons.have = 1;
     cell.prod.have = 0;
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
-    ck_assert_msg(strstr(why, "rank 0 (n, GPU 0) gone before it reported") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "rank 0 (n, GPU 0) never reported (it died") != NULL, "%s", why);
     /* No session, both sides skip: not on this node. */
     memset(&cell, 0, sizeof(cell));
     cell.c = 2;
@@ -470,12 +470,12 @@ START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
     cell.prod.code = cell.cons.code = GPUIPC_SKIP;
     snprintf(cell.prod.note, sizeof(cell.prod.note), "not on this node: rank 2");
     snprintf(cell.cons.note, sizeof(cell.cons.note), "not on this node: rank 0");
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_SKIP);
     ck_assert_str_eq(why, "not on this node: rank 2");
     /* A skip on one side and a failure on the other is a failure. */
     cell.cons.code = GPUIPC_FAIL;
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
     /* The consumer died during the session: one reason for the pair. */
     memset(&cell, 0, sizeof(cell));
@@ -484,17 +484,55 @@ START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
     cell.prod.have = 1;
     cell.prod.gone = 1;
     snprintf(cell.prod.note, sizeof(cell.prod.note), "rank 1 (n, GPU 0) gone during report");
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
     ck_assert_str_eq(why, "rank 1 (n, GPU 0) gone during report");
+    /* The consumer never reported its side: not proven. */
+    memset(&cell, 0, sizeof(cell));
+    cell.c = 1;
+    cell.prod = producer_side(2, 0);
+    cell.prod.have = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "rank 1 (n, GPU 0) never reported its side") != NULL, "%s", why);
+    /* A scenario that never ran (CK_RUN_CASE left it out) proves nothing. */
+    cell.cons = consumer_side(1, 0, 0);
+    cell.cons.have = 1;
+    cell.prod.s[1].status = -1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
+                     GPUIPC_FAIL);
+    /* The record must hold the run's mechanisms, each once. */
+    {
+        const char *const run[] = {"memfd", "memfd-pidfd"};
+        const char *const same[] = {"memfd"};
+
+        cell.prod = producer_side(1, 0);
+        cell.prod.have = 1;
+        cell.cons = consumer_side(1, 0, 0);
+        cell.cons.have = 1;
+        ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, same, 1, why, sizeof(why), NULL,
+                                             NULL, NULL), GPUIPC_PASS);
+        ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, run, 2, why, sizeof(why), NULL,
+                                             NULL, NULL), GPUIPC_FAIL);
+        ck_assert_msg(strstr(why, "does not hold the run's mechanisms (memfd-pidfd missing)") !=
+                          NULL, "%s", why);
+        cell.prod = producer_side(2, 0); /* memfd twice */
+        cell.prod.have = 1;
+        cell.cons = consumer_side(2, 0, 0);
+        cell.cons.have = 1;
+        ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, run, 2, why, sizeof(why), NULL,
+                                             NULL, NULL), GPUIPC_FAIL);
+    }
     /* A session whose scenarios passed but whose end failed. */
     memset(&cell, 0, sizeof(cell));
     cell.c = 1;
     cell.prod = producer_side(1, 0);
     cell.prod.have = 1;
+    cell.cons = consumer_side(1, 0, 0);
+    cell.cons.have = 1;
     cell.prod.code = GPUIPC_FAIL;
     snprintf(cell.prod.note, sizeof(cell.prod.note), "producer, at the end: 1 FD leaked");
-    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, why, sizeof(why), NULL, NULL, NULL),
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL),
                      GPUIPC_FAIL);
     ck_assert_msg(strstr(why, "1 FD leaked") != NULL, "%s", why);
 }

@@ -548,7 +548,7 @@ out_call:
     call_release(c);
 out_free:
     free(l->gone);
-        free(l);
+    free(l);
     return rc;
 }
 
@@ -775,6 +775,6 @@ int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)
     if (l->stuck == NULL)
         gpuipc_account_foreign_forget(OWNER);
     free(l->gone);
-        free(l);
+    free(l);
     return rc;
 }

@@ -205,17 +205,42 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
     return 0;
 }
 
-int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *why, size_t len,
-                        unsigned *passed, unsigned *failed, unsigned *skipped)
+/* Whether the producer's record holds each of mechs once, and nothing else;
+ * the first missing or foreign one into what (len bytes) where not. */
+static int holds_the_run(const gpuipc_cell_side *pr, const char *const *mechs, size_t nmech,
+                         char *what, size_t len)
+{
+    size_t i, k, seen;
+
+    for (i = 0; i < nmech; i++) {
+        for (k = seen = 0; k < pr->n; k++)
+            seen += strcmp(pr->s[k].mech, mechs[i]) == 0;
+        if (seen != 1) {
+            snprintf(what, len, "%s %s", mechs[i], seen ? "more than once" : "missing");
+            return 0;
+        }
+    }
+    if (pr->n != nmech) {
+        snprintf(what, len, "%zu scenarios for %zu mechanisms", pr->n, nmech);
+        return 0;
+    }
+    return 1;
+}
+
+int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const char *const *mechs,
+                        size_t nmech, char *why, size_t len, unsigned *passed, unsigned *failed,
+                        unsigned *skipped)
 {
     const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
     unsigned np = 0, nf = 0, ns = 0, left_out = 0;
+    char what[96];
     int verdict;
     size_t i;
 
     why[0] = '\0';
     if (!pr->have) {
-        snprintf(why, len, "%s gone before it reported%s%.300s%s", who[cell->p],
+        snprintf(why, len, "%s never reported (it died, hung, or its records were refused)"
+                 "%s%.300s%s", who[cell->p],
                  co->have && co->note[0] ? " (the consumer saw: " : "",
                  co->have ? co->note : "", co->have && co->note[0] ? ")" : "");
         return GPUIPC_FAIL;
@@ -223,29 +248,34 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *w
     if (!pr->met) {
         /* No session: each side says why (a skip: not on this node). */
         int skip = pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP);
+        int both = !skip && co->have && co->note[0] && strcmp(co->note, pr->note) != 0;
 
-        snprintf(why, len, "%.300s%s%.300s", pr->note,
-                 !skip && co->have && co->note[0] && strcmp(co->note, pr->note) != 0
-                     ? "; the consumer: " : "",
-                 !skip && co->have && strcmp(co->note, pr->note) != 0 ? co->note : "");
-        if (why[0] == '\0')
-            snprintf(why, len, "no session took place");
+        snprintf(why, len, "%.300s%s%.300s", pr->note[0] ? pr->note : "no session took place",
+                 both ? "; the consumer: " : "", both ? co->note : "");
         return skip ? GPUIPC_SKIP : GPUIPC_FAIL;
+    }
+    if (mechs != NULL && !holds_the_run(pr, mechs, nmech, what, sizeof(what))) {
+        snprintf(why, len, "%s's record of this pair does not hold the run's mechanisms (%s)",
+                 who[cell->p], what);
+        return GPUIPC_FAIL;
     }
     for (i = 0; i < pr->n; i++) {
         np += pr->s[i].status == GPUIPC_PASS;
-        nf += pr->s[i].status == GPUIPC_FAIL || pr->s[i].status == GPUIPC_STOPPED;
+        /* A scenario that never ran proves nothing: a failure here. */
+        nf += pr->s[i].status == GPUIPC_FAIL || pr->s[i].status == GPUIPC_STOPPED ||
+              pr->s[i].status < 0;
         ns += pr->s[i].status == GPUIPC_SKIP;
         /* Left out of the session by the producer: not in BYE's counts. */
         left_out += pr->s[i].status == GPUIPC_SKIP && pr->s[i].side == 0;
     }
     if (pr->gone)
         snprintf(why, len, "%.390s", pr->note);
-    else if (co->have && (!co->said_bye || co->own != GPUIPC_PASS))
+    else if (!co->have)
+        snprintf(why, len, "%s never reported its side of this pair", who[cell->c]);
+    else if (!co->said_bye || co->own != GPUIPC_PASS)
         snprintf(why, len, "%s's side of the session failed: %.300s", who[cell->c],
                  co->note[0] ? co->note : "(it said no more)");
-    else if (co->have && (co->passed != np || co->failed != nf ||
-                          co->skipped != ns - left_out))
+    else if (co->passed != np || co->failed != nf || co->skipped != ns - left_out)
         snprintf(why, len, "the ranks disagree: the producer counted %u passed, %u failed and "
                  "%u skipped, the consumer was told %u, %u and %u", np, nf, ns - left_out,
                  co->passed,

@@ -71,13 +71,17 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
 
 /* A cell's verdict from both sides (the producer's scenarios, checked
  * against the consumer's record): GPUIPC_PASS (proven), _FAIL, _SKIP (no
- * scenario could run, or the pair was not run). why gets the reason of a
- * cell that failed or was skipped as a whole (a side missing, the sides
- * disagreeing, no session), "" where its scenarios say it. who[r] names
- * rank r in text ("rank 2 (node1, GPU 0)"). Counts the scenarios of a
- * session that took place into *passed, *failed and *skipped (where not
- * NULL; a STOPPED one as failed). */
-int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, char *why, size_t len,
-                        unsigned *passed, unsigned *failed, unsigned *skipped);
+ * scenario could run, or the pair was not run). A pair is proven only where
+ * both sides reported, the producer's record holds each of mechs[0..nmech)
+ * once (mechs NULL: not checked), every scenario that ran passed, none is
+ * "not run", the consumer's own checks passed and BYE's counts are the
+ * producer's. why gets the reason of a cell that failed or was skipped as
+ * a whole (a side missing, the sides disagreeing, no session), "" where its
+ * scenarios say it. who[r] names rank r in text ("rank 2 (node1, GPU 0)").
+ * Counts the scenarios of a session that took place into *passed, *failed
+ * and *skipped (where not NULL; a STOPPED or not-run one as failed). */
+int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const char *const *mechs,
+                        size_t nmech, char *why, size_t len, unsigned *passed, unsigned *failed,
+                        unsigned *skipped);
 
 #endif

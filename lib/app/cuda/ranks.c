@@ -75,6 +75,10 @@ typedef struct ranks_run {
     unsigned char *gone; /* ranks seen gone */
     gpuipc_cell_side *mine; /* this rank's records, by peer: [peer * 2 + (consumer ? 1 : 0)] */
     int needs_cuda;
+    const char *mechs[GPUIPC_APP_NMECH_MAX]; /* the selection's names */
+    uint64_t *digests;   /* every rank's options digest, by rank */
+    unsigned char *stuck; /* ranks that did not come to a pair in time (alive) */
+    uint64_t pairs_until; /* no pair starts after this (CLOCK_MONOTONIC): the verdict's time */
     gpuipc_outfile json;
     int json_checked;
 } ranks_run;
@@ -191,53 +195,104 @@ static int unhex(const char *s, uint8_t *b, size_t n)
     return s[2 * n] == ' ' || s[2 * n] == '\0' ? 0 : -1;
 }
 
+/* The options every rank must share, as a 64-bit FNV-1a digest of their
+ * text: the mechanisms, --require, --size and --chunks. */
+static uint64_t config_digest(const ranks_run *rr)
+{
+    char text[2048];
+    size_t i, n = 0;
+    uint64_t h = 1469598103934665603ull;
+
+    for (i = 0; i < rr->s->nsel && n + 40 < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s,", rr->s->sel[i]->name);
+    for (i = 0; i < rr->s->nreq && n + 40 < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "req=%s,", rr->s->req[i]->name);
+    snprintf(text + n, sizeof(text) - n, "size=%llu,chunks=%u",
+             (unsigned long long)rr->o->size, rr->o->chunks);
+    for (i = 0; text[i] != '\0'; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
 /* This rank's GPU: its index among the ranks of this node, modulo the GPUs
  * this process sees (several ranks share a GPU where there are fewer), put
- * for the others as "<uuid hex> <ordinal>", or "none". Then every rank's,
- * after a fence. */
-static int share_gpus(ranks_run *rr, gpuipc_err *err)
+ * for the others as "<uuid hex>|none <ordinal> <options digest> <refused>"
+ * (refused: rank 0 refused its --json). Then every rank's, after a fence.
+ * Returns 0; GPUIPC_USAGE where a rank's options differ from rank 0's or
+ * rank 0 refused its own (every rank finds that alike, and says it); or a
+ * negative errno with err. */
+static int share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 {
-    char value[96], got[128];
+    char value[128], got[128], uuid[40];
     uint32_t index = 0, count = 1, r;
     rank_gpu *me = &rr->gpus[rr->rank];
+    uint64_t mine = config_digest(rr), zero = 0;
     gpuipc_err why;
-    int n = 0, rc;
+    int n = 0, rc, differs = -1, zero_refused = 0;
 
     me->ordinal = -1;
+    gpuipc_err_clear(&why);
     gpuipc_job_node_place(rr->job, &index, &count);
     if (rr->needs_cuda && gpuipc_gpu_init(&why) == 0 && gpuipc_gpu_count(&n, &why) == 0 &&
         n > 0 && gpuipc_gpu_uuid_of((int)(index % (uint32_t)n), me->uuid, &why) == 0)
         me->ordinal = (int)(index % (uint32_t)n);
-    if (me->ordinal >= 0) {
-        hex_of(me->uuid, GPUIPC_UUID_LEN, value);
-        snprintf(value + 2 * GPUIPC_UUID_LEN, sizeof(value) - 2 * GPUIPC_UUID_LEN, " %d",
-                 me->ordinal);
-    } else {
-        snprintf(value, sizeof(value), "none");
-    }
+    if (rr->needs_cuda && me->ordinal < 0)
+        printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
+               why.msg[0] ? why.msg : "the driver shows none");
+    if (me->ordinal >= 0)
+        hex_of(me->uuid, GPUIPC_UUID_LEN, uuid);
+    else
+        snprintf(uuid, sizeof(uuid), "none");
+    snprintf(value, sizeof(value), "%s %d %016llx %d", uuid, me->ordinal,
+             (unsigned long long)mine, refused);
     if ((rc = gpuipc_launch_put(rr->l, KEY_GPU, value, err)) < 0 ||
         (rc = gpuipc_launch_commit(rr->l, err)) < 0 ||
         (rc = gpuipc_launch_fence(rr->l, "gpus", err)) < 0)
         return rc;
     for (r = 0; r < rr->size; r++) {
         rank_gpu *g = &rr->gpus[r];
-        char *end;
-        long v;
+        char hex[40];
+        unsigned long long digest;
+        int ordinal, ref, used = 0;
 
-        if (r == rr->rank)
+        if (r == rr->rank) {
+            if (r == 0)
+                zero = mine, zero_refused = refused;
             continue;
+        }
         g->ordinal = -1;
         if ((rc = gpuipc_launch_get(rr->l, r, KEY_GPU, got, sizeof(got), err)) < 0)
             return rc;
-        if (strcmp(got, "none") == 0)
-            continue;
-        errno = 0;
-        if (strlen(got) < 2 * GPUIPC_UUID_LEN + 2 || unhex(got, g->uuid, GPUIPC_UUID_LEN) < 0 ||
-            (v = strtol(got + 2 * GPUIPC_UUID_LEN + 1, &end, 10), *end != '\0') || errno ||
-            v < 0 || v > 65535)
-            return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid> "
-                                  "<ordinal>\"", r, got);
-        g->ordinal = (int)v;
+        if (sscanf(got, "%39s %d %16llx %d%n", hex, &ordinal, &digest, &ref, &used) != 4 ||
+            got[used] != '\0' || ordinal < -1 || ordinal > 65535 || (ref != 0 && ref != 1) ||
+            (strcmp(hex, "none") != 0 && (strlen(hex) != 2 * GPUIPC_UUID_LEN ||
+                                          unhex(hex, g->uuid, GPUIPC_UUID_LEN) < 0)) ||
+            (strcmp(hex, "none") == 0) != (ordinal < 0))
+            return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid>|none "
+                                  "<ordinal> <digest> <refused>\" (is it gpuipc_test --ranks of "
+                                  "this version?)", r, got);
+        g->ordinal = ordinal;
+        if (r == 0)
+            zero = digest, zero_refused = ref;
+        rr->digests[r] = digest;
+    }
+    rr->digests[rr->rank] = mine;
+    if (zero_refused) {
+        printf("rank %u: result: USAGE ERROR: rank 0 refused its options (it says why) "
+               "(exit 2)\n", rr->rank);
+        return GPUIPC_USAGE;
+    }
+    for (r = 1; r < rr->size && differs < 0; r++)
+        if (rr->digests[r] != zero)
+            differs = (int)r;
+    if (differs >= 0) {
+        printf("rank %u: result: USAGE ERROR: rank %d's options differ from rank 0's "
+               "(--only, --require, --size and --chunks must be the same on every rank: give "
+               "every rank one command line) (exit 2)\n",
+               rr->rank, differs);
+        return GPUIPC_USAGE;
     }
     return 0;
 }
@@ -247,6 +302,24 @@ static void mark_gone(ranks_run *rr, uint32_t r)
 {
     rr->gone[r] = 1;
     gpuipc_launch_forget(rr->l, r);
+}
+
+/* Rank r is alive but did not come to a pair in time (stuck in a call, or
+ * far slower): its later pairs are not waited for either, so that one
+ * stuck rank does not make every pair after it wait out --timeout. */
+static void mark_stuck(ranks_run *rr, uint32_t r)
+{
+    rr->stuck[r] = 1;
+}
+
+/* How long a rank waits for its peer at a pair: twice --timeout (the peer
+ * may be finishing a pair whose other rank stalled, which takes up to one
+ * --timeout), and never past the time kept for the verdict. */
+static uint64_t meet_deadline(const ranks_run *rr)
+{
+    uint64_t d = gpuipc_clock_deadline(2 * rr->o->timeout_ns);
+
+    return d < rr->pairs_until ? d : rr->pairs_until;
 }
 
 /* ---- one pair --------------------------------------------------------------------- */
@@ -280,6 +353,18 @@ static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
         side->code = GPUIPC_FAIL;
         return 0;
     }
+    if (rr->stuck[peer]) {
+        snprintf(side->note, sizeof(side->note), "%.200s did not come to an earlier pair in "
+                 "time (alive, but stuck or far slower): not waited for", who(rr, peer));
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
+    if (gpuipc_clock_ns() >= rr->pairs_until) {
+        snprintf(side->note, sizeof(side->note), "not run: the run's --deadline is near, and "
+                 "its verdict goes first (raise --deadline for this many ranks)");
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
     return 1;
 }
 
@@ -308,14 +393,17 @@ static void play_producer(ranks_run *rr, uint32_t c)
     int sock, code, other_gpu;
 
     side->code = GPUIPC_FAIL;
+    side->note[0] = '\0';
     if (!can_meet(rr, c, side))
         return;
     gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, rr->rank, c, name, sizeof(name));
-    sock = gpuipc_meet_connect(name, card->endpoint, who(rr, c),
-                               gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
+    sock = gpuipc_meet_connect(name, card->endpoint, who(rr, c), meet_deadline(rr), &peer,
+                              &err);
     if (sock < 0) {
         if (sock == GPUIPC_MEET_GONE)
             mark_gone(rr, c);
+        else if (sock == -ETIMEDOUT)
+            mark_stuck(rr, c);
         note(side, GPUIPC_FAIL, err.msg);
         say(rr, "FAIL %s", err.msg);
         return;
@@ -358,6 +446,8 @@ static void play_producer(ranks_run *rr, uint32_t c)
     side->met = run.started;
     if (!run.started) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
+        if (strstr(run.lost, "timed out") != NULL)
+            mark_stuck(rr, c);
         if (gpuipc_wire_stopped() == 0 && strstr(run.lost, "peer gone") != NULL &&
             gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
             mark_gone(rr, c);
@@ -387,6 +477,8 @@ static void play_producer(ranks_run *rr, uint32_t c)
         cs->status = r->status;
         cs->side = r->failed_side;
         cs->step = r->failure.step;
+        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
+            mark_stuck(rr, c);
         snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
                  r->status == GPUIPC_PASS ? r->detail : r->reason);
         snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1, r->cause);
@@ -425,14 +517,17 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     int sock, code;
 
     side->code = GPUIPC_FAIL;
+    side->note[0] = '\0';
     if (!can_meet(rr, p, side))
         return;
     gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, p, rr->rank, name, sizeof(name));
-    sock = gpuipc_meet_accept(name, card->endpoint, who(rr, p),
-                              gpuipc_clock_deadline(rr->o->timeout_ns), &peer, &err);
+    sock = gpuipc_meet_accept(name, card->endpoint, who(rr, p), meet_deadline(rr), &peer,
+                              &err);
     if (sock < 0) {
         if (sock == GPUIPC_MEET_GONE)
             mark_gone(rr, p);
+        else if (sock == -ETIMEDOUT)
+            mark_stuck(rr, p);
         note(side, GPUIPC_FAIL, err.msg);
         say(rr, "FAIL %s", err.msg);
         return;
@@ -451,6 +546,8 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
+        if (strstr(end.reason, "timed out") != NULL)
+            mark_stuck(rr, p);
         if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0) {
             char text[GPUIPC_CELL_TEXT_LEN];
 
@@ -578,7 +675,8 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
 
             if (p == c)
                 continue;
-            v = gpuipc_cell_verdict(cell, rr->whop, why, sizeof(why), NULL, NULL, NULL);
+            v = gpuipc_cell_verdict(cell, rr->whop, rr->mechs, rr->s->nsel, why, sizeof(why),
+                                    NULL, NULL, NULL);
             gpuipc_json_object(&j, NULL);
             gpuipc_json_int(&j, "producer", p);
             gpuipc_json_int(&j, "consumer", c);
@@ -606,13 +704,18 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
     gpuipc_json_finish(&j);
 }
 
-static int save_json(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
-                     unsigned pf, unsigned ps)
+/* Writes the --json document (cells NULL: the run under way, not
+ * finished) in place of whatever is at its path (a regular file: the check
+ * before the run, or the last writing, said so). Returns code, or
+ * GPUIPC_FAIL where it could not be written. */
+static int json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
+                      unsigned pf, unsigned ps)
 {
     gpuipc_err err;
     FILE *f;
     int fd;
 
+    gpuipc_err_clear(&err);
     if (!rr->json_checked)
         return code;
     if ((fd = gpuipc_outfile_open(&rr->json, &err)) < 0 || (f = fdopen(fd, "w")) == NULL) {
@@ -622,10 +725,36 @@ static int save_json(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned
         printf("rank 0: --json %s: not written: %s\n", rr->o->json_path, err.msg);
         return GPUIPC_FAIL;
     }
-    write_json(rr, f, cells, code, proven, pf, ps);
+    if (cells != NULL) {
+        write_json(rr, f, cells, code, proven, pf, ps);
+    } else {
+        gpuipc_json j;
+
+        gpuipc_json_init(&j, f);
+        gpuipc_json_object(&j, NULL);
+        gpuipc_json_string(&j, "schema", "gpuipc-ranks/1");
+        gpuipc_json_string(&j, "program", "gpuipc_test " GPUIPC_VERSION);
+        gpuipc_json_int(&j, "protocol", GPUIPC_WIRE_VERSION);
+        gpuipc_json_string(&j, "mode", "ranks");
+        gpuipc_json_int(&j, "exit_code", GPUIPC_FAIL);
+        gpuipc_json_string(&j, "verdict", "NOT FINISHED");
+        gpuipc_json_string(&j, "reason", "the run is under way, or it ended before rank 0's "
+                           "verdict (the deadline, a signal, a crash: each rank's output says "
+                           "which)");
+        gpuipc_json_end(&j, '}');
+        gpuipc_json_finish(&j);
+    }
     if (fclose(f) != 0 || gpuipc_outfile_commit(&rr->json, &err) < 0) {
         gpuipc_outfile_abort(&rr->json);
-        printf("rank 0: --json %s: not written\n", rr->o->json_path);
+        printf("rank 0: --json %s: not written: %s\n", rr->o->json_path,
+               err.msg[0] ? err.msg : "a write failed");
+        return GPUIPC_FAIL;
+    }
+    /* The next writing replaces this file, a regular file of ours. */
+    gpuipc_outfile_close(&rr->json);
+    if (gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) < 0) {
+        rr->json_checked = 0;
+        printf("rank 0: --json %s: %s\n", rr->o->json_path, err.msg);
         return GPUIPC_FAIL;
     }
     return code;
@@ -715,10 +844,17 @@ static int judge(ranks_run *rr, const char *own, int fenced)
                 silent++;
                 continue;
             }
+            if (rr->stuck[r]) {
+                printf("rank 0: %s's results are not waited for: it did not come to its pair "
+                       "with rank 0 in time\n", who(rr, r));
+                silent++;
+                continue;
+            }
             if (gpuipc_launch_get(rr->l, r, KEY_RESULTS, got, GPUIPC_LAUNCH_VALUE_MAX,
                                   &err) < 0) {
                 printf("rank 0: %s's results never came%s: %s\n", who(rr, r),
-                       fenced ? "" : " (the fence failed: a rank is gone)", err.msg);
+                       fenced ? "" : " (without a fence: a rank is gone, stuck, or out of "
+                       "the fence)", err.msg);
                 silent++;
                 continue;
             }
@@ -744,8 +880,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
                 continue;
             cell->p = p;
             cell->c = c;
-            v = gpuipc_cell_verdict(cell, rr->whop, why, sizeof(why), &passed, &failed,
-                                    &skipped);
+            v = gpuipc_cell_verdict(cell, rr->whop, rr->mechs, rr->s->nsel, why, sizeof(why),
+                                    &passed, &failed, &skipped);
             proven += v == GPUIPC_PASS;
             pf += v == GPUIPC_FAIL;
             ps += v == GPUIPC_SKIP;
@@ -772,7 +908,7 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         printf("  %s\n", causes[i]);
     code = pf > 0 || silent > 0 ? GPUIPC_FAIL : proven > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
     code = gpuipc_app_stop_code(code);
-    code = save_json(rr, cells, code, proven, pf, ps);
+    code = json_write(rr, cells, code, proven, pf, ps);
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
            code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), rr->size,
@@ -791,53 +927,75 @@ static int conclude(ranks_run *rr)
 {
     char *own = my_results(rr), got[32];
     gpuipc_err err;
-    int fenced, code = GPUIPC_FAIL, own_code = GPUIPC_PASS;
-    uint32_t peer;
+    int fenced = 0, code = GPUIPC_FAIL, own_code = GPUIPC_PASS, rc;
+    uint32_t i, gone = 0;
 
-    for (peer = 0; peer < rr->size * 2; peer++)
-        if (peer / 2 != rr->rank && rr->mine[peer].code == GPUIPC_FAIL)
+    for (i = 0; i < rr->size * 2; i++)
+        if (i / 2 != rr->rank && rr->mine[i].code != GPUIPC_PASS &&
+            rr->mine[i].code != GPUIPC_SKIP)
             own_code = GPUIPC_FAIL;
     if (own == NULL || gpuipc_launch_put(rr->l, KEY_RESULTS, own, &err) < 0 ||
         gpuipc_launch_commit(rr->l, &err) < 0) {
-        printf("rank %u: result: FAIL: its results could not be published: %s (exit 1)\n",
-               rr->rank, own == NULL ? "out of memory" : err.msg);
+        printf("rank %u: result: FAIL: its results could not be published: %s (exit %d)\n",
+               rr->rank, own == NULL ? "out of memory" : err.msg,
+               gpuipc_app_stop_code(GPUIPC_FAIL));
         free(own);
         return GPUIPC_FAIL;
     }
+    /* With every rank alive, one fence gathers the results. A fence over a
+     * job with a dead rank may end at once or only at its timeout: then
+     * none, and rank 0 reads each rank's results as they come (a get waits
+     * for that rank's commit). */
     look_at_all(rr);
-    fenced = gpuipc_launch_fence(rr->l, "results", &err) == 0;
-    if (!fenced)
-        printf("rank %u: %s\n", rr->rank, err.msg);
+    for (i = 0; i < rr->size; i++)
+        gone += rr->gone[i] || rr->stuck[i];
+    if (gone == 0) {
+        fenced = gpuipc_launch_fence(rr->l, "results", &err) == 0;
+        if (!fenced)
+            printf("rank %u: %s\n", rr->rank, err.msg);
+    }
     g_in_pair = 0;
     if (rr->rank == 0) {
         code = judge(rr, own, fenced);
+        free(own);
+        /* The others wait for this commit (no fence: a dead rank would
+         * hold it), and rank 0 stays until they have it. */
         snprintf(got, sizeof(got), "%d", code);
         if (gpuipc_launch_put(rr->l, KEY_VERDICT, got, &err) < 0 ||
-            gpuipc_launch_commit(rr->l, &err) < 0 ||
-            gpuipc_launch_fence(rr->l, "verdict", &err) < 0)
+            gpuipc_launch_commit(rr->l, &err) < 0)
             printf("rank 0: the verdict may not reach every rank: %s\n", err.msg);
-        free(own);
         linger(rr);
         return code;
     }
     free(own);
-    /* A fence that a dead rank ended early still leaves the get, which
-     * waits for rank 0's commit of its verdict (but never ask a dead one). */
-    look_at_all(rr);
-    (void)gpuipc_launch_fence(rr->l, "verdict", &err);
-    if (is_gone(rr, 0))
-        gpuipc_err_set(&err, -ESRCH, "%s is gone", who(rr, 0));
-    else if (gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err) == 0 &&
-        (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "77") == 0 ||
-         (atoi(got) > 128 && atoi(got) < 160))) {
-        code = atoi(got);
-        if (rr->o->level >= GPUIPC_LOG_NORMAL)
-            printf("rank %u: result: %s: the run's, from rank 0 (exit %d)\n", rr->rank,
-                   gpuipc_app_verdict_name(code), code);
-        return code;
+    /* A get wakes at rank 0's next commit, of whatever key: ask again
+     * while rank 0 is alive, until its verdict or the deadline. */
+    for (;;) {
+        if (is_gone(rr, 0)) {
+            gpuipc_err_set(&err, -ESRCH, "%s is gone", who(rr, 0));
+            break;
+        }
+        rc = gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err);
+        if (rc == 0 &&
+            (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "2") == 0 ||
+             strcmp(got, "77") == 0 || (atoi(got) > 128 && atoi(got) < 160))) {
+            code = atoi(got);
+            if (rr->o->level >= GPUIPC_LOG_NORMAL)
+                printf("rank %u: result: %s: the run's, from rank 0 (exit %d)\n", rr->rank,
+                       code > 128 ? "STOPPED" : gpuipc_app_verdict_name(code), code);
+            return code;
+        }
+        if (rc == 0) {
+            gpuipc_err_set(&err, -EPROTO, "'%.20s' is no exit status", got);
+            break;
+        }
+        if (rc != -ENOENT || gpuipc_wire_stopped() != 0 ||
+            (rr->o->deadline_ns > 0 && gpuipc_clock_ns() >= rr->t0 + rr->o->deadline_ns))
+            break;
     }
     printf("rank %u: result: FAIL: rank 0's verdict never came (%s); this rank's own pairs "
-           "%s (exit 1)\n", rr->rank, err.msg, own_code == GPUIPC_PASS ? "passed" : "failed");
+           "%s (exit %d)\n", rr->rank, err.msg, own_code == GPUIPC_PASS ? "passed" : "failed",
+           gpuipc_app_stop_code(GPUIPC_FAIL));
     return GPUIPC_FAIL;
 }
 
@@ -881,6 +1039,14 @@ static int rank_zero_json(ranks_run *rr)
         return -1;
     }
     rr->json_checked = 1;
+    /* From now no earlier run's verdict stays there, however this one ends
+     * (the deadline, a signal, a crash): until rank 0's verdict replaces
+     * it, the document says the run did not finish. */
+    if (json_write(rr, NULL, GPUIPC_FAIL, 0, 0, 0) != GPUIPC_FAIL) {
+        printf("rank 0: result: FAIL: --json %s: its first writing failed (exit 1)\n",
+               rr->o->json_path);
+        return -1;
+    }
     return 0;
 }
 
@@ -892,7 +1058,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     gpuipc_fds at_start;
     char why[512];
     gpuipc_err err;
-    int have_start, code, rc;
+    int have_start, code, rc, refused;
     size_t i;
 
     memset(&rr, 0, sizeof(rr));
@@ -906,13 +1072,20 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     rr.presence.fd = -1;
     rr.json.dirfd = -1;
     drop_forked_only(&s);
-    for (i = 0; i < s.nsel; i++)
+    for (i = 0; i < s.nsel; i++) {
         rr.needs_cuda |= s.sel[i]->needs_cuda;
+        rr.mechs[i] = s.sel[i]->name;
+    }
     /* Each session would write Check's files over the last: --ranks writes
      * none (rank 0's --json holds every pair). */
     unsetenv("CK_XML_LOG_FILE_NAME");
     unsetenv("CK_TAP_LOG_FILE_NAME");
     unsetenv("CK_LOG_FILE_NAME");
+    /* ... and no rank leaves a scenario out: every pair runs them all. */
+    unsetenv("CK_RUN_SUITE");
+    unsetenv("CK_RUN_CASE");
+    unsetenv("CK_INCLUDE_TAGS");
+    unsetenv("CK_EXCLUDE_TAGS");
     gpuipc_app_catch_stop_signals();
     if (s.nsel == 0)
         return setup_failed(&rr, GPUIPC_USAGE, "--ranks", "no mechanism selected that two "
@@ -939,10 +1112,9 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         setup_failed(&rr, GPUIPC_FAIL, "the watchdog", err.msg);
         goto out;
     }
-    if (rank_zero_json(&rr) < 0) {
-        code = GPUIPC_USAGE;
-        goto out;
-    }
+    /* Rank 0's refusal of its --json is every rank's usage error, found
+     * when they share their options below. */
+    refused = rank_zero_json(&rr) < 0;
     if ((rc = gpuipc_job_join(rr.l, &rr.job, &err)) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "the job's wire-up", err.msg);
         goto out;
@@ -952,18 +1124,28 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     rr.whop = calloc(rr.size, sizeof(*rr.whop));
     rr.gone = calloc(rr.size, 1);
     rr.mine = calloc((size_t)rr.size * 2, sizeof(*rr.mine));
+    rr.digests = calloc(rr.size, sizeof(*rr.digests));
+    rr.stuck = calloc(rr.size, 1);
     if (rr.gpus == NULL || rr.who == NULL || rr.whop == NULL || rr.gone == NULL ||
-        rr.mine == NULL) {
+        rr.mine == NULL || rr.digests == NULL || rr.stuck == NULL) {
         setup_failed(&rr, GPUIPC_FAIL, "setting up", "out of memory");
         goto out;
+    }
+    for (i = 0; i < (size_t)rr.size * 2; i++) {
+        rr.mine[i].code = GPUIPC_FAIL;
+        snprintf(rr.mine[i].note, sizeof(rr.mine[i].note), "not played: the run was stopped "
+                 "before this pair");
     }
     if (gpuipc_meet_present(&rr.presence,
                             gpuipc_job_card_of(rr.job, rr.rank)->endpoint, &err) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "its presence socket", err.msg);
         goto out;
     }
-    if (share_gpus(&rr, &err) < 0) {
-        setup_failed(&rr, GPUIPC_FAIL, "sharing the GPUs' names", err.msg);
+    if ((rc = share_gpus(&rr, refused, &err)) != 0) {
+        if (rc == GPUIPC_USAGE)
+            code = GPUIPC_USAGE;
+        else
+            setup_failed(&rr, GPUIPC_FAIL, "sharing the GPUs' names", err.msg);
         goto out;
     }
     name_ranks(&rr);
@@ -989,6 +1171,16 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     /* The FDs of the job (PMIx's, the presence socket) are there from now:
      * each session's last check counts against this. */
     gpuipc_app_note_fds_at_start();
+    /* The pairs stop where the deadline less a fifth (2 to 10 s) is left:
+     * the verdict's time. */
+    rr.pairs_until = UINT64_MAX;
+    if (o->deadline_ns > 0) {
+        uint64_t keep = o->deadline_ns / 5;
+
+        keep = keep < 2000000000ull ? 2000000000ull : keep > 10000000000ull ? 10000000000ull
+               : keep;
+        rr.pairs_until = keep < o->deadline_ns ? t0 + o->deadline_ns - keep : t0;
+    }
     if (play(&rr) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "planning the pairs", "out of memory");
         goto out;
@@ -1006,6 +1198,8 @@ out:
     free(rr.whop);
     free(rr.gone);
     free(rr.mine);
+    free(rr.digests);
+    free(rr.stuck);
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
     code = gpuipc_app_stop_code(code);
     /* What this process holds now that it did not at its start (a process
