@@ -112,7 +112,9 @@ static void on_deadline(void *arg, int sig)
         gpuipc_sbuf_str(&b, " -> ");
         gpuipc_sbuf_uint(&b, g_pair_c);
         gpuipc_sbuf_str(&b, g_role == GPUIPC_ROLE_PRODUCER ? " as its producer" : " as its consumer");
-        if (w != NULL) {
+        if (w != NULL && w->step == GPUIPC_STEP_NONE) {
+            gpuipc_sbuf_str(&b, ", waiting for its peer to come");
+        } else if (w != NULL) {
             gpuipc_sbuf_str(&b, ", at ");
             gpuipc_sbuf_str(&b, gpuipc_step_name(w->step));
             if (w->call[0] != '\0' && w->since_ns != 0) {
@@ -585,6 +587,8 @@ static int play(ranks_run *rr)
         g_pair_c = c;
         g_role = p == rr->rank ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
         g_in_pair = 1;
+        gpuipc_watch_role(g_role);
+        gpuipc_watch_step(GPUIPC_STEP_NONE, "");
         if (p == rr->rank)
             play_producer(rr, c);
         else
