@@ -282,8 +282,9 @@ static int share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     }
     rr->digests[rr->rank] = mine;
     if (zero_refused) {
-        printf("rank %u: result: USAGE ERROR: rank 0 refused its options (it says why) "
-               "(exit 2)\n", rr->rank);
+        if (rr->rank != 0)
+            printf("rank %u: result: USAGE ERROR: rank 0 refused its options (it says why) "
+                   "(exit 2)\n", rr->rank);
         return GPUIPC_USAGE;
     }
     for (r = 1; r < rr->size && differs < 0; r++)
@@ -710,8 +711,8 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
 
 /* Writes the --json document (cells NULL: the run under way, not
  * finished) in place of whatever is at its path (a regular file: the check
- * before the run, or the last writing, said so). Returns code, or
- * GPUIPC_FAIL where it could not be written. */
+ * before the run, or the last writing, said so). Returns 0, or -1 where it
+ * could not be written (said). */
 static int json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
                       unsigned pf, unsigned ps)
 {
@@ -721,13 +722,13 @@ static int json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigne
 
     gpuipc_err_clear(&err);
     if (!rr->json_checked)
-        return code;
+        return 0;
     if ((fd = gpuipc_outfile_open(&rr->json, &err)) < 0 || (f = fdopen(fd, "w")) == NULL) {
         if (fd >= 0)
             close(fd);
         gpuipc_outfile_abort(&rr->json);
         printf("rank 0: --json %s: not written: %s\n", rr->o->json_path, err.msg);
-        return GPUIPC_FAIL;
+        return -1;
     }
     if (cells != NULL) {
         write_json(rr, f, cells, code, proven, pf, ps);
@@ -752,16 +753,18 @@ static int json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigne
         gpuipc_outfile_abort(&rr->json);
         printf("rank 0: --json %s: not written: %s\n", rr->o->json_path,
                err.msg[0] ? err.msg : "a write failed");
-        return GPUIPC_FAIL;
+        return -1;
     }
-    /* The next writing replaces this file, a regular file of ours. */
+    if (cells != NULL)
+        return 0;
+    /* The verdict's writing replaces this file, a regular file of ours. */
     gpuipc_outfile_close(&rr->json);
     if (gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) < 0) {
         rr->json_checked = 0;
         printf("rank 0: --json %s: %s\n", rr->o->json_path, err.msg);
-        return GPUIPC_FAIL;
+        return -1;
     }
-    return code;
+    return 0;
 }
 
 /* Whether rank r is known to be gone: seen so in a pair, or, on this node,
@@ -912,7 +915,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         printf("  %s\n", causes[i]);
     code = pf > 0 || silent > 0 ? GPUIPC_FAIL : proven > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
     code = gpuipc_app_stop_code(code);
-    code = json_write(rr, cells, code, proven, pf, ps);
+    if (json_write(rr, cells, code, proven, pf, ps) < 0)
+        code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
            code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), rr->size,
@@ -1046,11 +1050,9 @@ static int rank_zero_json(ranks_run *rr)
     /* From now no earlier run's verdict stays there, however this one ends
      * (the deadline, a signal, a crash): until rank 0's verdict replaces
      * it, the document says the run did not finish. */
-    if (json_write(rr, NULL, GPUIPC_FAIL, 0, 0, 0) != GPUIPC_FAIL) {
-        printf("rank 0: result: FAIL: --json %s: its first writing failed (exit 1)\n",
-               rr->o->json_path);
-        return -1;
-    }
+    if (json_write(rr, NULL, GPUIPC_FAIL, 0, 0, 0) < 0 && gpuipc_outfile_void(&rr->json) < 0)
+        printf("rank 0: --json %s: an earlier run's document may still be there: it could "
+               "be neither replaced nor emptied\n", rr->o->json_path);
     return 0;
 }
 
