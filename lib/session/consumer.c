@@ -755,9 +755,11 @@ static int serve(cserve *cs, gpuipc_session_end *end)
         /* Said first, then marked said: a parent-death signal between the
          * two must not leave the loss unsaid. */
         end_fail(cs, end, GPUIPC_STEP_HELLO, err.msg);
+        end->errnum = -rc;
         env->lost_reported = 1;
         return end->code;
     }
+    end->met = 1;
     for (;;) {
         /* Between scenarios the consumer waits for PROBE, BEGIN or BYE. The
          * step it names if the producer vanishes here is BEGIN. */
@@ -769,6 +771,7 @@ static int serve(cserve *cs, gpuipc_session_end *end)
             continue;
         if (rc < 0) {
             end_fail(cs, end, GPUIPC_STEP_BEGIN, err.msg);
+            end->errnum = -rc;
             env->lost_reported = 1;
             return end->code;
         }

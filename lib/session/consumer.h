@@ -16,6 +16,9 @@ typedef struct gpuipc_session_end {
     gpuipc_msg_bye bye;          /* the producer's verdict and counts, if it did */
     int own;                     /* this side: GPUIPC_PASS, or GPUIPC_FAIL */
     char reason[GPUIPC_ERR_LEN]; /* this side's first failure, if any */
+    int met;                     /* HELLO went both ways */
+    int errnum;                  /* the errno of a wait for the producer that ended the
+                                  * session (ETIMEDOUT: it stalled), or 0 */
 } gpuipc_session_end;
 
 /* Answers HELLO, then serves scenario after scenario with the mechanisms in

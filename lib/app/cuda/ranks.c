@@ -307,6 +307,21 @@ static void mark_gone(ranks_run *rr, uint32_t r)
     gpuipc_launch_forget(rr->l, r);
 }
 
+/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
+ * its presence socket closed now. */
+static int is_gone(ranks_run *rr, uint32_t r)
+{
+    char why[256];
+    int e = 0;
+
+    if (!rr->gone[r] && gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
+        gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) == 0)
+        rr->gone[r] = 1;
+    if (rr->gone[r])
+        gpuipc_launch_forget(rr->l, r);
+    return rr->gone[r];
+}
+
 /* Rank r is alive but did not come to a pair in time (stuck in a call, or
  * far slower): its later pairs are not waited for either, so that one
  * stuck rank does not make every pair after it wait out --timeout. */
@@ -381,37 +396,63 @@ static void say(const ranks_run *rr, const char *fmt, const char *text)
     fflush(stdout);
 }
 
+/* Whether peer, met in a session that broke, has died (its presence is
+ * gone; a stop signal is no death of the peer's). */
+static int peer_died(ranks_run *rr, uint32_t peer)
+{
+    return gpuipc_wire_stopped() == 0 && is_gone(rr, peer);
+}
+
+/* Meets peer for their pair, this rank its producer (producer set) or its
+ * consumer: where the pair can be played (can_meet), the session's socket,
+ * connected on the pair's own name, with gpuipc_app_cred_pid set from the
+ * peer's credentials. Otherwise -1, with side saying why and the peer
+ * marked gone or stuck as the wait found it. */
+static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side)
+{
+    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, peer);
+    char name[GPUIPC_JOB_ENDPOINT_LEN];
+    gpuipc_peer cred;
+    gpuipc_err err;
+    int sock;
+
+    side->code = GPUIPC_FAIL;
+    side->note[0] = '\0';
+    if (!can_meet(rr, peer, side))
+        return -1;
+    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, producer ? rr->rank : peer,
+                          producer ? peer : rr->rank, name, sizeof(name));
+    sock = producer ? gpuipc_meet_connect(name, card->endpoint, who(rr, peer),
+                                          meet_deadline(rr), &cred, &err)
+                    : gpuipc_meet_accept(name, card->endpoint, who(rr, peer),
+                                         meet_deadline(rr), &cred, &err);
+    if (sock < 0) {
+        if (sock == GPUIPC_MEET_GONE)
+            mark_gone(rr, peer);
+        else if (sock == -ETIMEDOUT)
+            mark_stuck(rr, peer);
+        note(side, GPUIPC_FAIL, err.msg);
+        say(rr, "FAIL %s", err.msg);
+        return -1;
+    }
+    gpuipc_app_cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
+    return sock;
+}
+
 /* This rank exports to consumer c. */
 static void play_producer(ranks_run *rr, uint32_t c)
 {
     static gpuipc_producer_run run;
     gpuipc_cell_side *side = record(rr, c, 0);
-    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, c);
     const gpuipc_app_selection *s = rr->s;
     const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
-    char name[GPUIPC_JOB_ENDPOINT_LEN], desc[GPUIPC_ERR_LEN + 160];
-    gpuipc_peer peer;
+    char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
     size_t i, nsub, nout;
-    int sock, code, other_gpu;
+    int sock, code, other_gpu, rc;
 
-    side->code = GPUIPC_FAIL;
-    side->note[0] = '\0';
-    if (!can_meet(rr, c, side))
+    if ((sock = meet(rr, c, 1, side)) < 0)
         return;
-    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, rr->rank, c, name, sizeof(name));
-    sock = gpuipc_meet_connect(name, card->endpoint, who(rr, c), meet_deadline(rr), &peer,
-                              &err);
-    if (sock < 0) {
-        if (sock == GPUIPC_MEET_GONE)
-            mark_gone(rr, c);
-        else if (sock == -ETIMEDOUT)
-            mark_stuck(rr, c);
-        note(side, GPUIPC_FAIL, err.msg);
-        say(rr, "FAIL %s", err.msg);
-        return;
-    }
-    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
     /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
                 memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
@@ -432,8 +473,10 @@ static void play_producer(ranks_run *rr, uint32_t c)
         close(sock);
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
         code = GPUIPC_FAIL;
-    } else if (gpuipc_app_producer_hello(&run, &err) < 0) {
+    } else if ((rc = gpuipc_app_producer_hello(&run, &err)) < 0) {
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        if (rc == -ETIMEDOUT)
+            mark_stuck(rr, c);
         code = GPUIPC_FAIL;
     } else {
         /* pidfd_getfd from a sibling needs ptrace permission, which Yama's
@@ -449,19 +492,14 @@ static void play_producer(ranks_run *rr, uint32_t c)
     side->met = run.started;
     if (!run.started) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
-        if (strstr(run.lost, "timed out") != NULL)
-            mark_stuck(rr, c);
-        if (gpuipc_wire_stopped() == 0 && strstr(run.lost, "peer gone") != NULL &&
-            gpuipc_meet_alive(card->endpoint, &(int){0}) == 0)
-            mark_gone(rr, c);
+        (void)peer_died(rr, c);
         say(rr, "FAIL %s", run.lost);
     } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
-        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0) {
+        if (peer_died(rr, c)) {
             /* The consumer died in the session: its cell says so, once. */
             const gpuipc_result *first = NULL;
 
-            mark_gone(rr, c);
             for (i = 0; i < run.nsel && first == NULL; i++)
                 if (run.results[i].status == GPUIPC_FAIL)
                     first = &run.results[i];
@@ -512,35 +550,15 @@ static void play_producer(ranks_run *rr, uint32_t c)
 static void play_consumer(ranks_run *rr, uint32_t p)
 {
     gpuipc_cell_side *side = record(rr, p, 1);
-    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, p);
-    char name[GPUIPC_JOB_ENDPOINT_LEN];
     gpuipc_session_end end;
-    gpuipc_peer peer;
-    gpuipc_err err;
     int sock, code;
 
-    side->code = GPUIPC_FAIL;
-    side->note[0] = '\0';
-    if (!can_meet(rr, p, side))
+    if ((sock = meet(rr, p, 0, side)) < 0)
         return;
-    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, p, rr->rank, name, sizeof(name));
-    sock = gpuipc_meet_accept(name, card->endpoint, who(rr, p), meet_deadline(rr), &peer,
-                              &err);
-    if (sock < 0) {
-        if (sock == GPUIPC_MEET_GONE)
-            mark_gone(rr, p);
-        else if (sock == -ETIMEDOUT)
-            mark_stuck(rr, p);
-        note(side, GPUIPC_FAIL, err.msg);
-        say(rr, "FAIL %s", err.msg);
-        return;
-    }
-    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
                                        gpuipc_job_token_of(rr->job)->hex, &end);
     side->code = code;
-    side->met = end.said_bye || end.bye.passed + end.bye.failed + end.bye.skipped > 0 ||
-                strncmp(end.reason, "hello", 5) != 0;
+    side->met = end.met;
     side->said_bye = end.said_bye;
     side->passed = end.bye.passed;
     side->failed = end.bye.failed;
@@ -549,12 +567,11 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
-        if (strstr(end.reason, "timed out") != NULL)
+        if (end.errnum == ETIMEDOUT)
             mark_stuck(rr, p);
-        if (gpuipc_wire_stopped() == 0 && gpuipc_meet_alive(card->endpoint, &(int){0}) == 0) {
+        if (peer_died(rr, p)) {
             char text[GPUIPC_CELL_TEXT_LEN];
 
-            mark_gone(rr, p);
             side->gone = 1;
             snprintf(text, sizeof(text), "%.160s gone: %.220s", who(rr, p), end.reason);
             snprintf(side->note, sizeof(side->note), "%s", text);
@@ -765,21 +782,6 @@ static int json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigne
         return -1;
     }
     return 0;
-}
-
-/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
- * its presence socket closed now. */
-static int is_gone(ranks_run *rr, uint32_t r)
-{
-    char why[256];
-    int e = 0;
-
-    if (!rr->gone[r] && gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
-        gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) == 0)
-        rr->gone[r] = 1;
-    if (rr->gone[r])
-        gpuipc_launch_forget(rr->l, r);
-    return rr->gone[r];
 }
 
 /* Looks at every rank: the PMIx layer then never waits for a gone one. */
