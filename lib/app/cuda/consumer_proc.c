@@ -181,28 +181,36 @@ static void consumer_env(gpuipc_env *env, const gpuipc_options *o, const gpuipc_
     env->step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
 }
 
-int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                                uint64_t t0, const char *token, gpuipc_session_end *end)
+/* The session over sock (closed here) in env: the consumer's role until
+ * it ends (in *end), then its GPUs let go of. Returns its status. */
+static int serve_on(gpuipc_env *env, int sock, gpuipc_session_end *end)
 {
-    gpuipc_env env;
     gpuipc_wire *w;
     gpuipc_err err;
     int verdict;
 
-    consumer_env(&env, o, inject, t0);
-    env.token = token;
-    memset(end, 0, sizeof(*end));
-    end->code = GPUIPC_FAIL;
     if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
         close(sock);
         snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
         return GPUIPC_FAIL;
     }
-    verdict = gpuipc_consumer_serve(&env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
+    verdict = gpuipc_consumer_serve(env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
     gpuipc_gpu_close_all();
-    env.gpu = NULL;
+    env->gpu = NULL;
     gpuipc_wire_close(w);
     return verdict;
+}
+
+int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                                uint64_t t0, const char *token, gpuipc_session_end *end)
+{
+    gpuipc_env env;
+
+    consumer_env(&env, o, inject, t0);
+    env.token = token;
+    memset(end, 0, sizeof(*end));
+    end->code = GPUIPC_FAIL;
+    return serve_on(&env, sock, end);
 }
 
 /* The consumer's role over sock; the session's end goes into *end.
@@ -212,7 +220,6 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
 {
     struct sigaction sa;
     gpuipc_env env;
-    gpuipc_wire *w;
     gpuipc_err err;
     int verdict;
 
@@ -244,15 +251,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
         close(sock);
         return GPUIPC_FAIL;
     }
-    if (gpuipc_wire_open(&w, sock, "producer", &err) < 0) {
-        close(sock);
-        snprintf(end->reason, sizeof(end->reason), "%s", err.msg);
-        return GPUIPC_FAIL;
-    }
-    verdict = gpuipc_consumer_serve(&env, w, gpuipc_app_registry, gpuipc_app_nmech, end);
-    gpuipc_gpu_close_all();
-    env.gpu = NULL;
-    gpuipc_wire_close(w);
+    verdict = serve_on(&env, sock, end);
     gpuipc_watch_claim(gpuipc_app_stop_code(verdict));
     /* A session that ended with BYE had its last checks then (and its status
      * is the one both sides agreed on); one that broke is checked now. */
