@@ -436,21 +436,37 @@ int gpuipc_launch_detect(char *why, size_t len)
     return 0;
 }
 
-/* Reads the unsigned integer key of proc (rank, or the wildcard for the
- * job's) into *v. */
-static int get_u32(gpuipc_launch *l, uint32_t rank, const char *key, uint32_t *v,
-                   gpuipc_err *err)
+/* PMIx_Get of rank's key (rank, or the wildcard for the job's), bounded as
+ * every call is (about names it in messages). Returns 0 with *out the call,
+ * its value in (*out)->out, for the caller to release; or a negative errno
+ * with err (the call released). */
+static int get_call(gpuipc_launch *l, uint32_t rank, const char *key, const char *about,
+                    call **out, gpuipc_err *err)
 {
     call *c = call_new(OP_GET);
     int rc;
 
+    *out = NULL;
     if (c == NULL)
         return gpuipc_err_set(err, -ENOMEM, "PMIx_Get %s: out of memory", key);
     c->proc = l->me;
     c->proc.rank = rank;
     snprintf(c->key, sizeof(c->key), "%s", key);
     call_info(c, l->timeout_s, 0);
-    rc = call_bounded(l, c, key, server_deadline(l), l->timeout_s, err);
+    rc = call_bounded(l, c, about, server_deadline(l), l->timeout_s, err);
+    if (rc == 0)
+        *out = c;
+    return rc;
+}
+
+/* Reads the unsigned integer key of proc (rank, or the wildcard for the
+ * job's) into *v. */
+static int get_u32(gpuipc_launch *l, uint32_t rank, const char *key, uint32_t *v,
+                   gpuipc_err *err)
+{
+    call *c;
+    int rc = get_call(l, rank, key, key, &c, err);
+
     if (rc < 0)
         return rc;
     rc = 0;
@@ -716,15 +732,8 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
     if (l->gone != NULL && l->gone[rank])
         return gpuipc_err_set(err, -ESRCH, "PMIx_Get %s of rank %u: not called: that rank is "
                               "gone (a get of what it never put can wait for ever)", key, rank);
-    c = call_new(OP_GET);
-    if (c == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "PMIx_Get %s: out of memory", key);
-    c->proc = l->me;
-    c->proc.rank = rank;
-    snprintf(c->key, sizeof(c->key), "%s", key);
-    call_info(c, l->timeout_s, 0);
     snprintf(about, sizeof(about), "%s of rank %u", key, rank);
-    rc = call_bounded(l, c, about, server_deadline(l), l->timeout_s, err);
+    rc = get_call(l, rank, key, about, &c, err);
     if (rc == -ETIMEDOUT && l->stuck == NULL) {
         rc = -ENOENT; /* the server's timeout: the key never came */
         if (err != NULL)
