@@ -3,6 +3,7 @@
  * documents they write, for the suites. */
 #include "helpers.h"
 #include "jschema.h"
+#include "core/clock.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -30,6 +31,17 @@ void th_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech, uint6
     gpuipc_scenario_ask ask = {.mech = mech, .size = size, .index = index};
 
     gpuipc_producer_scenario(env, w, &ask, res);
+}
+
+void th_env(gpuipc_env *env, int role, const char *name, uint64_t timeout_ns)
+{
+    memset(env, 0, sizeof(*env));
+    env->role = role;
+    env->log.role = role;
+    env->log.level = GPUIPC_LOG_QUIET;
+    env->log.t0_ns = gpuipc_clock_ns();
+    env->log.fd = memfd_create(name, MFD_CLOEXEC);
+    env->timeout_ns = timeout_ns;
 }
 
 int th_fd_count(void)

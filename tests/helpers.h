@@ -16,6 +16,11 @@
 void th_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech, uint64_t size,
                  unsigned index, gpuipc_result *res);
 
+/* Sets env up for a role driven alone by a test: zeroed, the log at
+ * --quiet into a memfd of its own (name; read it back with pread), waits
+ * bounded by timeout_ns. */
+void th_env(gpuipc_env *env, int role, const char *name, uint64_t timeout_ns);
+
 /* Returns the number of FDs open in this process. */
 int th_fd_count(void);
 

@@ -122,13 +122,7 @@ static void end_fail_then_bye_pass(gpuipc_msg *m, void *arg)
 
 static void liar_env(gpuipc_env *env, int role)
 {
-    memset(env, 0, sizeof(*env));
-    env->role = role;
-    env->log.role = role;
-    env->log.level = GPUIPC_LOG_QUIET;
-    env->log.t0_ns = gpuipc_clock_ns();
-    env->log.fd = memfd_create("liar-log", MFD_CLOEXEC);
-    env->timeout_ns = LIAR_TIMEOUT_NS;
+    th_env(env, role, "liar-log", LIAR_TIMEOUT_NS);
 }
 
 /* A consumer that connects to path and serves memfd, lying with fn. */

@@ -39,13 +39,7 @@ static void env_for(gpuipc_env *env, int role, const char *token, const char *sa
 {
     gpuipc_err e;
 
-    memset(env, 0, sizeof(*env));
-    env->role = role;
-    env->log.role = role;
-    env->log.level = GPUIPC_LOG_QUIET;
-    env->log.t0_ns = gpuipc_clock_ns();
-    env->log.fd = memfd_create("log", MFD_CLOEXEC);
-    env->timeout_ns = TIMEOUT_NS;
+    th_env(env, role, "log", TIMEOUT_NS);
     env->token = token;
     ck_assert_int_eq(gpuipc_inject_parse(NULL, sabotage, &env->inject, &e), 0);
 }

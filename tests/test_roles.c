@@ -45,13 +45,7 @@ static void env_for(gpuipc_env *env, int role, const char *fault, const char *sa
 {
     gpuipc_err e;
 
-    memset(env, 0, sizeof(*env));
-    env->role = role;
-    env->log.role = role;
-    env->log.level = GPUIPC_LOG_QUIET;
-    env->log.t0_ns = gpuipc_clock_ns();
-    env->log.fd = memfd_create("log", MFD_CLOEXEC);
-    env->timeout_ns = timeout_ns;
+    th_env(env, role, "log", timeout_ns);
     env->act = act;
     ck_assert_int_eq(gpuipc_inject_parse(fault, sabotage, &env->inject, &e), 0);
 }
