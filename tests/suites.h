@@ -14,6 +14,7 @@ Suite *inject_suite(void);
 Suite *report_suite(void);
 Suite *roles_suite(void);
 Suite *liars_suite(void);
+Suite *lies_suite(void);
 Suite *deadline_suite(void);
 Suite *program_suite(void);
 Suite *pidfd_suite(void);

@@ -86,6 +86,16 @@ static void bye_says_pass(gpuipc_msg *m, void *arg)
 
 static const unsigned one_passed[2] = {1, 0}, none_passed[2] = {0, 0}, five_failed[2] = {1, 5};
 
+/* BYE: SKIP, nothing counted, whatever ran. */
+static void bye_says_skip(gpuipc_msg *m, void *arg)
+{
+    (void)arg;
+    if (m->type != GPUIPC_MSG_BYE)
+        return;
+    m->u.bye.code = GPUIPC_SKIP;
+    m->u.bye.passed = m->u.bye.failed = m->u.bye.skipped = 0;
+}
+
 /* An offer of one byte, with a fill of nothing, and BYE: PASS, 1 passed. */
 static void offer_of_one_byte(gpuipc_msg *m, void *arg)
 {
@@ -297,7 +307,7 @@ START_TEST(test_liars_a_bye_of_pass_with_nothing_passed_fails)
 {
     connect_against(bye_says_pass, none_passed, 0);
     EXITED(1);
-    OUT_HAS("the producer's BYE says PASS, but this side saw no scenario pass");
+    OUT_HAS("BYE: a self-contradictory message: BYE says PASS, but counts no scenario passed");
 }
 END_TEST
 
@@ -307,6 +317,17 @@ START_TEST(test_liars_a_bye_of_pass_with_failures_fails)
     connect_against(bye_says_pass, five_failed, 1);
     EXITED(1);
     OUT_HAS("BYE: a self-contradictory message: BYE says PASS, but counts 5 failed");
+}
+END_TEST
+
+/* BYE: SKIP (nothing could run) after a scenario passed on both sides:
+ * the consumer knows better than 77. */
+START_TEST(test_liars_a_bye_of_skip_after_a_pass_fails)
+{
+    connect_against(bye_says_skip, NULL, 1);
+    EXITED(1);
+    OUT_HAS("the producer's BYE says SKIP (nothing could run), but this side saw 1 scenario "
+            "pass");
 }
 END_TEST
 
@@ -329,12 +350,13 @@ START_TEST(test_liars_an_end_of_pass_with_bad_words_fails)
 }
 END_TEST
 
-/* END: FAIL, then BYE: PASS, 1 passed: the consumer saw no scenario pass. */
+/* END: FAIL, then BYE: PASS, 1 passed: the verdict hides a failure the
+ * producer itself said (and the consumer saw no scenario pass). */
 START_TEST(test_liars_a_bye_of_pass_after_a_failed_end_fails)
 {
     connect_against(end_fail_then_bye_pass, NULL, 1);
     EXITED(1);
-    OUT_HAS("the producer's BYE counts 1 passed, but this side saw 0 scenarios pass");
+    OUT_HAS("the producer's BYE says PASS, but its END said it failed 1 scenario here");
 }
 END_TEST
 
@@ -356,6 +378,7 @@ Suite *liars_suite(void)
     tcase_add_test(producer, test_liars_a_bye_of_pass_after_no_scenario_fails);
     tcase_add_test(producer, test_liars_a_bye_of_pass_with_nothing_passed_fails);
     tcase_add_test(producer, test_liars_a_bye_of_pass_with_failures_fails);
+    tcase_add_test(producer, test_liars_a_bye_of_skip_after_a_pass_fails);
     tcase_add_test(producer, test_liars_an_offer_of_one_byte_fails);
     tcase_add_test(producer, test_liars_an_end_of_pass_with_bad_words_fails);
     tcase_add_test(producer, test_liars_a_bye_of_pass_after_a_failed_end_fails);

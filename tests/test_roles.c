@@ -19,6 +19,7 @@
 #include "session/consumer.h"
 #include "mech/memfd.h"
 #include "session/producer.h"
+#include "session/role.h"
 #include "core/step.h"
 #include "helpers.h"
 #include "suites.h"
@@ -134,7 +135,9 @@ static pid_t open_session(gpuipc_env *env, gpuipc_wire **w, const gpuipc_mech *c
  * whose status this returns (GPUIPC_PASS if its last checks passed). */
 static int bye(gpuipc_env *env, gpuipc_wire *w, int code)
 {
-    gpuipc_msg_bye verdict = {.code = code};
+    /* A passing verdict counts what passed: the one scenario these tests
+     * see pass before they say it. */
+    gpuipc_msg_bye verdict = {.code = code, .passed = code == GPUIPC_PASS};
     gpuipc_status ack;
     gpuipc_err e;
 
@@ -335,7 +338,7 @@ static pid_t spawn_producer(int sv[2], const char *fault, const char *sabotage)
             _exit(3);
         th_scenario(&env, w, &gpuipc_mech_memfd, SIZE, 0, &res);
         {
-            gpuipc_msg_bye verdict = {.code = res.status};
+            gpuipc_msg_bye verdict = {.code = res.status, .passed = res.status == GPUIPC_PASS};
             gpuipc_status ack;
 
             gpuipc_producer_bye(&env, w, &verdict, &ack, &e);
@@ -662,6 +665,50 @@ START_TEST(test_roles_a_write_through_a_read_only_mapping_is_caught)
 }
 END_TEST
 
+/* A scenario that holds no buffer: a read or a write of its view must not
+ * run. Outside the test suites the scenario fails, with the hole named. */
+START_TEST(test_roles_no_view_op_runs_without_a_held_buffer)
+{
+    gpuipc_scenario sc;
+    gpuipc_written w = {0, 0, 0};
+    gpuipc_check k;
+    gpuipc_env env;
+    int skipped;
+
+    unsetenv("GPUIPC_TEST_ABORT");
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    gpuipc_role_start(&sc, &env, NULL, &gpuipc_mech_memfd, "memfd");
+    memset(&k, 0xff, sizeof(k));
+    ck_assert_int_eq(gpuipc_role_check(&sc, GPUIPC_STEP_CHECK, &sc.buf.view, 1, &w, &k,
+                                       "the consumer's bytes", ""), -1);
+    ck_assert_uint_eq(k.words, 0);
+    ck_assert_int_eq(sc.mine.code, GPUIPC_FAIL);
+    ck_assert_msg(strstr(sc.mine.reason, "internal error: reading the buffer with no buffer "
+                         "held") != NULL, "reason: %s", sc.mine.reason);
+    gpuipc_role_start(&sc, &env, NULL, &gpuipc_mech_memfd, "memfd");
+    ck_assert_int_eq(gpuipc_role_fill(&sc, GPUIPC_STEP_FILL, 1, &skipped), -1);
+    ck_assert_msg(strstr(sc.mine.reason, "writing the pattern with no buffer held") != NULL,
+                  "reason: %s", sc.mine.reason);
+    close(env.log.fd);
+}
+END_TEST
+
+/* Under the test suites (GPUIPC_TEST_ABORT, as check_nogpu sets it) the
+ * same hole aborts the process, loudly. */
+START_TEST(test_roles_a_view_op_without_a_buffer_aborts_under_the_tests)
+{
+    gpuipc_scenario sc;
+    gpuipc_written w = {0, 0, 0};
+    gpuipc_check k;
+    gpuipc_env env;
+
+    setenv("GPUIPC_TEST_ABORT", "1", 1);
+    env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, TIMEOUT_NS);
+    gpuipc_role_start(&sc, &env, NULL, &gpuipc_mech_memfd, "memfd");
+    gpuipc_role_check(&sc, GPUIPC_STEP_VERIFY, &sc.buf.view, 1, &w, &k, "the bytes", "");
+}
+END_TEST
+
 Suite *roles_suite(void)
 {
     Suite *s = suite_create("roles");
@@ -676,6 +723,9 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_a_second_view_that_shares_nothing_fails);
     tcase_add_test(session, test_roles_read_only_consumer_leaves_the_bytes_unchanged);
     tcase_add_test(session, test_roles_a_write_through_a_read_only_mapping_is_caught);
+    tcase_add_test(session, test_roles_no_view_op_runs_without_a_held_buffer);
+    tcase_add_test_raise_signal(session, test_roles_a_view_op_without_a_buffer_aborts_under_the_tests,
+                                SIGABRT);
     tcase_add_loop_test(death, test_roles_producer_reports_a_consumer_that_dies, 0,
                         (int)list_deaths(GPUIPC_ROLE_CONSUMER, consumer_deaths));
     tcase_add_loop_test(death, test_roles_consumer_reports_a_producer_that_dies, 0,

@@ -35,6 +35,7 @@ typedef struct cserve {
     const gpuipc_mech *const *mechs;
     size_t n;
     unsigned passed;             /* scenarios this side saw pass */
+    unsigned producer_failed;    /* scenarios whose END said the producer failed */
     char first_fail[GPUIPC_ERR_LEN];
     /* The last probe's refusal, said once for the mechanisms that share it. */
     char last_reason[GPUIPC_WIRE_REASON_LEN];
@@ -50,6 +51,7 @@ typedef struct cscen {
     gpuipc_msg_offer offer;  /* the producer's offer */
     uint64_t words;          /* the mapped buffer's words */
     int wrote_any;           /* this side wrote its pattern */
+    int report_passed;       /* the REPORT this side sent said PASS */
     int end_passed;          /* END said PASS and held up */
     /* --bench: BEGIN's request, and this side's figures for TIMES. */
     unsigned flags, iters;
@@ -188,7 +190,7 @@ static void check_alt(cscen *c, unsigned step, uint64_t seed, const gpuipc_writt
     uint64_t t = gpuipc_clock_ns();
     gpuipc_check k;
 
-    if (sc->buf.alt.ops == NULL)
+    if (sc->buf.alt.ops == NULL || !gpuipc_role_holds(sc, step, "reading the second view"))
         return;
     if (sc->buf.alt.ops->verify(&sc->buf.alt, seed, &k, &sc->err) < 0) {
         fail(c, step, &sc->err, "reading %s: %.400s", sc->buf.alt_name, sc->err.msg);
@@ -336,6 +338,8 @@ static void run_bandwidth(cscen *c, uint64_t seed)
         fail(c, GPUIPC_STEP_WRITE, NULL, "bandwidth runs: this consumer has no CUDA support");
         return;
     }
+    if (!gpuipc_role_holds(sc, GPUIPC_STEP_WRITE, "bandwidth runs"))
+        return;
     if (sc->buf.view.dev == 0) {
         fail(c, GPUIPC_STEP_WRITE, NULL, "bandwidth runs: the mechanism maps no device memory");
         return;
@@ -357,6 +361,8 @@ static void prove_read_only(cscen *c)
     uint64_t t;
 
     gpuipc_role_at(sc, GPUIPC_STEP_WRITE);
+    if (!gpuipc_role_holds(sc, GPUIPC_STEP_WRITE, "proving the mapping read-only"))
+        return;
     t = gpuipc_clock_ns();
     if (sc->mech->prove_read_only(sc, &sc->buf, &sc->err) < 0)
         fail(c, GPUIPC_STEP_WRITE, &sc->err, "%s", sc->err.msg);
@@ -430,6 +436,7 @@ static int take_offer(cscen *c, const gpuipc_msg_begin *begin)
     gpuipc_role_at(sc, GPUIPC_STEP_REPORT);
     msg.type = GPUIPC_MSG_REPORT;
     msg.u.report.st = sc->mine;
+    c->report_passed = sc->mine.code == GPUIPC_PASS;
     return gpuipc_role_send(sc, &msg, GPUIPC_STEP_REPORT, GPUIPC_STEP_END);
 }
 
@@ -440,10 +447,21 @@ static int take_offer(cscen *c, const gpuipc_msg_begin *begin)
  * passed, has this side seen the scenario pass. */
 static void judge_end(cscen *c, const gpuipc_msg_end *end)
 {
+    static const gpuipc_check no_check;
     gpuipc_scenario *sc = &c->sc;
     const gpuipc_written *w = c->wrote_any ? &sc->wrote : &c->offer.wrote;
     char why[GPUIPC_ERR_LEN];
 
+    /* The producer checks what this side wrote, or, read-only, its own
+     * bytes once this side's REPORT passed: with neither there was nothing
+     * to check, and an END that counts words does not speak for what ran. */
+    if (memcmp(&end->check, &no_check, sizeof(no_check)) != 0 && !c->wrote_any &&
+        !(c->report_passed && sc->mech != NULL && sc->mech->prove_read_only != NULL)) {
+        fail(c, GPUIPC_STEP_END, NULL, "the producer's END counts %llu words checked, but this "
+             "side wrote nothing for it to check: it does not speak for what ran",
+             (unsigned long long)end->check.words);
+        return;
+    }
     if (end->st.code == GPUIPC_FAIL)
         gpuipc_role_log(sc, GPUIPC_STEP_END, GPUIPC_LOG_NO_TIME, "the producer reports a "
                         "failure: %s", end->st.reason);
@@ -526,6 +544,7 @@ static int end_scenario(cscen *c)
     if ((rc = gpuipc_role_recv(sc, GPUIPC_MSG_END, &msg, GPUIPC_STEP_END)) < 0)
         return rc;
     judge_end(c, &msg.u.end);
+    c->cs->producer_failed += msg.u.end.st.code == GPUIPC_FAIL;
     gpuipc_role_release(sc);
     if (gpuipc_role_count_leaks(sc, sc->mech != NULL && sc->mech->destructive
                                         ? NULL : sc->env->gpu_bytes) > 0)
@@ -614,11 +633,32 @@ static int answer_probe(cserve *cs, const gpuipc_msg_probe *probe, gpuipc_err *e
 
 /* The producer's verdict against what this side saw: it can count no more
  * scenarios passed than this side saw pass (the producer may still fail
- * one after END, at its own release), and a PASS needs at least one. A
- * verdict that claims more is a failure of this side, named in why.
- * Returns 0 or -1. */
-static int judge_bye(const gpuipc_msg_bye *bye, unsigned passed, char *why, size_t len)
+ * one after END, at its own release), a PASS needs at least one, a failure
+ * its END said stands, and after a pass nothing can be a skip or a usage
+ * error. A verdict that claims otherwise is a failure of this side, named
+ * in why. Returns 0 or -1. */
+static int judge_bye(const cserve *cs, const gpuipc_msg_bye *bye, char *why, size_t len)
 {
+    unsigned passed = cs->passed;
+
+    /* A failure the producer said in an END is its verdict's too. */
+    if (bye->code != GPUIPC_FAIL && cs->producer_failed > 0) {
+        snprintf(why, len, "the producer's BYE says %s, but its END said it failed %u "
+                 "scenario%s here: it does not speak for what ran here",
+                 bye->code == GPUIPC_PASS ? "PASS" : bye->code == GPUIPC_SKIP ? "SKIP"
+                 : "USAGE ERROR", cs->producer_failed, cs->producer_failed == 1 ? "" : "s");
+        return -1;
+    }
+    /* Nothing could run (77), or the options were refused (2), after this
+     * side saw a scenario pass: this side knows better. */
+    if (bye->code != GPUIPC_PASS && bye->code != GPUIPC_FAIL && passed > 0) {
+        snprintf(why, len, "the producer's BYE says %s (%s), but this side saw %u scenario%s "
+                 "pass: it does not speak for what ran here",
+                 bye->code == GPUIPC_SKIP ? "SKIP" : "USAGE ERROR",
+                 bye->code == GPUIPC_SKIP ? "nothing could run" : "its options were refused",
+                 passed, passed == 1 ? "" : "s");
+        return -1;
+    }
     if (bye->passed > passed) {
         snprintf(why, len, "the producer's BYE counts %u passed, but this side saw %u "
                  "scenario%s pass: it does not speak for what ran here", bye->passed, passed,
@@ -668,7 +708,7 @@ static void answer_bye(cserve *cs, const gpuipc_msg_bye *bye, gpuipc_session_end
 
     end->said_bye = 1;
     end->bye = *bye;
-    if (judge_bye(bye, cs->passed, why, sizeof(why)) < 0)
+    if (judge_bye(cs, bye, why, sizeof(why)) < 0)
         end_fail(cs, end, GPUIPC_STEP_BYE, why);
     gpuipc_env_at(env, cs->w, GPUIPC_STEP_BYE_ACK);
     memset(&msg, 0, sizeof(msg));

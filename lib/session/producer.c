@@ -166,6 +166,7 @@ typedef struct pscen {
     uint64_t seed;      /* this side's pattern seed */
     uint32_t fds_total; /* FDs the offer hands over in all */
     unsigned fds_sent;  /* those that went with OFFER itself */
+    int offered;        /* OFFER went out saying PASS: there is something to report on */
 } pscen;
 
 /* The consumer's word can only lower this scenario's verdict: a FAIL fails
@@ -331,6 +332,7 @@ static int send_offer(pscen *p)
     if (sc->timing != NULL)
         sc->timing->offer_sent = gpuipc_clock_ns();
     rc = gpuipc_role_send(sc, &msg, GPUIPC_STEP_OFFER, GPUIPC_STEP_OFFER);
+    p->offered = rc == 0 && msg.u.offer.st.code == GPUIPC_PASS;
     drop_fds(sc);
     return rc;
 }
@@ -413,7 +415,7 @@ static void check_back(pscen *p, const gpuipc_msg_report *report)
 {
     gpuipc_scenario *sc = &p->sc;
 
-    if (sc->mine.code != GPUIPC_PASS)
+    if (sc->mine.code != GPUIPC_PASS || !p->offered)
         return;
     if (sc->mech->prove_read_only != NULL) {
         if (sc->theirs.code == GPUIPC_PASS)
@@ -439,6 +441,38 @@ static void check_back(pscen *p, const gpuipc_msg_report *report)
                       &p->res->backward, "the consumer's bytes", " from the consumer");
 }
 
+/* Whether a REPORT claims anything: a word read, a digest, a write. */
+static int report_claims(const gpuipc_msg_report *r)
+{
+    static const gpuipc_check no_check;
+    static const gpuipc_written no_write;
+
+    return memcmp(&r->check, &no_check, sizeof(no_check)) != 0 ||
+           memcmp(&r->wrote, &no_write, sizeof(no_write)) != 0 ||
+           (r->flags & GPUIPC_REPORT_WROTE) != 0 || r->seed != 0;
+}
+
+/* A REPORT is held to the state it answers: after an offer that did not go
+ * out (the consumer was not ready, or this side's alloc, fill or export
+ * failed), there was nothing to read or write, and a REPORT that claims
+ * otherwise does not speak for what ran. Returns 0, or -1 with that recorded
+ * as this side's failure. */
+static int judge_report_state(pscen *p, const gpuipc_msg_report *r)
+{
+    gpuipc_scenario *sc = &p->sc;
+
+    if (p->offered || !report_claims(r))
+        return 0;
+    gpuipc_role_fail(sc, GPUIPC_STEP_REPORT, NULL, "the consumer's REPORT claims %llu words "
+                     "read%s, but no offer went out in this scenario (%s): it does not speak "
+                     "for what ran", (unsigned long long)r->check.words,
+                     (r->flags & GPUIPC_REPORT_WROTE) ? " and its pattern written" : "",
+                     sc->theirs.code != GPUIPC_PASS ? "the consumer was not ready"
+                     : "this side's offer failed");
+    gpuipc_role_log_fail(sc, GPUIPC_STEP_REPORT, "%s", sc->mine.reason);
+    return -1;
+}
+
 /* C5 REPORT: the consumer's check of this side's bytes, which this side
  * judges, and what it wrote, which this side reads back. Returns 0, or a
  * negative errno if the connection broke. */
@@ -453,6 +487,8 @@ static int take_report(pscen *p, uint64_t t)
     if ((rc = gpuipc_role_recv(sc, GPUIPC_MSG_REPORT, &msg, GPUIPC_STEP_REPORT)) < 0)
         return rc;
     note_consumer(sc, &msg.u.report.st, GPUIPC_STEP_REPORT);
+    if (judge_report_state(p, &msg.u.report) < 0)
+        return 0;
     res->forward = msg.u.report.check;
     res->consumer_wrote = msg.u.report.wrote;
     if (res->forward.words > 0)
@@ -648,6 +684,7 @@ void gpuipc_producer_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_scen
     p.seed = 0;
     p.fds_total = 0;
     p.fds_sent = 0;
+    p.offered = 0;
     sc->size = ask->size;
     sc->chunks = ask->chunks;
     sc->timing = ask->timing;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/clock.h"
@@ -137,6 +138,21 @@ size_t gpuipc_role_count_leaks(gpuipc_scenario *sc, gpuipc_usage_gpu_fn gpu_byte
     return n;
 }
 
+int gpuipc_role_holds(gpuipc_scenario *sc, unsigned step, const char *op)
+{
+    const char *loud;
+
+    if (sc->have_buf && sc->buf.view.ops != NULL)
+        return 1;
+    loud = getenv("GPUIPC_TEST_ABORT");
+    if (loud != NULL && loud[0] != '\0')
+        abort();
+    gpuipc_role_fail(sc, step, NULL, "internal error: %s with no buffer held (a message out of "
+                     "its state got past the checks: report this with the output of -v)", op);
+    gpuipc_role_log_fail(sc, step, "%s", sc->mine.reason);
+    return 0;
+}
+
 /* With a flip test hook armed for this role, spoils one bit of the chosen
  * word of the buffer (filled with seed) and logs it in step. Returns 0
  * (nothing armed, or done), or -1 with the failure recorded (the buffer has
@@ -179,6 +195,8 @@ int gpuipc_role_fill(gpuipc_scenario *sc, unsigned step, uint64_t seed, int *ski
 
     gpuipc_role_at(sc, step);
     memset(&sc->wrote, 0, sizeof(sc->wrote));
+    if (!gpuipc_role_holds(sc, step, "writing the pattern"))
+        return -1;
     t = gpuipc_clock_ns();
     *skipped = gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_SKIP_WRITE);
     if (*skipped) {
@@ -234,6 +252,9 @@ int gpuipc_role_check(gpuipc_scenario *sc, unsigned step, const gpuipc_view *v, 
     int honest;
 
     gpuipc_role_at(sc, step);
+    memset(k, 0, sizeof(*k));
+    if (!gpuipc_role_holds(sc, step, "reading the buffer"))
+        return -1;
     t = gpuipc_clock_ns();
     if ((honest = role_read(sc, v, seed, k)) < 0) {
         gpuipc_role_fail(sc, step, &sc->err, "%s", sc->err.msg);

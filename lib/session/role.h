@@ -65,10 +65,19 @@ void gpuipc_role_baseline(gpuipc_scenario *sc, unsigned step);
  * Returns the count of what leaked. */
 size_t gpuipc_role_count_leaks(gpuipc_scenario *sc, gpuipc_usage_gpu_fn gpu_bytes);
 
+/* Whether sc holds a buffer whose view op may run in step: a read, a write
+ * or a mechanism's operation on it. Every such operation asks first. Where
+ * none is held, a message out of its state got past the checks before it:
+ * the scenario fails with that named (and with GPUIPC_TEST_ABORT set in the
+ * environment, as the test suites set it, the process aborts, so that the
+ * hole is found loudly rather than read around). Returns 1 or 0. */
+int gpuipc_role_holds(gpuipc_scenario *sc, unsigned step, const char *op);
+
 /* Writes this side's pattern of seed into its buffer in step (with the
  * skip-write and flip test hooks), into sc->wrote: every word of the view,
  * logged with its speed and digest. Sets *skipped where the skip-write hook
- * kept it from writing. Returns 0, or -1 with the failure recorded. */
+ * kept it from writing. Returns 0, or -1 with the failure recorded (also
+ * where sc holds no buffer). */
 int gpuipc_role_fill(gpuipc_scenario *sc, unsigned step, uint64_t seed, int *skipped);
 
 /* Reads view v for the pattern of seed into *k (through the read test

@@ -433,12 +433,14 @@ static int decode_bye(cursor *c, gpuipc_msg_bye *b, gpuipc_err *err)
         b->skipped > GPUIPC_BYE_MAX_SCENARIOS)
         return gpuipc_err_set(err, -EPROTO, "scenario counts %u, %u, %u exceed %d", b->passed,
                               b->failed, b->skipped, GPUIPC_BYE_MAX_SCENARIOS);
-    /* A verdict its own counts deny. (PASS with nothing passed is judged by
-     * the consumer, which knows what it saw: --bench's scenarios are not
-     * counted as rows.) */
+    /* A verdict its own counts deny. A producer with nothing passed says
+     * SKIP, not PASS (--bench's measurements count as passed scenarios). */
     if (b->code == GPUIPC_PASS && b->failed > 0)
         return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: BYE says PASS, but "
                               "counts %u failed", b->failed);
+    if (b->code == GPUIPC_PASS && b->passed == 0)
+        return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: BYE says PASS, but "
+                              "counts no scenario passed");
     if (b->code == GPUIPC_SKIP && (b->passed > 0 || b->failed > 0))
         return gpuipc_err_set(err, -EPROTO, "a self-contradictory message: BYE says SKIP "
                               "(nothing could run), but counts %u passed and %u failed",
@@ -1065,6 +1067,7 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
                      unsigned step, gpuipc_err *err)
 {
     uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    unsigned nfds = msg->nfds;
     size_t len;
     int rc;
 
@@ -1078,13 +1081,18 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
         gpuipc_msg lie = *msg;
 
         w->tamper(&lie, w->tamper_arg);
+        /* A lie may leave FDs behind (a failed offer carries none), never
+         * add one the caller does not hold. */
+        if (lie.nfds < nfds)
+            nfds = lie.nfds;
+        lie.nfds = (uint16_t)nfds;
         len = gpuipc_wire_encode(&lie, w->sent + 1, buf, sizeof(buf));
     } else {
         len = gpuipc_wire_encode(msg, w->sent + 1, buf, sizeof(buf));
     }
     if (len == 0)
         return gpuipc_err_set(err, -EINVAL, "send: cannot encode message type %u", msg->type);
-    rc = send_frame(w, buf, len, fds, msg->nfds, deadline_ns, step,
+    rc = send_frame(w, buf, len, fds, nfds, deadline_ns, step,
                     gpuipc_wire_type_name(msg->type), err);
     if (rc == 0)
         msg->seq = w->sent;

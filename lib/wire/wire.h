@@ -262,7 +262,9 @@ typedef void (*gpuipc_wire_tamper_fn)(gpuipc_msg *msg, void *arg);
 /* Test-only: makes w a liar. Every later gpuipc_wire_send encodes what fn
  * (NULL: nothing) makes of a copy of its message, so that the tests can
  * build a peer that runs the real role but says what they choose, and hold
- * the real program against it. The program never calls this. */
+ * the real program against it: the type and every field, and fewer FDs (the
+ * first lie.nfds of the caller's; never more). The program never calls
+ * this. */
 void gpuipc_wire_set_tamper(gpuipc_wire *w, gpuipc_wire_tamper_fn fn, void *arg);
 
 /* Closes the socket and frees w. NULL is allowed. */

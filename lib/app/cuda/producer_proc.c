@@ -585,6 +585,19 @@ static void end_failed(gpuipc_producer_run *run, const char *who, unsigned step,
                     gpuipc_wire_fail_word(), prefix, text);
 }
 
+/* Whether a scenario of the run failed on the consumer's side (its row
+ * then names the cause). */
+static int consumer_failed_one(const gpuipc_producer_run *run)
+{
+    size_t i;
+
+    for (i = 0; i < run->nsel; i++)
+        if (run->results[i].status == GPUIPC_FAIL &&
+            run->results[i].failed_side == GPUIPC_ROLE_CONSUMER)
+            return 1;
+    return 0;
+}
+
 /* BYE with the verdict bye and the consumer's BYE_ACK: a failure of its last
  * checks, of its side, or no answer fails *code. What it said goes into
  * said. Returns 1 if it answered. */
@@ -604,9 +617,15 @@ static int exchange_bye(gpuipc_producer_run *run, const gpuipc_msg_bye *bye, int
         *code = GPUIPC_FAIL;
         snprintf(said, len, "; its last checks failed: %s", ack.reason);
         end_failed(run, "consumer", GPUIPC_STEP_BYE_ACK, "the consumer: ", ack.reason);
-    } else if (ack.code != GPUIPC_PASS) {
+    } else if (ack.code != GPUIPC_PASS && consumer_failed_one(run)) {
         *code = GPUIPC_FAIL;
         snprintf(said, len, "; its side failed (said above)");
+    } else if (ack.code != GPUIPC_PASS) {
+        /* A failure of its side that no scenario's END_ACK carried: said
+         * here, since nothing above says it. */
+        *code = GPUIPC_FAIL;
+        snprintf(said, len, "; its side failed: %.300s", ack.reason);
+        end_failed(run, "consumer", GPUIPC_STEP_BYE_ACK, "the consumer: ", ack.reason);
     } else {
         snprintf(said, len, "; its last checks passed");
     }
@@ -1103,10 +1122,15 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
      * deadline has fired already, it parks and the watchdog's stands). */
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
     if (run->o->bench && started) {
-        if (code != GPUIPC_SKIP)
-            fprintf(stderr, "result: %s: --bench on %s; consumer: %s; %.1f s (exit %d)\n",
-                    code == GPUIPC_PASS ? "PASS" : "FAIL", run->where, consumer,
-                    (double)(gpuipc_clock_ns() - t0) / 1e9, gpuipc_app_stop_code(code));
+        if (code != GPUIPC_SKIP) {
+            char bench_line[1024];
+
+            snprintf(bench_line, sizeof(bench_line), "result: %s: --bench on %.300s; consumer: "
+                     "%.300s; %.1f s (exit %d)", code == GPUIPC_PASS ? "PASS" : "FAIL",
+                     run->where, consumer, (double)(gpuipc_clock_ns() - t0) / 1e9,
+                     gpuipc_app_stop_code(code));
+            gpuipc_log_line(2, bench_line);
+        }
         return gpuipc_app_stop_code(code);
     }
 
