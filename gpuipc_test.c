@@ -7,6 +7,7 @@
  *
  *   0 all that ran passed   1 a failure   2 a usage error
  *   77 nothing could run here (one line says why)   130, 143 stopped by a signal */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
     gpuipc_inject inject;
     gpuipc_brief brief;
     gpuipc_err err;
-    int rc, json_refused = 0;
+    int rc, frc = 0, json_refused = 0;
 
     /* Before anything opens a file: FDs 0, 1 and 2 closed by the caller are
      * held by pipes, and a closed output pipe is no signal of death. */
@@ -73,12 +74,6 @@ int main(int argc, char **argv)
     /* Check prints through stdio, the step log with write(): line buffering
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    /* Before any fork, so that a stop reaches every process of the run, and
-     * before the FDs at the start are noted, which it is one of. */
-    if (gpuipc_wire_stop_open(&err) < 0) {
-        fprintf(stderr, "gpuipc_test: %s\n", err.msg);
-        return GPUIPC_FAIL;
-    }
     if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
         if (gpuipc_brief_wanted(argc, argv))
             printf("USAGE ERROR: %s (exit 2)\n", err.msg);
@@ -114,24 +109,43 @@ int main(int argc, char **argv)
                             &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if ((o.json_path != NULL && !o.ranks &&
-                gpuipc_doc_check_path(o.json_path, &err) < 0) ||
-               gpuipc_files_check(&o, &err) < 0) {
+    } else if ((frc = gpuipc_files_check(&o, &err)) < 0 ||
+               (o.json_path != NULL && !o.ranks &&
+                gpuipc_doc_check_path(o.json_path, &err) < 0)) {
         /* Said before the run, not after minutes of --fault-matrix; every
-         * file is left as it was. */
+         * file is left as it was, but for a fleet file that could not be
+         * looked at for want of an FD, which was made to claim nothing
+         * (the run fails: its paths may well be right). */
         gpuipc_log_say("%s", err.msg);
-        rc = GPUIPC_USAGE;
+        rc = frc == -EMFILE || frc == -ENFILE ? GPUIPC_FAIL : GPUIPC_USAGE;
         json_refused = 1;
     } else {
         /* From here no earlier run's verdict stays in --prom's or --junit's
-         * file, however this one ends. */
+         * file, however this one ends: before anything else that can fail. */
         gpuipc_files_begin(&o);
-        if ((rc = gpuipc_app_select(&o, &sel)) == 0)
+        /* Before any fork, so that a stop reaches every process of the run,
+         * and before the FDs at the start are noted, which it is one of. */
+        if (gpuipc_wire_stop_open(&err) < 0) {
+            gpuipc_log_say("%s", err.msg);
+            rc = GPUIPC_FAIL;
+        } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {
             rc = run_mode(&o, &sel, &inject, t0);
+        }
     }
     /* From here this thread ends the run, not a watchdog (which, if it has
      * fired, ends it itself: this then waits for that). */
     gpuipc_watch_claim(rc);
+    /* A run that failed before its mode said a verdict (no FD for the stop
+     * channel, the status page or the session's socket) still ends on a
+     * result line, naming what it said last. --ranks says its own. */
+    if (rc == GPUIPC_FAIL && !o.ranks && gpuipc_log_last_result()[0] == '\0') {
+        char line[1024];
+
+        snprintf(line, sizeof(line), "result: FAIL: no scenario ran: %.900s (exit 1)",
+                 gpuipc_log_last_said()[0] != '\0' ? gpuipc_log_last_said()
+                                                   : "the run ended before its verdict");
+        gpuipc_log_line(1, line);
+    }
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. --ranks writes
      * its own, from rank 0 only. */

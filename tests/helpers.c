@@ -44,6 +44,26 @@ void th_env(gpuipc_env *env, int role, const char *name, uint64_t timeout_ns)
     env->timeout_ns = timeout_ns;
 }
 
+int th_fds_inherited_below(int limit)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *de;
+    int n = 3;
+
+    if (d == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        int fd = atoi(de->d_name), flags;
+
+        if (de->d_name[0] == '.' || fd < 3 || fd >= limit || fd == dirfd(d))
+            continue;
+        flags = fcntl(fd, F_GETFD);
+        n += flags >= 0 && !(flags & FD_CLOEXEC);
+    }
+    closedir(d);
+    return n;
+}
+
 int th_fd_count(void)
 {
     DIR *d = opendir("/proc/self/fd");

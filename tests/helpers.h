@@ -24,6 +24,12 @@ void th_env(gpuipc_env *env, int role, const char *name, uint64_t timeout_ns);
 /* Returns the number of FDs open in this process. */
 int th_fd_count(void);
 
+/* Returns how many FD numbers below limit a program started by th_spawn
+ * holds from its start: 0, 1 and 2 (the program holds all three), and every
+ * other FD of this process that exec keeps (no FD_CLOEXEC). Under
+ * ulimit -n limit, limit minus this many numbers are free to it. */
+int th_fds_inherited_below(int limit);
+
 /* The outcome of running the program. */
 typedef struct th_run {
     int status;          /* wait status of the program (the producer) */

@@ -355,6 +355,26 @@ int gpuipc_outfile_void(gpuipc_outfile *f)
     return unlinkat(f->dirfd, f->base, 0) == 0 ? 0 : -errno;
 }
 
+int gpuipc_outfile_void_path(const char *path)
+{
+    struct stat st, st2;
+    int fd, ok;
+
+    if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+        return -EINVAL;
+    fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0) {
+        ok = fstat(fd, &st2) == 0 && S_ISREG(st2.st_mode) && st2.st_dev == st.st_dev &&
+             st2.st_ino == st.st_ino && ftruncate(fd, 0) == 0;
+        close(fd);
+        if (ok)
+            return 0;
+    }
+    return unlinkat(AT_FDCWD, path, 0) == 0 ? 0 : -errno;
+}
+
 void gpuipc_outfile_abort(gpuipc_outfile *f)
 {
     if (!f->in_place && f->tmp[0] != '\0' && f->dirfd >= 0)

@@ -62,6 +62,14 @@ int gpuipc_outfile_commit(gpuipc_outfile *f, gpuipc_err *err);
  * (the file is as it was). System calls only. */
 int gpuipc_outfile_void(gpuipc_outfile *f);
 
+/* The same for path itself, where no FD was free to check it with
+ * (gpuipc_outfile_check failed with EMFILE or ENFILE): the regular file of
+ * one link at path, looked at without following a symbolic link, is
+ * emptied if an FD can be had for it, else its name is removed. Nothing
+ * at path is fine; anything else there is left as it is. Returns 0, or a
+ * negative errno (the file is as it was). System calls only. */
+int gpuipc_outfile_void_path(const char *path);
+
 /* Removes the temporary file, if any: the content is not to be kept. */
 void gpuipc_outfile_abort(gpuipc_outfile *f);
 

@@ -46,6 +46,30 @@ int gpuipc_files_wanted(const gpuipc_options *o)
     return o->prom_path != NULL || o->junit_path != NULL;
 }
 
+/* No FD was free to check file which with: every fleet file given is made
+ * to claim nothing (an earlier run's pass must not stand for this one),
+ * and err says so. */
+static void void_all(const gpuipc_options *o, int which, gpuipc_err *err)
+{
+    int k, failed = 0;
+
+    for (k = 0; k < GPUIPC_FILE_COUNT; k++) {
+        if (path_of(o, k) == NULL)
+            continue;
+        if (files[k].dirfd >= 0)
+            failed |= gpuipc_outfile_void(&files[k]) < 0;
+        else
+            failed |= gpuipc_outfile_void_path(path_of(o, k)) < 0;
+        gpuipc_outfile_close(&files[k]);
+    }
+    gpuipc_err_prefix(err, "%s %s", kinds[which].option, path_of(o, which));
+    if (strlen(err->msg) + 120 < sizeof(err->msg))
+        strcat(err->msg, failed ? "; not every file given could be emptied: one may still "
+                                  "say what an earlier run said"
+                                : "; every file given was emptied (or removed) instead: none "
+                                  "claims anything (raise ulimit -n)");
+}
+
 int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
 {
     int k, rc;
@@ -54,7 +78,10 @@ int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
         if (path_of(o, k) == NULL)
             continue;
         if ((rc = gpuipc_outfile_check(&files[k], path_of(o, k), err)) < 0) {
-            gpuipc_err_prefix(err, "%s %s", kinds[k].option, path_of(o, k));
+            if (rc == -EMFILE || rc == -ENFILE)
+                void_all(o, k, err);
+            else
+                gpuipc_err_prefix(err, "%s %s", kinds[k].option, path_of(o, k));
             return rc;
         }
     }

@@ -21,8 +21,10 @@ enum { GPUIPC_FILE_PROM, GPUIPC_FILE_JUNIT, GPUIPC_FILE_COUNT };
 
 /* Checks, before the run, that --prom's and --junit's files may be written
  * (absent or a regular file, never followed). Returns 0, or a negative
- * errno with err naming the option, the path and the reason (a usage error:
- * exit 2, nothing touched). */
+ * errno with err naming the option, the path and the reason: a usage error
+ * (exit 2, nothing touched), except -EMFILE or -ENFILE (no FD to look with:
+ * the run fails, and every file given was made to claim nothing, as err
+ * says). */
 int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err);
 
 /* At the start, once every path passed its check: writes each file as a
