@@ -15,6 +15,7 @@
  * Device nodes and mounts are made in the test's own temporary directory
  * and private mount namespace, never at a real device's path; what cannot
  * be made here is named as not run. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -267,6 +268,91 @@ START_TEST(test_outputs_json_never_follows_a_planted_temporary_name)
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     ck_assert_msg(text_is(plant_victim, "keep me"), "the planted link was followed");
     ck_assert_int_eq(valid_doc(plant_path), 0);
+}
+END_TEST
+
+/* Every name the writer once made of its pid (.NAME.<pid>.<0..99>.tmp),
+ * planted by another user (uid 65534) in a world-writable directory before
+ * the files are written at the end, for --json, --prom and --junit: a pass
+ * was turned into exit 1. The names are random now: the run passes, writes
+ * all three, and leaves what was planted as it was. */
+static char planted_dir[64];
+static int planted;
+
+static void plant_every_pid_name(const char *line, pid_t pgid, void *arg)
+{
+    static const char *const bases[] = {"r.json", "p.prom", "j.xml"};
+    char name[192];
+    size_t b;
+    int n, fd;
+
+    (void)line;
+    (void)arg;
+    if (planted > 0)
+        return;
+    for (b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+        for (n = 0; n < 100; n++) {
+            snprintf(name, sizeof(name), "%s/.%s.%d.%d.tmp", planted_dir, bases[b], (int)pgid,
+                     n);
+            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd < 0)
+                continue;
+            planted += write(fd, "planted", 7) == 7;
+            (void)!fchown(fd, 65534, 65534);
+            close(fd);
+        }
+}
+
+static int has_text(const char *path, const char *text)
+{
+    size_t n;
+    char *b = th_read_file(path, &n);
+    int has = b != NULL && strstr(b, text) != NULL;
+
+    free(b);
+    return has;
+}
+
+START_TEST(test_outputs_planted_temporary_names_cannot_fail_a_run)
+{
+    char json[128], promf[128], junitf[128], name[320];
+    const char *args[] = {"--only", "memfd", "--size", "1M", "--json", json, "--prom", promf,
+                          "--junit", junitf, NULL};
+    struct dirent *de;
+    int kept = 0, other = 0;
+    DIR *d;
+
+    snprintf(planted_dir, sizeof(planted_dir), "%s", dir);
+    planted = 0;
+    ck_assert_int_eq(chmod(dir, 01777), 0); /* world-writable and sticky, as /tmp */
+    in_dir(json, sizeof(json), "r.json");
+    in_dir(promf, sizeof(promf), "p.prom");
+    in_dir(junitf, sizeof(junitf), "j.xml");
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, plant_every_pid_name, NULL), 0);
+    /* (A name the writer held at that moment, under the old scheme, could
+     * not be planted.) */
+    ck_assert_int_ge(planted, 290);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_int_eq(valid_doc(json), 0);
+    ck_assert_msg(has_text(promf, "gpuipc_test_success 1"), "--prom: no pass written");
+    ck_assert_msg(has_text(junitf, "failures=\"0\" errors=\"0\""), "--junit: no pass written");
+    /* What was planted is there as it was; no temporary file of the run's
+     * is left. */
+    ck_assert_ptr_nonnull(d = opendir(dir));
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+
+        if (len < 4 || strcmp(de->d_name + len - 4, ".tmp") != 0)
+            continue;
+        snprintf(name, sizeof(name), "%s/%s", dir, de->d_name);
+        if (text_is(name, "planted"))
+            kept++;
+        else
+            other++;
+    }
+    closedir(d);
+    ck_assert_int_eq(kept, planted);
+    ck_assert_int_eq(other, 0);
 }
 END_TEST
 
@@ -702,6 +788,7 @@ Suite *outputs_suite(void)
     }
     tcase_add_loop_test(paths, test_outputs_json_refuses_what_is_no_regular_file, 0, nkinds);
     tcase_add_test(paths, test_outputs_json_never_follows_a_planted_temporary_name);
+    tcase_add_test(paths, test_outputs_planted_temporary_names_cannot_fail_a_run);
     tcase_add_loop_test(paths, test_outputs_serve_removes_only_its_own_socket, 0, R_COUNT);
     tcase_add_test(paths, test_outputs_connect_to_a_regular_file_says_so_at_once);
     tcase_add_loop_test(env, test_outputs_closed_standard_streams, 0,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -49,7 +50,8 @@ static int split(gpuipc_outfile *f, const char *path, char *dir, size_t cap, gpu
 
     if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
         return gpuipc_err_set(err, -EINVAL, "names a directory, not a file");
-    if (strlen(base) + 1 > sizeof(f->base) - 32 || dlen + 1 > cap)
+    /* Room for the temporary name's 38 more bytes within a file name's 255. */
+    if (strlen(base) + 1 > sizeof(f->base) - 40 || dlen + 1 > cap)
         return gpuipc_err_set(err, -ENAMETOOLONG, "the name is too long");
     memcpy(f->base, base, strlen(base) + 1);
     if (slash == NULL) {
@@ -149,6 +151,40 @@ static void append_uint(char *b, size_t cap, uint64_t v)
     append(b, cap, digits + i);
 }
 
+/* f->tmp = ".<base>.<32 hex digits from getrandom>.tmp". Returns 0 or an
+ * errno. System calls only. */
+static int random_name(gpuipc_outfile *f)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[16];
+    char digits[2 * sizeof(raw) + 1];
+    size_t got = 0, i;
+
+    f->tmp[0] = '\0';
+    /* It blocks only until the kernel's pool is first ready, early in a
+     * boot, as the job token's does (launch/job.c). */
+    while (got < sizeof(raw)) {
+        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        got += (size_t)n;
+    }
+    for (i = 0; i < sizeof(raw); i++) {
+        digits[2 * i] = hex[raw[i] >> 4];
+        digits[2 * i + 1] = hex[raw[i] & 15];
+    }
+    digits[2 * sizeof(raw)] = '\0';
+    append(f->tmp, sizeof(f->tmp), ".");
+    append(f->tmp, sizeof(f->tmp), f->base);
+    append(f->tmp, sizeof(f->tmp), ".");
+    append(f->tmp, sizeof(f->tmp), digits);
+    append(f->tmp, sizeof(f->tmp), ".tmp");
+    return 0;
+}
+
 static int fail(gpuipc_err *err, const char *call, int e, const char *what)
 {
     if (err != NULL)
@@ -180,16 +216,12 @@ int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err)
         }
         return fd;
     }
-    /* A name of this process's, created here or not at all. */
-    for (n = 0; n < 100; n++) {
-        f->tmp[0] = '\0';
-        append(f->tmp, sizeof(f->tmp), ".");
-        append(f->tmp, sizeof(f->tmp), f->base);
-        append(f->tmp, sizeof(f->tmp), ".");
-        append_uint(f->tmp, sizeof(f->tmp), (uint64_t)getpid());
-        append(f->tmp, sizeof(f->tmp), ".");
-        append_uint(f->tmp, sizeof(f->tmp), n);
-        append(f->tmp, sizeof(f->tmp), ".tmp");
+    /* A name nobody can foresee (128 random bits), created here or not at
+     * all: one made of the pid could be planted beforehand by another user
+     * of a world-writable directory, to make the run fail. */
+    for (n = 0; n < 4; n++) {
+        if ((e = random_name(f)) != 0)
+            return fail(err, "getrandom", e, "naming its temporary file");
         fd = openat(f->dirfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                     0644);
         if (fd >= 0) {

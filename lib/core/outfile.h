@@ -8,7 +8,8 @@
  *   link; anything else is refused, with what it is;
  * - the content goes to a new file in PATH's directory (the directory held
  *   open from the check), created with O_CREAT|O_EXCL|O_NOFOLLOW under a
- *   name of this process, so nothing planted there is followed or reused;
+ *   name of 128 random bits (.PATH.<32 hex digits>.tmp), so nothing planted
+ *   there is followed or reused, and no name can be planted beforehand;
  *   it then takes PATH's place by a rename that never replaces anything but
  *   a regular file (renameat2 NOREPLACE, or EXCHANGE and a look at what it
  *   displaced, which is put back if it is not a regular file);
