@@ -338,6 +338,66 @@ START_TEST(test_deadline_names_a_consumer_that_died_before_it)
 }
 END_TEST
 
+/* The consumer is stopped (SIGSTOP, as by job control or an operator's
+ * kill -STOP) at its first line: it waits for nothing, it runs no further.
+ * The producer's --timeout and the deadline name it stopped, with its
+ * state in /proc/<pid>/stat, not "both wait for each other". */
+static void stop_the_consumer(const char *line, pid_t pgid, void *arg)
+{
+    int *sent = arg;
+    pid_t consumer;
+
+    if (*sent || strstr(line, "consumer") == NULL)
+        return;
+    consumer = th_child_of(pgid);
+    if (consumer > 0 && kill(consumer, SIGSTOP) == 0)
+        *sent = (int)consumer;
+}
+
+START_TEST(test_deadline_names_a_stopped_consumer)
+{
+    /* Run 0: the producer's --timeout (1 s) comes first; run 1: its
+     * --deadline (2 s). */
+    const char *timeout[] = {"--only", "memfd", "--size", "64M", "--timeout", "1",
+                             "--deadline", "10", NULL};
+    const char *deadline[] = {"--only", "memfd", "--size", "64M", "--timeout", "30",
+                              "--deadline", "2", NULL};
+    const char *const *argv[2] = {timeout, deadline};
+    th_line_fn fns[2] = {stop_the_consumer, stop_the_consumer};
+    int *sent = mmap(NULL, 2 * sizeof(int), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *argp[2] = {sent, sent + 1};
+    th_run *runs = th_runs_alloc(2);
+    char said[128];
+    int i;
+
+    ck_assert(sent != MAP_FAILED);
+    sent[0] = sent[1] = 0;
+    ck_assert_int_eq(th_spawn_all(runs, 2, argv, NULL, 20, 3, fns, argp), 0);
+    for (i = 0; i < 2; i++) {
+        ck_assert_msg(sent[i] > 0, "run %d: the consumer was never stopped:\n%s", i,
+                      runs[i].out);
+        ck_assert_msg(th_exited(&runs[i], 1), "run %d: status 0x%x:\n%s", i, runs[i].status,
+                      runs[i].out);
+        ck_assert_msg(strstr(runs[i].out, "both wait for each other") == NULL,
+                      "run %d: a stopped process said to wait:\n%s", i, runs[i].out);
+        ck_assert_int_eq(runs[i].leftover, 0);
+    }
+    snprintf(said, sizeof(said), "is stopped (state T in /proc/%d/stat: SIGSTOP or job control",
+             sent[0]);
+    ck_assert_msg(th_line_has(runs[0].out, "timed out during ", said),
+                  "the timeout does not say the consumer is stopped:\n%s", runs[0].out);
+    ck_assert_msg(th_line_has(runs[0].out, "consumer: killed by signal 9", "it was stopped"),
+                  "the consumer's end does not say it was stopped:\n%s", runs[0].out);
+    snprintf(said, sizeof(said), "the consumer (pid %d) is stopped (state T in /proc/%d/stat",
+             sent[1], sent[1]);
+    ck_assert_msg(th_line_has(runs[1].out, "result: FAIL: --deadline 2.000 s passed: ", said),
+                  "the deadline does not say the consumer is stopped:\n%s", runs[1].out);
+    th_runs_free(runs, 2);
+    munmap(sent, 2 * sizeof(int));
+}
+END_TEST
+
 /* A stop signal while a process is wedged (every signal blocked, as a
  * thread stuck in the driver may be): no thread but the watchdog can take
  * it; the run still ends within 2 s, 128 + the signal, STOPPED, naming the
@@ -427,6 +487,7 @@ Suite *deadline_suite(void)
     tcase_add_test(tc, test_deadline_a_stop_reaches_the_other_process);
     tcase_add_test(tc, test_deadline_checks_own_exit_is_a_named_failure);
     tcase_add_test(tc, test_deadline_names_a_consumer_that_died_before_it);
+    tcase_add_test(tc, test_deadline_names_a_stopped_consumer);
     tcase_add_test(tc, test_deadline_a_stop_ends_a_wedged_run);
     suite_add_tcase(s, tc);
     return s;

@@ -105,7 +105,7 @@ static int wait_until(pid_t pid, uint64_t deadline_ns, int *status)
 
 int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err)
 {
-    int rc;
+    int rc, stopped;
 
     gpuipc_watch_call("waitpid"); /* waiting for another process, as in a poll */
     rc = wait_until(pid, deadline_ns, status);
@@ -116,10 +116,11 @@ int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *e
         return 0;
     if (rc != -ETIMEDOUT)
         return gpuipc_err_set(err, rc, "waitpid %d: %s", (int)pid, strerror(-rc));
+    stopped = gpuipc_proc_is_stopped(pid);
     kill(pid, SIGKILL);
     rc = wait_until(pid, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), status);
     if (rc == 0)
-        return 1;
+        return stopped ? 2 : 1;
     return gpuipc_err_set(err, rc, "process %d did not exit even after SIGKILL (stuck in "
                           "the kernel or the driver?)", (int)pid);
 }
@@ -325,4 +326,46 @@ int gpuipc_proc_reset_hwm(void)
     }
     close(fd);
     return 0;
+}
+
+char gpuipc_proc_state(pid_t pid)
+{
+    char path[40] = "/proc/", buf[512], digits[16];
+    size_t n = 0, i = 0, d = 0;
+    ssize_t got;
+    int fd;
+    unsigned long v = (unsigned long)pid;
+
+    if (pid <= 0)
+        return 0;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0 && d < sizeof(digits));
+    n = strlen(path);
+    while (d > 0)
+        path[n++] = digits[--d];
+    memcpy(path + n, "/stat", 6);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    do
+        got = read(fd, buf, sizeof(buf) - 1);
+    while (got < 0 && errno == EINTR);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = '\0';
+    /* "pid (comm) S ...": comm may hold anything, ')' too, so the last ')'
+     * ends it. */
+    for (i = (size_t)got; i > 0 && buf[i - 1] != ')'; i--)
+        ;
+    if (i == 0 || i + 1 >= (size_t)got)
+        return 0;
+    return buf[i + 1];
+}
+
+int gpuipc_proc_is_stopped(pid_t pid)
+{
+    char st = gpuipc_proc_state(pid);
+
+    return st == 'T' || st == 't';
 }

@@ -34,8 +34,9 @@ int gpuipc_proc_map_count(unsigned *now, unsigned *max);
 /* Waits for child pid until deadline_ns, or, once the stop test (below)
  * says the run is stopped, GPUIPC_PROC_STOP_GRACE_NS at the most from then;
  * then sends it SIGKILL and waits up to 5 s more. Stores the wait status in
- * *status. Returns 0 if it exited in time, 1 if it had to be killed, or a
- * negative errno (err says why). */
+ * *status. Returns 0 if it exited in time, 1 if it had to be killed, 2 if
+ * it had to be killed and was stopped then (SIGSTOP, job control, a
+ * debugger: it could not have exited), or a negative errno (err says why). */
 int gpuipc_proc_wait(pid_t pid, uint64_t deadline_ns, int *status, gpuipc_err *err);
 
 /* The test of whether the run is stopped (non-zero: by that signal), for
@@ -90,5 +91,15 @@ int gpuipc_proc_pid_ns(uint64_t *inode, gpuipc_err *err);
 /* Starts the peak over at the current resident set (writes 5 to
  * /proc/self/clear_refs, Linux 4.0 and later). Returns 0 or -errno. */
 int gpuipc_proc_reset_hwm(void);
+
+/* The state letter of process pid, from /proc/<pid>/stat: 'R', 'S', 'D',
+ * 'T' (stopped by a signal: SIGSTOP, SIGTSTP, job control), 't' (stopped
+ * by a debugger), 'Z', ...; 0 where it cannot be read (no such process, no
+ * FD). System calls only, for a watchdog. */
+char gpuipc_proc_state(pid_t pid);
+
+/* Whether process pid is stopped ('T' or 't'): it runs no further until
+ * SIGCONT or its debugger lets it go. */
+int gpuipc_proc_is_stopped(pid_t pid);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/proc.h"
 #include "core/step.h"
 
 static gpuipc_watch_page *page;
@@ -73,6 +74,8 @@ int gpuipc_watch_describe(int role, char *buf, size_t len)
     const gpuipc_watch_side *s;
     char call[GPUIPC_WATCH_CALL_LEN];
     uint64_t since, now = gpuipc_clock_ns();
+    int stopped, n = 0;
+    char state;
 
     if (page == NULL || role <= 0 || role > 2 || role == my_role)
         return 0;
@@ -83,12 +86,21 @@ int gpuipc_watch_describe(int role, char *buf, size_t len)
     since = s->since_ns;
     memcpy(call, (const char *)s->call, sizeof(call));
     call[sizeof(call) - 1] = '\0';
+    state = gpuipc_proc_state((pid_t)s->pid);
+    stopped = state == 'T' || state == 't';
+    if (stopped)
+        n = snprintf(buf, len, "stopped (state %c in /proc/%d/stat: %s), ", state, (int)s->pid,
+                     state == 't' ? "held by a debugger" : "SIGSTOP or job control; SIGCONT "
+                     "resumes it");
+    if (n < 0 || (size_t)n >= len)
+        n = 0;
     if (call[0] != '\0' && since != 0 && since <= now)
-        snprintf(buf, len, "at %s in %s for %.1f s", gpuipc_step_name(s->step), call,
-                 (double)(now - since) / 1e9);
+        snprintf(buf + n, len - (size_t)n, "%sat %s in %s for %.1f s", stopped ? "last " : "",
+                 gpuipc_step_name(s->step), call, (double)(now - since) / 1e9);
     else
-        snprintf(buf, len, "at %s", gpuipc_step_name(s->step));
-    return 1;
+        snprintf(buf + n, len - (size_t)n, "%sat %s", stopped ? "last " : "",
+                 gpuipc_step_name(s->step));
+    return stopped ? 2 : 1;
 }
 
 void gpuipc_watch_step(unsigned step, const char *scenario)

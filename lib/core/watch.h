@@ -67,9 +67,11 @@ const gpuipc_watch_page *gpuipc_watch_page_get(void);
 
 /* Where the other process of role (enum gpuipc_role) stands by the shared
  * page, into buf: "at STEP in CALL for S s" or "at STEP", for a message
- * about a peer that does not answer. Returns 0 where the page shows nothing
- * of it (no shared page, as in two-terminal mode; no such process; this
- * process itself), else 1. Not for the watchdog: it uses snprintf. */
+ * about a peer that does not answer; for a stopped process (its state in
+ * /proc/<pid>/stat), "stopped (state T in /proc/PID/stat: ...), last at
+ * ...". Returns 0 where the page shows nothing of it (no shared page, as in
+ * two-terminal mode; no such process; this process itself), 2 where it is
+ * stopped, else 1. Not for the watchdog: it uses snprintf. */
 int gpuipc_watch_describe(int role, char *buf, size_t len);
 
 /* Test-only (GPUIPC_FAULT's wedge): this process wedges, as a stuck driver

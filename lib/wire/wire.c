@@ -887,11 +887,19 @@ static int peer_gone(gpuipc_wire *w, unsigned step, const char *how, gpuipc_err 
 
 static int timed_out(gpuipc_wire *w, unsigned step, const char *what, gpuipc_err *err)
 {
-    char where[128];
+    char where[256];
     int role = strstr(w->peer, "producer") != NULL ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+    int seen;
 
-    /* Forked, the status page both share says where the silent one is. */
-    if (gpuipc_watch_describe(role, where, sizeof(where)))
+    /* Forked, the status page both share says where the silent one is, and
+     * whether it is stopped. */
+    seen = gpuipc_watch_describe(role, where, sizeof(where));
+    if (seen == 2)
+        gpuipc_err_set(err, -ETIMEDOUT,
+                       "timed out during %s: %s the %s within --timeout; the %s is %s (the "
+                       "status page both share): it runs no further until it is resumed",
+                       gpuipc_step_name(step), what, w->peer, w->peer, where);
+    else if (seen)
         gpuipc_err_set(err, -ETIMEDOUT,
                        "timed out during %s: %s the %s within --timeout; the %s is %s (the "
                        "status page both share): stuck there, or slow (then raise --timeout)",

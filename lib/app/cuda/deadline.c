@@ -27,6 +27,7 @@
 #include "core/names.h"
 #include "core/step.h"
 #include "core/outfile.h"
+#include "core/proc.h"
 #include "core/runinfo.h"
 #include "core/units.h"
 #include "core/watch.h"
@@ -51,6 +52,9 @@ static char text[1 << 16];
 static char line[4096];
 static gpuipc_watch_page snap;
 static int have_snap;
+/* Each side's process state at the deadline (/proc/<pid>/stat's letter, 0
+ * if unknown), read with the snapshot, before the consumers are killed. */
+static char snap_state[sizeof(snap.side) / sizeof(snap.side[0])];
 
 /* How the consumers ended, as the watchdog found them: peer_end says it
  * for the summary and the document; peer_died is set where the consumer had
@@ -87,6 +91,33 @@ static void put_state(gpuipc_sbuf *b, const gpuipc_watch_side *s, uint64_t now)
         gpuipc_sbuf_str(b, ", scenario ");
         gpuipc_sbuf_str(b, s->scenario);
     }
+}
+
+/* Where side s (called name) is a stopped process (its state in
+ * /proc/<pid>/stat: SIGSTOP, job control, a debugger), says so into b, with
+ * where it was, and returns 1; else 0. A stopped process waits for nothing:
+ * it runs no further until it is resumed. */
+static int put_stopped(gpuipc_sbuf *b, const gpuipc_watch_side *s, const char *name,
+                       uint64_t now)
+{
+    size_t i = (size_t)(s - snap.side);
+    char state[2] = {i < sizeof(snap_state) ? snap_state[i] : '\0', '\0'};
+
+    if (state[0] != 'T' && state[0] != 't')
+        return 0;
+    gpuipc_sbuf_str(b, "the ");
+    gpuipc_sbuf_str(b, name);
+    gpuipc_sbuf_str(b, " (pid ");
+    gpuipc_sbuf_uint(b, (uint64_t)s->pid);
+    gpuipc_sbuf_str(b, ") is stopped (state ");
+    gpuipc_sbuf_str(b, state);
+    gpuipc_sbuf_str(b, " in /proc/");
+    gpuipc_sbuf_uint(b, (uint64_t)s->pid);
+    gpuipc_sbuf_str(b, state[0] == 't' ? "/stat: held by a debugger), last "
+                                       : "/stat: SIGSTOP or job control; SIGCONT resumes it), "
+                                         "last ");
+    put_state(b, s, now);
+    return 1;
 }
 
 /* Who held the run up, from the page: the side not waiting for the other,
@@ -126,6 +157,13 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
             put_state(b, other, now);
             gpuipc_sbuf_str(b, ")");
         }
+        return;
+    }
+    if (other->pid != 0 && put_stopped(b, other, other_name, now)) {
+        gpuipc_sbuf_str(b, "; the ");
+        gpuipc_sbuf_str(b, me_name);
+        gpuipc_sbuf_str(b, waits(me) ? " waits " : " is stuck ");
+        put_state(b, me, now);
         return;
     }
     if (other->pid == 0 || !waits(me)) {
@@ -572,9 +610,14 @@ static void take_snapshot(void)
 {
     const gpuipc_watch_page *pg = gpuipc_watch_page_get();
 
+    size_t i;
+
     if (pg != NULL) {
         memcpy(&snap, (const void *)pg, sizeof(snap));
         have_snap = 1;
+        for (i = 0; i < sizeof(snap_state); i++)
+            snap_state[i] = snap.side[i].pid > 0 && snap.side[i].pid != (int32_t)getpid()
+                                ? gpuipc_proc_state((pid_t)snap.side[i].pid) : 0;
     }
 }
 

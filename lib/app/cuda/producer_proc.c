@@ -61,10 +61,11 @@ static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *statu
         return 0;
     }
     gpuipc_proc_describe(*status, desc, len);
-    if (rc == 1) {
+    if (rc >= 1) {
         size_t used = strlen(desc);
 
-        snprintf(desc + used, len - used, " (by the producer: it had not exited in time)");
+        snprintf(desc + used, len - used, " (by the producer: it had not exited in time%s)",
+                 rc == 2 ? "; it was stopped: SIGSTOP, job control or a debugger" : "");
         return 0;
     }
     return 1;
