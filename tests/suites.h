@@ -37,5 +37,6 @@ Suite *plan_suite(void);
 Suite *causes_suite(void);
 Suite *launch_suite(void);
 Suite *ranks_suite(void);
+Suite *sha256_suite(void);
 
 #endif
