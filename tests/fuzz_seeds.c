@@ -64,6 +64,22 @@ int main(int argc, char **argv)
     m.u.hello.facts.cap_eff = 0xa80425fbull;
     snprintf(m.u.hello.facts.kernel, sizeof(m.u.hello.facts.kernel), "6.1.0-27-amd64");
     rc |= write_seed(argv[1], "hello", &m, 0);
+    /* A rank's HELLO (--ranks): a nonce, the pair, the consumer's proof. */
+    memset(m.u.hello.nonce, 0x5e, sizeof(m.u.hello.nonce));
+    m.u.hello.rank = 3;
+    m.u.hello.peer_rank = 1;
+    memset(m.u.hello.mac, 0xc4, sizeof(m.u.hello.mac));
+    memset(&m.u.hello.facts, 0, sizeof(m.u.hello.facts));
+    rc |= write_seed(argv[1], "hello_rank", &m, 0);
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_AUTH;
+    m.u.auth.pid = 4242;
+    memset(m.u.auth.mac, 0x9d, sizeof(m.u.auth.mac));
+    m.u.auth.facts.seccomp = 2;
+    m.u.auth.facts.nofile_soft = 1024;
+    snprintf(m.u.auth.facts.kernel, sizeof(m.u.auth.facts.kernel), "6.1.0-27-amd64");
+    rc |= write_seed(argv[1], "auth", &m, 0);
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_BEGIN;

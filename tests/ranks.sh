@@ -7,8 +7,9 @@
 #   2. a rank killed by SIGKILL during a pair (GPUIPC_FAULT), with
 #      Open MPI's abort setting off: the others name it and finish, each
 #      exiting 1, long before --timeout;
-#   3. a rank whose HELLO carries a wrong token (GPUIPC_SABOTAGE): each
-#      consumer refuses it, its pairs fail, the others' pass;
+#   3. a rank whose proof at HELLO is made with a wrong token
+#      (GPUIPC_SABOTAGE): each consumer refuses it before it sends any fact,
+#      its pairs fail, the others' pass;
 #   4. a rank given another boot id (the facts' GPUIPC_TEST_SYSROOT hook):
 #      its pairs are skipped as "not on this node", the run passes;
 #   5. ranks with other options than rank 0's: every rank exits 2;
@@ -102,17 +103,17 @@ grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: [1-9][0-9]* proven' "$tmp/out
 [ "$took" -lt 20 ] || fail "rank killed: took $took s (--timeout is 30): the dead rank was waited for"
 [ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s"
 
-# 3. Rank 3's HELLO as a producer carries a wrong token.
+# 3. Rank 3's proof as a producer is made with a wrong token.
 before=$fails
 run -np 3 "$tmp/rank" "$prog" --ranks --only memfd : \
     -np 1 env GPUIPC_SABOTAGE=producer:wrong-token "$tmp/rank" "$prog" --ranks --only memfd
 [ "$(exits)" = "1 1 1 1 " ] || fail "wrong token: exit statuses '$(exits)', not 1 for each"
-[ "$(grep -c "^rank [0-2]: FAIL as consumer: hello: refused the producer (pid [0-9]*): its HELLO does not carry this job's token" "$tmp/out")" = 3 ] ||
+[ "$(grep -c "^rank [0-2]: FAIL as consumer: hello: refused the producer (pid [0-9]*): its AUTH does not prove this job's token" "$tmp/out")" = 3 ] ||
     fail "wrong token: not every consumer refused rank 3"
 [ "$(grep -c '^FAIL 3 -> [0-2]: ' "$tmp/out")" = 3 ] || fail "wrong token: rank 3's pairs did not fail"
 grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: 9 proven, 3 failed' "$tmp/out" ||
     fail "wrong token: not 9 pairs proven and 3 failed"
-[ $fails = $before ] && echo "PASS: ranks: a HELLO without the job's token is refused by each consumer before anything else; the other 9 pairs pass"
+[ $fails = $before ] && echo "PASS: ranks: a producer whose proof at HELLO is not of the job's token is refused by each consumer before it learns any fact; the other 9 pairs pass"
 
 # 4. Rank 3 in another boot.
 before=$fails

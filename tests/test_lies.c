@@ -74,7 +74,7 @@ typedef struct liar_arg {
 static int has_status(unsigned type)
 {
     return type != GPUIPC_MSG_HELLO && type != GPUIPC_MSG_BEGIN && type != GPUIPC_MSG_PROBE &&
-           type != GPUIPC_MSG_TIMES;
+           type != GPUIPC_MSG_TIMES && type != GPUIPC_MSG_AUTH;
 }
 
 static int has_claims(unsigned type)
@@ -144,6 +144,10 @@ static void synthesize(gpuipc_msg *m, unsigned type, int role)
         m->u.hello.pid = (uint32_t)getpid();
         m->u.hello.role = (uint32_t)role;
         gpuipc_facts_gather(&m->u.hello.facts);
+        break;
+    case GPUIPC_MSG_AUTH:
+        m->u.auth.pid = (uint32_t)getpid();
+        gpuipc_facts_gather(&m->u.auth.facts);
         break;
     case GPUIPC_MSG_BEGIN:
         snprintf(m->u.begin.mech, sizeof(m->u.begin.mech), "memfd");

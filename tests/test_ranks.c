@@ -28,6 +28,7 @@
 #include "session/consumer.h"
 #include "session/env.h"
 #include "session/producer.h"
+#include "session/proof.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -49,6 +50,10 @@ static void env_for(gpuipc_env *env, int role, const char *token, const char *sa
  * gpuipc_producer_hello result; the consumer's exit status and the reason
  * its session ended go into *cexit and creason (the child writes it to a
  * pipe). */
+/* Where set, both sides' wires of hello_between call it on every message
+ * they send. */
+static gpuipc_wire_tamper_fn tamper_all;
+
 static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
                          int *cexit, char *creason, size_t len, char *preason, size_t plen)
 {
@@ -75,6 +80,7 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
         env_for(&cenv, GPUIPC_ROLE_CONSUMER, ctoken, csabotage);
         if (gpuipc_wire_open(&cw, sv[1], "producer", &e) < 0)
             _exit(3);
+        gpuipc_wire_set_tamper(cw, tamper_all, NULL);
         code = gpuipc_consumer_serve(&cenv, cw, mechs, 1, &end);
         (void)!write(p[1], end.reason, strlen(end.reason));
         _exit(code);
@@ -83,6 +89,7 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
     close(p[1]);
     env_for(&env, GPUIPC_ROLE_PRODUCER, ptoken, NULL);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    gpuipc_wire_set_tamper(w, tamper_all, NULL);
     rc = gpuipc_producer_hello(&env, w, 0, &peer, &e);
     snprintf(preason, plen, "%s", rc < 0 ? e.msg : "");
     if (rc == 0) {
@@ -101,6 +108,33 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
     return rc;
 }
 
+/* Every frame either side sends, as encoded, for the token test. */
+static uint8_t *frames;
+static size_t *frames_len;
+#define FRAMES_CAP (1u << 16)
+
+static void record_frame(gpuipc_msg *m, void *arg)
+{
+    uint8_t buf[GPUIPC_WIRE_MAX_MSG];
+    size_t n = gpuipc_wire_encode(m, 1, buf, sizeof(buf));
+
+    (void)arg;
+    if (n > 0 && *frames_len + n <= FRAMES_CAP) {
+        memcpy(frames + *frames_len, buf, n);
+        *frames_len += n;
+    }
+}
+
+static int has_bytes(const uint8_t *hay, size_t n, const void *needle, size_t k)
+{
+    size_t i;
+
+    for (i = 0; i + k <= n; i++)
+        if (memcmp(hay + i, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
 START_TEST(test_ranks_hello_with_the_jobs_token_passes)
 {
     char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
@@ -112,25 +146,49 @@ START_TEST(test_ranks_hello_with_the_jobs_token_passes)
 }
 END_TEST
 
-START_TEST(test_ranks_consumer_refuses_a_producer_without_the_token_first)
+/* The token never travels: in no frame of a whole HELLO exchange, both
+ * ways, as its hex digits or as its 16 bytes. */
+START_TEST(test_ranks_the_token_never_travels)
 {
-    const char *ptokens[] = {TOKEN_B, NULL};
-    size_t i;
+    static const uint8_t raw[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+    char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
+    void *m = mmap(NULL, FRAMES_CAP + sizeof(size_t), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int cexit;
 
-    for (i = 0; i < 2; i++) {
-        char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
-        int cexit;
+    ck_assert(m != MAP_FAILED);
+    frames_len = m;
+    frames = (uint8_t *)m + sizeof(size_t);
+    *frames_len = 0;
+    tamper_all = record_frame;
+    ck_assert_msg(hello_between(TOKEN_A, TOKEN_A, NULL, &cexit, creason, sizeof(creason),
+                                preason, sizeof(preason)) == 0, "%s", preason);
+    tamper_all = NULL;
+    /* HELLO and AUTH both ways, and BYE and BYE_ACK. */
+    ck_assert_uint_gt(*frames_len, 4 * GPUIPC_WIRE_HEADER_LEN);
+    ck_assert_msg(!has_bytes(frames, *frames_len, TOKEN_A, 32), "the token's hex travelled");
+    ck_assert_msg(!has_bytes(frames, *frames_len, TOKEN_A, 8), "part of the token's hex "
+                  "travelled");
+    ck_assert_msg(!has_bytes(frames, *frames_len, raw, 8), "the token's bytes travelled");
+    munmap(m, FRAMES_CAP + sizeof(size_t));
+}
+END_TEST
 
-        ck_assert_int_lt(hello_between(ptokens[i], TOKEN_A, NULL, &cexit, creason,
-                                       sizeof(creason), preason, sizeof(preason)), 0);
-        ck_assert_int_eq(cexit, GPUIPC_FAIL);
-        ck_assert_msg(strstr(creason, "refused the producer") != NULL &&
-                          strstr(creason, "does not carry this job's token") != NULL,
-                      "case %zu: consumer: %s", i, creason);
-        /* Refused before it said anything: the producer met a closed
-         * connection, not a HELLO with facts. */
-        ck_assert_msg(strstr(preason, "hello") != NULL, "case %zu: producer: %s", i, preason);
-    }
+/* A producer of another job (another token) gets the consumer's nonce and
+ * proof, which prove nothing to it: it refuses the consumer, which then has
+ * said nothing more (no facts). */
+START_TEST(test_ranks_a_producer_of_another_job_refuses_the_consumer)
+{
+    char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
+    int cexit;
+
+    ck_assert_int_eq(hello_between(TOKEN_B, TOKEN_A, NULL, &cexit, creason, sizeof(creason),
+                                   preason, sizeof(preason)), -EACCES);
+    ck_assert_msg(strstr(preason, "refused the consumer") != NULL &&
+                  strstr(preason, "does not prove this job's token") != NULL, "%s", preason);
+    ck_assert_int_eq(cexit, GPUIPC_FAIL);
+    ck_assert_msg(strstr(creason, "hello") != NULL, "consumer: %s", creason);
 }
 END_TEST
 
@@ -139,12 +197,188 @@ START_TEST(test_ranks_producer_refuses_a_consumer_with_a_wrong_token)
     char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
     int cexit;
 
-    /* The consumer's own HELLO one digit off (the sabotage), after it
-     * accepted the producer's. */
+    /* The consumer's proof made with a token one digit off (the sabotage). */
     ck_assert_int_eq(hello_between(TOKEN_A, TOKEN_A, "consumer:wrong-token", &cexit, creason,
                                    sizeof(creason), preason, sizeof(preason)), -EACCES);
     ck_assert_msg(strstr(preason, "refused the consumer") != NULL, "%s", preason);
     ck_assert_int_eq(cexit, GPUIPC_FAIL);
+}
+END_TEST
+
+/* ---- a stranger at HELLO: made up, replayed, reflected --------------------------------- */
+
+/* A rank's consumer (TOKEN_A, rank 1, waiting for rank 0) in a child, over
+ * sv[1]; its exit status and the reason its session ended come back. */
+static pid_t consumer_child(int sv[2], int p[2])
+{
+    const gpuipc_mech *const mechs[] = {&gpuipc_mech_memfd};
+    pid_t pid;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+    ck_assert_int_eq(pipe(p), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gpuipc_session_end end;
+        gpuipc_env env;
+        gpuipc_wire *w;
+        gpuipc_err e;
+        int code;
+
+        close(sv[0]);
+        close(p[0]);
+        env_for(&env, GPUIPC_ROLE_CONSUMER, TOKEN_A, NULL);
+        env.rank = 1;
+        env.peer_rank = 0;
+        if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
+            _exit(3);
+        code = gpuipc_consumer_serve(&env, w, mechs, 1, &end);
+        (void)!write(p[1], end.reason, strlen(end.reason));
+        _exit(code);
+    }
+    close(sv[1]);
+    close(p[1]);
+    return pid;
+}
+
+static int consumer_end(pid_t pid, int p[2], char *reason, size_t len)
+{
+    int status;
+    ssize_t n = read(p[0], reason, len - 1);
+
+    reason[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The stranger's HELLO as rank 0's producer, with nonce (its own, or one
+ * replayed), and what the consumer answers: its HELLO. */
+static void stranger_hello(gpuipc_wire *w, const uint8_t *nonce, gpuipc_msg *answer)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_HELLO;
+    m.u.hello.pid = (uint32_t)getpid();
+    m.u.hello.role = GPUIPC_ROLE_PRODUCER;
+    m.u.hello.rank = 0;
+    m.u.hello.peer_rank = 1;
+    memcpy(m.u.hello.nonce, nonce, GPUIPC_WIRE_NONCE_LEN);
+    ck_assert_msg(gpuipc_wire_send(w, &m, NULL, gpuipc_clock_deadline(TIMEOUT_NS),
+                                   GPUIPC_STEP_HELLO, &e) == 0, "%s", e.msg);
+    ck_assert_msg(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), answer, fds,
+                                   gpuipc_clock_deadline(TIMEOUT_NS), GPUIPC_STEP_HELLO,
+                                   &e) == 0, "%s", e.msg);
+    /* The consumer's HELLO says nothing of it but a nonce and a proof. */
+    ck_assert_uint_eq(answer->u.hello.facts.uid, 0);
+    ck_assert_uint_eq(answer->u.hello.facts.ns[GPUIPC_NS_PID], 0);
+    ck_assert_str_eq(answer->u.hello.facts.kernel, "");
+}
+
+/* Sends AUTH with mac and reads what comes back: nothing but the end of
+ * the connection, for a stranger. */
+static void stranger_auth(gpuipc_wire *w, const uint8_t *mac)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_AUTH;
+    m.u.auth.pid = (uint32_t)getpid();
+    memcpy(m.u.auth.mac, mac, GPUIPC_WIRE_MAC_LEN);
+    ck_assert_msg(gpuipc_wire_send(w, &m, NULL, gpuipc_clock_deadline(TIMEOUT_NS),
+                                   GPUIPC_STEP_HELLO, &e) == 0, "%s", e.msg);
+    ck_assert_int_lt(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_AUTH), &m, fds,
+                                      gpuipc_clock_deadline(TIMEOUT_NS), GPUIPC_STEP_HELLO,
+                                      &e), 0);
+}
+
+/* A made-up proof (random bytes), the consumer's own proof sent back to it
+ * (reflected), and a real producer's HELLO and AUTH recorded and replayed
+ * to a new session: each refused by the consumer, named, and no facts of
+ * its ever sent. */
+START_TEST(test_ranks_a_made_up_reflected_or_replayed_hello_is_refused)
+{
+    static const uint8_t nonce[GPUIPC_WIRE_NONCE_LEN] = {1, 2, 3};
+    uint8_t made_up[GPUIPC_WIRE_MAC_LEN], recorded_mac[GPUIPC_WIRE_MAC_LEN];
+    uint8_t recorded_nonce[GPUIPC_WIRE_NONCE_LEN];
+    char reason[GPUIPC_ERR_LEN];
+    int sv[2], p[2], round;
+    gpuipc_msg answer;
+    gpuipc_env penv;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid;
+
+    memset(made_up, 0x77, sizeof(made_up));
+    /* A real producer's proof for a real session, recorded: the nonce it
+     * sent, and the proof it made for the consumer's nonce then. */
+    env_for(&penv, GPUIPC_ROLE_PRODUCER, TOKEN_A, NULL);
+    penv.rank = 0;
+    penv.peer_rank = 1;
+    for (round = 0; round < 3; round++) {
+        pid = consumer_child(sv, p);
+        ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+        if (round == 0) {
+            stranger_hello(w, nonce, &answer);
+            stranger_auth(w, made_up);
+        } else if (round == 1) {
+            stranger_hello(w, nonce, &answer);
+            stranger_auth(w, answer.u.hello.mac); /* its own proof, reflected */
+        } else {
+            /* Record a proof made for some consumer nonce, then replay the
+             * HELLO and the proof against a consumer that picks its own. */
+            memcpy(recorded_nonce, nonce, sizeof(recorded_nonce));
+            ck_assert_int_eq(gpuipc_proof_make(&penv, GPUIPC_ROLE_PRODUCER, recorded_nonce,
+                                               made_up, 0, 1, recorded_mac), 0);
+            stranger_hello(w, recorded_nonce, &answer);
+            ck_assert_msg(memcmp(answer.u.hello.nonce, made_up, GPUIPC_WIRE_NONCE_LEN) != 0,
+                          "the consumer's nonce is the recorded one");
+            stranger_auth(w, recorded_mac);
+        }
+        gpuipc_wire_close(w);
+        ck_assert_int_eq(consumer_end(pid, p, reason, sizeof(reason)), GPUIPC_FAIL);
+        ck_assert_msg(strstr(reason, "refused the producer") != NULL &&
+                      strstr(reason, "does not prove this job's token") != NULL,
+                      "round %d: %s", round, reason);
+    }
+    close(penv.log.fd);
+}
+END_TEST
+
+/* A HELLO for another pair (rank 2's, to rank 1) is refused before the
+ * consumer says anything at all. */
+START_TEST(test_ranks_a_hello_for_another_pair_is_refused)
+{
+    static const uint8_t nonce[GPUIPC_WIRE_NONCE_LEN] = {9};
+    int fds[GPUIPC_WIRE_MAX_FDS], sv[2], p[2];
+    char reason[GPUIPC_ERR_LEN];
+    gpuipc_wire *w;
+    gpuipc_msg m;
+    gpuipc_err e;
+    pid_t pid = consumer_child(sv, p);
+
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_HELLO;
+    m.u.hello.pid = (uint32_t)getpid();
+    m.u.hello.role = GPUIPC_ROLE_PRODUCER;
+    m.u.hello.rank = 2;
+    m.u.hello.peer_rank = 1;
+    memcpy(m.u.hello.nonce, nonce, sizeof(nonce));
+    ck_assert_int_eq(gpuipc_wire_send(w, &m, NULL, gpuipc_clock_deadline(TIMEOUT_NS),
+                                      GPUIPC_STEP_HELLO, &e), 0);
+    ck_assert_int_lt(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_HELLO), &m, fds,
+                                      gpuipc_clock_deadline(TIMEOUT_NS), GPUIPC_STEP_HELLO,
+                                      &e), 0);
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(consumer_end(pid, p, reason, sizeof(reason)), GPUIPC_FAIL);
+    ck_assert_msg(strstr(reason, "its HELLO is for pair 2 -> 1, and this is pair 0 -> 1") !=
+                  NULL, "%s", reason);
 }
 END_TEST
 
@@ -539,8 +773,11 @@ Suite *ranks_suite(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_ranks_hello_with_the_jobs_token_passes);
-    tcase_add_test(tc, test_ranks_consumer_refuses_a_producer_without_the_token_first);
+    tcase_add_test(tc, test_ranks_the_token_never_travels);
+    tcase_add_test(tc, test_ranks_a_producer_of_another_job_refuses_the_consumer);
     tcase_add_test(tc, test_ranks_producer_refuses_a_consumer_with_a_wrong_token);
+    tcase_add_test(tc, test_ranks_a_made_up_reflected_or_replayed_hello_is_refused);
+    tcase_add_test(tc, test_ranks_a_hello_for_another_pair_is_refused);
     tcase_add_test(tc, test_ranks_presence_says_alive_then_gone);
     tcase_add_test(tc, test_ranks_pair_meets_either_side_first);
     tcase_add_test(tc, test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline);

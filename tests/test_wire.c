@@ -30,8 +30,9 @@
 #define OFF_STATUS_REASON (GPUIPC_WIRE_HEADER_LEN + 8)
 #define OFF_OFFER_SIZE (GPUIPC_WIRE_HEADER_LEN + 8 + GPUIPC_WIRE_REASON_LEN + 8 + GPUIPC_WIRE_CALL_LEN)
 #define OFF_BEGIN_NAME GPUIPC_WIRE_HEADER_LEN
-#define OFF_HELLO_TOKEN (GPUIPC_WIRE_HEADER_LEN + 12)
-#define OFF_HELLO_FACTS (OFF_HELLO_TOKEN + GPUIPC_WIRE_TOKEN_LEN) /* ns[], then uid, seccomp, yama ... */
+#define OFF_HELLO_NONCE (GPUIPC_WIRE_HEADER_LEN + 12)
+#define OFF_HELLO_FACTS (OFF_HELLO_NONCE + GPUIPC_WIRE_NONCE_LEN + 8 + GPUIPC_WIRE_MAC_LEN) /* ns[], then uid, seccomp, yama ... */
+#define OFF_AUTH_PID GPUIPC_WIRE_HEADER_LEN
 #define OFF_HELLO_SECCOMP (OFF_HELLO_FACTS + 8 * GPUIPC_NS_COUNT + 4)
 #define OFF_HELLO_KERNEL (OFF_HELLO_FACTS + 8 * GPUIPC_NS_COUNT + 32)
 
@@ -51,8 +52,18 @@ static void sample(unsigned type, gpuipc_msg *m)
         m->u.hello.pid = 4242;
         m->u.hello.role = GPUIPC_ROLE_PRODUCER;
         m->u.hello.flags = GPUIPC_HELLO_NEEDS_CUDA;
+        memset(m->u.hello.nonce, 0xa5, sizeof(m->u.hello.nonce));
+        m->u.hello.rank = 7;
+        m->u.hello.peer_rank = 70000;
+        memset(m->u.hello.mac, 0x5a, sizeof(m->u.hello.mac));
         gpuipc_facts_gather(&m->u.hello.facts);
         m->u.hello.facts.pid = 4242; /* travels as the HELLO's pid */
+        break;
+    case GPUIPC_MSG_AUTH:
+        m->u.auth.pid = 4343;
+        memset(m->u.auth.mac, 0x3c, sizeof(m->u.auth.mac));
+        gpuipc_facts_gather(&m->u.auth.facts);
+        m->u.auth.facts.pid = 4343; /* travels as AUTH's pid */
         break;
     case GPUIPC_MSG_BEGIN:
         strcpy(m->u.begin.mech, "vmm");
@@ -333,8 +344,8 @@ static const struct bad_message {
     /* The frame and its header. */
     {.name = "bad magic", .type = GPUIPC_MSG_HELLO, .poke = U32(0, 0x12345678),
      .reason = "bad magic 0x12345678"},
-    {.name = "wrong version", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_VERSION, 10),
-     .reason = "protocol version 10"},
+    {.name = "wrong version", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_VERSION, 9),
+     .reason = "protocol version 9"},
     {.name = "unknown type", .type = GPUIPC_MSG_HELLO, .poke = U16(OFF_TYPE, 77),
      .reason = "unknown message type 77"},
     {.name = "unexpected type", .type = GPUIPC_MSG_BYE,
@@ -345,10 +356,9 @@ static const struct bad_message {
     {.name = "short payload", .type = GPUIPC_MSG_READY, .payload = -8,
      .reason = "READY: payload is 424 bytes, expected 432"},
     {.name = "long payload", .type = GPUIPC_MSG_HELLO, .payload = 4,
-     .reason = "HELLO: payload is 228 bytes, expected 224"},
-    {.name = "a token that is not lowercase hex", .type = GPUIPC_MSG_HELLO,
-     .poke = U8(OFF_HELLO_TOKEN, 'G'),
-     .reason = "token: byte 0 is not a lowercase hex digit"},
+     .reason = "HELLO: payload is 252 bytes, expected 248"},
+    {.name = "AUTH from pid 0", .type = GPUIPC_MSG_AUTH, .poke = U32(OFF_AUTH_PID, 0),
+     .reason = "AUTH: pid 0 is not a process id"},
     {.name = "facts: an unknown seccomp mode", .type = GPUIPC_MSG_HELLO,
      .poke = U32(OFF_HELLO_SECCOMP, 7), .reason = "facts: seccomp 7 is not 0 to 2"},
     {.name = "facts: a kernel release with a control byte", .type = GPUIPC_MSG_HELLO,
@@ -357,7 +367,7 @@ static const struct bad_message {
     {.name = "facts: a dumpable value that does not exist", .type = GPUIPC_MSG_HELLO,
      .poke = U32(OFF_HELLO_SECCOMP + 8, 5), .reason = "facts: dumpable 5 is not 0 to 2"},
     {.name = "length field that lies", .type = GPUIPC_MSG_HELLO, .poke = U32(OFF_LEN, 100),
-     .reason = "header says 100 payload bytes, 224 arrived"},
+     .reason = "header says 100 payload bytes, 248 arrived"},
     {.name = "oversized datagram", .type = GPUIPC_MSG_HELLO,
      .length = GPUIPC_WIRE_MAX_MSG + 1000, .nfds = 2, .reason = "message truncated (MSG_TRUNC)"},
     {.name = "wrong sequence", .type = GPUIPC_MSG_HELLO, .seq = 4,

@@ -24,6 +24,7 @@
 #include "core/step.h"
 #include "core/units.h"
 #include "session/pattern.h"
+#include "session/proof.h"
 #include "session/role.h"
 
 #define WRONG_SEED_MASK 0xa5a5a5a5a5a5a5a5ull
@@ -736,8 +737,69 @@ static void answer_bye(cserve *cs, const gpuipc_msg_bye *bye, gpuipc_session_end
     end->code = end->own != GPUIPC_PASS ? GPUIPC_FAIL : bye->code;
 }
 
-/* HELLO: the producer's, then this side's, and CUDA started early if the
- * producer says it will be needed. Returns 0 or a negative errno with err. */
+/* In a job, after the producer's HELLO (in msg): this side's HELLO with its
+ * nonce and its proof, then the producer's AUTH, whose proof must hold
+ * before this side says anything more; then this side's facts in AUTH. The
+ * producer's facts go into msg's HELLO. Returns 0, or a negative errno with
+ * err (-EACCES: refused, named). */
+static int prove(cserve *cs, gpuipc_msg *msg, gpuipc_err *err)
+{
+    gpuipc_env *env = cs->env;
+    uint8_t nonce_p[GPUIPC_WIRE_NONCE_LEN], nonce_c[GPUIPC_WIRE_NONCE_LEN];
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    uint32_t pid = msg->u.hello.pid, flags = msg->u.hello.flags;
+    int rc;
+
+    if (msg->u.hello.rank != env->peer_rank || msg->u.hello.peer_rank != env->rank)
+        return gpuipc_err_set(err, -EACCES, "hello: refused the producer (pid %u): its HELLO "
+                              "is for pair %u -> %u, and this is pair %u -> %u (a process "
+                              "that is not the rank this side waits for)", pid,
+                              msg->u.hello.rank, msg->u.hello.peer_rank, env->peer_rank,
+                              env->rank);
+    memcpy(nonce_p, msg->u.hello.nonce, sizeof(nonce_p));
+    if ((rc = gpuipc_proof_nonce(nonce_c, err)) < 0)
+        return rc;
+    memset(msg, 0, sizeof(*msg));
+    msg->type = GPUIPC_MSG_HELLO;
+    msg->u.hello.pid = (uint32_t)getpid();
+    msg->u.hello.role = GPUIPC_ROLE_CONSUMER;
+    msg->u.hello.rank = env->rank;
+    msg->u.hello.peer_rank = env->peer_rank;
+    memcpy(msg->u.hello.nonce, nonce_c, sizeof(nonce_c));
+    if ((rc = gpuipc_proof_make(env, GPUIPC_ROLE_CONSUMER, nonce_p, nonce_c, env->peer_rank,
+                                env->rank, msg->u.hello.mac)) < 0)
+        return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
+    gpuipc_env_waits(env, GPUIPC_STEP_HELLO);
+    if ((rc = gpuipc_wire_send(cs->w, msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                               GPUIPC_STEP_HELLO, err)) < 0 ||
+        (rc = gpuipc_wire_recv(cs->w, GPUIPC_MSG_BIT(GPUIPC_MSG_AUTH), msg, fds,
+                               gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO,
+                               err)) < 0)
+        return rc;
+    if (msg->u.auth.pid != pid ||
+        !gpuipc_proof_holds(env, GPUIPC_ROLE_PRODUCER, nonce_p, nonce_c, env->peer_rank,
+                            env->rank, msg->u.auth.mac))
+        return gpuipc_err_set(err, -EACCES, "hello: refused the producer (pid %u): its AUTH "
+                              "does not prove this job's token (HMAC-SHA256 over both nonces "
+                              "and ranks): a process that is not rank %u of this job, or of "
+                              "another job, or a HELLO replayed", pid, env->peer_rank);
+    env->peer_facts = msg->u.auth.facts;
+    memset(msg, 0, sizeof(*msg));
+    msg->type = GPUIPC_MSG_AUTH;
+    msg->u.auth.pid = (uint32_t)getpid();
+    msg->u.auth.facts = env->facts;
+    /* Where the caller reads them: the producer's pid, flags and facts. */
+    rc = gpuipc_wire_send(cs->w, msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                          GPUIPC_STEP_HELLO, err);
+    msg->u.hello.pid = pid;
+    msg->u.hello.flags = flags;
+    msg->u.hello.facts = env->peer_facts;
+    return rc;
+}
+
+/* HELLO: the producer's, then this side's (in a job, with both proofs and
+ * then the facts), and CUDA started early if the producer says it will be
+ * needed. Returns 0 or a negative errno with err. */
 static int hello(cserve *cs, gpuipc_err *err)
 {
     gpuipc_env *env = cs->env;
@@ -751,29 +813,33 @@ static int hello(cserve *cs, gpuipc_err *err)
                           gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, err);
     if (rc < 0)
         return rc;
-    /* Before anything else: a process that is not of this job learns
-     * nothing, not even this side's facts. */
-    if (!gpuipc_env_token_ok(env, msg.u.hello.token))
-        return gpuipc_err_set(err, -EACCES, "hello: refused the producer (pid %u): its HELLO "
-                              "does not carry this job's token (a process that is not a rank "
-                              "of this job, or of another job)", msg.u.hello.pid);
     if (msg.u.hello.role != GPUIPC_ROLE_PRODUCER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a producer",
                               msg.u.hello.pid);
-    flags = msg.u.hello.flags;
-    env->peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
-    env->peer_facts = msg.u.hello.facts;
-    env->have_peer_facts = 1;
     gpuipc_facts_gather(&env->facts);
-    memset(&msg, 0, sizeof(msg));
-    msg.type = GPUIPC_MSG_HELLO;
-    msg.u.hello.pid = (uint32_t)getpid();
-    msg.u.hello.role = GPUIPC_ROLE_CONSUMER;
-    gpuipc_env_hello_token(env, msg.u.hello.token);
-    msg.u.hello.facts = env->facts;
-    gpuipc_env_waits(env, GPUIPC_STEP_BEGIN);
-    rc = gpuipc_wire_send(cs->w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                          GPUIPC_STEP_HELLO, err);
+    if (env->token != NULL) {
+        /* Before anything else: a process that is not of this job learns
+         * nothing of this side but a nonce and a proof bound to its own. */
+        if ((rc = prove(cs, &msg, err)) < 0)
+            return rc;
+        flags = msg.u.hello.flags;
+        env->peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
+        env->have_peer_facts = 1;
+        gpuipc_env_waits(env, GPUIPC_STEP_BEGIN);
+    } else {
+        flags = msg.u.hello.flags;
+        env->peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
+        env->peer_facts = msg.u.hello.facts;
+        env->have_peer_facts = 1;
+        memset(&msg, 0, sizeof(msg));
+        msg.type = GPUIPC_MSG_HELLO;
+        msg.u.hello.pid = (uint32_t)getpid();
+        msg.u.hello.role = GPUIPC_ROLE_CONSUMER;
+        msg.u.hello.facts = env->facts;
+        gpuipc_env_waits(env, GPUIPC_STEP_BEGIN);
+        rc = gpuipc_wire_send(cs->w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
+                              GPUIPC_STEP_HELLO, err);
+    }
     if (rc == 0 && (flags & GPUIPC_HELLO_NEEDS_CUDA) && env->prepare_cuda != NULL)
         env->prepare_cuda(env);
     return rc;

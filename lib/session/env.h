@@ -51,9 +51,12 @@ typedef struct gpuipc_env {
     int have_peer_facts;
 
     /* --ranks: the job's token (GPUIPC_WIRE_TOKEN_LEN hex digits, not
-     * NUL-terminated), which this side's HELLO carries and the peer's must
-     * carry too; NULL outside a job (a HELLO then carries none). */
+     * NUL-terminated), which keys both sides' proofs at HELLO
+     * (session/proof.h) and never travels; NULL outside a job (no proof is
+     * made or asked for). This rank, and the rank it means to meet: a HELLO
+     * and its proof are for that pair alone. */
     const char *token;
+    uint32_t rank, peer_rank;
 
     /* --serve/--connect: the peer's pid as SO_PEERCRED gives it, translated
      * into this pid namespace, or -1 where it is not visible here; 0 in the
@@ -134,33 +137,6 @@ static inline void gpuipc_env_waits(gpuipc_env *env, unsigned step)
 {
     env->step = (sig_atomic_t)step;
     gpuipc_watch_step(step, NULL);
-}
-
-/* HELLO's token from env (all zero outside a job; one digit off with the
- * wrong-token sabotage) into out. */
-static inline void gpuipc_env_hello_token(const gpuipc_env *env, char out[GPUIPC_WIRE_TOKEN_LEN])
-{
-    size_t i;
-
-    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
-        out[i] = env->token != NULL ? env->token[i] : '\0';
-    if (env->token != NULL &&
-        gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_TOKEN))
-        out[0] = out[0] == '0' ? '1' : '0';
-}
-
-/* Whether the peer's HELLO token is env's, in time that does not depend on
- * where they differ: 1 where env has no token (outside a job), else 1 or 0. */
-static inline int gpuipc_env_token_ok(const gpuipc_env *env, const char *offered)
-{
-    unsigned diff = 0;
-    size_t i;
-
-    if (env->token == NULL)
-        return 1;
-    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
-        diff |= (unsigned)(unsigned char)(env->token[i] ^ offered[i]);
-    return diff == 0;
 }
 
 /* The peer's pid to use, given the one its HELLO names: that one in the

@@ -66,8 +66,9 @@ enum gpuipc_sabotage {
                                    * CAP_SYS_PTRACE */
     GPUIPC_SABOTAGE_EARLY_EVENT, /* producer, ipc-event: the event is recorded before a
                                   * deliberately slow fill instead of after it */
-    GPUIPC_SABOTAGE_WRONG_TOKEN, /* --ranks: the role's HELLO carries a token one digit
-                                  * off its job's: what the other rank must refuse */
+    GPUIPC_SABOTAGE_WRONG_TOKEN, /* --ranks: the role's proof at HELLO is made with a
+                                  * token one digit off its job's: what the other rank
+                                  * must refuse */
     GPUIPC_SABOTAGE_COUNT
 };
 

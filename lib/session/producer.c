@@ -36,6 +36,7 @@
 #include "core/step.h"
 #include "core/units.h"
 #include "session/pattern.h"
+#include "session/proof.h"
 #include "session/role.h"
 
 /* A seed the consumer cannot match by accident: what a wrong seed looks like. */
@@ -59,9 +60,53 @@ static int request(gpuipc_env *env, gpuipc_wire *w, gpuipc_msg *msg, unsigned st
                             gpuipc_clock_deadline(env->timeout_ns), reply_step, err);
 }
 
+/* In a job: the consumer's HELLO must prove the token for this pair and
+ * both nonces; then this side's proof and facts go in AUTH, and the
+ * consumer's facts come back in its AUTH. Returns 0, or a negative errno
+ * with err (-EACCES: refused, named). */
+static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, gpuipc_msg *msg,
+                 gpuipc_err *err)
+{
+    const gpuipc_msg_hello *h = &msg->u.hello;
+    uint32_t pid = h->pid;
+    uint8_t nonce_c[GPUIPC_WIRE_NONCE_LEN];
+    int rc;
+
+    if (h->rank != env->peer_rank || h->peer_rank != env->rank)
+        return gpuipc_err_set(err, -EACCES, "hello: refused the consumer (pid %u): it answers "
+                              "as rank %u for pair %u -> %u, and this is pair %u -> %u (a "
+                              "process that is not the rank this side meant to meet)", pid,
+                              h->rank, h->peer_rank, h->rank, env->rank, env->peer_rank);
+    if (!gpuipc_proof_holds(env, GPUIPC_ROLE_CONSUMER, nonce_p, h->nonce, env->rank,
+                            env->peer_rank, h->mac))
+        return gpuipc_err_set(err, -EACCES, "hello: refused the consumer (pid %u): its HELLO "
+                              "does not prove this job's token (HMAC-SHA256 over both nonces "
+                              "and ranks): a process that is not rank %u of this job, or of "
+                              "another job", pid, env->peer_rank);
+    memcpy(nonce_c, h->nonce, sizeof(nonce_c));
+    memset(msg, 0, sizeof(*msg));
+    msg->type = GPUIPC_MSG_AUTH;
+    msg->u.auth.pid = (uint32_t)getpid();
+    msg->u.auth.facts = env->facts;
+    if ((rc = gpuipc_proof_make(env, GPUIPC_ROLE_PRODUCER, nonce_p, nonce_c, env->rank,
+                                env->peer_rank, msg->u.auth.mac)) < 0)
+        return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
+    if ((rc = request(env, w, msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_AUTH, GPUIPC_STEP_HELLO,
+                      err)) < 0)
+        return rc;
+    if (msg->u.auth.pid != pid)
+        return gpuipc_err_set(err, -EPROTO, "hello: the consumer's AUTH names pid %u, its "
+                              "HELLO pid %u", msg->u.auth.pid, pid);
+    msg->u.hello.facts = msg->u.auth.facts; /* where the caller reads them */
+    msg->u.hello.pid = pid;
+    msg->u.hello.role = GPUIPC_ROLE_CONSUMER;
+    return 0;
+}
+
 int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *peer_pid,
                           gpuipc_err *err)
 {
+    uint8_t nonce_p[GPUIPC_WIRE_NONCE_LEN] = {0};
     gpuipc_msg msg;
     int rc;
 
@@ -70,21 +115,27 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     msg.u.hello.pid = (uint32_t)getpid();
     msg.u.hello.role = GPUIPC_ROLE_PRODUCER;
     msg.u.hello.flags = flags;
-    gpuipc_env_hello_token(env, msg.u.hello.token);
     if (gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_NOT_DUMPABLE))
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     gpuipc_facts_gather(&env->facts);
-    msg.u.hello.facts = env->facts;
+    if (env->token != NULL) {
+        /* A job: this side's facts wait for the consumer's proof. */
+        if ((rc = gpuipc_proof_nonce(nonce_p, err)) < 0)
+            return rc;
+        memcpy(msg.u.hello.nonce, nonce_p, sizeof(nonce_p));
+        msg.u.hello.rank = env->rank;
+        msg.u.hello.peer_rank = env->peer_rank;
+    } else {
+        msg.u.hello.facts = env->facts;
+    }
     if ((rc = request(env, w, &msg, GPUIPC_STEP_HELLO, GPUIPC_MSG_HELLO, GPUIPC_STEP_HELLO,
                       err)) < 0)
         return rc;
-    if (!gpuipc_env_token_ok(env, msg.u.hello.token))
-        return gpuipc_err_set(err, -EACCES, "hello: refused the consumer (pid %u): its HELLO "
-                              "does not carry this job's token (a process that is not a rank "
-                              "of this job, or of another job)", msg.u.hello.pid);
     if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
                               msg.u.hello.pid);
+    if (env->token != NULL && (rc = prove(env, w, nonce_p, &msg, err)) < 0)
+        return rc;
     *peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
     env->peer_pid = *peer_pid;
     env->peer_facts = msg.u.hello.facts;

@@ -27,6 +27,9 @@
 #define CHECK_LEN (7 * 8)
 #define WRITTEN_LEN (3 * 8)
 #define USAGE_LEN (4 * 8)
+/* The facts (put_facts): namespaces, 8 numbers, the kernel release, 9 more
+ * numbers and the boot id. */
+#define FACTS_LEN (8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 + GPUIPC_FACTS_BOOT_ID_LEN)
 
 /* Each type's payload length and the most FDs it may carry. Only OFFER and
  * FDS carry FDs; how many is the mechanism's business (a VMM allocation needs
@@ -37,8 +40,7 @@ static const struct {
     size_t len;
     unsigned max_fds;
 } types[GPUIPC_MSG_TYPE_MAX + 1] = {
-    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + GPUIPC_WIRE_TOKEN_LEN + 8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 +
-                                                GPUIPC_FACTS_BOOT_ID_LEN, 0},
+    [GPUIPC_MSG_HELLO] = {"HELLO", 12 + GPUIPC_WIRE_NONCE_LEN + 8 + GPUIPC_WIRE_MAC_LEN + FACTS_LEN, 0},
     [GPUIPC_MSG_BEGIN] = {"BEGIN", GPUIPC_WIRE_NAME_LEN + 4 + 4 + 4 + 8 + 2 * GPUIPC_UUID_LEN,
                           0},
     [GPUIPC_MSG_READY] = {"READY", STATUS_LEN, 0},
@@ -55,6 +57,7 @@ static const struct {
     [GPUIPC_MSG_FDS] = {"FDS", STATUS_LEN + 4, GPUIPC_WIRE_MAX_FDS},
     [GPUIPC_MSG_TIMES] = {"TIMES", 4 * 4 + 8 * GPUIPC_WIRE_TIMES_MAX, 0},
     [GPUIPC_MSG_BYE_ACK] = {"BYE_ACK", STATUS_LEN, 0},
+    [GPUIPC_MSG_AUTH] = {"AUTH", 4 + GPUIPC_WIRE_MAC_LEN + FACTS_LEN, 0},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)
@@ -229,8 +232,16 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
         put_u32(&c, msg->u.hello.pid);
         put_u32(&c, msg->u.hello.role);
         put_u32(&c, msg->u.hello.flags);
-        put_bytes(&c, msg->u.hello.token, GPUIPC_WIRE_TOKEN_LEN);
+        put_bytes(&c, msg->u.hello.nonce, GPUIPC_WIRE_NONCE_LEN);
+        put_u32(&c, msg->u.hello.rank);
+        put_u32(&c, msg->u.hello.peer_rank);
+        put_bytes(&c, msg->u.hello.mac, GPUIPC_WIRE_MAC_LEN);
         put_facts(&c, &msg->u.hello.facts);
+        break;
+    case GPUIPC_MSG_AUTH:
+        put_u32(&c, msg->u.auth.pid);
+        put_bytes(&c, msg->u.auth.mac, GPUIPC_WIRE_MAC_LEN);
+        put_facts(&c, &msg->u.auth.facts);
         break;
     case GPUIPC_MSG_BEGIN:
         put_bytes(&c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
@@ -579,22 +590,6 @@ static int decode_times(cursor *c, gpuipc_msg_times *t, gpuipc_err *err)
     return 0;
 }
 
-/* HELLO's token: all zero (no job), or 32 lowercase hex digits. */
-static int check_token(const char *t, gpuipc_err *err)
-{
-    size_t i, zero = 0;
-
-    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
-        zero += t[i] == '\0';
-    if (zero == GPUIPC_WIRE_TOKEN_LEN)
-        return 0;
-    for (i = 0; i < GPUIPC_WIRE_TOKEN_LEN; i++)
-        if (!((t[i] >= '0' && t[i] <= '9') || (t[i] >= 'a' && t[i] <= 'f')))
-            return gpuipc_err_set(err, -EPROTO, "token: byte %zu is not a lowercase hex "
-                                  "digit", i);
-    return 0;
-}
-
 /* A 32-bit fact must be one of its values, or unknown. */
 static int check_fact(const char *name, uint32_t v, uint32_t max, gpuipc_err *err)
 {
@@ -651,7 +646,10 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         msg->u.hello.pid = get_u32(c);
         msg->u.hello.role = get_u32(c);
         msg->u.hello.flags = get_u32(c);
-        get_bytes(c, msg->u.hello.token, GPUIPC_WIRE_TOKEN_LEN);
+        get_bytes(c, msg->u.hello.nonce, GPUIPC_WIRE_NONCE_LEN);
+        msg->u.hello.rank = get_u32(c);
+        msg->u.hello.peer_rank = get_u32(c);
+        get_bytes(c, msg->u.hello.mac, GPUIPC_WIRE_MAC_LEN);
         if (msg->u.hello.pid == 0 || msg->u.hello.pid > INT32_MAX)
             return gpuipc_err_set(err, -EPROTO, "pid %u is not a process id",
                                   msg->u.hello.pid);
@@ -660,9 +658,13 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
             return gpuipc_err_set(err, -EPROTO, "role %u is unknown", msg->u.hello.role);
         if (msg->u.hello.flags & ~GPUIPC_HELLO_NEEDS_CUDA)
             return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", msg->u.hello.flags);
-        if ((rc = check_token(msg->u.hello.token, err)) < 0)
-            return rc;
         return get_facts(c, &msg->u.hello.facts, msg->u.hello.pid, err);
+    case GPUIPC_MSG_AUTH:
+        msg->u.auth.pid = get_u32(c);
+        get_bytes(c, msg->u.auth.mac, GPUIPC_WIRE_MAC_LEN);
+        if (msg->u.auth.pid == 0 || msg->u.auth.pid > INT32_MAX)
+            return gpuipc_err_set(err, -EPROTO, "pid %u is not a process id", msg->u.auth.pid);
+        return get_facts(c, &msg->u.auth.facts, msg->u.auth.pid, err);
     case GPUIPC_MSG_BEGIN:
         get_bytes(c, msg->u.begin.mech, GPUIPC_WIRE_NAME_LEN);
         msg->u.begin.index = get_u32(c);

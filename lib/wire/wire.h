@@ -15,7 +15,7 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 9
+#define GPUIPC_WIRE_VERSION 10
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -26,6 +26,8 @@
 #define GPUIPC_WIRE_BLOB_LEN 128
 #define GPUIPC_UUID_LEN 16
 #define GPUIPC_WIRE_TOKEN_LEN 32 /* a job's token as hex digits (--ranks): launch/job.h */
+#define GPUIPC_WIRE_NONCE_LEN 16 /* HELLO's fresh random bytes */
+#define GPUIPC_WIRE_MAC_LEN 32   /* HMAC-SHA256 (core/sha256.h) */
 
 enum gpuipc_msg_type {
     GPUIPC_MSG_HELLO = 1,   /* both ways, first: pid, role, flags */
@@ -41,7 +43,9 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_FDS = 11,    /* producer: the next batch of an offer's FDs */
     GPUIPC_MSG_TIMES = 12,  /* consumer, --bench: its timings, after END_ACK */
     GPUIPC_MSG_BYE_ACK = 13, /* consumer: its last checks, after BYE */
-    GPUIPC_MSG_TYPE_MAX = 13
+    GPUIPC_MSG_AUTH = 14,   /* both ways, after HELLO, in a job (--ranks): the proof, and
+                             * the facts that HELLO then withheld */
+    GPUIPC_MSG_TYPE_MAX = 14
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
@@ -108,12 +112,28 @@ typedef struct gpuipc_msg_hello {
     uint32_t pid;
     uint32_t role; /* enum gpuipc_role */
     uint32_t flags;
-    /* --ranks: the job's token, 32 lowercase hex digits, which proves the
-     * sender a rank of this job; all zero outside a job (checked, not
-     * trusted: a rank refuses a HELLO without its job's token). */
-    char token[GPUIPC_WIRE_TOKEN_LEN];
-    gpuipc_facts facts; /* the sender's confinement; facts.pid is pid */
+    /* --ranks (session/proof.h): fresh random bytes, the sender's rank and
+     * the rank it means to meet, and, in the consumer's HELLO, its proof
+     * that it holds the job's token: HMAC-SHA256 over both nonces and both
+     * ranks, keyed by the token, which never travels. All zero outside a
+     * job. */
+    uint8_t nonce[GPUIPC_WIRE_NONCE_LEN];
+    uint32_t rank;
+    uint32_t peer_rank;
+    uint8_t mac[GPUIPC_WIRE_MAC_LEN];
+    /* The sender's confinement (facts.pid is pid); in a job all zero here,
+     * sent in AUTH once the other side's proof held. */
+    gpuipc_facts facts;
 } gpuipc_msg_hello;
+
+/* AUTH (--ranks): the producer's proof (the consumer's mac is all zero: its
+ * proof came in its HELLO) and the sender's facts, which only a peer that
+ * proved the token gets. pid is the sender's HELLO's. */
+typedef struct gpuipc_msg_auth {
+    uint32_t pid;
+    uint8_t mac[GPUIPC_WIRE_MAC_LEN];
+    gpuipc_facts facts;
+} gpuipc_msg_auth;
 
 typedef struct gpuipc_msg_begin {
     char mech[GPUIPC_WIRE_NAME_LEN]; /* [a-z0-9-], NUL-terminated */
@@ -214,6 +234,7 @@ typedef struct gpuipc_msg {
         gpuipc_status probe_ack;
         gpuipc_msg_fds fds;
         gpuipc_msg_times times;
+        gpuipc_msg_auth auth;
     } u;
 } gpuipc_msg;
 

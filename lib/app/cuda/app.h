@@ -141,12 +141,14 @@ extern pid_t gpuipc_app_parent_pid;
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                              uint64_t t0, gpuipc_session_end *end);
 
-/* --ranks: one session as the consumer over sock (closed here), with the
- * job's token (GPUIPC_WIRE_TOKEN_LEN hex digits) that the producer's HELLO
- * must carry; no signal handler, watchdog or exit check of its own (the
- * rank has them). The session's end goes into *end. Returns its status. */
+/* --ranks: one session as the consumer over sock (closed here), this rank
+ * rank, with the job's token (GPUIPC_WIRE_TOKEN_LEN hex digits) that the
+ * producer, rank peer_rank, must prove at HELLO (session/proof.h); no
+ * signal handler, watchdog or exit check of its own (the rank has them).
+ * The session's end goes into *end. Returns its status. */
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                                uint64_t t0, const char *token, gpuipc_session_end *end);
+                                uint64_t t0, const char *token, uint32_t rank,
+                                uint32_t peer_rank, gpuipc_session_end *end);
 
 /* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
  * it); sacrificial: it is --destructive's consumer. Returns its pid with

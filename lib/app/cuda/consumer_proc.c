@@ -202,12 +202,15 @@ static int serve_on(gpuipc_env *env, int sock, gpuipc_session_end *end)
 }
 
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                                uint64_t t0, const char *token, gpuipc_session_end *end)
+                                uint64_t t0, const char *token, uint32_t rank,
+                                uint32_t peer_rank, gpuipc_session_end *end)
 {
     gpuipc_env env;
 
     consumer_env(&env, o, inject, t0);
     env.token = token;
+    env.rank = rank;
+    env.peer_rank = peer_rank;
     memset(end, 0, sizeof(*end));
     end->code = GPUIPC_FAIL;
     return serve_on(&env, sock, end);

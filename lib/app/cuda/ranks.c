@@ -465,6 +465,8 @@ static void play_producer(ranks_run *rr, uint32_t c)
     gpuipc_app_producer_init(&run, &rr->quiet, sub, nsub, s->req, s->nreq, rr->inject,
                              rr->t0);
     run.env.token = gpuipc_job_token_of(rr->job)->hex;
+    run.env.rank = rr->rank;
+    run.env.peer_rank = c;
     run.peer_label = who(rr, c);
     if (rr->gpus[c].ordinal >= 0)
         memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
@@ -556,7 +558,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     if ((sock = meet(rr, p, 0, side)) < 0)
         return;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
-                                       gpuipc_job_token_of(rr->job)->hex, &end);
+                                       gpuipc_job_token_of(rr->job)->hex, rr->rank, p, &end);
     side->code = code;
     side->met = end.met;
     side->said_bye = end.said_bye;

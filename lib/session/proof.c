@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proof.c: HELLO's proof of a job's token (proof.h). */
+#include "session/proof.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "core/sha256.h"
+
+#define LABEL "gpuipc hello"
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The token's 16 bytes from env's 32 hex digits (the sabotaged token's,
+ * with sabotage set and armed). Returns 0, or -EINVAL. */
+static int token_key(const gpuipc_env *env, int sabotage, uint8_t key[GPUIPC_WIRE_TOKEN_LEN / 2])
+{
+    char hex[GPUIPC_WIRE_TOKEN_LEN];
+    size_t i;
+
+    if (env->token == NULL)
+        return -EINVAL;
+    memcpy(hex, env->token, sizeof(hex));
+    if (sabotage && gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_TOKEN))
+        hex[0] = hex[0] == '0' ? '1' : '0';
+    for (i = 0; i < sizeof(hex); i += 2) {
+        int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        key[i / 2] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+static int compute(const gpuipc_env *env, int sabotage, int role, const uint8_t *nonce_p,
+                   const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
+                   uint8_t mac[GPUIPC_WIRE_MAC_LEN])
+{
+    uint8_t key[GPUIPC_WIRE_TOKEN_LEN / 2], nums[12];
+    gpuipc_hmac h;
+
+    if (token_key(env, sabotage, key) < 0)
+        return -EINVAL;
+    put_u32(nums, (uint32_t)role);
+    put_u32(nums + 4, rank_p);
+    put_u32(nums + 8, rank_c);
+    gpuipc_hmac_init(&h, key, sizeof(key));
+    explicit_bzero(key, sizeof(key));
+    gpuipc_hmac_update(&h, LABEL, strlen(LABEL));
+    gpuipc_hmac_update(&h, nums, 4);
+    gpuipc_hmac_update(&h, nonce_p, GPUIPC_WIRE_NONCE_LEN);
+    gpuipc_hmac_update(&h, nonce_c, GPUIPC_WIRE_NONCE_LEN);
+    gpuipc_hmac_update(&h, nums + 4, 8);
+    gpuipc_hmac_final(&h, mac);
+    return 0;
+}
+
+int gpuipc_proof_nonce(uint8_t nonce[GPUIPC_WIRE_NONCE_LEN], gpuipc_err *err)
+{
+    size_t got = 0;
+
+    /* It blocks only until the kernel's pool is first ready, early in a
+     * boot, as the job token's does (launch/job.c). */
+    while (got < GPUIPC_WIRE_NONCE_LEN) {
+        ssize_t n = getrandom(nonce + got, GPUIPC_WIRE_NONCE_LEN - got, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return gpuipc_err_sys(err, "getrandom", n < 0 ? errno : EIO, "hello: getrandom: "
+                                  "%s: no nonce", strerror(n < 0 ? errno : EIO));
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+int gpuipc_proof_make(const gpuipc_env *env, int role, const uint8_t *nonce_p,
+                      const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
+                      uint8_t mac[GPUIPC_WIRE_MAC_LEN])
+{
+    return compute(env, 1, role, nonce_p, nonce_c, rank_p, rank_c, mac);
+}
+
+int gpuipc_proof_holds(const gpuipc_env *env, int role, const uint8_t *nonce_p,
+                       const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
+                       const uint8_t mac[GPUIPC_WIRE_MAC_LEN])
+{
+    uint8_t want[GPUIPC_WIRE_MAC_LEN];
+    int ok;
+
+    if (compute(env, 0, role, nonce_p, nonce_c, rank_p, rank_c, want) < 0)
+        return 0;
+    ok = gpuipc_ct_equal(want, mac, sizeof(want));
+    explicit_bzero(want, sizeof(want));
+    return ok;
+}
