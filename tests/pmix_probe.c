@@ -26,6 +26,7 @@
 #include "core/account.h"
 #include "core/clock.h"
 #include "launch/job.h"
+#include "launch/meet.h"
 #include "launch/pmix.h"
 
 static unsigned rank_seen; /* for the lines' prefix before the rank is known */
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
     gpuipc_fds start, up;
     gpuipc_launch *l = NULL;
     gpuipc_job *j = NULL;
+    gpuipc_meet *m = NULL;
     size_t leaked, n_up_raw, n_end;
     uint32_t k, idx, cnt;
     gpuipc_err e;
@@ -161,7 +163,13 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    rc = gpuipc_job_join(l, &j, &e);
+    /* A rank's listener first: its card names it. */
+    rc = gpuipc_meet_open(&m, gpuipc_launch_size(l), gpuipc_launch_rank(l), &e);
+    if (rc < 0) {
+        code = fail("gpuipc_meet_open", &e);
+        goto out;
+    }
+    rc = gpuipc_job_join(l, gpuipc_meet_name(m), &j, &e);
     if (rc < 0) {
         code = fail("gpuipc_job_join", &e);
         goto out;
@@ -188,6 +196,7 @@ int main(int argc, char **argv)
 
 out:
     gpuipc_job_free(j);
+    gpuipc_meet_close(m);
     rc = gpuipc_launch_finalize(&l, &e);
     if (rc < 0 && code == 0)
         code = fail("gpuipc_launch_finalize", &e);

@@ -17,7 +17,12 @@
 #      waited for again, rank 0's verdict comes before the deadline;
 #   7. rank 0 hangs: every rank ends at its deadline, and its --json says
 #      the run did not finish (the earlier run's PASS does not survive);
-#   8. --ranks with no launcher, and with --device: usage errors (exit 2).
+#   8. --ranks with no launcher, and with --device: usage errors (exit 2);
+#   9. a stranger of the same user that reads every rank's listener name in
+#      /proc/net/unix: it cannot bind one (taken before anyone knew it), and
+#      each connection it makes, with a made-up HELLO, is refused by the
+#      rank it tried and named by that rank and by rank 0; every pair is
+#      still proven.
 # Each rank runs under a small shell that prints how it exited ("EXIT
 # <rank> <status>") and exits with that number, which also keeps Open MPI
 # 4.1's mpirun from hanging after a rank dies of a signal with the abort
@@ -182,6 +187,66 @@ rc=$?
 [ $rc = 2 ] && grep -q -- '--ranks: does not combine with --device' "$tmp/out" ||
     fail "--device: exit $rc, not 2"
 [ $fails = $before ] && echo "PASS: ranks: --ranks without a launcher, and with --device, are usage errors (exit 2)"
+
+# 9. A stranger at the listeners (python3, as above).
+before=$fails
+cat >"$tmp/stranger.py" <<'EOP'
+import errno, os, re, socket, sys, time
+seen, socks, took, in_use, met = set(), [], 0, 0, 0
+end = time.time() + 20
+while time.time() < end and not os.path.exists(sys.argv[1]):
+    for line in open("/proc/net/unix"):
+        m = re.search(r"@(gpuipc-[0-9a-f]{32})$", line.strip())
+        if m is None or m.group(1) in seen:
+            continue
+        name = "\0" + m.group(1)  # abstract
+        seen.add(m.group(1))
+        b = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            b.bind(name)
+            took += 1
+        except OSError as e:
+            in_use += e.errno == errno.EADDRINUSE
+        b.close()
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            s.connect(name)
+            s.send(os.urandom(300))  # a made-up HELLO
+            socks.append(s)
+            met += 1
+        except OSError:
+            s.close()
+    time.sleep(0.01)
+refused = 0
+for s in socks:  # each ended without a word: refused, its HELLO unread
+    s.settimeout(5)
+    try:
+        refused += s.recv(64) == b""
+    except ConnectionResetError:
+        refused += 1
+    except OSError:
+        pass
+    s.close()
+print("stranger: %d names seen, %d taken, %d in use, %d connected, %d refused"
+      % (len(seen), took, in_use, met, refused))
+EOP
+rm -f "$tmp/done"
+python3 "$tmp/stranger.py" "$tmp/done" >"$tmp/stranger.out" 2>&1 &
+spid=$!
+run -np 3 "$tmp/rank" "$prog" --ranks --only memfd --size 512M
+touch "$tmp/done"
+wait $spid
+cat "$tmp/stranger.out" >>"$tmp/out"
+[ "$(exits)" = "0 0 0 " ] || fail "stranger: exit statuses '$(exits)', not 0 for each"
+grep -q '^result: PASS: 3 ranks, 6 ordered pairs: 6 proven' "$tmp/out" ||
+    fail "stranger: not every pair proven"
+grep -q '^stranger: 3 names seen, 0 taken, 3 in use, 3 connected, 3 refused$' "$tmp/out" ||
+    fail "stranger: $(cat "$tmp/stranger.out")"
+[ "$(grep -c '^rank [0-2]: refused 1 connection to its listener from processes that are no rank of this job (the first: refused a connection from pid [0-9]* (uid [0-9]*): no rank of this job' "$tmp/out")" = 3 ] ||
+    fail "stranger: not each rank named the connection it refused"
+[ "$(grep -c '^rank 0: rank [0-2] ([^)]*) refused 1 connection from processes that are no rank of this job' "$tmp/out")" = 3 ] ||
+    fail "stranger: rank 0 does not name each rank's refusal"
+[ $fails = $before ] && echo "PASS: ranks: a stranger that reads every listener's name in /proc/net/unix takes none (each in use) and is refused at each, named by that rank and by rank 0; the pairs are proven"
 
 [ $fails = 0 ] || { echo "FAIL: tests/ranks.sh: $fails failed"; exit 1; }
 echo "tests/ranks.sh: all passed"

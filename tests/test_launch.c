@@ -27,9 +27,11 @@ static gpuipc_job_token token_of(const char *hex)
 }
 
 /* A card as a faked rank would publish it. */
-static gpuipc_job_card card(uint32_t rank, uint8_t boot, uint64_t mnt, uint64_t net)
+#define EP "@gpuipc-0123456789abcdef0123456789abcdef"
+
+static gpuipc_job_card card_pidns(uint32_t rank, uint8_t boot, uint64_t mnt, uint64_t net,
+                                  uint64_t pidns)
 {
-    gpuipc_job_token t = token_of(tok_a);
     gpuipc_job_card c;
     gpuipc_facts f;
 
@@ -37,9 +39,15 @@ static gpuipc_job_card card(uint32_t rank, uint8_t boot, uint64_t mnt, uint64_t 
     memset(f.boot_id, boot, sizeof(f.boot_id));
     f.ns[GPUIPC_NS_MNT] = mnt;
     f.ns[GPUIPC_NS_NET] = net;
+    f.ns[GPUIPC_NS_PID] = pidns;
     f.pid = 100 + rank;
-    gpuipc_job_card_make(&c, rank, &f, "node1", &t);
+    gpuipc_job_card_make(&c, rank, &f, "node1", EP);
     return c;
+}
+
+static gpuipc_job_card card(uint32_t rank, uint8_t boot, uint64_t mnt, uint64_t net)
+{
+    return card_pidns(rank, boot, mnt, net, 30);
 }
 
 START_TEST(test_launch_token_is_32_lowercase_hex_and_new_each_time)
@@ -101,18 +109,6 @@ START_TEST(test_launch_token_matches_only_itself)
 }
 END_TEST
 
-START_TEST(test_launch_endpoint_carries_token_and_rank)
-{
-    gpuipc_job_token t = token_of(tok_a);
-    char ep[GPUIPC_JOB_ENDPOINT_LEN];
-
-    ck_assert_str_eq(gpuipc_job_endpoint(&t, 7, ep, sizeof(ep)),
-                     "@gpuipc-0123456789abcdef0123456789abcdef-7");
-    ck_assert_str_eq(gpuipc_job_endpoint(&t, 4294967295u, ep, sizeof(ep)),
-                     "@gpuipc-0123456789abcdef0123456789abcdef-4294967295");
-}
-END_TEST
-
 START_TEST(test_launch_card_round_trip)
 {
     gpuipc_job_card c = card(3, 0xa5, 4026531841ull, 18446744073709551615ull), back;
@@ -120,9 +116,9 @@ START_TEST(test_launch_card_round_trip)
     gpuipc_err e;
 
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
-    ck_assert_str_eq(text, "gpuipc-card/1 rank=3 pid=103 boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "
-                           "mnt=4026531841 net=18446744073709551615 host=node1 "
-                           "ep=@gpuipc-0123456789abcdef0123456789abcdef-3");
+    ck_assert_str_eq(text, "gpuipc-card/2 rank=3 pid=103 boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "
+                           "mnt=4026531841 net=18446744073709551615 pidns=30 host=node1 "
+                           "ep=@gpuipc-0123456789abcdef0123456789abcdef");
     ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
     ck_assert_mem_eq(&back, &c, sizeof(c));
     /* Too small a buffer is said, not cut. */
@@ -132,20 +128,19 @@ END_TEST
 
 START_TEST(test_launch_card_host_is_made_safe)
 {
-    gpuipc_job_token t = token_of(tok_a);
     char text[GPUIPC_JOB_CARD_TEXT_LEN], longname[200];
     gpuipc_job_card c, back;
     gpuipc_facts f;
     gpuipc_err e;
 
     memset(&f, 0, sizeof(f));
-    gpuipc_job_card_make(&c, 0, &f, "node 1=x\n", &t);
+    gpuipc_job_card_make(&c, 0, &f, "node 1=x\n", EP);
     ck_assert_str_eq(c.host, "node_1_x_");
-    gpuipc_job_card_make(&c, 0, &f, "", &t);
+    gpuipc_job_card_make(&c, 0, &f, "", EP);
     ck_assert_str_eq(c.host, "unknown");
     memset(longname, 'h', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    gpuipc_job_card_make(&c, 0, &f, longname, &t);
+    gpuipc_job_card_make(&c, 0, &f, longname, EP);
     ck_assert_uint_eq(strlen(c.host), 64);
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
     ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
@@ -154,33 +149,39 @@ START_TEST(test_launch_card_host_is_made_safe)
 END_TEST
 
 #define GOOD_BOOT "boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5"
-#define GOOD_EP "ep=@gpuipc-0123456789abcdef0123456789abcdef-3"
+#define GOOD_EP "ep=@gpuipc-0123456789abcdef0123456789abcdef"
 static const struct {
     const char *text, *says;
 } bad_cards[] = {
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "not a gpuipc-card/1"},
-    {"", "not a gpuipc-card/1"},
-    {"gpuipc-card/1 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"rank=\" expected"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 host=n " GOOD_EP, "\"net=\" expected"},
-    {"gpuipc-card/1 rank=3  pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "one space"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP " ", "after the last"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n", "missing"},
-    {"gpuipc-card/1 rank=03 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "rank \"03\""},
-    {"gpuipc-card/1 rank=-3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "rank \"-3\""},
-    {"gpuipc-card/1 rank=4294967296 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP,
+    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not a gpuipc-card/2"},
+    {"", "not a gpuipc-card/2"},
+    {"gpuipc-card/2 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "\"rank=\" expected"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 pidns=3 host=n " GOOD_EP, "\"net=\" expected"},
+    {"gpuipc-card/2 rank=3  pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "one space"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP " ", "after the last"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n", "missing"},
+    {"gpuipc-card/2 rank=03 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"03\""},
+    {"gpuipc-card/2 rank=-3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"-3\""},
+    {"gpuipc-card/2 rank=4294967296 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not a 32-bit number"},
-    {"gpuipc-card/1 rank=3 pid= " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "an empty value"},
-    {"gpuipc-card/1 rank=3 pid=1 boot=a5a5 mnt=1 net=2 host=n " GOOD_EP, "not 32 hex digits"},
-    {"gpuipc-card/1 rank=3 pid=1 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 host=n " GOOD_EP,
+    {"gpuipc-card/2 rank=3 pid= " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "an empty value"},
+    {"gpuipc-card/2 rank=3 pid=1 boot=a5a5 mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not 32 hex digits"},
+    {"gpuipc-card/2 rank=3 pid=1 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not 32 hex digits"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=18446744073709551616 net=2 host=n " GOOD_EP,
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=18446744073709551616 net=2 pidns=3 host=n " GOOD_EP,
      "mnt \"18446744073709551616\""},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=x host=n " GOOD_EP, "net \"x\""},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=a/b " GOOD_EP, "host \"a/b\""},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=/tmp/sock", "not an abstract"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@", "not an abstract"},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@a/../b", "ep \"@a/../b\""},
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n ep=@a\tb", "ep \"@a\tb\""},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=x pidns=3 host=n " GOOD_EP, "net \"x\""},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=a/b " GOOD_EP, "host \"a/b\""},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=/tmp/sock", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a/../b", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a\tb", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+     "ep=@gpuipc-0123456789abcdef0123456789abcdef-3", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+     "ep=@gpuipc-0123456789ABCDEF0123456789abcdef", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"pidns=\" expected"},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=-1 host=n " GOOD_EP, "pidns \"-1\""},
 };
 
 START_TEST(test_launch_card_decode_refuses_malformed)
@@ -233,6 +234,12 @@ START_TEST(test_launch_another_namespace_is_not_this_node)
     ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_OTHER_NS);
     ck_assert_msg(strstr(why, "another mount namespace (mnt:[11] vs [10] here)") != NULL, "%s",
                   why);
+    /* Another PID namespace: its pid means nothing here, and SO_PEERCRED
+     * could not vouch for it. */
+    peer = card_pidns(1, 0x11, 10, 20, 31);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_OTHER_NS);
+    ck_assert_msg(strstr(why, "another PID namespace (pid:[31] vs [30] here)") != NULL, "%s",
+                  why);
 }
 END_TEST
 
@@ -249,7 +256,10 @@ START_TEST(test_launch_unknown_facts_are_not_this_node)
     ck_assert_msg(strstr(why, "this rank's boot id is unknown") != NULL, "%s", why);
     peer = card(1, 0x11, 0, 20);
     ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_UNKNOWN);
-    ck_assert_msg(strstr(why, "a mount or network namespace is unknown") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "a mount, network or PID namespace is unknown") != NULL, "%s",
+                  why);
+    peer = card_pidns(1, 0x11, 10, 20, 0);
+    ck_assert_int_eq(gpuipc_job_where(&me, &peer, why, sizeof(why)), GPUIPC_JOB_UNKNOWN);
 }
 END_TEST
 
@@ -352,7 +362,6 @@ Suite *launch_suite(void)
     tcase_add_loop_test(tc, test_launch_token_parse_refuses_what_is_not_one, 0,
                         (int)(sizeof(bad_tokens) / sizeof(bad_tokens[0])));
     tcase_add_test(tc, test_launch_token_matches_only_itself);
-    tcase_add_test(tc, test_launch_endpoint_carries_token_and_rank);
     tcase_add_test(tc, test_launch_card_round_trip);
     tcase_add_test(tc, test_launch_card_host_is_made_safe);
     tcase_add_loop_test(tc, test_launch_card_decode_refuses_malformed, 0,

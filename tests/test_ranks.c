@@ -382,142 +382,338 @@ START_TEST(test_ranks_a_hello_for_another_pair_is_refused)
 }
 END_TEST
 
-/* ---- presence and rendezvous --------------------------------------------------------- */
+/* ---- the listener and the rendezvous ------------------------------------------------ */
 
-static void name_of(char *buf, size_t len, const char *what)
+/* Whether name is "@gpuipc-" and 32 lowercase hex digits. */
+static int random_looking(const char *name)
 {
-    snprintf(buf, len, "@gpuipc-test-%d-%s", (int)getpid(), what);
+    size_t i;
+
+    if (strncmp(name, "@gpuipc-", 8) != 0 || strlen(name) != 8 + 32)
+        return 0;
+    for (i = 8; name[i] != '\0'; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return 0;
+    return 1;
 }
 
-START_TEST(test_ranks_presence_says_alive_then_gone)
+/* Whether /proc/net/unix lists the abstract name (its '@' shown as '@'). */
+static int listed(const char *name)
 {
-    gpuipc_meet_presence p, twice;
-    char name[96];
-    gpuipc_err e;
-    int why = 0, fds = th_fd_count(), i;
+    size_t n;
+    char *text = th_read_file("/proc/net/unix", &n);
+    int found = text != NULL && strstr(text, name) != NULL;
 
-    name_of(name, sizeof(name), "p");
-    ck_assert_int_eq(gpuipc_meet_alive(name, &why), 0);
-    ck_assert_int_eq(gpuipc_meet_present(&p, name, &e), 0);
-    /* Probes are never accepted: past the queue's room they still say
-     * alive. */
-    for (i = 0; i < 8; i++)
-        ck_assert_int_eq(gpuipc_meet_alive(name, &why), 1);
-    ck_assert_int_eq(gpuipc_meet_present(&twice, name, &e), -EADDRINUSE);
-    ck_assert_msg(strstr(e.msg, "started twice") != NULL, "%s", e.msg);
-    gpuipc_meet_absent(&p);
-    gpuipc_meet_absent(&p);
-    ck_assert_int_eq(gpuipc_meet_alive(name, &why), 0);
+    free(text);
+    return found;
+}
+
+/* Each listener's name is 128 random bits, not derived from anything a
+ * stranger can know: two differ, and one in use cannot be bound by another
+ * process (a same-user process that reads it in /proc/net/unix cannot take
+ * it). */
+START_TEST(test_ranks_a_listener_name_is_random_and_cannot_be_taken)
+{
+    gpuipc_meet *a, *b;
+    gpuipc_endpoint ep;
+    gpuipc_err e;
+    int fds = th_fd_count();
+
+    ck_assert_msg(gpuipc_meet_open(&a, 2, 0, &e) == 0, "%s", e.msg);
+    ck_assert_msg(gpuipc_meet_open(&b, 2, 1, &e) == 0, "%s", e.msg);
+    ck_assert_msg(random_looking(gpuipc_meet_name(a)), "%s", gpuipc_meet_name(a));
+    ck_assert_str_ne(gpuipc_meet_name(a), gpuipc_meet_name(b));
+    ck_assert_msg(listed(gpuipc_meet_name(a)), "%s is not in /proc/net/unix: the test proves "
+                  "nothing", gpuipc_meet_name(a));
+    ck_assert_int_eq(gpuipc_endpoint_listen(&ep, gpuipc_meet_name(a), &e), -EADDRINUSE);
+    gpuipc_meet_close(a);
+    gpuipc_meet_close(b);
+    gpuipc_meet_close(NULL);
     ck_assert_int_eq(th_fd_count(), fds);
 }
 END_TEST
 
-/* A rank in a child: present under pres, then it connects as the producer
- * of pair name (connect != 0) or waits as its consumer, and writes one
- * byte over the session's socket; or, with die set, it dies at once. */
-static pid_t rank_child(const char *pres, const char *name, const char *peer_pres, int connect,
-                        int die)
+/* A rank in a child (rank 1 of 2; this process is rank 0, with the
+ * listener named parent): it opens its own listener (SO_PEERCRED names the
+ * process that listens, so the rank itself must) and sends its name back
+ * over names; then it connects as the producer of rank 0 (connect set) or
+ * waits as its consumer, and writes one byte over the session's socket.
+ * With die set it dies at once instead. */
+static pid_t rank_child(const char *parent, int connect, int die, int names[2])
 {
-    pid_t pid = fork();
+    pid_t ppid = getpid(), pid = fork();
 
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        gpuipc_meet_presence me;
-        gpuipc_peer peer;
+        gpuipc_meet *m;
+        gpuipc_peer cred;
         gpuipc_err e;
         int s;
 
-        if (gpuipc_meet_present(&me, pres, &e) < 0)
-            _exit(3);
+        close(names[0]);
         if (die) {
             usleep(200 * 1000);
             raise(SIGKILL);
         }
-        s = connect ? gpuipc_meet_connect(name, peer_pres, "the test", gpuipc_clock_deadline(
-                          TIMEOUT_NS), &peer, &e)
-                    : gpuipc_meet_accept(name, peer_pres, "the test", gpuipc_clock_deadline(
-                          TIMEOUT_NS), &peer, &e);
+        if (gpuipc_meet_open(&m, 2, 1, &e) < 0 || gpuipc_meet_know(m, 0, ppid, &e) < 0)
+            _exit(3);
+        (void)!write(names[1], gpuipc_meet_name(m), strlen(gpuipc_meet_name(m)) + 1);
+        s = connect ? gpuipc_meet_connect(m, 0, parent, "the test",
+                                          gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e)
+                    : gpuipc_meet_accept(m, 0, "the test", gpuipc_clock_deadline(TIMEOUT_NS),
+                                         &cred, &e);
         if (s < 0)
             _exit(4);
         (void)!write(s, "x", 1);
         usleep(100 * 1000);
         _exit(0);
     }
+    close(names[1]);
     return pid;
 }
 
-START_TEST(test_ranks_pair_meets_either_side_first)
+static void read_x(int s)
 {
-    char pa[96], pb[96], pair[96];
-    int first;
+    struct pollfd pfd = {s, POLLIN, 0};
+    char c = 0;
 
-    name_of(pa, sizeof(pa), "a");
-    name_of(pb, sizeof(pb), "b");
-    name_of(pair, sizeof(pair), "a-b");
-    for (first = 0; first < 2; first++) {
-        gpuipc_meet_presence me;
-        gpuipc_peer peer;
+    ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
+    ck_assert_int_eq(read(s, &c, 1), 1);
+    ck_assert_int_eq(c, 'x');
+}
+
+/* This process is rank 0, the child rank 1: as consumer (side 0) it
+ * accepts the child's connection; as producer (side 1) it connects to the
+ * child's listener. */
+START_TEST(test_ranks_pair_meets_either_side)
+{
+    int side;
+
+    for (side = 0; side < 2; side++) {
+        gpuipc_meet *me;
+        gpuipc_peer cred;
         gpuipc_err e;
         pid_t child;
-        char c = 0;
-        int s, status, fds = th_fd_count();
+        char name[GPUIPC_MEET_NAME_LEN] = "";
+        int s, status, names[2], fds = th_fd_count();
 
-        ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
-        if (first == 1)
-            usleep(300 * 1000); /* the child (the producer) is there first */
-        child = rank_child(pb, pair, pa, 1, 0);
-        if (first == 0)
-            usleep(50 * 1000);
-        s = gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(TIMEOUT_NS), &peer,
-                               &e);
-        ck_assert_msg(s >= 0, "%s", e.msg);
-        ck_assert_int_eq(peer.pid, child);
-        {
-            struct pollfd pfd = {s, POLLIN, 0};
-
-            ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
-        }
-        ck_assert_int_eq(read(s, &c, 1), 1);
-        ck_assert_int_eq(c, 'x');
+        ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+        ck_assert_int_eq(pipe(names), 0);
+        child = rank_child(gpuipc_meet_name(me), side == 0, 0, names);
+        ck_assert_int_gt(read(names[0], name, sizeof(name)), 0);
+        close(names[0]);
+        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, &e), 0);
+        s = side == 0 ? gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS),
+                                           &cred, &e)
+                      : gpuipc_meet_connect(me, 1, name, "rank 1",
+                                            gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+        ck_assert_msg(s >= 0, "side %d: %s", side, e.msg);
+        ck_assert_int_eq(cred.pid, child);
+        read_x(s);
         close(s);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
         ck_assert_int_eq(status, 0);
-        gpuipc_meet_absent(&me);
+        gpuipc_meet_close(me);
         ck_assert_int_eq(th_fd_count(), fds);
     }
 }
 END_TEST
 
+/* A process that is no rank (it read the name in /proc/net/unix) connects
+ * first: refused at once, counted and named; a rank whose pair with this
+ * one comes later (rank 2) connects early: held, and told GO only once
+ * that pair comes; the rank awaited now (rank 1) is accepted in between. */
+static void rank_at(const char *name, int rank, uint64_t *go_ns)
+{
+    struct pollfd pfd;
+    gpuipc_peer p;
+    gpuipc_err se;
+    char buf[64];
+    ssize_t n;
+    int fd = gpuipc_endpoint_connect(name, -1, gpuipc_clock_deadline(TIMEOUT_NS), &p, &se);
+
+    if (fd < 0)
+        _exit(3);
+    pfd.fd = fd;
+    pfd.events = POLLIN;
+    if (poll(&pfd, 1, 5000) != 1 || (n = read(fd, buf, sizeof(buf))) !=
+        (ssize_t)strlen(GPUIPC_MEET_GO) || memcmp(buf, GPUIPC_MEET_GO, (size_t)n) != 0)
+        _exit(4);
+    go_ns[rank] = gpuipc_clock_ns();
+    (void)!write(fd, "x", 1);
+    if (poll(&pfd, 1, 5000) != 1 || read(fd, buf, 1) != 1 || buf[0] != 'y')
+        _exit(5);
+    _exit(0);
+}
+
+START_TEST(test_ranks_a_stranger_is_refused_and_an_early_rank_held)
+{
+    uint64_t *go_ns = mmap(NULL, 4 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    uint64_t second;
+    gpuipc_meet *me;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    pid_t stranger, early, awaited;
+    char first[256];
+    int s, status, fds, sv[2];
+
+    ck_assert(go_ns != MAP_FAILED);
+    memset(go_ns, 0, 4 * sizeof(uint64_t));
+    fds = th_fd_count();
+    ck_assert_int_eq(gpuipc_meet_open(&me, 3, 0, &e), 0);
+    ck_assert_msg(listed(gpuipc_meet_name(me)), "not in /proc/net/unix");
+    /* The stranger: connects, and tells the test what came of it. */
+    ck_assert_int_eq(pipe(sv), 0);
+    stranger = fork();
+    ck_assert_int_ge(stranger, 0);
+    if (stranger == 0) {
+        gpuipc_peer p;
+        gpuipc_err se;
+        char c;
+        int fd = gpuipc_endpoint_connect(gpuipc_meet_name(me), -1,
+                                         gpuipc_clock_deadline(TIMEOUT_NS), &p, &se);
+
+        /* Refused: the connection ends without a byte (no GO). */
+        {
+            struct pollfd pfd = {fd, POLLIN, 0};
+
+            c = fd >= 0 && poll(&pfd, 1, 5000) == 1 && read(fd, &c, 1) == 0 ? 'r' : 'a';
+        }
+        (void)!write(sv[1], &c, 1);
+        _exit(0);
+    }
+    close(sv[1]);
+    early = fork();
+    ck_assert_int_ge(early, 0);
+    if (early == 0) {
+        usleep(150 * 1000);
+        rank_at(gpuipc_meet_name(me), 2, go_ns);
+    }
+    awaited = fork();
+    ck_assert_int_ge(awaited, 0);
+    if (awaited == 0) {
+        usleep(400 * 1000);
+        rank_at(gpuipc_meet_name(me), 1, go_ns);
+    }
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, awaited, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 2, early, &e), 0);
+    s = gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_msg(s >= 0, "%s", e.msg);
+    ck_assert_int_eq(cred.pid, awaited);
+    read_x(s);
+    ck_assert_int_eq(write(s, "y", 1), 1);
+    close(s);
+    {
+        char c = 0;
+
+        ck_assert_int_eq(read(sv[0], &c, 1), 1);
+        ck_assert_msg(c == 'r', "the stranger was not refused");
+        close(sv[0]);
+    }
+    ck_assert_uint_eq(gpuipc_meet_refused(me, first, sizeof(first)), 1);
+    ck_assert_msg(strstr(first, "refused a connection from pid ") != NULL &&
+                  strstr(first, "no rank of this job") != NULL, "%s", first);
+    /* Rank 2 came first, but heard GO only now, at its pair. */
+    usleep(200 * 1000);
+    ck_assert_uint_eq(go_ns[2], 0);
+    second = gpuipc_clock_ns();
+    s = gpuipc_meet_accept(me, 2, "rank 2", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_msg(s >= 0, "%s", e.msg);
+    ck_assert_int_eq(cred.pid, early);
+    read_x(s);
+    ck_assert_uint_ge(go_ns[2], second);
+    ck_assert_int_eq(write(s, "y", 1), 1);
+    close(s);
+    ck_assert_int_eq(waitpid(stranger, &status, 0), stranger);
+    ck_assert_int_eq(waitpid(awaited, &status, 0), awaited);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank 1: 0x%x", status);
+    ck_assert_int_eq(waitpid(early, &status, 0), early);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank 2: 0x%x", status);
+    ck_assert_uint_eq(gpuipc_meet_refused(me, first, sizeof(first)), 1);
+    gpuipc_meet_close(me);
+    ck_assert_int_eq(th_fd_count(), fds);
+    munmap(go_ns, 4 * sizeof(uint64_t));
+}
+END_TEST
+
+/* A process that only waits to be killed: a rank's pid that never comes. */
+static pid_t idle_process(void)
+{
+    pid_t pid = fork();
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    return pid;
+}
+
+static void end_process(pid_t pid)
+{
+    int status;
+
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+}
+
+/* The name of rank 1 (by its card) answered by another process (here: a
+ * listener of this one, the card naming a child): the producer refuses
+ * it, naming both pids. */
+START_TEST(test_ranks_the_producer_refuses_another_process_at_the_name)
+{
+    gpuipc_meet *me, *impostor;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    pid_t card = idle_process();
+
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_open(&impostor, 2, 1, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, card, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_connect(me, 1, gpuipc_meet_name(impostor), "rank 1",
+                                         gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e),
+                     -EACCES);
+    ck_assert_msg(strstr(e.msg, "refused the process at rank 1's name") != NULL, "%s", e.msg);
+    end_process(card);
+    gpuipc_meet_close(impostor);
+    gpuipc_meet_close(me);
+}
+END_TEST
+
 START_TEST(test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline)
 {
-    char pa[96], pb[96], pair[96];
     int side;
 
-    name_of(pa, sizeof(pa), "a");
-    name_of(pb, sizeof(pb), "b");
-    name_of(pair, sizeof(pair), "b-a");
     for (side = 0; side < 2; side++) {
-        gpuipc_meet_presence me;
-        gpuipc_peer peer;
+        gpuipc_meet *me;
+        gpuipc_peer cred;
         gpuipc_err e;
         uint64_t t;
         pid_t child;
-        int s, status, fds = th_fd_count();
+        int s, status, names[2], fds = th_fd_count();
 
-        ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
-        child = rank_child(pb, pair, pa, 0, 1);
+        ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+        ck_assert_int_eq(pipe(names), 0);
+        child = rank_child(gpuipc_meet_name(me), 0, 1, names);
+        close(names[0]);
+        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, &e), 0);
         usleep(50 * 1000);
         t = gpuipc_clock_ns();
-        s = side == 0 ? gpuipc_meet_connect(pair, pb, "rank b", gpuipc_clock_deadline(
-                            TIMEOUT_NS), &peer, &e)
-                      : gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(
-                            TIMEOUT_NS), &peer, &e);
+        /* As the producer it connects to a name nobody listens on: what
+         * ends the wait is the pidfd, not the deadline. */
+        s = side == 0 ? gpuipc_meet_connect(me, 1, "@gpuipc-00000000000000000000000000000000",
+                                            "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred,
+                                            &e)
+                      : gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS),
+                                           &cred, &e);
         ck_assert_int_eq(s, GPUIPC_MEET_GONE);
-        ck_assert_msg(strstr(e.msg, "rank b is gone") != NULL, "%s", e.msg);
+        ck_assert_msg(strstr(e.msg, "rank 1 is gone: its process (pid") != NULL, "%s", e.msg);
         ck_assert_msg(gpuipc_clock_ns() - t < TIMEOUT_NS / 2, "took %.2f s",
                       (double)(gpuipc_clock_ns() - t) / 1e9);
+        ck_assert_int_eq(gpuipc_meet_ended(me, 1), 1);
         ck_assert_int_eq(waitpid(child, &status, 0), child);
-        gpuipc_meet_absent(&me);
+        gpuipc_meet_close(me);
         ck_assert_int_eq(th_fd_count(), fds);
     }
 }
@@ -525,21 +721,19 @@ END_TEST
 
 START_TEST(test_ranks_a_live_peer_that_never_comes_times_out_naming_it)
 {
-    gpuipc_meet_presence me, other;
-    char pa[96], pb[96], pair[96];
-    gpuipc_peer peer;
+    gpuipc_meet *me;
+    gpuipc_peer cred;
     gpuipc_err e;
+    pid_t other = idle_process();
 
-    name_of(pa, sizeof(pa), "a");
-    name_of(pb, sizeof(pb), "b");
-    name_of(pair, sizeof(pair), "x");
-    ck_assert_int_eq(gpuipc_meet_present(&me, pa, &e), 0);
-    ck_assert_int_eq(gpuipc_meet_present(&other, pb, &e), 0);
-    ck_assert_int_eq(gpuipc_meet_accept(pair, pb, "rank b", gpuipc_clock_deadline(300000000ull),
-                                        &peer, &e), -ETIMEDOUT);
-    ck_assert_msg(strstr(e.msg, "rank b: it is alive") != NULL, "%s", e.msg);
-    gpuipc_meet_absent(&other);
-    gpuipc_meet_absent(&me);
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, other, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_ended(me, 1), 0);
+    ck_assert_int_eq(gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(300000000ull),
+                                        &cred, &e), -ETIMEDOUT);
+    ck_assert_msg(strstr(e.msg, "rank 1: it is alive") != NULL, "%s", e.msg);
+    end_process(other);
+    gpuipc_meet_close(me);
 }
 END_TEST
 
@@ -778,8 +972,10 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_producer_refuses_a_consumer_with_a_wrong_token);
     tcase_add_test(tc, test_ranks_a_made_up_reflected_or_replayed_hello_is_refused);
     tcase_add_test(tc, test_ranks_a_hello_for_another_pair_is_refused);
-    tcase_add_test(tc, test_ranks_presence_says_alive_then_gone);
-    tcase_add_test(tc, test_ranks_pair_meets_either_side_first);
+    tcase_add_test(tc, test_ranks_a_listener_name_is_random_and_cannot_be_taken);
+    tcase_add_test(tc, test_ranks_pair_meets_either_side);
+    tcase_add_test(tc, test_ranks_a_stranger_is_refused_and_an_early_rank_held);
+    tcase_add_test(tc, test_ranks_the_producer_refuses_another_process_at_the_name);
     tcase_add_test(tc, test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline);
     tcase_add_test(tc, test_ranks_a_live_peer_that_never_comes_times_out_naming_it);
     tcase_add_test(tc, test_ranks_records_round_trip);

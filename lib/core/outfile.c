@@ -7,10 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "core/random.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -155,28 +156,14 @@ static void append_uint(char *b, size_t cap, uint64_t v)
  * errno. System calls only. */
 static int random_name(gpuipc_outfile *f)
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char raw[16];
     char digits[2 * sizeof(raw) + 1];
-    size_t got = 0, i;
+    int e;
 
     f->tmp[0] = '\0';
-    /* It blocks only until the kernel's pool is first ready, early in a
-     * boot, as the job token's does (launch/job.c). */
-    while (got < sizeof(raw)) {
-        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? errno : EIO;
-        got += (size_t)n;
-    }
-    for (i = 0; i < sizeof(raw); i++) {
-        digits[2 * i] = hex[raw[i] >> 4];
-        digits[2 * i + 1] = hex[raw[i] & 15];
-    }
-    digits[2 * sizeof(raw)] = '\0';
+    if ((e = gpuipc_random_bytes(raw, sizeof(raw))) != 0)
+        return e;
+    gpuipc_random_hex(digits, raw, sizeof(raw));
     append(f->tmp, sizeof(f->tmp), ".");
     append(f->tmp, sizeof(f->tmp), f->base);
     append(f->tmp, sizeof(f->tmp), ".");

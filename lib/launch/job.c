@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "core/facts.h"
+#include "core/random.h"
 
-#define CARD_MAGIC "gpuipc-card/1"
+#define CARD_MAGIC "gpuipc-card/2"
 
 struct gpuipc_job {
     gpuipc_job_token token;
@@ -21,8 +21,6 @@ struct gpuipc_job {
     gpuipc_job_card *cards; /* size of them, by rank */
     unsigned char *where;   /* enum gpuipc_job_where of each rank, from this one */
 };
-
-static const char hexdigits[] = "0123456789abcdef";
 
 static int hex_value(char c)
 {
@@ -38,27 +36,13 @@ static int hex_value(char c)
 int gpuipc_job_token_new(gpuipc_job_token *t, gpuipc_err *err)
 {
     unsigned char raw[GPUIPC_JOB_TOKEN_BYTES];
-    size_t got = 0;
-    int i;
+    int e;
 
     memset(t, 0, sizeof(*t));
-    /* getrandom() blocks only until the kernel's pool is first ready, early
-     * in a boot; 16 bytes are never cut short once it is. */
-    while (got < sizeof(raw)) {
-        ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return gpuipc_err_sys(err, "getrandom", errno, "getrandom: %s: no job token",
-                                  strerror(errno));
-        got += (size_t)n;
-    }
-    for (i = 0; i < GPUIPC_JOB_TOKEN_BYTES; i++) {
-        t->hex[2 * i] = hexdigits[raw[i] >> 4];
-        t->hex[2 * i + 1] = hexdigits[raw[i] & 15];
-    }
-    t->hex[GPUIPC_JOB_TOKEN_HEX] = '\0';
+    if ((e = gpuipc_random_bytes(raw, sizeof(raw))) != 0)
+        return gpuipc_err_sys(err, "getrandom", e, "getrandom: %s: no job token",
+                              strerror(e));
+    gpuipc_random_hex(t->hex, raw, sizeof(raw));
     return 0;
 }
 
@@ -93,10 +77,17 @@ int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, siz
     return diff == 0;
 }
 
-char *gpuipc_job_endpoint(const gpuipc_job_token *t, uint32_t rank, char *buf, size_t len)
+/* Whether name is a listener's: "@gpuipc-" and 32 lowercase hex digits. */
+static int endpoint_ok(const char *name)
 {
-    snprintf(buf, len, "@gpuipc-%s-%" PRIu32, t->hex, rank);
-    return buf;
+    size_t i, n = strlen("@gpuipc-");
+
+    if (strncmp(name, "@gpuipc-", n) != 0)
+        return 0;
+    for (i = 0; i < GPUIPC_JOB_TOKEN_HEX; i++)
+        if (hex_value(name[n + i]) < 0)
+            return 0;
+    return name[n + i] == '\0';
 }
 
 /* ---- the card ------------------------------------------------------------------------- */
@@ -108,7 +99,7 @@ static int host_byte_ok(char c)
 }
 
 void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
-                          const char *host, const gpuipc_job_token *t)
+                          const char *host, const char *endpoint)
 {
     size_t i;
 
@@ -118,27 +109,24 @@ void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts 
     memcpy(c->boot_id, f->boot_id, sizeof(c->boot_id));
     c->mnt_ns = f->ns[GPUIPC_NS_MNT];
     c->net_ns = f->ns[GPUIPC_NS_NET];
+    c->pid_ns = f->ns[GPUIPC_NS_PID];
     for (i = 0; host != NULL && host[i] != '\0' && i < GPUIPC_JOB_HOST_LEN - 1; i++)
         c->host[i] = host_byte_ok(host[i]) ? host[i] : '_';
     if (i == 0)
         snprintf(c->host, sizeof(c->host), "unknown");
-    gpuipc_job_endpoint(t, rank, c->endpoint, sizeof(c->endpoint));
+    snprintf(c->endpoint, sizeof(c->endpoint), "%s", endpoint);
 }
 
 int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len)
 {
     char boot[2 * GPUIPC_FACTS_BOOT_ID_LEN + 1];
-    int i, n;
+    int n;
 
-    for (i = 0; i < GPUIPC_FACTS_BOOT_ID_LEN; i++) {
-        boot[2 * i] = hexdigits[c->boot_id[i] >> 4];
-        boot[2 * i + 1] = hexdigits[c->boot_id[i] & 15];
-    }
-    boot[2 * GPUIPC_FACTS_BOOT_ID_LEN] = '\0';
+    gpuipc_random_hex(boot, c->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
     n = snprintf(buf, len,
                  CARD_MAGIC " rank=%" PRIu32 " pid=%" PRIu32 " boot=%s mnt=%" PRIu64
-                            " net=%" PRIu64 " host=%s ep=%s",
-                 c->rank, c->pid, boot, c->mnt_ns, c->net_ns, c->host, c->endpoint);
+                            " net=%" PRIu64 " pidns=%" PRIu64 " host=%s ep=%s",
+                 c->rank, c->pid, boot, c->mnt_ns, c->net_ns, c->pid_ns, c->host, c->endpoint);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -225,6 +213,10 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
     if (rc == 0 && parse_dec(v, UINT64_MAX, &c->net_ns) < 0)
         rc = gpuipc_err_set(err, -EPROTO, "card: net \"%.24s\": not a number", v);
     if (rc == 0)
+        rc = take_field(&p, "pidns", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT64_MAX, &c->pid_ns) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: pidns \"%.24s\": not a number", v);
+    if (rc == 0)
         rc = take_field(&p, "host", 0, c->host, sizeof(c->host), err);
     for (i = 0; rc == 0 && c->host[i] != '\0'; i++)
         if (!host_byte_ok(c->host[i]))
@@ -232,13 +224,9 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
                                               "a-z, A-Z, 0-9, '.', '_', '-'", c->host);
     if (rc == 0)
         rc = take_field(&p, "ep", 1, c->endpoint, sizeof(c->endpoint), err);
-    if (rc == 0 && (c->endpoint[0] != '@' || c->endpoint[1] == '\0'))
-        rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": not an abstract socket name "
-                                          "(@name)", c->endpoint);
-    for (i = 1; rc == 0 && c->endpoint[i] != '\0'; i++)
-        if (!host_byte_ok(c->endpoint[i]))
-            rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": a byte other than a-z, "
-                                              "A-Z, 0-9, '.', '_', '-'", c->endpoint);
+    if (rc == 0 && !endpoint_ok(c->endpoint))
+        rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": not a listener's name "
+                                          "(@gpuipc- and 32 lowercase hex digits)", c->endpoint);
     /* Nothing of a refused card is left to be taken for a rank's. */
     if (rc < 0)
         memset(c, 0, sizeof(*c));
@@ -273,10 +261,11 @@ int gpuipc_job_where(const gpuipc_job_card *mine, const gpuipc_job_card *peer, c
                  mine->boot_id[3]);
         return GPUIPC_JOB_OTHER_NODE;
     }
-    if (mine->mnt_ns == 0 || peer->mnt_ns == 0 || mine->net_ns == 0 || peer->net_ns == 0) {
+    if (mine->mnt_ns == 0 || peer->mnt_ns == 0 || mine->net_ns == 0 || peer->net_ns == 0 ||
+        mine->pid_ns == 0 || peer->pid_ns == 0) {
         snprintf(why, len,
                  "not on this node: rank %" PRIu32 " (host %s) runs on this machine, but a "
-                 "mount or network namespace is unknown (/proc/self/ns unreadable), so "
+                 "mount, network or PID namespace is unknown (/proc/self/ns unreadable), so "
                  "sharing them cannot be shown", peer->rank, peer->host);
         return GPUIPC_JOB_UNKNOWN;
     }
@@ -291,19 +280,27 @@ int gpuipc_job_where(const gpuipc_job_card *mine, const gpuipc_job_card *peer, c
                  mine->net_ns != peer->net_ns ? mine->net_ns : mine->mnt_ns);
         return GPUIPC_JOB_OTHER_NS;
     }
+    if (mine->pid_ns != peer->pid_ns) {
+        snprintf(why, len,
+                 "not on this node: rank %" PRIu32 " (host %s) runs on this machine but in "
+                 "another PID namespace (pid:[%" PRIu64 "] vs [%" PRIu64 "] here): its pid "
+                 "means nothing here, so the kernel cannot vouch for who connects (start the "
+                 "ranks in one PID namespace)", peer->rank, peer->host, peer->pid_ns,
+                 mine->pid_ns);
+        return GPUIPC_JOB_OTHER_NS;
+    }
     snprintf(why, len,
-             "same node: rank %" PRIu32 " (host %s) shares this rank's boot id and mount and "
-             "network namespaces", peer->rank, peer->host);
+             "same node: rank %" PRIu32 " (host %s) shares this rank's boot id and mount, "
+             "network and PID namespaces", peer->rank, peer->host);
     return GPUIPC_JOB_SAME_NODE;
 }
 
 /* ---- the exchange ---------------------------------------------------------------------- */
 
 /* Reads rank k's card through l into *c and checks it is k's, in this job. */
-static int read_card(gpuipc_launch *l, const gpuipc_job_token *t, uint32_t k,
-                     gpuipc_job_card *c, gpuipc_err *err)
+static int read_card(gpuipc_launch *l, uint32_t k, gpuipc_job_card *c, gpuipc_err *err)
 {
-    char text[GPUIPC_JOB_CARD_TEXT_LEN], ep[GPUIPC_JOB_ENDPOINT_LEN];
+    char text[GPUIPC_JOB_CARD_TEXT_LEN];
     int rc = gpuipc_launch_get(l, k, GPUIPC_JOB_KEY_CARD, text, sizeof(text), err);
 
     if (rc < 0)
@@ -316,16 +313,11 @@ static int read_card(gpuipc_launch *l, const gpuipc_job_token *t, uint32_t k,
     if (c->rank != k)
         return gpuipc_err_set(err, -EPROTO, "rank %" PRIu32 "'s card says rank %" PRIu32, k,
                               c->rank);
-    gpuipc_job_endpoint(t, k, ep, sizeof(ep));
-    if (strcmp(c->endpoint, ep) != 0)
-        return gpuipc_err_set(err, -EPROTO,
-                              "rank %" PRIu32 "'s card names endpoint %.60s, not this job's "
-                              "%.60s: it took another job's token",
-                              k, c->endpoint, ep);
     return 0;
 }
 
-int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err)
+int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
+                    gpuipc_err *err)
 {
     char text[GPUIPC_JOB_CARD_TEXT_LEN], host[256] = "", why[GPUIPC_ERR_LEN];
     gpuipc_facts facts;
@@ -374,7 +366,7 @@ int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err)
     gpuipc_facts_gather(&facts);
     if (gethostname(host, sizeof(host) - 1) < 0)
         host[0] = '\0';
-    gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, &j->token);
+    gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, endpoint);
     rc = gpuipc_job_card_encode(&j->cards[j->rank], text, sizeof(text));
     if (rc < 0) {
         gpuipc_err_set(err, rc, "this rank's card does not fit %d bytes",
@@ -388,7 +380,7 @@ int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err)
         rc = gpuipc_launch_fence(l, "cards", err);
     for (k = 0; rc == 0 && k < j->size; k++)
         if (k != j->rank)
-            rc = read_card(l, &j->token, k, &j->cards[k], err);
+            rc = read_card(l, k, &j->cards[k], err);
     if (rc < 0)
         goto out_free;
 

@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* job.h: who takes part in a job started by a launcher, and which of them
  * share this node. Rank 0 makes a random job token and every rank gets it
- * through PMIx; each rank then publishes its card (boot id, mount and
- * network namespaces, pid, host name, and the name of its rank socket,
- * which carries the token), and every rank reads every card after one
- * fence. A peer is on this node only where its boot id and its mount and
- * network namespaces are this rank's: the launcher's own notion of a node
- * (its local rank) is not proof that an abstract socket or a /dev/shm is
- * shared. A connecting rank proves it is of this job by the token
- * (gpuipc_job_token_matches, at HELLO).
+ * through PMIx; each rank then publishes its card (boot id, mount, network
+ * and PID namespaces, pid, host name, and the random name of the listener
+ * it bound before: launch/meet.h), and every rank reads every card after
+ * one fence. A peer is on this node only where its boot id and its mount,
+ * network and PID namespaces are this rank's: the launcher's own notion of
+ * a node (its local rank) is not proof that an abstract socket or a
+ * /dev/shm is shared, nor that a pid names the same process. A connecting
+ * rank proves it is of this job by the token at HELLO (session/proof.h),
+ * which never travels, and the kernel vouches for its pid (SO_PEERCRED).
  *
  *   rank 0: token = getrandom(16), put gpuipc.token; commit
  *   all:    fence "token"; get gpuipc.token of rank 0
- *   all:    put gpuipc.card (its card, endpoint "@gpuipc-<token>-<rank>"); commit
- *   all:    fence "cards"; get gpuipc.card of every rank; judge each: same node or not
- *
- * The card's endpoint carries the token, which ranks other than 0 learn only
- * from the first fence; hence two fences, and the cards after one. */
+ *   all:    listen on "@gpuipc-<32 random hex>"; put gpuipc.card (its card); commit
+ *   all:    fence "cards"; get gpuipc.card of every rank; judge each: same node or not */
 #ifndef GPUIPC_LAUNCH_JOB_H
 #define GPUIPC_LAUNCH_JOB_H
 
@@ -48,16 +46,16 @@ typedef struct gpuipc_job_card {
     uint32_t rank;
     uint32_t pid;                            /* in the rank's own PID namespace */
     uint8_t boot_id[GPUIPC_FACTS_BOOT_ID_LEN]; /* all zero where unknown */
-    uint64_t mnt_ns, net_ns;                 /* namespace inodes; 0 where unknown */
+    uint64_t mnt_ns, net_ns, pid_ns;         /* namespace inodes; 0 where unknown */
     char host[GPUIPC_JOB_HOST_LEN];
-    char endpoint[GPUIPC_JOB_ENDPOINT_LEN];  /* "@gpuipc-<token>-<rank>" */
+    char endpoint[GPUIPC_JOB_ENDPOINT_LEN];  /* its listener, "@gpuipc-<32 random hex>" */
 } gpuipc_job_card;
 
 /* Where a peer is, as this rank judges it from both cards. */
 enum gpuipc_job_where {
-    GPUIPC_JOB_SAME_NODE,  /* same boot, same mount and network namespaces */
+    GPUIPC_JOB_SAME_NODE,  /* same boot, same mount, network and PID namespaces */
     GPUIPC_JOB_OTHER_NODE, /* another boot id: another machine (or boot) */
-    GPUIPC_JOB_OTHER_NS,   /* this machine, another mount or network namespace */
+    GPUIPC_JOB_OTHER_NS,   /* this machine, another mount, network or PID namespace */
     GPUIPC_JOB_UNKNOWN     /* a boot id or namespace not known on one side */
 };
 
@@ -74,25 +72,22 @@ int gpuipc_job_token_parse(gpuipc_job_token *t, const char *text, gpuipc_err *er
  * no secret) or an empty t never matches. Returns 1 or 0. */
 int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, size_t len);
 
-/* The abstract socket name of rank's endpoint in the job of token t,
- * "@gpuipc-<token>-<rank>", into buf (len bytes). Returns buf. */
-char *gpuipc_job_endpoint(const gpuipc_job_token *t, uint32_t rank, char *buf, size_t len);
-
 /* This rank's card: the boot id and namespaces from f (core/facts), the pid
  * from f, host as given (bytes other than a-z, A-Z, 0-9, '.', '_' and '-'
- * become '_'; at most 64 kept), and the endpoint of rank under t. */
+ * become '_'; at most 64 kept), and endpoint, its listener's name. */
 void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
-                          const char *host, const gpuipc_job_token *t);
+                          const char *host, const char *endpoint);
 
-/* The card as one line of text, "gpuipc-card/1 rank=3 pid=4711
- * boot=<32 hex> mnt=4026531841 net=4026531840 host=node1
- * ep=@gpuipc-<token>-3", into buf (len bytes). Returns 0, or -ENOSPC. */
+/* The card as one line of text, "gpuipc-card/2 rank=3 pid=4711
+ * boot=<32 hex> mnt=4026531841 net=4026531840 pidns=4026531836 host=node1
+ * ep=@gpuipc-<32 hex>", into buf (len bytes). Returns 0, or -ENOSPC. */
 int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len);
 
 /* Parses a card's text, strictly: that version, every field once and in
  * that order, decimal numbers without sign or leading zeros that fit, a
- * boot id of 32 hex digits, a host name and an endpoint of the allowed
- * bytes. Returns 0, or -EPROTO with err naming the field. */
+ * boot id of 32 hex digits, a host name of the allowed bytes and a
+ * listener's name ("@gpuipc-" and 32 lowercase hex digits). Returns 0, or
+ * -EPROTO with err naming the field. */
 int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err);
 
 /* Where peer is, as mine judges it (enum gpuipc_job_where), with one
@@ -107,12 +102,14 @@ int gpuipc_job_where(const gpuipc_job_card *mine, const gpuipc_job_card *peer, c
 typedef struct gpuipc_job gpuipc_job;
 
 /* Runs the exchange above over l: the token, then every rank's card, each
- * checked (its rank, its endpoint in this job). This rank's card comes
- * from its own facts (core/facts, so GPUIPC_TEST_SYSROOT applies, which is
- * how the tests fake another node) and gethostname(). Returns 0 with *out
- * owned by the caller (gpuipc_job_free), or a negative errno with err (as
- * gpuipc_launch_fence and gpuipc_launch_get, or -EPROTO for a bad card). */
-int gpuipc_job_join(gpuipc_launch *l, gpuipc_job **out, gpuipc_err *err);
+ * checked (its rank, a listener's name). This rank's card comes from its
+ * own facts (core/facts, so GPUIPC_TEST_SYSROOT applies, which is how the
+ * tests fake another node), gethostname() and endpoint, the name of the
+ * listener it bound. Returns 0 with *out owned by the caller
+ * (gpuipc_job_free), or a negative errno with err (as gpuipc_launch_fence
+ * and gpuipc_launch_get, or -EPROTO for a bad card). */
+int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
+                    gpuipc_err *err);
 
 /* The job's token, this rank, and the job's size. */
 const gpuipc_job_token *gpuipc_job_token_of(const gpuipc_job *j);

@@ -1,20 +1,32 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* meet.h: where two ranks of a job on this node meet for a session, and how
- * a rank tells that another is gone. Every rank listens, for the whole run,
- * on its presence socket: the abstract name of its card
- * ("@gpuipc-<token>-<rank>", launch/job.h), which it never accepts on. The
- * kernel frees that name when the rank's process ends, however it ends, so
- * a connect() to it that is refused means the rank is gone; one that is
- * queued, or finds the queue full (EAGAIN), means it is alive.
+ * a rank tells that another has ended.
  *
- * For the session of an ordered pair (producer p, consumer c) the consumer
- * listens on the pair's own name ("@gpuipc-<token>-<p>-<c>") and the
- * producer connects to it: a name per pair, so a rank that reaches its
- * next pair early can never be taken for another pair's peer. Both wait
- * until their deadline, looking every GPUIPC_MEET_SLICE_MS at the peer's
- * presence, so that a peer that died is named at once rather than at the
- * deadline. Both admit only a peer of this uid (SO_PEERCRED); the job's
- * token in HELLO (session/) proves it a rank of this job. */
+ * Each rank listens, for the whole run, on one abstract socket whose name
+ * is 128 random bits ("@gpuipc-<32 hex digits>"), bound before its card is
+ * published (launch/job.h): the others learn the name only from the card,
+ * and since it is bound before anyone can know it, nobody can bind it
+ * first. /proc/net/unix shows it to every process of the network
+ * namespace, which may connect to it; what such a process gets is refused
+ * below.
+ *
+ * For the session of an ordered pair (producer p, consumer c) the producer
+ * connects to c's name and the consumer accepts on its own. The kernel
+ * vouches for who came: SO_PEERCRED's pid and uid must be a rank's card's
+ * (ranks on this node share a PID namespace: the same-node rule). A
+ * connection of another process is refused at once and counted; one of a
+ * rank whose pair with c comes later (it reached it early) is held until
+ * then. When c is at the pair it says GO (one datagram, GPUIPC_MEET_GO)
+ * on the producer's connection: the producer waits for GO until the
+ * meeting's deadline, then for the session's messages within --timeout,
+ * as for any peer that is at its side of the pair. The producer checks the
+ * kernel's word of the consumer it reached as well. HELLO's proofs
+ * (session/proof.h) then show both of this job.
+ *
+ * A rank has ended when the pidfd of its card's pid says so (pidfd_open,
+ * opened once the cards are read, while every rank is alive). Both sides of
+ * a pair look at the other's every GPUIPC_MEET_SLICE_MS while they wait, so
+ * that a peer that died is named at once rather than at the deadline. */
 #ifndef GPUIPC_LAUNCH_MEET_H
 #define GPUIPC_LAUNCH_MEET_H
 
@@ -24,45 +36,64 @@
 #include "wire/endpoint.h"
 
 #define GPUIPC_MEET_SLICE_MS 100
-
-/* A rank's presence: its listening socket (-1: none). */
-typedef struct gpuipc_meet_presence {
-    int fd;
-    char name[108];
-} gpuipc_meet_presence;
-
-/* Listens on endpoint (an abstract name, "@..."), for the whole run, with a
- * queue of one. Returns 0, or a negative errno with err (-EADDRINUSE: a
- * process already holds the name). */
-int gpuipc_meet_present(gpuipc_meet_presence *p, const char *endpoint, gpuipc_err *err);
-
-/* Closes the presence socket (the name is free again). Safe to call twice. */
-void gpuipc_meet_absent(gpuipc_meet_presence *p);
-
-/* Whether the rank whose presence is endpoint is alive: 1 (its name is
- * held), 0 (refused: nothing holds it, so the rank is gone), or -1 where
- * connect() failed otherwise (errno in *why_errno). Makes no wait. */
-int gpuipc_meet_alive(const char *endpoint, int *why_errno);
-
-/* The name of pair p -> c's session in the job of token_hex, into buf. */
-void gpuipc_meet_pair_name(const char *token_hex, uint32_t p, uint32_t c, char *buf,
-                           size_t len);
+#define GPUIPC_MEET_NAME_LEN 48 /* "@gpuipc-" and 32 hex digits, with the NUL */
+#define GPUIPC_MEET_GO "gpuipc meet: go" /* the consumer is at the pair */
 
 /* How a wait for a peer ended, beyond a connected socket. */
-#define GPUIPC_MEET_GONE (-ESRCH) /* the peer's presence is gone: it died */
+#define GPUIPC_MEET_GONE (-ESRCH) /* the peer's process has ended */
 
-/* The consumer's side: listens on pair name, and waits until deadline_ns for
- * one connection of this uid, while peer_endpoint (the producer's presence)
- * is alive. Returns the connected socket (close-on-exec), with the name
- * freed again; or -ETIMEDOUT, GPUIPC_MEET_GONE, -EINTR (a stop signal) or
- * another negative errno, with err saying which and naming who. */
-int gpuipc_meet_accept(const char *name, const char *peer_endpoint, const char *who,
-                       uint64_t deadline_ns, gpuipc_peer *peer, gpuipc_err *err);
+/* One rank's meeting place: its listener, and what it knows of the others
+ * (their pids, their pidfds, connections held for later pairs, strangers
+ * refused). */
+typedef struct gpuipc_meet gpuipc_meet;
 
-/* The producer's side: connects to pair name, retrying while nothing
- * listens there yet, until deadline_ns, while peer_endpoint (the
- * consumer's presence) is alive. Returns as gpuipc_meet_accept does. */
-int gpuipc_meet_connect(const char *name, const char *peer_endpoint, const char *who,
-                        uint64_t deadline_ns, gpuipc_peer *peer, gpuipc_err *err);
+/* Listens under a new random name, for a job of size ranks in which this
+ * one is self. Returns 0 with *out (the caller closes it with
+ * gpuipc_meet_close), or a negative errno with err. */
+int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err *err);
+
+/* The name m listens on ("@gpuipc-<32 hex digits>"), for this rank's card. */
+const char *gpuipc_meet_name(const gpuipc_meet *m);
+
+/* Rank (another one, on this node, in this PID namespace) is the process
+ * pid: a connection from it is rank's, and its pidfd says when it ends.
+ * Returns 0 (a process already gone is noted so), or a negative errno with
+ * err. */
+int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, gpuipc_err *err);
+
+/* Whether rank's process has ended: 1, or 0 (running, or not known here).
+ * Makes no wait. */
+int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank);
+
+/* The consumer's side: a connection of rank peer (held since it came
+ * early, or accepted now), to which it says GO, waiting until deadline_ns
+ * while peer runs. Others that come meanwhile are refused (not a rank:
+ * counted) or held (a rank, for a later pair). Returns the connected
+ * socket (close-on-exec, the caller's) with *cred set; or -ETIMEDOUT,
+ * GPUIPC_MEET_GONE, -EINTR (a stop signal) or another negative errno, with
+ * err saying which and naming who. */
+int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t deadline_ns,
+                       gpuipc_peer *cred, gpuipc_err *err);
+
+/* The producer's side: connects to rank peer's name (from its card),
+ * retrying while its queue is full, admits only peer's process, and waits
+ * for its GO, until deadline_ns while peer runs. Returns as
+ * gpuipc_meet_accept does; -EACCES where another process answers at that
+ * name. */
+int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
+                        uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err);
+
+/* Takes every connection that waits at m's listener now, without waiting:
+ * each stranger refused and counted, each rank's held for its pair. */
+void gpuipc_meet_sweep(gpuipc_meet *m);
+
+/* How many connections of processes that are no rank of this job m has
+ * refused, and the first of them described into first (len bytes; "" if
+ * none). */
+unsigned gpuipc_meet_refused(const gpuipc_meet *m, char *first, size_t len);
+
+/* Closes the listener (its name is free again), the pidfds and the
+ * connections held. NULL is allowed. */
+void gpuipc_meet_close(gpuipc_meet *m);
 
 #endif

@@ -104,7 +104,7 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err);
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
                       gpuipc_err *err);
 
-/* rank is gone (the caller knows: on this node, its presence socket,
+/* rank is gone (the caller knows: on this node, its pidfd,
  * launch/meet.h): gpuipc_launch_get of it returns -ESRCH without asking
  * PMIx, and a fence does not look for its mark. A get of a key that a
  * rank that has exited never put can wait for ever, whatever PMIX_TIMEOUT

@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 
+#include "core/random.h"
 #include "core/sha256.h"
 
 #define LABEL "gpuipc hello"
@@ -70,20 +70,11 @@ static int compute(const gpuipc_env *env, int sabotage, int role, const uint8_t 
 
 int gpuipc_proof_nonce(uint8_t nonce[GPUIPC_WIRE_NONCE_LEN], gpuipc_err *err)
 {
-    size_t got = 0;
+    int e = gpuipc_random_bytes(nonce, GPUIPC_WIRE_NONCE_LEN);
 
-    /* It blocks only until the kernel's pool is first ready, early in a
-     * boot, as the job token's does (launch/job.c). */
-    while (got < GPUIPC_WIRE_NONCE_LEN) {
-        ssize_t n = getrandom(nonce + got, GPUIPC_WIRE_NONCE_LEN - got, 0);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return gpuipc_err_sys(err, "getrandom", n < 0 ? errno : EIO, "hello: getrandom: "
-                                  "%s: no nonce", strerror(n < 0 ? errno : EIO));
-        got += (size_t)n;
-    }
+    if (e != 0)
+        return gpuipc_err_sys(err, "getrandom", e, "hello: getrandom: %s: no nonce",
+                              strerror(e));
     return 0;
 }
 

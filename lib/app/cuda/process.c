@@ -157,7 +157,8 @@ void gpuipc_app_note_fds_at_start(void)
 {
     gpuipc_err err;
 
-    /* --ranks notes them again once its job is set up (PMIx, its presence). */
+    /* --ranks notes them again once its job is set up (PMIx, its listener),
+     * and at each pair (the connections held for later pairs). */
     if (g_have_fds_at_start)
         gpuipc_account_free(&g_fds_at_start);
     g_have_fds_at_start = gpuipc_account_snapshot(&g_fds_at_start, &err) == 0;

@@ -2,17 +2,19 @@
 /* ranks.c: --ranks, the mode a launcher starts (`mpirun -np 8 gpuipc_test
  * --ranks`, `srun --mpi=pmix ...`): one process per GPU, made by the
  * launcher, not forked. Each rank
- *   1. joins the job through PMIx (launch/pmix): the job's token and every
- *      rank's card (launch/job), and listens on its presence name
- *      (launch/meet), by which the others tell that it is gone;
+ *   1. listens under a random name (launch/meet), then joins the job
+ *      through PMIx (launch/pmix): the job's token and every rank's card
+ *      (launch/job), which names its listener; it watches each rank of
+ *      this node by a pidfd, which tells that it is gone;
  *   2. takes the GPU of its place on the node (its index among the ranks
  *      that share this node, modulo the GPUs it sees) and publishes its UUID;
  *   3. plays its pairs of the plan (run/plan: every ordered pair of ranks
  *      once, in rounds of disjoint pairs): as producer it connects to the
- *      consumer's name for the pair and runs the forked mode's producer
- *      session over it (probes, scenarios, checks, accounting, causes); as
- *      consumer it accepts there and serves the session. HELLO carries the
- *      job's token both ways; a peer "not on this node" is skipped with
+ *      consumer's listener, waits for its GO and runs the forked mode's
+ *      producer session over it (probes, scenarios, checks, accounting,
+ *      causes); as consumer it takes the producer's connection (the kernel
+ *      vouches for its pid) and serves the session. At HELLO each proves
+ *      the job's token without sending it; a peer "not on this node" is skipped with
  *      that cause, a peer that died is named, and its later pairs are not
  *      waited for;
  *   4. publishes its records of its pairs (run/cells); rank 0 gathers every
@@ -49,6 +51,7 @@
 
 #define KEY_GPU "gpuipc.gpu"
 #define KEY_RESULTS "gpuipc.results"
+#define KEY_REFUSED "gpuipc.refused"
 #define KEY_VERDICT "gpuipc.verdict"
 #define WHO_LEN 160
 
@@ -68,7 +71,7 @@ typedef struct ranks_run {
     gpuipc_launch *l;
     gpuipc_job *job;
     uint32_t rank, size;
-    gpuipc_meet_presence presence;
+    gpuipc_meet *meet;   /* its listener; the others' pidfds */
     rank_gpu *gpus;      /* every rank's, by rank */
     char (*who)[WHO_LEN]; /* "rank 2 (node1, GPU 0)" */
     const char **whop;
@@ -308,14 +311,10 @@ static void mark_gone(ranks_run *rr, uint32_t r)
 }
 
 /* Whether rank r is known to be gone: seen so in a pair, or, on this node,
- * its presence socket closed now. */
+ * its process ended now (its pidfd). */
 static int is_gone(ranks_run *rr, uint32_t r)
 {
-    char why[256];
-    int e = 0;
-
-    if (!rr->gone[r] && gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
-        gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) == 0)
+    if (!rr->gone[r] && gpuipc_meet_ended(rr->meet, r))
         rr->gone[r] = 1;
     if (rr->gone[r])
         gpuipc_launch_forget(rr->l, r);
@@ -396,22 +395,39 @@ static void say(const ranks_run *rr, const char *fmt, const char *text)
     fflush(stdout);
 }
 
-/* Whether peer, met in a session that broke, has died (its presence is
- * gone; a stop signal is no death of the peer's). */
+/* Whether peer, met in a session that broke, has died (its process has
+ * ended; a stop signal is no death of the peer's). */
 static int peer_died(ranks_run *rr, uint32_t peer)
 {
     return gpuipc_wire_stopped() == 0 && is_gone(rr, peer);
 }
 
+/* Says the connections refused since the last time, from processes that
+ * are no rank of this job (launch/meet.h), once each time more come. */
+static void say_refused(ranks_run *rr)
+{
+    static unsigned said;
+    char first[256], line[400];
+    unsigned n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
+
+    if (n == said)
+        return;
+    said = n;
+    snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
+             "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
+    say(rr, "%s", line);
+}
+
 /* Meets peer for their pair, this rank its producer (producer set) or its
  * consumer: where the pair can be played (can_meet), the session's socket,
- * connected on the pair's own name, with gpuipc_app_cred_pid set from the
- * peer's credentials. Otherwise -1, with side saying why and the peer
- * marked gone or stuck as the wait found it. */
-static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side)
+ * connected to the consumer's listener and vouched for by the kernel
+ * (launch/meet.h), with gpuipc_app_cred_pid set from the peer's
+ * credentials. Otherwise -1, with side saying why and the peer marked gone
+ * or stuck as the wait found it. */
+static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side,
+                uint64_t until)
 {
     const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, peer);
-    char name[GPUIPC_JOB_ENDPOINT_LEN];
     gpuipc_peer cred;
     gpuipc_err err;
     int sock;
@@ -420,12 +436,10 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
     side->note[0] = '\0';
     if (!can_meet(rr, peer, side))
         return -1;
-    gpuipc_meet_pair_name(gpuipc_job_token_of(rr->job)->hex, producer ? rr->rank : peer,
-                          producer ? peer : rr->rank, name, sizeof(name));
-    sock = producer ? gpuipc_meet_connect(name, card->endpoint, who(rr, peer),
-                                          meet_deadline(rr), &cred, &err)
-                    : gpuipc_meet_accept(name, card->endpoint, who(rr, peer),
-                                         meet_deadline(rr), &cred, &err);
+    sock = producer ? gpuipc_meet_connect(rr->meet, peer, card->endpoint, who(rr, peer),
+                                          until, &cred, &err)
+                    : gpuipc_meet_accept(rr->meet, peer, who(rr, peer), until, &cred, &err);
+    say_refused(rr);
     if (sock < 0) {
         if (sock == GPUIPC_MEET_GONE)
             mark_gone(rr, peer);
@@ -436,6 +450,10 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
         return -1;
     }
     gpuipc_app_cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
+    /* What each session's last check counts from: the FDs now, which hold
+     * the connections of ranks that came early for a later pair (held by
+     * launch/meet until then). */
+    gpuipc_app_note_fds_at_start();
     return sock;
 }
 
@@ -451,7 +469,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     size_t i, nsub, nout;
     int sock, code, other_gpu, rc;
 
-    if ((sock = meet(rr, c, 1, side)) < 0)
+    if ((sock = meet(rr, c, 1, side, meet_deadline(rr))) < 0)
         return;
     /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
@@ -555,7 +573,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     gpuipc_session_end end;
     int sock, code;
 
-    if ((sock = meet(rr, p, 0, side)) < 0)
+    if ((sock = meet(rr, p, 0, side, meet_deadline(rr))) < 0)
         return;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
                                        gpuipc_job_token_of(rr->job)->hex, rr->rank, p, &end);
@@ -797,7 +815,7 @@ static void look_at_all(ranks_run *rr)
 }
 
 /* Rank 0, its verdict committed: stays until every other rank of this node
- * has left (its presence closed), at most --timeout, so that none of them
+ * has left (its process ended), at most --timeout, so that none of them
  * finds rank 0 gone and takes it for dead before its verdict. */
 static void linger(ranks_run *rr)
 {
@@ -808,11 +826,10 @@ static void linger(ranks_run *rr)
     for (;;) {
         for (r = 1; r < rr->size; r++) {
             char why[256];
-            int e = 0;
 
             if (!rr->gone[r] &&
                 gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
-                gpuipc_meet_alive(gpuipc_job_card_of(rr->job, r)->endpoint, &e) != 0)
+                !gpuipc_meet_ended(rr->meet, r))
                 break;
         }
         if (r == rr->size || gpuipc_clock_ms_left(deadline) == 0 || gpuipc_wire_stopped())
@@ -830,6 +847,7 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
     const char **causes = calloc(ncells * GPUIPC_CELLS_SCENARIOS_MAX + 1, sizeof(*causes));
     unsigned passed = 0, failed = 0, skipped = 0, proven = 0, pf = 0, ps = 0, silent = 0;
+    char refused[400];
     uint32_t r, p, c;
     gpuipc_err err;
     int code;
@@ -848,10 +866,10 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         if (r != 0) {
             /* A get of a key that a dead rank never put can wait for ever,
              * whatever its timeout (OpenPMIx 4.2, after the rank's exit):
-             * a rank of this node whose presence is gone is not asked. */
+             * a rank of this node whose process has ended is not asked. */
             if (is_gone(rr, r)) {
-                printf("rank 0: %s's results never came: it is gone (its presence socket is "
-                       "closed)\n", who(rr, r));
+                printf("rank 0: %s's results never came: it is gone (its process has "
+                       "ended)\n", who(rr, r));
                 silent++;
                 continue;
             }
@@ -870,6 +888,10 @@ static int judge(ranks_run *rr, const char *own, int fenced)
                 continue;
             }
             text = got;
+            /* What the rank refused at its listener, named here too. */
+            if (gpuipc_launch_get(rr->l, r, KEY_REFUSED, refused, sizeof(refused), &err) ==
+                    0 && strncmp(refused, "refused ", 8) == 0)
+                printf("rank 0: %s %s\n", who(rr, r), refused);
         }
         if (gpuipc_cells_decode(text, r, rr->size, cells, &err) < 0) {
             /* Nothing of a rank that reports nonsense is taken. */
@@ -937,7 +959,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
  * status; the others take it. Returns the status this rank exits with. */
 static int conclude(ranks_run *rr)
 {
-    char *own = my_results(rr), got[32];
+    char *own = my_results(rr), got[32], first[256], refused[400] = "none";
+    unsigned n;
     gpuipc_err err;
     int fenced = 0, code = GPUIPC_FAIL, own_code = GPUIPC_PASS, rc;
     uint32_t i, gone = 0;
@@ -946,7 +969,18 @@ static int conclude(ranks_run *rr)
         if (i / 2 != rr->rank && rr->mine[i].code != GPUIPC_PASS &&
             rr->mine[i].code != GPUIPC_SKIP)
             own_code = GPUIPC_FAIL;
+    /* Whatever came to its listener and waits still is refused now, and
+     * counted with the rest. */
+    gpuipc_meet_sweep(rr->meet);
+    say_refused(rr);
+    n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
+    if (n > 0)
+        snprintf(refused, sizeof(refused), "refused %u connection%s from processes that are "
+                 "no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
+    if (rr->rank == 0 && n > 0)
+        printf("rank 0: %s %s\n", who(rr, 0), refused);
     if (own == NULL || gpuipc_launch_put(rr->l, KEY_RESULTS, own, &err) < 0 ||
+        gpuipc_launch_put(rr->l, KEY_REFUSED, refused, &err) < 0 ||
         gpuipc_launch_commit(rr->l, &err) < 0) {
         printf("rank %u: result: FAIL: its results could not be published: %s (exit %d)\n",
                rr->rank, own == NULL ? "out of memory" : err.msg,
@@ -1079,7 +1113,6 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     rr.s = &s;
     rr.inject = inject;
     rr.t0 = t0;
-    rr.presence.fd = -1;
     rr.json.dirfd = -1;
     drop_forked_only(&s);
     for (i = 0; i < s.nsel; i++) {
@@ -1125,9 +1158,26 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     /* Rank 0's refusal of its --json is every rank's usage error, found
      * when they share their options below. */
     refused = rank_zero_json(&rr) < 0;
-    if ((rc = gpuipc_job_join(rr.l, &rr.job, &err)) < 0) {
+    /* Its listener first: the card names it, and nobody can know the name
+     * before, so nobody can bind it first. */
+    if (gpuipc_meet_open(&rr.meet, rr.size, rr.rank, &err) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "its listener", err.msg);
+        goto out;
+    }
+    if ((rc = gpuipc_job_join(rr.l, gpuipc_meet_name(rr.meet), &rr.job, &err)) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "the job's wire-up", err.msg);
         goto out;
+    }
+    for (i = 0; i < rr.size; i++) {
+        char why_not[256];
+
+        if (i != rr.rank && gpuipc_job_where_is(rr.job, (uint32_t)i, why_not,
+                                                sizeof(why_not)) == GPUIPC_JOB_SAME_NODE &&
+            gpuipc_meet_know(rr.meet, (uint32_t)i, (int32_t)gpuipc_job_card_of(rr.job,
+                             (uint32_t)i)->pid, &err) < 0) {
+            setup_failed(&rr, GPUIPC_FAIL, "watching the ranks of this node", err.msg);
+            goto out;
+        }
     }
     rr.gpus = calloc(rr.size, sizeof(*rr.gpus));
     rr.who = calloc(rr.size, sizeof(*rr.who));
@@ -1145,11 +1195,6 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         rr.mine[i].code = GPUIPC_FAIL;
         snprintf(rr.mine[i].note, sizeof(rr.mine[i].note), "not played: the run was stopped "
                  "before this pair");
-    }
-    if (gpuipc_meet_present(&rr.presence,
-                            gpuipc_job_card_of(rr.job, rr.rank)->endpoint, &err) < 0) {
-        setup_failed(&rr, GPUIPC_FAIL, "its presence socket", err.msg);
-        goto out;
     }
     if ((rc = share_gpus(&rr, refused, &err)) != 0) {
         if (rc == GPUIPC_USAGE)
@@ -1178,7 +1223,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
                             "more (mpirun -np 2 gpuipc_test --ranks)");
         goto out;
     }
-    /* The FDs of the job (PMIx's, the presence socket) are there from now:
+    /* The FDs of the job (PMIx's, the listener, the pidfds) are there from now:
      * each session's last check counts against this. */
     gpuipc_app_note_fds_at_start();
     /* The pairs stop where the deadline less a fifth (2 to 10 s) is left:
@@ -1197,7 +1242,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     }
     code = conclude(&rr);
 out:
-    gpuipc_meet_absent(&rr.presence);
+    gpuipc_meet_close(rr.meet);
     gpuipc_job_free(rr.job);
     if (gpuipc_launch_finalize(&rr.l, &err) < 0)
         printf("rank %u: %s\n", rr.rank, err.msg);

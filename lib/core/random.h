@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* random.h: random bytes from the kernel, and bytes as hex digits, for what
+ * must not be foreseen: the job token, HELLO's nonces, a rank's listener
+ * name, a result file's temporary name. System calls only, no stdio or
+ * malloc: a watchdog may call them. */
+#ifndef GPUIPC_RANDOM_H
+#define GPUIPC_RANDOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fills the n bytes at buf from getrandom(2), which blocks only until the
+ * kernel's pool is first ready, early in a boot. Returns 0, or an errno
+ * (ENOSYS before Linux 3.17, EIO where it gave nothing). */
+int gpuipc_random_bytes(void *buf, size_t n);
+
+/* Writes the n bytes at in as 2n lowercase hex digits and a NUL to out,
+ * which holds 2n + 1 bytes. Returns out. */
+char *gpuipc_random_hex(char *out, const void *in, size_t n);
+
+#endif
