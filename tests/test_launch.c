@@ -115,9 +115,12 @@ START_TEST(test_launch_card_round_trip)
     char text[GPUIPC_JOB_CARD_TEXT_LEN];
     gpuipc_err e;
 
+    c.start = 987654321;
+
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
-    ck_assert_str_eq(text, "gpuipc-card/2 rank=3 pid=103 boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "
-                           "mnt=4026531841 net=18446744073709551615 pidns=30 host=node1 "
+    ck_assert_str_eq(text, "gpuipc-card/2 rank=3 pid=103 start=987654321 "
+                           "boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 mnt=4026531841 "
+                           "net=18446744073709551615 pidns=30 host=node1 "
                            "ep=@gpuipc-0123456789abcdef0123456789abcdef");
     ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
     ck_assert_mem_eq(&back, &c, sizeof(c));
@@ -153,35 +156,39 @@ END_TEST
 static const struct {
     const char *text, *says;
 } bad_cards[] = {
-    {"gpuipc-card/1 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not a gpuipc-card/2"},
+    {"gpuipc-card/1 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not a gpuipc-card/2"},
     {"", "not a gpuipc-card/2"},
     {"gpuipc-card/2 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "\"rank=\" expected"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 pidns=3 host=n " GOOD_EP, "\"net=\" expected"},
-    {"gpuipc-card/2 rank=3  pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "one space"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP " ", "after the last"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n", "missing"},
-    {"gpuipc-card/2 rank=03 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"03\""},
-    {"gpuipc-card/2 rank=-3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"-3\""},
-    {"gpuipc-card/2 rank=4294967296 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 pidns=3 host=n " GOOD_EP, "\"net=\" expected"},
+    {"gpuipc-card/2 rank=3  pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "one space"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP " ", "after the last"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n", "missing"},
+    {"gpuipc-card/2 rank=03 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"03\""},
+    {"gpuipc-card/2 rank=-3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"-3\""},
+    {"gpuipc-card/2 rank=4294967296 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not a 32-bit number"},
-    {"gpuipc-card/2 rank=3 pid= " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "an empty value"},
-    {"gpuipc-card/2 rank=3 pid=1 boot=a5a5 mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not 32 hex digits"},
-    {"gpuipc-card/2 rank=3 pid=1 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/2 rank=3 pid= start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "an empty value"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 boot=a5a5 mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not 32 hex digits"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not 32 hex digits"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=18446744073709551616 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=18446744073709551616 net=2 pidns=3 host=n " GOOD_EP,
      "mnt \"18446744073709551616\""},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=x pidns=3 host=n " GOOD_EP, "net \"x\""},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=a/b " GOOD_EP, "host \"a/b\""},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=/tmp/sock", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a/../b", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a\tb", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=x pidns=3 host=n " GOOD_EP, "net \"x\""},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=a/b " GOOD_EP, "host \"a/b\""},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=/tmp/sock", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a/../b", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a\tb", "not a listener's name"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
      "ep=@gpuipc-0123456789abcdef0123456789abcdef-3", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
      "ep=@gpuipc-0123456789ABCDEF0123456789abcdef", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"pidns=\" expected"},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=-1 host=n " GOOD_EP, "pidns \"-1\""},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"pidns=\" expected"},
+    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=-1 host=n " GOOD_EP, "pidns \"-1\""},
+    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+     "\"start=\" expected"},
+    {"gpuipc-card/2 rank=3 pid=1 start=x " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+     "start \"x\""},
 };
 
 START_TEST(test_launch_card_decode_refuses_malformed)

@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
+#include "core/proc.h"
 #include "core/step.h"
 #include "launch/meet.h"
 #include "mech/memfd.h"
@@ -455,7 +456,7 @@ static pid_t rank_child(const char *parent, int connect, int die, int names[2])
             usleep(200 * 1000);
             raise(SIGKILL);
         }
-        if (gpuipc_meet_open(&m, 2, 1, &e) < 0 || gpuipc_meet_know(m, 0, ppid, &e) < 0)
+        if (gpuipc_meet_open(&m, 2, 1, &e) < 0 || gpuipc_meet_know(m, 0, ppid, gpuipc_proc_start_ticks(ppid), &e) < 0)
             _exit(3);
         (void)!write(names[1], gpuipc_meet_name(m), strlen(gpuipc_meet_name(m)) + 1);
         s = connect ? gpuipc_meet_connect(m, 0, parent, "the test",
@@ -502,7 +503,7 @@ START_TEST(test_ranks_pair_meets_either_side)
         child = rank_child(gpuipc_meet_name(me), side == 0, 0, names);
         ck_assert_int_gt(read(names[0], name, sizeof(name)), 0);
         close(names[0]);
-        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, &e), 0);
+        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, gpuipc_proc_start_ticks(child), &e), 0);
         s = side == 0 ? gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS),
                                            &cred, &e)
                       : gpuipc_meet_connect(me, 1, name, "rank 1",
@@ -596,8 +597,8 @@ START_TEST(test_ranks_a_stranger_is_refused_and_an_early_rank_held)
         usleep(400 * 1000);
         rank_at(gpuipc_meet_name(me), 1, go_ns);
     }
-    ck_assert_int_eq(gpuipc_meet_know(me, 1, awaited, &e), 0);
-    ck_assert_int_eq(gpuipc_meet_know(me, 2, early, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, awaited, gpuipc_proc_start_ticks(awaited), &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 2, early, gpuipc_proc_start_ticks(early), &e), 0);
     s = gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
     ck_assert_msg(s >= 0, "%s", e.msg);
     ck_assert_int_eq(cred.pid, awaited);
@@ -670,7 +671,7 @@ START_TEST(test_ranks_the_producer_refuses_another_process_at_the_name)
 
     ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
     ck_assert_int_eq(gpuipc_meet_open(&impostor, 2, 1, &e), 0);
-    ck_assert_int_eq(gpuipc_meet_know(me, 1, card, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, card, gpuipc_proc_start_ticks(card), &e), 0);
     ck_assert_int_eq(gpuipc_meet_connect(me, 1, gpuipc_meet_name(impostor), "rank 1",
                                          gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e),
                      -EACCES);
@@ -697,7 +698,7 @@ START_TEST(test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline)
         ck_assert_int_eq(pipe(names), 0);
         child = rank_child(gpuipc_meet_name(me), 0, 1, names);
         close(names[0]);
-        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, &e), 0);
+        ck_assert_int_eq(gpuipc_meet_know(me, 1, child, gpuipc_proc_start_ticks(child), &e), 0);
         usleep(50 * 1000);
         t = gpuipc_clock_ns();
         /* As the producer it connects to a name nobody listens on: what
@@ -719,6 +720,56 @@ START_TEST(test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline)
 }
 END_TEST
 
+/* A card's pid that another process has now (its start time differs: the
+ * number was used again after the rank ended): the rank is taken for
+ * ended at once, and a connection from that process is a stranger's,
+ * refused and counted, not the rank's. */
+START_TEST(test_ranks_a_pid_used_again_is_no_rank)
+{
+    gpuipc_meet *me;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    pid_t reused;
+    char first[256];
+    int names[2];
+
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_int_eq(pipe(names), 0);
+    reused = fork();
+    ck_assert_int_ge(reused, 0);
+    if (reused == 0) {
+        gpuipc_peer p;
+        gpuipc_err se;
+        int fd = gpuipc_endpoint_connect(gpuipc_meet_name(me), -1,
+                                         gpuipc_clock_deadline(TIMEOUT_NS), &p, &se);
+
+        (void)!write(names[1], fd >= 0 ? "c" : "n", 1);
+        pause();
+        _exit(0);
+    }
+    close(names[1]);
+    {
+        char c = 0;
+
+        ck_assert_int_eq(read(names[0], &c, 1), 1);
+        ck_assert_int_eq(c, 'c');
+        close(names[0]);
+    }
+    ck_assert_uint_gt(gpuipc_proc_start_ticks(reused), 0);
+    /* The card says rank 1 started one tick before the process that has
+     * its number now, and which has connected. */
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, reused, gpuipc_proc_start_ticks(reused) - 1, &e),
+                     0);
+    ck_assert_int_eq(gpuipc_meet_ended(me, 1), 1);
+    ck_assert_int_eq(gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS),
+                                        &cred, &e), GPUIPC_MEET_GONE);
+    ck_assert_uint_eq(gpuipc_meet_refused(me, first, sizeof(first)), 1);
+    ck_assert_msg(strstr(first, "no rank of this job") != NULL, "%s", first);
+    end_process(reused);
+    gpuipc_meet_close(me);
+}
+END_TEST
+
 START_TEST(test_ranks_a_live_peer_that_never_comes_times_out_naming_it)
 {
     gpuipc_meet *me;
@@ -727,7 +778,7 @@ START_TEST(test_ranks_a_live_peer_that_never_comes_times_out_naming_it)
     pid_t other = idle_process();
 
     ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
-    ck_assert_int_eq(gpuipc_meet_know(me, 1, other, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, other, gpuipc_proc_start_ticks(other), &e), 0);
     ck_assert_int_eq(gpuipc_meet_ended(me, 1), 0);
     ck_assert_int_eq(gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(300000000ull),
                                         &cred, &e), -ETIMEDOUT);
@@ -976,6 +1027,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_pair_meets_either_side);
     tcase_add_test(tc, test_ranks_a_stranger_is_refused_and_an_early_rank_held);
     tcase_add_test(tc, test_ranks_the_producer_refuses_another_process_at_the_name);
+    tcase_add_test(tc, test_ranks_a_pid_used_again_is_no_rank);
     tcase_add_test(tc, test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline);
     tcase_add_test(tc, test_ranks_a_live_peer_that_never_comes_times_out_naming_it);
     tcase_add_test(tc, test_ranks_records_round_trip);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/facts.h"
+#include "core/proc.h"
 #include "core/random.h"
 
 #define CARD_MAGIC "gpuipc-card/2"
@@ -124,9 +125,10 @@ int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len)
 
     gpuipc_random_hex(boot, c->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
     n = snprintf(buf, len,
-                 CARD_MAGIC " rank=%" PRIu32 " pid=%" PRIu32 " boot=%s mnt=%" PRIu64
-                            " net=%" PRIu64 " pidns=%" PRIu64 " host=%s ep=%s",
-                 c->rank, c->pid, boot, c->mnt_ns, c->net_ns, c->pid_ns, c->host, c->endpoint);
+                 CARD_MAGIC " rank=%" PRIu32 " pid=%" PRIu32 " start=%" PRIu64 " boot=%s mnt=%"
+                            PRIu64 " net=%" PRIu64 " pidns=%" PRIu64 " host=%s ep=%s",
+                 c->rank, c->pid, c->start, boot, c->mnt_ns, c->net_ns, c->pid_ns, c->host,
+                 c->endpoint);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -196,6 +198,10 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
         else if (rc == 0)
             c->pid = (uint32_t)x;
     }
+    if (rc == 0)
+        rc = take_field(&p, "start", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT64_MAX, &c->start) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: start \"%.24s\": not a number", v);
     if (rc == 0)
         rc = take_field(&p, "boot", 0, v, sizeof(v), err);
     for (i = 0; rc == 0 && i < 2 * GPUIPC_FACTS_BOOT_ID_LEN && hex_value(v[i]) >= 0; i++)
@@ -367,6 +373,7 @@ int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
     if (gethostname(host, sizeof(host) - 1) < 0)
         host[0] = '\0';
     gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, endpoint);
+    j->cards[j->rank].start = gpuipc_proc_start_ticks(getpid());
     rc = gpuipc_job_card_encode(&j->cards[j->rank], text, sizeof(text));
     if (rc < 0) {
         gpuipc_err_set(err, rc, "this rank's card does not fit %d bytes",

@@ -45,6 +45,8 @@ typedef struct gpuipc_job_token {
 typedef struct gpuipc_job_card {
     uint32_t rank;
     uint32_t pid;                            /* in the rank's own PID namespace */
+    uint64_t start;                          /* when that process started (clock ticks
+                                              * after boot, core/proc.h); 0 where unknown */
     uint8_t boot_id[GPUIPC_FACTS_BOOT_ID_LEN]; /* all zero where unknown */
     uint64_t mnt_ns, net_ns, pid_ns;         /* namespace inodes; 0 where unknown */
     char host[GPUIPC_JOB_HOST_LEN];
@@ -79,8 +81,9 @@ void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts 
                           const char *host, const char *endpoint);
 
 /* The card as one line of text, "gpuipc-card/2 rank=3 pid=4711
- * boot=<32 hex> mnt=4026531841 net=4026531840 pidns=4026531836 host=node1
- * ep=@gpuipc-<32 hex>", into buf (len bytes). Returns 0, or -ENOSPC. */
+ * start=123456 boot=<32 hex> mnt=4026531841 net=4026531840
+ * pidns=4026531836 host=node1 ep=@gpuipc-<32 hex>", into buf (len bytes).
+ * Returns 0, or -ENOSPC. */
 int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len);
 
 /* Parses a card's text, strictly: that version, every field once and in

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/proc.h"
 #include "core/random.h"
 #include "core/watch.h"
 #include "wire/wire.h"
@@ -99,7 +100,8 @@ const char *gpuipc_meet_name(const gpuipc_meet *m)
     return m->name;
 }
 
-int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, gpuipc_err *err)
+int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, uint64_t start,
+                     gpuipc_err *err)
 {
     long fd;
 
@@ -109,6 +111,13 @@ int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, gpuipc_err *err
     m->pid[rank] = pid;
     fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
     if (fd >= 0) {
+        /* The pidfd names whatever process has the number now: the card's
+         * start time says whether it is still the rank's. */
+        if (start != 0 && gpuipc_proc_start_ticks(pid) != start) {
+            close((int)fd);
+            m->ended[rank] = 1;
+            return 0;
+        }
         m->pidfd[rank] = (int)fd;
         return 0;
     }
@@ -148,14 +157,16 @@ int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
     return 0;
 }
 
-/* The rank whose card names pid, or -1 (none: no rank of this job). */
-static int rank_of(const gpuipc_meet *m, pid_t pid)
+/* The rank whose card names pid and runs still, or -1 (none: no rank of
+ * this job). Read after the kernel named pid, a pidfd that says the rank
+ * runs shows that pid is still its process, not a number used again. */
+static int rank_of(gpuipc_meet *m, pid_t pid)
 {
     uint32_t r;
 
     for (r = 0; r < m->size; r++)
         if (r != m->self && m->pid[r] > 0 && m->pid[r] == (int32_t)pid)
-            return (int)r;
+            return gpuipc_meet_ended(m, r) ? -1 : (int)r;
     return -1;
 }
 
@@ -283,8 +294,9 @@ int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
 }
 
 /* The producer's wait on fd for the consumer's GO, until deadline_ns while
- * peer runs. Returns 0; 1 where the consumer closed the connection first
- * (to be tried again: it replaced it); or a negative errno with err. */
+ * peer runs. Returns 0; 1 where the connection ended first (the consumer
+ * let it go: it is tried again while the consumer runs); or a negative
+ * errno with err. */
 static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
                     uint64_t deadline_ns, gpuipc_err *err)
 {
@@ -337,13 +349,13 @@ int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const c
         }
         if (fd < 0)
             return fd;
-        if (cred->pid != m->pid[peer]) {
+        if (cred->pid != m->pid[peer] || gpuipc_meet_ended(m, peer)) {
             close(fd);
             if (gpuipc_meet_ended(m, peer))
                 return gpuipc_err_set(err, GPUIPC_MEET_GONE, "hello: %s is gone: its process "
                                       "(pid %d by its card) has ended, and another process "
-                                      "(pid %d) holds its name %s now", who,
-                                      (int)m->pid[peer], (int)cred->pid, name);
+                                      "(pid %d, perhaps its number used again) holds its name "
+                                      "%s now", who, (int)m->pid[peer], (int)cred->pid, name);
             return gpuipc_err_set(err, -EACCES, "hello: refused the process at %s's name %s: "
                                   "it is pid %d (uid %u), and %s is pid %d by its card", who,
                                   name, (int)cred->pid, (unsigned)cred->uid, who,

@@ -24,7 +24,9 @@
  * (session/proof.h) then show both of this job.
  *
  * A rank has ended when the pidfd of its card's pid says so (pidfd_open,
- * opened once the cards are read, while every rank is alive). Both sides of
+ * opened once the cards are read, and held to the card's start time, so
+ * that a pid used again by another process is not taken for the rank's).
+ * A connection is a rank's only while that pidfd says it runs. Both sides of
  * a pair look at the other's every GPUIPC_MEET_SLICE_MS while they wait, so
  * that a peer that died is named at once rather than at the deadline. */
 #ifndef GPUIPC_LAUNCH_MEET_H
@@ -56,10 +58,13 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
 const char *gpuipc_meet_name(const gpuipc_meet *m);
 
 /* Rank (another one, on this node, in this PID namespace) is the process
- * pid: a connection from it is rank's, and its pidfd says when it ends.
- * Returns 0 (a process already gone is noted so), or a negative errno with
- * err. */
-int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, gpuipc_err *err);
+ * pid that started at start (clock ticks after boot, core/proc.h; 0:
+ * unknown): a connection from it is rank's while its pidfd says it runs.
+ * Where pid is gone already, or is another process's by now (its start
+ * differs: the number was used again), the rank is noted ended. Returns 0,
+ * or a negative errno with err. */
+int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, uint64_t start,
+                     gpuipc_err *err);
 
 /* Whether rank's process has ended: 1, or 0 (running, or not known here).
  * Makes no wait. */

@@ -1173,8 +1173,9 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
 
         if (i != rr.rank && gpuipc_job_where_is(rr.job, (uint32_t)i, why_not,
                                                 sizeof(why_not)) == GPUIPC_JOB_SAME_NODE &&
-            gpuipc_meet_know(rr.meet, (uint32_t)i, (int32_t)gpuipc_job_card_of(rr.job,
-                             (uint32_t)i)->pid, &err) < 0) {
+            gpuipc_meet_know(rr.meet, (uint32_t)i,
+                             (int32_t)gpuipc_job_card_of(rr.job, (uint32_t)i)->pid,
+                             gpuipc_job_card_of(rr.job, (uint32_t)i)->start, &err) < 0) {
             setup_failed(&rr, GPUIPC_FAIL, "watching the ranks of this node", err.msg);
             goto out;
         }
