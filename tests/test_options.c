@@ -243,8 +243,16 @@ START_TEST(test_options_rejects_bad_mechanism_lists)
     size_t n;
     gpuipc_err e;
 
-    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,delta", sel, &n, &e), -EINVAL);
-    ck_assert_str_eq(e.msg, "unknown mechanism 'delta' (known: alpha, beta, gamma)");
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,omicron", sel, &n, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "unknown mechanism 'omicron' (known: alpha, beta, gamma)");
+    /* A typo gets the name it was most likely meant for, not the list. */
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,gama", sel, &n, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "unknown mechanism 'gama': did you mean 'gamma'? (gpuipc_test "
+                            "--list names them all)");
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "btea", sel, &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "did you mean 'beta'?") != NULL, "reason: %s", e.msg);
+    ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alp", sel, &n, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "did you mean 'alpha'?") != NULL, "reason: %s", e.msg);
     ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "alpha,,beta", sel, &n, &e), -EINVAL);
     ck_assert_msg(strstr(e.msg, "empty mechanism name") != NULL, "reason: %s", e.msg);
     ck_assert_int_eq(gpuipc_mech_select(fakes, 3, "beta,beta", sel, &n, &e), -EINVAL);

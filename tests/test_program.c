@@ -175,6 +175,10 @@ static const struct {
                          "vmm-chunks, vmm-offset, vmm-compressible, vmm-host-numa, vmm-alias, "
                          "vmm-readonly, vmm-ro-fault, legacy-ipc, mempool-ipc, ipc-event, fabric, "
                          "memfd, memfd-chunks, memfd-pidfd)"},
+    {"--only", "vmn", "--only: unknown mechanism 'vmn': did you mean 'vmm'? (gpuipc_test "
+                      "--list names them all)"},
+    {"--only", "legacy", "--only: unknown mechanism 'legacy': did you mean 'legacy-ipc'?"},
+    {"--only", "memfd-pifd", "did you mean 'memfd-pidfd'?"},
     {"--chunks", "0", "--chunks: '0' is not a chunk count from 1 to 65536"},
     {"--json", NULL, "--json: give a FILE (or - for standard output)"},
     {"--only", "vmm-ro-fault", "add --destructive to run it"},

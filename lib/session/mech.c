@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/account.h"
@@ -79,6 +80,63 @@ static void list_names(const gpuipc_mech *const *all, size_t n, char *buf, size_
         used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", all[i]->name);
 }
 
+/* Edit distance (insertions, deletions, substitutions) between a and b,
+ * names of at most GPUIPC_WIRE_NAME_LEN bytes. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t row[GPUIPC_WIRE_NAME_LEN + 1], la = strlen(a), lb = strlen(b), i, j;
+
+    if (la > GPUIPC_WIRE_NAME_LEN || lb > GPUIPC_WIRE_NAME_LEN)
+        return SIZE_MAX;
+    for (j = 0; j <= lb; j++)
+        row[j] = j;
+    for (i = 1; i <= la; i++) {
+        size_t diag = row[0], up;
+
+        row[0] = i;
+        for (j = 1; j <= lb; j++) {
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+
+            up = row[j];
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[lb];
+}
+
+/* The one mechanism name a mistyped name was most likely meant for: the
+ * nearest by edit distance, where it is near (2 edits, or a third of the
+ * name), or the only one it begins; NULL where none stands out. */
+static const char *nearest(const gpuipc_mech *const *all, size_t n, const char *name)
+{
+    size_t i, best = SIZE_MAX, len = strlen(name), ties = 0, prefixed = 0;
+    const char *pick = NULL, *prefix = NULL;
+
+    for (i = 0; i < n; i++) {
+        size_t d = distance(name, all[i]->name);
+
+        if (d < best) {
+            best = d;
+            pick = all[i]->name;
+            ties = 0;
+        } else if (d == best) {
+            ties++;
+        }
+        if (len >= 3 && strncmp(all[i]->name, name, len) == 0) {
+            prefix = all[i]->name;
+            prefixed++;
+        }
+    }
+    if (pick != NULL && ties == 0 && (best <= 2 || best * 3 <= len))
+        return pick;
+    return prefixed == 1 ? prefix : NULL;
+}
+
 int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only,
                        const gpuipc_mech **sel, size_t *nsel, gpuipc_err *err)
 {
@@ -109,6 +167,10 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
         memcpy(name, p, len);
         name[len] = '\0';
         m = gpuipc_mech_find(all, n, name);
+        if (m == NULL && nearest(all, n, name) != NULL)
+            return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%s': did you mean '%s'? "
+                                  "(gpuipc_test --list names them all)", name,
+                                  nearest(all, n, name));
         if (m == NULL)
             return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%s' (known: %s)", name,
                                   names);
