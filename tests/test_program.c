@@ -284,6 +284,25 @@ START_TEST(test_program_memfd_size_beyond_host_memory_exits_2)
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("--size 16 TiB: larger than the host's available memory for memfd");
     ck_assert_int_eq(run.leftover, 0);
+    /* The verdict line carries the reason; the consumer, which ended as
+     * told, adds no line. */
+    OUT_HAS("\nresult: USAGE ERROR: --size 16 TiB: larger than the host's available memory "
+            "for memfd");
+    ck_assert_msg(strstr(run.out, "consumer:") == NULL && strstr(run.out, "summary:") == NULL,
+                  "lines besides the reason and the verdict:\n%s", run.out);
+}
+END_TEST
+
+START_TEST(test_program_brief_keeps_the_reason_of_a_usage_error)
+{
+    const char *args[] = {"--only", "memfd", "--size", "16T", "--brief", NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    ck_assert_msg(strncmp(run.out, "USAGE ERROR: --size 16 TiB: larger than the host's "
+                          "available memory for memfd", 73) == 0 &&
+                  strchr(run.out, '\n') == run.out + run.len - 1,
+                  "not one line with the reason:\n%s", run.out);
 }
 END_TEST
 
@@ -733,6 +752,7 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_a_shared_cause_is_said_once);
     tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
     tcase_add_test(basics, test_program_memfd_size_beyond_host_memory_exits_2);
+    tcase_add_test(basics, test_program_brief_keeps_the_reason_of_a_usage_error);
     tcase_add_test(basics, test_program_help_describes_every_option);
     tcase_add_test(basics, test_program_version);
     tcase_add_test(basics, test_program_list_names_every_mechanism);

@@ -1151,6 +1151,15 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
+    if (code == GPUIPC_USAGE && gpuipc_wire_stopped() == 0) {
+        /* Options refused before any scenario: the one reason is the
+         * verdict (the consumer ended as told, so it has nothing to add). */
+        snprintf(line, sizeof(line), "result: USAGE ERROR: %.600s (exit %d)",
+                 gpuipc_log_last_said()[0] != '\0' ? gpuipc_log_last_said()
+                 : "the producer refused its options", exit_code);
+        gpuipc_log_line(1, line);
+        return exit_code;
+    }
     if (!started || code == GPUIPC_USAGE || run->halted) {
         snprintf(line, sizeof(line), "summary: %s", run->where);
         gpuipc_log_line(1, line);
@@ -1158,8 +1167,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_log_line(1, line);
         snprintf(line, sizeof(line), "result: %s: no scenario ran: %.400s (exit %d)",
                  code == GPUIPC_USAGE ? "USAGE ERROR" : exit_code > 128 ? "STOPPED" : "FAIL",
-                 code == GPUIPC_USAGE ? "the producer refused its options (said above)"
-                                      : run->lost, exit_code);
+                 code == GPUIPC_USAGE ? "the producer refused its options" : run->lost,
+                 exit_code);
         gpuipc_log_line(1, line);
         return exit_code;
     }
