@@ -17,6 +17,9 @@ bin=${2:?usage: package.sh deb|rpm BINARY}
 cd "$(dirname "$0")/.."
 case $kind in deb | rpm) ;; *) echo "package: '$kind' is neither deb nor rpm" >&2; exit 2 ;; esac
 [ -x "$bin" ] || { echo "package: $bin: no such program (make, or make release)" >&2; exit 2; }
+# A name without a slash (make's default, gpuipc_test) would be looked up in
+# PATH when it is run below: it is the file here.
+case $bin in */*) ;; *) bin=./$bin ;; esac
 case $bin in
 build-release/*) which="the release binary, for glibc 2.28 and later" ;;
 *) which="the local build, for this machine's glibc (make release first for the one for glibc 2.28)" ;;
