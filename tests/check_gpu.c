@@ -416,7 +416,10 @@ START_TEST(test_gpu_chunk_order_is_caught)
 END_TEST
 
 /* `ulimit -n 64` (soft and hard) with 4096 chunks: a clean failure that
- * names RLIMIT_NOFILE and its numbers, within the deadline, nothing left. */
+ * names RLIMIT_NOFILE and its number, within the deadline, nothing left.
+ * Which step meets the limit first is the machine's: the chunks that do
+ * not fit, the consumer's MSG_CTRUNC, or, with several GPUs, the driver's
+ * own context (CUDA_ERROR_OPERATING_SYSTEM); each names the limit. */
 START_TEST(test_gpu_chunks_under_a_low_fd_limit_fail_cleanly)
 {
     const char *args[] = {"--only", "vmm-chunks", "--chunks", "4096", "--timeout", "20", NULL};
@@ -425,8 +428,7 @@ START_TEST(test_gpu_chunks_under_a_low_fd_limit_fail_cleanly)
     ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
-    ck_assert_msg(strstr(run.out, "(MSG_CTRUNC): 253 FDs sent") != NULL ||
-                  strstr(run.out, "do not fit: RLIMIT_NOFILE is 64 (hard 64)") != NULL,
+    ck_assert_msg(strstr(run.out, "RLIMIT_NOFILE is 64") != NULL,
                   "no RLIMIT_NOFILE explanation:\n%s", run.out);
     ck_assert_msg(run.seconds < 20.0, "took %.2f s", run.seconds);
     ck_assert_int_eq(run.leftover, 0);
