@@ -72,6 +72,13 @@ for f in "$tmp"/*.md.*; do
     args=$(head -n 1 "$f")
     where=${f##*/}
     where=${where%.*}
+    # A sample shows what a user's machine prints: never this machine's
+    # checkout, nor a build of uncommitted changes.
+    if tail -n +2 "$f" | grep -q '(the source tree this program is in)$\|(commit [0-9a-f]*-dirty)'; then
+        echo "docs: $where: the '$args' sample shows a build machine's checkout or a -dirty" \
+             "commit (sh tests/docs.sh --update from a clean tree writes the installed paths)"
+        bad=1
+    fi
     tail -n +2 "$f" | normalise > "$f.want"
     # shellcheck disable=SC2086 # the arguments are words
     "$prog" $args 2>&1 | normalise > "$f.got"
