@@ -320,6 +320,12 @@ START_TEST(test_program_help_describes_every_option)
     ck_assert(th_exited(&run, 0));
     for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         OUT_HAS(words[i]);
+    /* The exit codes as the README and the manual page give them. */
+    OUT_HAS("  1   a scenario failed on either side, a process leaked, a mechanism\n"
+            "      named by --require did not pass, fewer GPUs than --expect-gpus,\n");
+    OUT_HAS("  77  nothing could run here (no CUDA driver, no GPU, or every selected\n"
+            "      mechanism skipped); one line says why\n");
+    OUT_HAS("(default: the default\n                  set, marked (default) below)");
     /* Every line fits in 80 columns. */
     {
         const char *line = run.out;

@@ -130,8 +130,8 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "  --chunks K      allocations of the chunked mechanisms, 1 to 65536\n"
             "                  (default 8): --size is split among them, each rounded up\n"
             "                  to the allocation granularity (at least one granule)\n"
-            "  --only LIST     comma-separated mechanisms to run (default: every GPU\n"
-            "                  mechanism)\n");
+            "  --only LIST     comma-separated mechanisms to run (default: the default\n"
+            "                  set, marked (default) below)\n");
     snprintf(text, sizeof(text), "run %s between devices: the producer on GPU a, the consumer "
              "on GPU b, for 'all' ordered pairs or a list such as 0:1,1:0 (needs two or more "
              "GPUs)", ref);
@@ -235,11 +235,13 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "\n"
             "Exit status:\n"
             "  0   every scenario that ran passed, both ways\n"
-            "  1   a scenario failed on either side, a process leaked, the run\n"
-            "      reached --deadline, or the consumer did not end with the\n"
+            "  1   a scenario failed on either side, a process leaked, a mechanism\n"
+            "      named by --require did not pass, fewer GPUs than --expect-gpus,\n"
+            "      the run reached --deadline, or the consumer did not end with the\n"
             "      session's status\n"
             "  2   usage error: a bad option, an impossible size, or a refused socket path\n"
-            "  77  nothing could run here (no CUDA driver or no GPU); one line says why\n"
+            "  77  nothing could run here (no CUDA driver, no GPU, or every selected\n"
+            "      mechanism skipped); one line says why\n"
             "  130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, 129 by SIGHUP, after\n"
             "      releasing what both processes held; a second signal ends the\n"
             "      process at once\n"
