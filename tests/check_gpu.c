@@ -32,6 +32,21 @@ static th_run run;
 #define OUT_HAS(text) ck_assert_msg(strstr(run.out, (text)) != NULL, "output lacks '%s':\n%s", \
                                     (text), run.out)
 
+/* Whether an --only list names host-memory mechanisms alone (memfd and
+ * its kin), which use no GPU and so take no --device. */
+static int host_only(const char *list)
+{
+    const char *p = list;
+
+    while (*p != '\0') {
+        if (strncmp(p, "memfd", 5) != 0)
+            return 0;
+        p += strcspn(p, ",");
+        p += *p == ',';
+    }
+    return 1;
+}
+
 /* Runs the program with args on GPU 0 alone (--device 0 put in front,
  * unless args choose the GPUs themselves or cannot take it): the tests
  * below hold one GPU's counts and rows. The runs over every GPU are
@@ -45,7 +60,9 @@ static void spawn(const char *const *args, const char *const *env, double timeou
 
     for (i = 0; args[i] != NULL; i++)
         own |= strcmp(args[i], "--pairs") == 0 || strcmp(args[i], "--device") == 0 ||
-               strcmp(args[i], "--connect") == 0;
+               strcmp(args[i], "--connect") == 0 ||
+               (strcmp(args[i], "--only") == 0 && args[i + 1] != NULL &&
+                host_only(args[i + 1]));
     for (i = 0; args[i] != NULL && n < 39; i++)
         pinned[n++] = args[i];
     pinned[n] = NULL;

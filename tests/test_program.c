@@ -293,6 +293,19 @@ START_TEST(test_program_memfd_size_beyond_host_memory_exits_2)
 }
 END_TEST
 
+/* --device with only host-memory mechanisms names a GPU nothing would use:
+ * a usage error, not a silent pass. */
+START_TEST(test_program_device_without_a_gpu_mechanism_is_a_usage_error)
+{
+    const char *args[] = {"--only", "memfd", "--device", "9", NULL};
+
+    spawn(args, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("--device: no selected mechanism uses a GPU");
+    ck_assert_msg(strstr(run.out, "summary") == NULL, "the run ran:\n%s", run.out);
+}
+END_TEST
+
 START_TEST(test_program_brief_keeps_the_reason_of_a_usage_error)
 {
     const char *args[] = {"--only", "memfd", "--size", "16T", "--brief", NULL};
@@ -759,6 +772,7 @@ Suite *program_suite(void)
     tcase_add_test(basics, test_program_rejects_a_bad_fault_hook);
     tcase_add_test(basics, test_program_memfd_size_beyond_host_memory_exits_2);
     tcase_add_test(basics, test_program_brief_keeps_the_reason_of_a_usage_error);
+    tcase_add_test(basics, test_program_device_without_a_gpu_mechanism_is_a_usage_error);
     tcase_add_test(basics, test_program_help_describes_every_option);
     tcase_add_test(basics, test_program_version);
     tcase_add_test(basics, test_program_list_names_every_mechanism);

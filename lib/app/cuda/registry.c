@@ -122,6 +122,16 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
             return GPUIPC_USAGE;
         }
     }
+    /* --device names the GPU of the GPU mechanisms: with none selected it
+     * would be taken and never used, whatever it names. */
+    if (o->device_set && !o->list) {
+        for (i = 0; i < s->nsel && !s->sel[i]->needs_cuda; i++)
+            ;
+        if (i == s->nsel)
+            return usage_error("--device", "no selected mechanism uses a GPU (those of --only "
+                               "share host memory): leave --device out, or add a GPU "
+                               "mechanism to --only");
+    }
     if (o->require != NULL && gpuipc_mech_select(all, n, o->require, s->req, &s->nreq, &err) < 0)
         return usage_error("--require", err.msg);
     for (i = 0; i < s->nreq; i++) {
