@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,21 +52,29 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* What the last run_child wrote to its standard error (the watchdog's own
+ * lines), kept here rather than let onto the suite's console. */
+static char said[1024];
+
 /* Forks a child that starts a watchdog deadline_ms from now, sleeps
  * before_ms, claims (with code 0) if claim, sleeps after_ms and exits 0.
  * Returns its wait status; *fired says whether the fire function ran. */
 static int run_child(long deadline_ms, long before_ms, int claim, long after_ms, int *fired)
 {
+    int err_fd = memfd_create("watch-stderr", MFD_CLOEXEC);
+    ssize_t n;
     char c;
     int status;
     pid_t pid;
 
+    ck_assert_int_ge(err_fd, 0);
     ck_assert_int_eq(pipe2(marks, O_CLOEXEC), 0);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         gpuipc_err err;
 
+        dup2(err_fd, 2);
         close(marks[0]);
         if (gpuipc_watch_start(gpuipc_clock_ns() + (uint64_t)deadline_ms * 1000000ull, fire,
                                NULL, &err) < 0)
@@ -80,6 +89,9 @@ static int run_child(long deadline_ms, long before_ms, int claim, long after_ms,
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     *fired = read(marks[0], &c, 1) == 1;
     close(marks[0]);
+    n = pread(err_fd, said, sizeof(said) - 1, 0);
+    said[n > 0 ? n : 0] = '\0';
+    close(err_fd);
     return status;
 }
 
@@ -125,6 +137,8 @@ START_TEST(test_watch_a_claimed_run_that_hangs_ends_after_the_grace)
     ck_assert_msg(!fired, "the watchdog's verdict was said after the run's own");
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x", status);
     ck_assert_msg(s > 5.0 && s < 8.0, "ended after %.2f s, not the deadline and 5 s", s);
+    ck_assert_msg(strstr(said, "the run was still ending 5 s after its --deadline") != NULL,
+                  "the watchdog did not say why it ended the run: '%s'", said);
 }
 END_TEST
 
