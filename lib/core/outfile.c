@@ -350,18 +350,20 @@ done:
     return 0;
 }
 
-int gpuipc_outfile_void(gpuipc_outfile *f)
+/* Makes the regular file of one link name (in dirfd) claim nothing: emptied
+ * through an FD checked to be that very file, or else, where may_unlink,
+ * its name removed. Returns 0 (nothing there is fine), or a negative errno
+ * (the file is as it was). System calls only. */
+static int void_at(int dirfd, const char *name, int may_unlink)
 {
     struct stat st, st2;
     int fd, ok;
 
-    if (f->dirfd < 0)
-        return -EBADF;
-    if (fstatat(f->dirfd, f->base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return errno == ENOENT ? 0 : -errno;
     if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
         return -EINVAL;
-    fd = openat(f->dirfd, f->base, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd >= 0) {
         ok = fstat(fd, &st2) == 0 && S_ISREG(st2.st_mode) && st2.st_dev == st.st_dev &&
              st2.st_ino == st.st_ino && ftruncate(fd, 0) == 0;
@@ -369,29 +371,21 @@ int gpuipc_outfile_void(gpuipc_outfile *f)
         if (ok)
             return 0;
     }
-    if (f->in_place)
+    if (!may_unlink)
         return -EIO;
-    return unlinkat(f->dirfd, f->base, 0) == 0 ? 0 : -errno;
+    return unlinkat(dirfd, name, 0) == 0 ? 0 : -errno;
+}
+
+int gpuipc_outfile_void(gpuipc_outfile *f)
+{
+    if (f->dirfd < 0)
+        return -EBADF;
+    return void_at(f->dirfd, f->base, !f->in_place);
 }
 
 int gpuipc_outfile_void_path(const char *path)
 {
-    struct stat st, st2;
-    int fd, ok;
-
-    if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-        return errno == ENOENT ? 0 : -errno;
-    if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-        return -EINVAL;
-    fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd >= 0) {
-        ok = fstat(fd, &st2) == 0 && S_ISREG(st2.st_mode) && st2.st_dev == st.st_dev &&
-             st2.st_ino == st.st_ino && ftruncate(fd, 0) == 0;
-        close(fd);
-        if (ok)
-            return 0;
-    }
-    return unlinkat(AT_FDCWD, path, 0) == 0 ? 0 : -errno;
+    return void_at(AT_FDCWD, path, 1);
 }
 
 void gpuipc_outfile_abort(gpuipc_outfile *f)

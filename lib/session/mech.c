@@ -157,6 +157,7 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
         char name[GPUIPC_WIRE_NAME_LEN + 1];
         size_t len = strcspn(p, ",");
         const gpuipc_mech *m;
+        const char *meant;
 
         if (len == 0)
             return gpuipc_err_set(err, -EINVAL, "empty mechanism name in '%s' (known: %s)",
@@ -167,10 +168,9 @@ int gpuipc_mech_select(const gpuipc_mech *const *all, size_t n, const char *only
         memcpy(name, p, len);
         name[len] = '\0';
         m = gpuipc_mech_find(all, n, name);
-        if (m == NULL && nearest(all, n, name) != NULL)
+        if (m == NULL && (meant = nearest(all, n, name)) != NULL)
             return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%s': did you mean '%s'? "
-                                  "(gpuipc_test --list names them all)", name,
-                                  nearest(all, n, name));
+                                  "(gpuipc_test --list names them all)", name, meant);
         if (m == NULL)
             return gpuipc_err_set(err, -EINVAL, "unknown mechanism '%s' (known: %s)", name,
                                   names);

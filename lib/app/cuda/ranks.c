@@ -37,6 +37,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/outfile.h"
+#include "core/random.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "core/watch.h"
@@ -72,6 +73,7 @@ typedef struct ranks_run {
     gpuipc_job *job;
     uint32_t rank, size;
     gpuipc_meet *meet;   /* its listener; the others' pidfds */
+    unsigned refused_said; /* strangers refused at it, as said so far */
     rank_gpu *gpus;      /* every rank's, by rank */
     char (*who)[WHO_LEN]; /* "rank 2 (node1, GPU 0)" */
     const char **whop;
@@ -173,18 +175,6 @@ static void name_ranks(ranks_run *rr)
 
 /* ---- the GPU of each rank ---------------------------------------------------------- */
 
-static void hex_of(const uint8_t *b, size_t n, char *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
-
 static int unhex(const char *s, uint8_t *b, size_t n)
 {
     size_t i;
@@ -247,7 +237,7 @@ static int share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
         printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
                why.msg[0] ? why.msg : "the driver shows none");
     if (me->ordinal >= 0)
-        hex_of(me->uuid, GPUIPC_UUID_LEN, uuid);
+        gpuipc_random_hex(uuid, me->uuid, GPUIPC_UUID_LEN);
     else
         snprintf(uuid, sizeof(uuid), "none");
     snprintf(value, sizeof(value), "%s %d %016llx %d", uuid, me->ordinal,
@@ -406,13 +396,12 @@ static int peer_died(ranks_run *rr, uint32_t peer)
  * are no rank of this job (launch/meet.h), once each time more come. */
 static void say_refused(ranks_run *rr)
 {
-    static unsigned said;
     char first[256], line[400];
     unsigned n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
 
-    if (n == said)
+    if (n == rr->refused_said)
         return;
-    said = n;
+    rr->refused_said = n;
     snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
              "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
     say(rr, "%s", line);
