@@ -5,29 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/random.h"
 #include "core/sha256.h"
 #include "suites.h"
-
-/* The n bytes at p as lowercase hex in buf (2 * n + 1 bytes). */
-static const char *to_hex(const uint8_t *p, size_t n, char *buf)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        buf[2 * i] = digits[p[i] >> 4];
-        buf[2 * i + 1] = digits[p[i] & 0x0f];
-    }
-    buf[2 * n] = '\0';
-    return buf;
-}
 
 /* Fails unless the first strlen(want) / 2 bytes of got are want in hex. */
 static void expect_hex(const char *what, const uint8_t got[GPUIPC_SHA256_LEN], const char *want)
 {
     char hex[2 * GPUIPC_SHA256_LEN + 1];
 
-    to_hex(got, strlen(want) / 2, hex);
+    gpuipc_random_hex(hex, got, strlen(want) / 2);
     ck_assert_msg(strcmp(hex, want) == 0, "%s: got %s, want %s", what, hex, want);
 }
 
@@ -137,7 +124,8 @@ START_TEST(test_sha256_every_split_point_gives_the_one_call_digest)
             gpuipc_sha256_final(&s, parts);
             ck_assert_msg(memcmp(whole, parts, sizeof(whole)) == 0,
                           "length %zu cut at %zu: got %s, one call gave %s", n, k,
-                          to_hex(parts, sizeof(parts), hp), to_hex(whole, sizeof(whole), hw));
+                          gpuipc_random_hex(hp, parts, sizeof(parts)),
+                          gpuipc_random_hex(hw, whole, sizeof(whole)));
         }
     }
 }
@@ -164,7 +152,8 @@ START_TEST(test_sha256_odd_chunk_sizes_give_the_one_call_digest)
         gpuipc_sha256_final(&s, parts);
         ck_assert_msg(memcmp(whole, parts, sizeof(whole)) == 0,
                       "chunks of %zu: got %s, one call gave %s", sizes[i],
-                      to_hex(parts, sizeof(parts), hp), to_hex(whole, sizeof(whole), hw));
+                      gpuipc_random_hex(hp, parts, sizeof(parts)),
+                      gpuipc_random_hex(hw, whole, sizeof(whole)));
     }
 }
 END_TEST
@@ -301,7 +290,8 @@ START_TEST(test_sha256_hmac_incremental_equals_one_call)
         gpuipc_hmac_final(&h, parts);
         ck_assert_msg(memcmp(whole, parts, sizeof(whole)) == 0,
                       "cut at %zu of %zu: got %s, one call gave %s", k, n,
-                      to_hex(parts, sizeof(parts), hp), to_hex(whole, sizeof(whole), hw));
+                      gpuipc_random_hex(hp, parts, sizeof(parts)),
+                      gpuipc_random_hex(hw, whole, sizeof(whole)));
     }
 }
 END_TEST
