@@ -2,6 +2,7 @@
 /* test_sha256.c: SHA-256 against the FIPS 180-4 (NIST) examples, HMAC-SHA256
  * against the seven RFC 4231 test cases, pieces against one call, and the
  * constant-time comparison. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -346,6 +347,27 @@ START_TEST(test_sha256_ct_equal_zero_length_is_equal)
 }
 END_TEST
 
+/* gpuipc_random_unhex reads what gpuipc_random_hex wrote, and refuses an
+ * uppercase digit, a non-digit and a string shorter than 2n. */
+START_TEST(test_sha256_unhex_inverts_hex_and_refuses_what_is_not_lowercase_hex)
+{
+    const uint8_t bytes[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xcd, 0xef, 0xff};
+    uint8_t back[sizeof(bytes)];
+    char hex[2 * sizeof(bytes) + 1];
+
+    gpuipc_random_hex(hex, bytes, sizeof(bytes));
+    ck_assert_str_eq(hex, "00017f80abcdefff");
+    memset(back, 0x55, sizeof(back));
+    ck_assert_int_eq(gpuipc_random_unhex(back, hex, sizeof(back)), 0);
+    ck_assert(memcmp(back, bytes, sizeof(bytes)) == 0);
+    ck_assert_int_eq(gpuipc_random_unhex(back, "00017F80abcdefff", sizeof(back)), -EINVAL);
+    ck_assert_int_eq(gpuipc_random_unhex(back, "00017f80abcdefg0", sizeof(back)), -EINVAL);
+    ck_assert_int_eq(gpuipc_random_unhex(back, "00017f80abcdef", sizeof(back)), -EINVAL);
+    ck_assert_int_eq(gpuipc_random_unhex(back, "0", 1), -EINVAL);
+    ck_assert_int_eq(gpuipc_random_unhex(back, "", 0), 0);
+}
+END_TEST
+
 Suite *sha256_suite(void)
 {
     Suite *s = suite_create("sha256");
@@ -355,6 +377,7 @@ Suite *sha256_suite(void)
     tcase_add_test(tc, test_sha256_448_bit_message_two_blocks);
     tcase_add_test(tc, test_sha256_one_million_a);
     tcase_add_test(tc, test_sha256_empty_string);
+    tcase_add_test(tc, test_sha256_unhex_inverts_hex_and_refuses_what_is_not_lowercase_hex);
     tcase_add_loop_test(tc, test_sha256_padding_boundaries, 0,
                         (int)(sizeof(boundary) / sizeof(boundary[0])));
     tcase_add_test(tc, test_sha256_every_split_point_gives_the_one_call_digest);

@@ -35,3 +35,23 @@ char *gpuipc_random_hex(char *out, const void *in, size_t n)
     out[2 * n] = '\0';
     return out;
 }
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int gpuipc_random_unhex(void *out, const char *in, size_t n)
+{
+    unsigned char *p = out;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        int hi = hex_digit(in[2 * i]), lo = hi < 0 ? -1 : hex_digit(in[2 * i + 1]);
+
+        if (lo < 0)
+            return -EINVAL;
+        p[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}

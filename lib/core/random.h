@@ -18,4 +18,11 @@ int gpuipc_random_bytes(void *buf, size_t n);
  * which holds 2n + 1 bytes. Returns out. */
 char *gpuipc_random_hex(char *out, const void *in, size_t n);
 
+/* Reads 2n lowercase hex digits at in as n bytes to out: the inverse of
+ * gpuipc_random_hex. Stops at the first character that is no such digit (a
+ * NUL included, so it never reads past a shorter string) and returns
+ * -EINVAL, out then partly written; else 0. What follows the digits is the
+ * caller's to check. */
+int gpuipc_random_unhex(void *out, const char *in, size_t n);
+
 #endif

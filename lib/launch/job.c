@@ -23,15 +23,6 @@ struct gpuipc_job {
     unsigned char *where;   /* enum gpuipc_job_where of each rank, from this one */
 };
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* ---- the token ------------------------------------------------------------------------- */
 
 int gpuipc_job_token_new(gpuipc_job_token *t, gpuipc_err *err)
@@ -49,13 +40,10 @@ int gpuipc_job_token_new(gpuipc_job_token *t, gpuipc_err *err)
 
 int gpuipc_job_token_parse(gpuipc_job_token *t, const char *text, gpuipc_err *err)
 {
-    size_t i;
+    uint8_t raw[GPUIPC_JOB_TOKEN_BYTES];
 
     memset(t, 0, sizeof(*t));
-    for (i = 0; text[i] != '\0' && i <= GPUIPC_JOB_TOKEN_HEX; i++)
-        if (hex_value(text[i]) < 0)
-            break;
-    if (i != GPUIPC_JOB_TOKEN_HEX || text[i] != '\0')
+    if (gpuipc_random_unhex(raw, text, sizeof(raw)) < 0 || text[GPUIPC_JOB_TOKEN_HEX] != '\0')
         return gpuipc_err_set(err, -EINVAL,
                               "job token \"%.40s\": not %d lowercase hex digits", text,
                               GPUIPC_JOB_TOKEN_HEX);
@@ -81,14 +69,12 @@ int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, siz
 /* Whether name is a listener's: "@gpuipc-" and 32 lowercase hex digits. */
 static int endpoint_ok(const char *name)
 {
-    size_t i, n = strlen("@gpuipc-");
+    uint8_t raw[GPUIPC_JOB_TOKEN_BYTES];
+    size_t n = strlen("@gpuipc-");
 
-    if (strncmp(name, "@gpuipc-", n) != 0)
-        return 0;
-    for (i = 0; i < GPUIPC_JOB_TOKEN_HEX; i++)
-        if (hex_value(name[n + i]) < 0)
-            return 0;
-    return name[n + i] == '\0';
+    return strncmp(name, "@gpuipc-", n) == 0 &&
+           gpuipc_random_unhex(raw, name + n, sizeof(raw)) == 0 &&
+           name[n + GPUIPC_JOB_TOKEN_HEX] == '\0';
 }
 
 /* ---- the card ------------------------------------------------------------------------- */
@@ -204,12 +190,9 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
         rc = gpuipc_err_set(err, -EPROTO, "card: start \"%.24s\": not a number", v);
     if (rc == 0)
         rc = take_field(&p, "boot", 0, v, sizeof(v), err);
-    for (i = 0; rc == 0 && i < 2 * GPUIPC_FACTS_BOOT_ID_LEN && hex_value(v[i]) >= 0; i++)
-        ;
-    if (rc == 0 && (i != 2 * GPUIPC_FACTS_BOOT_ID_LEN || v[i] != '\0'))
+    if (rc == 0 && (gpuipc_random_unhex(c->boot_id, v, GPUIPC_FACTS_BOOT_ID_LEN) < 0 ||
+                    v[2 * GPUIPC_FACTS_BOOT_ID_LEN] != '\0'))
         rc = gpuipc_err_set(err, -EPROTO, "card: boot \"%.40s\": not 32 hex digits", v);
-    for (i = 0; rc == 0 && i < GPUIPC_FACTS_BOOT_ID_LEN; i++)
-        c->boot_id[i] = (uint8_t)(hex_value(v[2 * i]) << 4 | hex_value(v[2 * i + 1]));
     if (rc == 0)
         rc = take_field(&p, "mnt", 0, v, sizeof(v), err);
     if (rc == 0 && parse_dec(v, UINT64_MAX, &c->mnt_ns) < 0)

@@ -18,31 +18,18 @@ static void put_u32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* The token's 16 bytes from env's 32 hex digits (the sabotaged token's,
  * with sabotage set and armed). Returns 0, or -EINVAL. */
 static int token_key(const gpuipc_env *env, int sabotage, uint8_t key[GPUIPC_WIRE_TOKEN_LEN / 2])
 {
     char hex[GPUIPC_WIRE_TOKEN_LEN];
-    size_t i;
 
     if (env->token == NULL)
         return -EINVAL;
     memcpy(hex, env->token, sizeof(hex));
     if (sabotage && gpuipc_inject_sabotage(&env->inject, env->role, GPUIPC_SABOTAGE_WRONG_TOKEN))
         hex[0] = hex[0] == '0' ? '1' : '0';
-    for (i = 0; i < sizeof(hex); i += 2) {
-        int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
-
-        if (hi < 0 || lo < 0)
-            return -EINVAL;
-        key[i / 2] = (uint8_t)(hi << 4 | lo);
-    }
-    return 0;
+    return gpuipc_random_unhex(key, hex, sizeof(hex) / 2);
 }
 
 static int compute(const gpuipc_env *env, int sabotage, int role, const uint8_t *nonce_p,

@@ -175,21 +175,6 @@ static void name_ranks(ranks_run *rr)
 
 /* ---- the GPU of each rank ---------------------------------------------------------- */
 
-static int unhex(const char *s, uint8_t *b, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < 2 * n; i++) {
-        int v = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : s[i] >= 'a' && s[i] <= 'f'
-                ? s[i] - 'a' + 10 : -1;
-
-        if (v < 0)
-            return -1;
-        b[i / 2] = (uint8_t)(i % 2 ? (b[i / 2] | v) : (v << 4));
-    }
-    return s[2 * n] == ' ' || s[2 * n] == '\0' ? 0 : -1;
-}
-
 /* The options every rank must share, as a 64-bit FNV-1a digest of their
  * text: the mechanisms, --require, --size and --chunks. */
 static uint64_t config_digest(const ranks_run *rr)
@@ -263,7 +248,7 @@ static int share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
         if (sscanf(got, "%39s %d %16llx %d%n", hex, &ordinal, &digest, &ref, &used) != 4 ||
             got[used] != '\0' || ordinal < -1 || ordinal > 65535 || (ref != 0 && ref != 1) ||
             (strcmp(hex, "none") != 0 && (strlen(hex) != 2 * GPUIPC_UUID_LEN ||
-                                          unhex(hex, g->uuid, GPUIPC_UUID_LEN) < 0)) ||
+                                          gpuipc_random_unhex(g->uuid, hex, GPUIPC_UUID_LEN) < 0)) ||
             (strcmp(hex, "none") == 0) != (ordinal < 0))
             return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid>|none "
                                   "<ordinal> <digest> <refused>\" (is it gpuipc_test --ranks of "
