@@ -52,6 +52,36 @@ static int run_mode(const gpuipc_options *o, const gpuipc_app_selection *sel,
     return gpuipc_app_oneshot(o, sel, inject, t0);
 }
 
+/* The options were refused (exit 2): the result files argv names still
+ * say so, "however the run ends", and a --prom or --junit file from an
+ * earlier run is replaced rather than left to claim its verdict. A path
+ * that is no file of ours is refused as always, untouched. Returns the
+ * exit status. */
+static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_t t0)
+{
+    char lost[GPUIPC_ERR_LEN + 40];
+    gpuipc_options o;
+    gpuipc_facts own;
+    gpuipc_err err;
+    gpuipc_doc d = {.o = &o, .exit_code = GPUIPC_USAGE, .role = "none", .own = &own,
+                    .lost = lost};
+
+    gpuipc_options_outputs(&o, argc, argv);
+    if (!gpuipc_doc_wanted(&o))
+        return GPUIPC_USAGE;
+    gpuipc_doc_set_argv(argc, argv);
+    gpuipc_runinfo_gather(t0);
+    if (gpuipc_files_check(&o, &err) < 0 ||
+        (o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0)) {
+        gpuipc_log_say("%s", err.msg);
+        return GPUIPC_USAGE;
+    }
+    snprintf(lost, sizeof(lost), "the options were refused: %s", why->msg);
+    gpuipc_facts_gather(&own);
+    d.wall_ns = gpuipc_clock_ns() - t0;
+    return gpuipc_doc_finish(&d, GPUIPC_USAGE);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t t0 = gpuipc_clock_ns();
@@ -75,11 +105,14 @@ int main(int argc, char **argv)
      * keeps the two in order, and nothing is pending when the process forks. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
-        if (gpuipc_brief_wanted(argc, argv))
+        if (gpuipc_brief_wanted(argc, argv)) {
             printf("USAGE ERROR: %s (exit 2)\n", err.msg);
-        else
-            fprintf(stderr, "gpuipc_test: %s\nTry 'gpuipc_test --help'.\n", err.msg);
-        return GPUIPC_USAGE;
+        } else {
+            /* Kept as the last line said: the --junit report's reason. */
+            gpuipc_log_say("%s", err.msg);
+            fprintf(stderr, "Try 'gpuipc_test --help'.\n");
+        }
+        return refused_options(argc, argv, &err, t0);
     }
     if (o.help) {
         gpuipc_app_usage(stdout, gpuipc_app_registry, gpuipc_app_nmech);

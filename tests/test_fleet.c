@@ -623,6 +623,64 @@ START_TEST(test_fleet_options_taken_by_the_verdict_modes)
 }
 END_TEST
 
+/* The options are refused (exit 2) over an earlier run's pass in every
+ * file: each file says the usage error, however the options came (--json
+ * after the refused option; --json=FILE), naming the reason; a --json that
+ * names a symbolic link leaves it and its target as they were. */
+START_TEST(test_fleet_refused_options_still_write_the_files)
+{
+    char link[128], victim[128], json_eq[128], why[256];
+    const char *first[] = {"--prom", prom, "--size", "banana", "--junit", junit, "--json", doc,
+                           NULL};
+    const char *second[] = {"--bogus", "--junit", junit, json_eq, "--prom", prom, NULL};
+    const char *linked[] = {"--only", "memfd", "--json", link, "--size", "banana", NULL};
+    const char *const *args = _i == 0 ? first : _i == 1 ? second : linked;
+    const char *reason = _i == 1 ? "unknown option '--bogus'" : "'banana' is not a size";
+    char *text, *schema_text;
+    jnode *schema, *d;
+    size_t n;
+
+    snprintf(json_eq, sizeof(json_eq), "--json=%s", doc);
+    snprintf(link, sizeof(link), "%s/link.json", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    write_text(victim, "{\"exit\": {\"status\": 0}}\n");
+    ck_assert_int_eq(symlink(victim, link), 0);
+    write_text(prom, "gpuipc_test_success 1\n");
+    write_text(junit, "<testsuites/>\n");
+    write_text(doc, "{\"exit\": {\"status\": 0}}\n");
+    ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, NULL, NULL), 0);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS(run, reason);
+    if (_i == 2) {
+        OUT_HAS(run, "is a symbolic link (not followed");
+        ck_assert_msg(file_has(victim, "\"status\": 0"), "the link's target was changed");
+        ck_assert(has_line(prom, "gpuipc_test_success 1")); /* not named: untouched */
+        return;
+    }
+    promtool_passes(prom);
+    ck_assert(has_line(prom, "gpuipc_test_exit_status 2"));
+    ck_assert(has_line(prom, "gpuipc_test_success 0"));
+    ck_assert(!has_line(prom, "gpuipc_test_success 1"));
+    xml_well_formed(junit);
+    xpath_is(junit, "string(//property[@name=\"exit_status\"]/@value)", "2");
+    ck_assert_msg(strstr(xpath(junit, "string(//testcase[@name=\"exit status\"]/failure/"
+                               "@message)"), reason) != NULL, "%s", tool.out);
+    schema_text = th_read_file("docs/result.schema.json", &n);
+    text = th_read_file(doc, &n);
+    ck_assert_ptr_nonnull(schema_text);
+    ck_assert_ptr_nonnull(text);
+    schema = js_parse(schema_text, why, sizeof(why));
+    d = js_parse(text, why, sizeof(why));
+    ck_assert_msg(d != NULL && js_check(schema, d, why, sizeof(why)), "%s:\n%s", why, text);
+    ck_assert_int_eq((int)js_num(js_get(js_get(d, "exit"), "status")), 2);
+    ck_assert_msg(strstr(js_str(js_get(d, "no_session")), reason) != NULL, "%s", text);
+    js_free(d);
+    js_free(schema);
+    free(schema_text);
+    free(text);
+}
+END_TEST
+
 /* ---- a full disk ---- */
 
 static void fill(const char *path)
@@ -773,6 +831,7 @@ Suite *fleet_suite(void)
     tcase_add_test(prog, test_fleet_under_way_then_stopped);
     tcase_add_test(prog, test_fleet_nothing_could_run);
     tcase_add_loop_test(prog, test_fleet_paths_refused_before_the_run, 0, 2 * K_COUNT);
+    tcase_add_loop_test(prog, test_fleet_refused_options_still_write_the_files, 0, 3);
     tcase_add_loop_test(prog, test_fleet_no_fd_left_leaves_no_stale_pass, 0, 2);
     if (th_mounts_work(why, sizeof(why))) {
         tcase_add_test(prog, test_fleet_a_full_disk_leaves_no_stale_pass);

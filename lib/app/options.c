@@ -354,11 +354,8 @@ static int unknown(const char *arg, gpuipc_err *err)
     return gpuipc_err_set(err, -EINVAL, "unknown option '%s'", arg);
 }
 
-int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
+static void defaults(gpuipc_options *o)
 {
-    long v;
-    int quiet = 0, verbose = 0, c, rc;
-
     memset(o, 0, sizeof(*o));
     o->size = GPUIPC_DEFAULT_SIZE;
     o->chunks = GPUIPC_DEFAULT_CHUNKS;
@@ -367,6 +364,61 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     o->allow_uid = -1;
     o->repeat = 1;
     o->iters = GPUIPC_DEFAULT_ITERS;
+}
+
+/* --json's FILE: its optarg, or the next word where that is no option
+ * (--json FILE as well as --json=FILE; a bare --json, for --list, is
+ * followed by nothing or by another option). Advances optind past it. */
+static char *json_file(int argc, char **argv)
+{
+    if (optarg == NULL && optind < argc &&
+        (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0))
+        return argv[optind++];
+    return optarg;
+}
+
+void gpuipc_options_outputs(gpuipc_options *o, int argc, char **argv)
+{
+    const char *path;
+    int c;
+
+    defaults(o);
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
+        path = c == OPT_JSON ? json_file(argc, argv) : optarg;
+        if (c == OPT_BRIEF)
+            o->brief = 1;
+        if (path == NULL || path[0] == '\0')
+            continue;
+        if (c == OPT_JSON && o->json_path == NULL)
+            o->json = 1, o->json_path = path;
+        else if (c == OPT_PROM && o->prom_path == NULL)
+            o->prom_path = path;
+        else if (c == OPT_JUNIT && o->junit_path == NULL)
+            o->junit_path = path;
+    }
+    if (o->brief && o->json_path != NULL && strcmp(o->json_path, "-") == 0)
+        o->json = 0, o->json_path = NULL;
+    /* Never standard output for the fleet files, never one file twice. */
+    if (o->prom_path != NULL && (strcmp(o->prom_path, "-") == 0 ||
+                                 (o->json_path != NULL && strcmp(o->prom_path, o->json_path) == 0)))
+        o->prom_path = NULL;
+    if (o->junit_path != NULL &&
+        (strcmp(o->junit_path, "-") == 0 ||
+         (o->json_path != NULL && strcmp(o->junit_path, o->json_path) == 0) ||
+         (o->prom_path != NULL && strcmp(o->junit_path, o->prom_path) == 0)))
+        o->junit_path = NULL;
+    if (o->brief)
+        o->level = GPUIPC_LOG_QUIET;
+}
+
+int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
+{
+    long v;
+    int quiet = 0, verbose = 0, c, rc;
+
+    defaults(o);
     opterr = 0; /* this function words every error itself */
     optind = 0; /* start afresh, so that tests may parse many times */
     while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
@@ -426,11 +478,7 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_JSON:
             o->json = 1;
-            /* --json FILE as well as --json=FILE; a bare --json (for --list)
-             * is followed by nothing or by another option. */
-            if (optarg == NULL && optind < argc &&
-                (argv[optind][0] != '-' || strcmp(argv[optind], "-") == 0))
-                optarg = argv[optind++];
+            optarg = json_file(argc, argv);
             if (optarg != NULL && optarg[0] == '\0')
                 return gpuipc_err_set(err, -EINVAL, "--json: the file name is empty");
             o->json_path = optarg;

@@ -60,6 +60,13 @@ typedef struct gpuipc_options {
  * program then exits 2. o->only points into argv. */
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
 
+/* After gpuipc_options_parse refused argv: o as the defaults with only the
+ * result files argv names (--json, --prom, --junit; the first of each) and
+ * --brief, read the way the parser reads them and whatever else argv holds,
+ * so that the files say the options were refused ("however the run ends").
+ * --json - is dropped under --brief (its line owns standard output). */
+void gpuipc_options_outputs(gpuipc_options *o, int argc, char **argv);
+
 /* The GPUs the producer's scenarios run on, as a run/plan.h device list:
  * --device as given; "all" for the forked one-shot run (and --repeat)
  * without it; NULL where the mode takes the one GPU o->device (--serve,
