@@ -22,7 +22,14 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # what every build needs, the sanitizer flags included, in that case too.
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -pthread $(WARN) -MMD -MP $(SAN_CFLAGS)
-override LDFLAGS += $(SAN_LDFLAGS)
+# The checkout's path stays out of the objects (debug info, __FILE__): two
+# builds of one commit in different directories give the same binary, and
+# the packages the same bytes (deploy/package.sh).
+override CFLAGS += -ffile-prefix-map=$(CURDIR)=.
+# Full RELRO: every symbol bound at start, the GOT then read-only (lintian's
+# hardening-no-bindnow); the program dlopens libcuda and NVML itself, which
+# this does not touch.
+override LDFLAGS += -Wl,-z,relro,-z,now $(SAN_LDFLAGS)
 # What the program changes of Check, linked statically: its temporary file,
 # also where no directory can be written, and its SIGINT handler
 # (lib/app/check_shim.c). Every link of lib/app (HOST_OBJS) takes these.
