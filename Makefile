@@ -41,7 +41,7 @@ CPPFLAGS += -D_GNU_SOURCE -Ilib
 
 # Check and subunit are linked statically, so that the binary also runs where
 # libcheck is not installed (the GPU machines). Recursive variables: they are
-# evaluated only when a recipe needs them, after `make deps` has run.
+# evaluated only when a recipe needs them, after deploy/deps.sh has run.
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
 CHECK_LIBS_ALL = $(shell $(PKG_CONFIG) --libs check)
 CHECK_LIBS = -Wl,-Bstatic $(filter -lcheck% -lsubunit,$(CHECK_LIBS_ALL)) -Wl,-Bdynamic \
@@ -52,15 +52,23 @@ LDLIBS += -ldl -lm -pthread
 # release binary (make release) where it was built, else ./gpuipc_test.
 INSTALL_BIN ?= $(if $(wildcard build-release/gpuipc_test),build-release/gpuipc_test,gpuipc_test)
 
-# Without Check nothing but deps, help, clean, release, cuda-check and
-# pmix-check can be built: say so in one line, before 70 failed compiles say
-# it worse. install, deb and rpm build nothing, and need no Check, where the
-# program they install is there already.
+# What the build needs (Check, pkg-config) and make check too (xmllint):
+# where one is missing, make installs it when run as root (apt-get, or dnf
+# with EPEL: deploy/deps.sh says what it installs, never through sudo), and
+# otherwise stops in one line naming the command to run as root, before 70
+# failed compiles say it worse. deps, help, clean, release, cuda-check and
+# pmix-check need none of them; install, deb and rpm none where the program
+# they install is there already.
 NO_CHECK_GOALS := deps help clean release cuda-check pmix-check layers uninstall \
 	$(if $(wildcard $(INSTALL_BIN)),install deb rpm)
+DEPS := check pkg-config $(if $(filter check asan valgrind,$(MAKECMDGOALS)),xmllint)
 ifeq ($(filter $(NO_CHECK_GOALS),$(MAKECMDGOALS)),)
-ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && echo yes),yes)
-$(error Check (the C unit-test library, Debian package 'check') or pkg-config is not installed: run 'make deps' first, or install the packages check and pkg-config)
+ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && \
+	{ [ -z "$(filter xmllint,$(DEPS))" ] || command -v xmllint >/dev/null; } && echo yes),yes)
+DEPS_SAID := $(shell PKG_CONFIG='$(PKG_CONFIG)' sh deploy/deps.sh install $(DEPS))
+ifneq ($(DEPS_SAID),)
+$(error $(DEPS_SAID))
+endif
 endif
 endif
 
@@ -108,10 +116,12 @@ all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(P
 	$(PMIX_PROBE)
 
 help:
-	@echo "make deps       install Check, pkg-config and xmllint with apt-get if missing"
+	@echo "make deps       install Check, pkg-config and xmllint if missing (as root: apt-get or"
+	@echo "                dnf; make and make check do it themselves); else name the command"
 	@echo "make            build ./gpuipc_test and the test suites"
 	@echo "make check      cuda-check, the layers' includes, the docs' samples, the no-GPU"
-	@echo "                suites, then ./gpuipc_test (exit 77 = skipped)"
+	@echo "                suites, then ./gpuipc_test (exit 77 = skipped); every step runs,"
+	@echo "                and the last line counts them: N passed, N failed, N skipped"
 	@echo "make cuda-check compare lib/gpu/cuda_api.h and cuda_pfn.h with $(CUDA_H) at"
 	@echo "                compile time (skipped, saying so, where it is absent)"
 	@echo "make pmix-check compare lib/launch/pmix_api.h and pmix_pfn.h with the PMIx headers"
@@ -136,17 +146,8 @@ help:
 	@echo "           the build itself needs no CUDA toolkit)"
 
 deps:
-	@need=; \
-	$(PKG_CONFIG) --exists check 2>/dev/null || need="$$need check"; \
-	command -v $(PKG_CONFIG) >/dev/null || need="$$need pkg-config"; \
-	command -v xmllint >/dev/null || need="$$need libxml2-utils"; \
-	if [ -z "$$need" ]; then \
-		echo "deps: Check, pkg-config and xmllint are installed"; \
-	else \
-		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		echo "deps: installing$$need with apt-get"; \
-		$$sudo apt-get update -qq && $$sudo apt-get install -y -qq $$need; \
-	fi
+	@PKG_CONFIG='$(PKG_CONFIG)' sh deploy/deps.sh install check pkg-config xmllint
+	@echo "deps: Check, pkg-config and xmllint are installed"
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -246,31 +247,14 @@ pmix-check:
 		"libpmix-dev, or set PMIX_INCLUDE, to check lib/launch/pmix_api.h against one)"
 endif
 
-# The declarations' checks first, then the no-GPU suites, then lib/launch
-# and --ranks under mpirun (tests/launch.sh, tests/ranks.sh, skipped, saying
-# so, without mpirun), then
-# the program itself, whose exit 77 (no GPU here) is shown as SKIP and not
-# counted as a pass.
-check: cuda-check pmix-check gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE)
-	@sh tests/layers.sh
-	@sh tests/licence.sh
-	@sh tests/docs.sh ./gpuipc_test
-	@sh tests/manpage.sh ./gpuipc_test
-	@sh tests/completion.sh ./gpuipc_test
-	@sh tests/install.sh ./gpuipc_test
-	@if command -v python3 >/dev/null; then python3 tests/manifests.py ./gpuipc_test; \
-	else echo "manifests: NOT RUN: no python3 (Debian: python3, python3-yaml)"; fi
-	@PROMCHECK=$(PROMCHECK) sh tests/recipes.sh ./gpuipc_test
-	GPUIPC_TEST_BIN=./gpuipc_test $(TEST_NOGPU)
-	@sh tests/launch.sh $(PMIX_PROBE)
-	@sh tests/ranks.sh ./gpuipc_test
-	@echo "== ./gpuipc_test (the GPU scenarios)"
-	@./gpuipc_test --quiet; rc=$$?; \
-	case $$rc in \
-	0) echo "PASS: ./gpuipc_test";; \
-	77) echo "SKIP: ./gpuipc_test exited 77: no GPU scenario could run here (not a pass)";; \
-	*) echo "FAIL: ./gpuipc_test exited $$rc"; exit 1;; \
-	esac
+# tests/check.sh runs the declarations' checks, the scripts, the no-GPU
+# suites, lib/launch and --ranks under mpirun (tests/launch.sh,
+# tests/ranks.sh, skipped, saying so, without mpirun), then the program
+# itself, whose exit 77 (no GPU here) is counted as skipped, not as a pass.
+# Every step runs; the last line counts the whole run: "make check: N
+# passed, N failed, N skipped".
+check: gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE)
+	@MAKE='$(MAKE)' sh tests/check.sh $(BUILD) ./gpuipc_test
 
 # Every include in lib/ goes to its own layer or one below (tests/layers.sh).
 layers:
