@@ -26,6 +26,7 @@
 #include "core/proc.h"
 #include "core/progress.h"
 #include "core/runinfo.h"
+#include "core/status.h"
 #include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (gpuipc_options_parse(&o, argc, argv, &err) < 0) {
         if (gpuipc_brief_wanted(argc, argv)) {
-            printf("USAGE ERROR: %s (exit 2)\n", err.msg);
+            printf("%s: %s (exit %d)\n", gpuipc_exit_word(GPUIPC_USAGE), err.msg, GPUIPC_USAGE);
         } else {
             /* Kept as the last line said: the --junit report's reason. */
             gpuipc_log_say("%s", err.msg);
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
     }
     /* --brief: whatever the run prints goes to memory; one line comes out. */
     if (o.brief && gpuipc_brief_begin(&brief, &err) < 0) {
-        printf("FAIL: %s (exit 1)\n", err.msg);
+        printf("%s: %s (exit %d)\n", gpuipc_exit_word(GPUIPC_FAIL), err.msg, GPUIPC_FAIL);
         return GPUIPC_FAIL;
     }
     /* A live progress line for long work: on a terminal, never with -q or
@@ -174,9 +175,9 @@ int main(int argc, char **argv)
     if (rc == GPUIPC_FAIL && !o.ranks && gpuipc_log_last_result()[0] == '\0') {
         char line[1024];
 
-        snprintf(line, sizeof(line), "result: FAIL: no scenario ran: %.900s (exit 1)",
-                 gpuipc_log_last_said()[0] != '\0' ? gpuipc_log_last_said()
-                                                   : "the run ended before its verdict");
+        snprintf(line, sizeof(line), "result: %s: no scenario ran: %.900s (exit %d)",
+                 gpuipc_exit_word(GPUIPC_FAIL), gpuipc_log_last_said()[0] != '\0'
+                 ? gpuipc_log_last_said() : "the run ended before its verdict", GPUIPC_FAIL);
         gpuipc_log_line(1, line);
     }
     /* --json: a run that ended before its mode wrote the document (a

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/status.h"
 #include "suites.h"
 
 static gpuipc_result with(int status)
@@ -16,6 +17,33 @@ static gpuipc_result with(int status)
 
     return r;
 }
+
+/* The one table of words: each status and exit status has its word, its
+ * name in the files and its meaning, and what the table does not name
+ * falls to the safe side (FAIL; "not run"; "unknown"). */
+START_TEST(test_report_status_words_come_from_one_table)
+{
+    ck_assert_str_eq(gpuipc_status_word(GPUIPC_PASS), "PASS");
+    ck_assert_str_eq(gpuipc_status_word(GPUIPC_FAIL), "FAIL");
+    ck_assert_str_eq(gpuipc_status_word(GPUIPC_SKIP), "SKIP");
+    ck_assert_str_eq(gpuipc_status_word(GPUIPC_STOPPED), "STOPPED");
+    ck_assert_str_eq(gpuipc_status_word(-1), "NOT RUN");
+    ck_assert_str_eq(gpuipc_status_name(GPUIPC_STOPPED), "stopped");
+    ck_assert_str_eq(gpuipc_status_name(-1), "not run");
+    ck_assert_str_eq(gpuipc_status_name(GPUIPC_USAGE), "not run"); /* no scenario status */
+    ck_assert_str_eq(gpuipc_exit_word(0), "PASS");
+    ck_assert_str_eq(gpuipc_exit_word(1), "FAIL");
+    ck_assert_str_eq(gpuipc_exit_word(2), "USAGE ERROR");
+    ck_assert_str_eq(gpuipc_exit_word(77), "SKIP");
+    ck_assert_str_eq(gpuipc_exit_word(130), "STOPPED");
+    ck_assert_str_eq(gpuipc_exit_word(143), "STOPPED");
+    ck_assert_str_eq(gpuipc_exit_word(128), "FAIL"); /* 128 is no signal's */
+    ck_assert_str_eq(gpuipc_exit_word(3), "FAIL");
+    ck_assert_str_eq(gpuipc_exit_meaning(130), "stopped by SIGINT");
+    ck_assert_str_eq(gpuipc_exit_meaning(77), "nothing could run here (no driver or GPU)");
+    ck_assert_str_eq(gpuipc_exit_meaning(5), "unknown");
+}
+END_TEST
 
 START_TEST(test_report_all_passed_is_0)
 {
@@ -179,6 +207,7 @@ Suite *report_suite(void)
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("exit_code");
 
+    tcase_add_test(tc, test_report_status_words_come_from_one_table);
     tcase_add_test(tc, test_report_all_passed_is_0);
     tcase_add_test(tc, test_report_a_skip_beside_a_pass_is_0);
     tcase_add_test(tc, test_report_any_failure_is_1);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/status.h"
 
 
 int gpuipc_brief_wanted(int argc, char **argv)
@@ -84,15 +85,12 @@ void gpuipc_brief_compose(const gpuipc_brief_facts *f, int exit_code, char *out,
     if (f->result[0] != '\0')
         snprintf(verdict, sizeof(verdict), "%s", f->result);
     else if (f->said[0] != '\0')
-        snprintf(verdict, sizeof(verdict), "%s%s",
-                 strncmp(f->said, "SKIP: ", 6) == 0 ? ""
-                 : exit_code == 2                   ? "USAGE ERROR: "
-                 : exit_code == 0                   ? "PASS: "
-                                                    : "FAIL: ",
-                 f->said);
+        snprintf(verdict, sizeof(verdict), "%s%s%s",
+                 strncmp(f->said, "SKIP: ", 6) == 0 ? "" : gpuipc_exit_word(exit_code),
+                 strncmp(f->said, "SKIP: ", 6) == 0 ? "" : ": ", f->said);
     else
         snprintf(verdict, sizeof(verdict), "%s: the run printed no result line",
-                 exit_code == 0 ? "PASS" : exit_code == 77 ? "SKIP" : "FAIL");
+                 gpuipc_exit_word(exit_code));
     used = (size_t)snprintf(out, out_len, "%s", verdict);
     if (f->first[0] != '\0' && used < out_len && strstr(verdict, f->first) == NULL)
         used += (size_t)snprintf(out + used, out_len - used, " | first failure: %s", f->first);

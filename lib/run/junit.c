@@ -19,6 +19,7 @@
 
 #include "core/err.h"
 #include "core/escape.h"
+#include "core/status.h"
 #include "core/step.h"
 
 static char mem[1 << 16];
@@ -150,12 +151,12 @@ static void testcase(gpuipc_sink *s, const gpuipc_outcome *oc, size_t i, const c
             gpuipc_sbuf_str(&s->b, " ");
         }
         gpuipc_sbuf_xml(&s->b, r->failure.step != 0 ? gpuipc_step_name(r->failure.step)
-                                                    : "FAIL", 1);
+                                                    : gpuipc_status_word(GPUIPC_FAIL), 1);
         gpuipc_sbuf_str(&s->b, "\"");
     } else if (r->status == GPUIPC_STOPPED) {
         gpuipc_sbuf_str(&s->b, "error");
         attr(s, "message", r->reason[0] != '\0' ? r->reason : "stopped by a signal");
-        attr(s, "type", "stopped");
+        attr(s, "type", gpuipc_status_name(GPUIPC_STOPPED));
     } else if (r->status == GPUIPC_SKIP) {
         gpuipc_sbuf_str(&s->b, "skipped");
         attr(s, "message", r->reason);

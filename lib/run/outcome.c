@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/status.h"
 
 const char *gpuipc_outcome_verdict(int status)
 {
-    return status == GPUIPC_PASS ? "pass" : status == GPUIPC_FAIL ? "fail"
-         : status == GPUIPC_SKIP ? "skip" : status == GPUIPC_STOPPED ? "stopped" : "not run";
+    return gpuipc_status_name(status);
 }
 
 const char *gpuipc_outcome_uuid(const gpuipc_outcome *oc, int g)

@@ -18,6 +18,7 @@
 
 #include "core/err.h"
 #include "core/escape.h"
+#include "core/status.h"
 #include "run/plan.h"
 
 static char mem[1 << 16];
@@ -169,7 +170,7 @@ static void per_scenario(gpuipc_sink *s, const gpuipc_outcome *oc, const char *n
 
 int gpuipc_prom_write(int fd, const gpuipc_outcome *oc)
 {
-    static const char *const verdicts[] = {"pass", "fail", "skip", "stopped"};
+    static const int verdicts[] = {GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, GPUIPC_STOPPED};
     const unsigned counts[] = {oc->passed, oc->failed, oc->skipped, oc->stopped};
     const gpuipc_runinfo *who = oc->who;
     gpuipc_sink s;
@@ -212,7 +213,7 @@ int gpuipc_prom_write(int fd, const gpuipc_outcome *oc)
     for (k = 0; k < 4; k++) {
         first = 1;
         gpuipc_sbuf_str(&s.b, "gpuipc_test_scenarios");
-        label(&s, &first, "verdict", verdicts[k]);
+        label(&s, &first, "verdict", gpuipc_status_name(verdicts[k]));
         value_uint(&s, first, counts[k]);
     }
     gpus(&s, oc);

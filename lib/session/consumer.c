@@ -21,6 +21,7 @@
 #include "core/account.h"
 #include "core/clock.h"
 #include "core/proc.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "session/pattern.h"
@@ -85,7 +86,7 @@ static void fail(cscen *c, unsigned step, const gpuipc_err *e, const char *fmt, 
 static void log_probe(cserve *cs, const char *name, const gpuipc_status *st, uint64_t ns)
 {
     int level = st->code == GPUIPC_FAIL ? GPUIPC_LOG_QUIET : GPUIPC_LOG_NORMAL;
-    const char *verdict = st->code == GPUIPC_SKIP ? "SKIP" : "FAIL";
+    const char *verdict = gpuipc_status_word(st->code == GPUIPC_SKIP ? GPUIPC_SKIP : GPUIPC_FAIL);
     const gpuipc_log *log = &cs->env->log;
 
     if (st->code == GPUIPC_PASS) {
@@ -646,8 +647,7 @@ static int judge_bye(const cserve *cs, const gpuipc_msg_bye *bye, char *why, siz
     if (bye->code != GPUIPC_FAIL && cs->producer_failed > 0) {
         snprintf(why, len, "the producer's BYE says %s, but its END said it failed %u "
                  "scenario%s here: it does not speak for what ran here",
-                 bye->code == GPUIPC_PASS ? "PASS" : bye->code == GPUIPC_SKIP ? "SKIP"
-                 : "USAGE ERROR", cs->producer_failed, cs->producer_failed == 1 ? "" : "s");
+                 gpuipc_exit_word(bye->code), cs->producer_failed, cs->producer_failed == 1 ? "" : "s");
         return -1;
     }
     /* Nothing could run (77), or the options were refused (2), after this
@@ -655,7 +655,7 @@ static int judge_bye(const cserve *cs, const gpuipc_msg_bye *bye, char *why, siz
     if (bye->code != GPUIPC_PASS && bye->code != GPUIPC_FAIL && passed > 0) {
         snprintf(why, len, "the producer's BYE says %s (%s), but this side saw %u scenario%s "
                  "pass: it does not speak for what ran here",
-                 bye->code == GPUIPC_SKIP ? "SKIP" : "USAGE ERROR",
+                 gpuipc_exit_word(bye->code),
                  bye->code == GPUIPC_SKIP ? "nothing could run" : "its options were refused",
                  passed, passed == 1 ? "" : "s");
         return -1;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/units.h"
 
 int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer_ok)
@@ -21,20 +22,10 @@ int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer
     return passed > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
 }
 
+/* A scenario's word in the summary's table; "-" for one that did not run. */
 static const char *status_name(int status)
 {
-    switch (status) {
-    case GPUIPC_PASS:
-        return "PASS";
-    case GPUIPC_FAIL:
-        return "FAIL";
-    case GPUIPC_SKIP:
-        return "SKIP";
-    case GPUIPC_STOPPED:
-        return "STOPPED";
-    default:
-        return "-";
-    }
+    return status < 0 ? "-" : gpuipc_status_word(status);
 }
 
 static void direction(const gpuipc_check *k, char *buf, size_t len)
@@ -197,9 +188,7 @@ void gpuipc_report_summary(int fd, const char *where, const gpuipc_result *resul
         snprintf(stopped, sizeof(stopped), ", %u stopped", counts.stopped);
     snprintf(line, sizeof(line), "result: %s: %u passed, %u failed, %u skipped%s, in %.2f s "
              "(exit %d)",
-             exit_code == GPUIPC_PASS ? "PASS" : exit_code == GPUIPC_SKIP ? "SKIP"
-             : exit_code > 128 ? "STOPPED" : "FAIL",
-             counts.passed, counts.failed, counts.skipped, stopped, (double)wall_ns / 1e9,
+             gpuipc_exit_word(exit_code), counts.passed, counts.failed, counts.skipped, stopped, (double)wall_ns / 1e9,
              exit_code);
     gpuipc_log_line(fd, line);
 }

@@ -93,11 +93,12 @@ void gpuipc_role_log(const gpuipc_scenario *sc, unsigned step, uint64_t t0, cons
 
 void gpuipc_role_log_fail(const gpuipc_scenario *sc, unsigned step, const char *fmt, ...)
 {
+    char prefix[16];
     va_list ap;
 
+    snprintf(prefix, sizeof(prefix), "%s ", gpuipc_wire_fail_word());
     va_start(ap, fmt);
-    vlog(sc, GPUIPC_LOG_QUIET, step, GPUIPC_LOG_NO_TIME,
-         gpuipc_wire_stopped() != 0 ? "STOPPED " : "FAIL ", fmt, ap);
+    vlog(sc, GPUIPC_LOG_QUIET, step, GPUIPC_LOG_NO_TIME, prefix, fmt, ap);
     va_end(ap);
 }
 

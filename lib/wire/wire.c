@@ -16,9 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/names.h"
 #include "core/account.h"
 #include "core/clock.h"
+#include "core/names.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "core/watch.h"
@@ -960,7 +961,7 @@ int gpuipc_wire_stopped(void)
 
 const char *gpuipc_wire_fail_word(void)
 {
-    return gpuipc_wire_stopped() != 0 ? "STOPPED" : "FAIL";
+    return gpuipc_status_word(gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL);
 }
 
 int gpuipc_wire_stop_fd(void)

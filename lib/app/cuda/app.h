@@ -127,9 +127,6 @@ int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code);
 void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
                          const gpuipc_inject *inject, uint64_t t0);
 
-/* "PASS", "FAIL", "SKIP" or "USAGE ERROR" for an exit status. */
-const char *gpuipc_app_verdict_name(int code);
-
 /* ---- the consumer's process (consumer_proc.c) ------------------------------------------- */
 
 /* The forked mode's producer, whose death the consumer reports; 0 with

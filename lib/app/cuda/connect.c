@@ -10,6 +10,7 @@
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/facts.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "wire/endpoint.h"
 
@@ -22,14 +23,14 @@ static void consumer_result_line(const char *path, int code, const gpuipc_sessio
 
     if (end->said_bye)
         snprintf(producer, sizeof(producer), "the producer concluded %s: %u passed, %u failed, "
-                 "%u skipped", gpuipc_app_verdict_name(end->bye.code), end->bye.passed, end->bye.failed,
+                 "%u skipped", gpuipc_exit_word(end->bye.code), end->bye.passed, end->bye.failed,
                  end->bye.skipped);
     else
         snprintf(producer, sizeof(producer), "the session ended without the producer's verdict");
     if (gpuipc_wire_stopped() != 0)
         code = 128 + gpuipc_wire_stopped();
     snprintf(line, len, "result: %s: the session with %s; %s; this side %s%.300s (exit %d)",
-             code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), path, producer,
+             gpuipc_exit_word(code), path, producer,
              end->own == GPUIPC_PASS ? "passed" : "failed: ",
              end->own == GPUIPC_PASS ? "" : end->reason, code);
 }
@@ -70,7 +71,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
         code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(
             sock == -ENOTSOCK ? GPUIPC_USAGE : GPUIPC_FAIL));
         snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
-                 code >= 128 ? "STOPPED" : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL",
+                 gpuipc_exit_word(code),
                  o->connect, err.msg, code);
         gpuipc_log_line(1, line);
         return write_doc(o, code, t0, NULL, err.msg);

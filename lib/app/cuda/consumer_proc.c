@@ -14,10 +14,11 @@
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "bench/cuda/bandwidth.h"
 #include "core/progress.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "core/watch.h"
+#include "bench/cuda/bandwidth.h"
 #include "gpu/gpu.h"
 #include "run/plan.h"
 #include "wire/wire.h"
@@ -249,8 +250,9 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     }
     if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
         gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                        "FAIL peer gone during hello: the producer (pid %d) exited before "
-                        "the consumer started", (int)gpuipc_app_parent_pid);
+                        "%s peer gone during hello: the producer (pid %d) exited before "
+                        "the consumer started", gpuipc_status_word(GPUIPC_FAIL),
+                        (int)gpuipc_app_parent_pid);
         close(sock);
         return GPUIPC_FAIL;
     }

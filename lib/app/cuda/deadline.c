@@ -25,10 +25,11 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
-#include "core/step.h"
 #include "core/outfile.h"
 #include "core/proc.h"
 #include "core/runinfo.h"
+#include "core/status.h"
+#include "core/step.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
@@ -231,12 +232,14 @@ static void put_why(gpuipc_sbuf *b, int sig)
     const char *name = gpuipc_sig_abbrev(sig);
 
     if (sig == 0) {
-        gpuipc_sbuf_str(b, "FAIL: --deadline ");
+        gpuipc_sbuf_str(b, gpuipc_status_word(GPUIPC_FAIL));
+        gpuipc_sbuf_str(b, ": --deadline ");
         gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
         gpuipc_sbuf_str(b, " s passed: ");
         return;
     }
-    gpuipc_sbuf_str(b, "STOPPED: stopped by SIG");
+    gpuipc_sbuf_str(b, gpuipc_status_word(GPUIPC_STOPPED));
+    gpuipc_sbuf_str(b, ": stopped by SIG");
     gpuipc_sbuf_str(b, name != NULL ? name : "?");
     gpuipc_sbuf_str(b, ", but the run did not end within ");
     gpuipc_sbuf_secs(b, GPUIPC_WATCH_STOP_GRACE_NS, 1);
@@ -293,9 +296,8 @@ static void put_rows(gpuipc_sbuf *b, int fd)
             gpuipc_sbuf_str(b, " on GPU ");
             gpuipc_sbuf_uint(b, (uint64_t)r->gpu);
         }
-        gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "  PASS" : st == GPUIPC_FAIL ? "  FAIL"
-                        : st == GPUIPC_SKIP ? "  SKIP" : st == GPUIPC_STOPPED ? "  STOPPED"
-                        : "  not run (or under way)");
+        gpuipc_sbuf_str(b, "  ");
+        gpuipc_sbuf_str(b, st < 0 ? "not run (or under way)" : gpuipc_status_word(st));
         if (st == GPUIPC_FAIL || st == GPUIPC_SKIP || st == GPUIPC_STOPPED) {
             gpuipc_sbuf_str(b, "\n      ");
             gpuipc_sbuf_str(b, r->reason[0] != '\0' ? r->reason
@@ -337,7 +339,7 @@ static void put_gpus(gpuipc_sbuf *b)
         gpuipc_sbuf_json(b, gpus[i] < GPUIPC_GPU_OPEN_MAX && uuid_text[gpus[i]][0] != '\0'
                                 ? uuid_text[gpus[i]] : NULL);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
-        gpuipc_sbuf_str(b, gpuipc_doc_verdict_name(v));
+        gpuipc_sbuf_str(b, gpuipc_status_name(v));
         gpuipc_sbuf_str(b, "\", \"passed\": ");
         gpuipc_sbuf_uint(b, t.passed);
         gpuipc_sbuf_str(b, ", \"failed\": ");
@@ -398,9 +400,7 @@ static void put_scenarios(gpuipc_sbuf *b, int fd)
         gpuipc_sbuf_str(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
         gpuipc_sbuf_json(b, dl.run->label[i]);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
-        gpuipc_sbuf_str(b, st == GPUIPC_PASS ? "pass" : st == GPUIPC_FAIL ? "fail"
-                        : st == GPUIPC_SKIP ? "skip" : st == GPUIPC_STOPPED ? "stopped"
-                        : "not run");
+        gpuipc_sbuf_str(b, gpuipc_status_name(st));
         gpuipc_sbuf_str(b, "\", \"gpu\": ");
         put_ordinal(b, r->gpu);
         gpuipc_sbuf_str(b, ", \"peer_gpu\": ");

@@ -10,8 +10,9 @@
 #include "app/cuda/app.h"
 #include "app/cuda/result_doc.h"
 #include "app/matrix.h"
-#include "core/names.h"
 #include "core/log.h"
+#include "core/names.h"
+#include "core/status.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
 #include "wire/wire.h"
@@ -68,7 +69,7 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     gpuipc_err err;
     uint64_t bytes;
     ssize_t n;
-    int rc, listed, count = 0;
+    int rc, listed, count = 0, code;
 
     if (o->only != NULL && s->nsel != 1) {
         gpuipc_log_say("--fault-matrix: name one mechanism with --only");
@@ -127,20 +128,22 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     if (rc == -EINTR || gpuipc_wire_stopped() != 0) {
         const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
 
-        snprintf(line, sizeof(line), "result: STOPPED: fault matrix over %s: stopped by SIG%s "
-                 "after %u cases; the pair under way was killed, nothing is left running "
-                 "(exit %d)", mo.mech, name ? name : "?", t.cases, gpuipc_app_stop_code(GPUIPC_FAIL));
+        code = gpuipc_app_stop_code(GPUIPC_FAIL);
+        snprintf(line, sizeof(line), "result: %s: fault matrix over %s: stopped by SIG%s after "
+                 "%u cases; the pair under way was killed, nothing is left running (exit %d)",
+                 gpuipc_exit_word(code), mo.mech, name ? name : "?", t.cases, code);
         gpuipc_log_line(1, line);
-        return gpuipc_app_stop_code(GPUIPC_FAIL);
+        return code;
     }
     if (rc < 0) {
         gpuipc_log_say("--fault-matrix: %s", err.msg);
         return GPUIPC_FAIL;
     }
+    code = rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
     snprintf(line, sizeof(line), "result: %s: fault matrix over %s: %u cases, %u survived, "
              "%u hangs, %u leaks, %u wrong reports, in %.1f s (exit %d)",
-             rc == 0 ? "PASS" : "FAIL", mo.mech, t.cases, t.survived, t.hangs, t.leaks,
-             t.wrong, t.seconds, rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL);
+             gpuipc_exit_word(code), mo.mech, t.cases, t.survived, t.hangs, t.leaks, t.wrong,
+             t.seconds, code);
     gpuipc_log_line(1, line);
-    return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
+    return code;
 }

@@ -12,7 +12,9 @@
 
 #include "app/cuda/app.h"
 #include "core/account.h"
+#include "core/err.h"
 #include "core/proc.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "gpu/cudrv.h"
 #include "wire/endpoint.h"
@@ -212,7 +214,8 @@ int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code)
         return code;
     if (gpuipc_account_leaks(&g_fds_at_start, &now, &e) > 0) {
         gpuipc_log_step(log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
-                        "FAIL at exit: %s (open now, not when the program started)", e.msg);
+                        "%s at exit: %s (open now, not when the program started)",
+                        gpuipc_status_word(GPUIPC_FAIL), e.msg);
         if (code == GPUIPC_PASS || code == GPUIPC_SKIP)
             code = GPUIPC_FAIL;
     } else {
@@ -289,10 +292,4 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->act = act_fault;
     env->cred_pid = gpuipc_app_cred_pid;
     env->session_check = 1;
-}
-
-const char *gpuipc_app_verdict_name(int code)
-{
-    return code == GPUIPC_PASS ? "PASS" : code == GPUIPC_SKIP ? "SKIP"
-         : code == GPUIPC_USAGE ? "USAGE ERROR" : "FAIL";
 }

@@ -12,14 +12,15 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
-#include "core/names.h"
-#include "core/log.h"
-#include "app/cuda/result_doc.h"
 #include "core/clock.h"
+#include "core/log.h"
+#include "core/names.h"
 #include "core/proc.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "core/watch.h"
+#include "app/cuda/result_doc.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "run/plan.h"
@@ -749,9 +750,9 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
     char line[2048];
     size_t i, used;
 
-    used = (size_t)snprintf(line, sizeof(line), "gpuipc_test: %s: ",
-                            exit_code == GPUIPC_SKIP ? "SKIP"
-                            : "FAIL (an FD left open, said above) after nothing could run");
+    used = (size_t)snprintf(line, sizeof(line), "gpuipc_test: %s%s: ", gpuipc_exit_word(exit_code),
+                            exit_code == GPUIPC_SKIP ? ""
+                            : " (an FD left open, said above) after nothing could run");
 
     if (cuda == 1) {
         const char *cause = run->nsel > 0 ? run->results[0].cause : "";
@@ -1127,7 +1128,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
             char bench_line[1024];
 
             snprintf(bench_line, sizeof(bench_line), "result: %s: --bench on %.300s; consumer: "
-                     "%.300s; %.1f s (exit %d)", code == GPUIPC_PASS ? "PASS" : "FAIL",
+                     "%.300s; %.1f s (exit %d)",
+                     gpuipc_exit_word(code == GPUIPC_PASS ? GPUIPC_PASS : GPUIPC_FAIL),
                      run->where, consumer, (double)(gpuipc_clock_ns() - t0) / 1e9,
                      gpuipc_app_stop_code(code));
             gpuipc_log_line(2, bench_line);
@@ -1154,7 +1156,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     if (code == GPUIPC_USAGE && gpuipc_wire_stopped() == 0) {
         /* Options refused before any scenario: the one reason is the
          * verdict (the consumer ended as told, so it has nothing to add). */
-        snprintf(line, sizeof(line), "result: USAGE ERROR: %.600s (exit %d)",
+        snprintf(line, sizeof(line), "result: %s: %.600s (exit %d)", gpuipc_exit_word(code),
                  gpuipc_log_last_said()[0] != '\0' ? gpuipc_log_last_said()
                  : "the producer refused its options", exit_code);
         gpuipc_log_line(1, line);
@@ -1166,7 +1168,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         snprintf(line, sizeof(line), "consumer: %s", consumer);
         gpuipc_log_line(1, line);
         snprintf(line, sizeof(line), "result: %s: no scenario ran: %.400s (exit %d)",
-                 code == GPUIPC_USAGE ? "USAGE ERROR" : exit_code > 128 ? "STOPPED" : "FAIL",
+                 gpuipc_exit_word(code == GPUIPC_USAGE ? code : exit_code > 128 ? exit_code
+                                                                 : GPUIPC_FAIL),
                  code == GPUIPC_USAGE ? "the producer refused its options" : run->lost,
                  exit_code);
         gpuipc_log_line(1, line);

@@ -38,6 +38,7 @@
 #include "core/log.h"
 #include "core/outfile.h"
 #include "core/random.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "core/watch.h"
@@ -103,8 +104,10 @@ static void on_deadline(void *arg, int sig)
     gpuipc_sbuf_init(&b, mem, sizeof(mem));
     gpuipc_sbuf_str(&b, "rank ");
     gpuipc_sbuf_uint(&b, g_rank);
-    gpuipc_sbuf_str(&b, sig ? ": result: STOPPED: it did not end in time after the stop "
-                              "signal" : ": result: FAIL: --deadline (");
+    gpuipc_sbuf_str(&b, ": result: ");
+    gpuipc_sbuf_str(&b, gpuipc_status_word(sig ? GPUIPC_STOPPED : GPUIPC_FAIL));
+    gpuipc_sbuf_str(&b, sig ? ": it did not end in time after the stop signal"
+                            : ": --deadline (");
     if (!sig) {
         gpuipc_sbuf_uint(&b, g_deadline_s);
         gpuipc_sbuf_str(&b, " s) passed");
@@ -142,13 +145,6 @@ static void on_deadline(void *arg, int sig)
     }
     gpuipc_sbuf_write(&b, 1);
     _exit(sig ? 128 + sig : GPUIPC_FAIL);
-}
-
-/* A scenario's status as the summary words it. */
-static const char *status_word(int status)
-{
-    return status == GPUIPC_PASS ? "PASS" : status == GPUIPC_FAIL ? "FAIL"
-         : status == GPUIPC_SKIP ? "SKIP" : status == GPUIPC_STOPPED ? "STOPPED" : "NOT RUN";
 }
 
 /* The name of rank r for messages. */
@@ -261,18 +257,18 @@ static int share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     rr->digests[rr->rank] = mine;
     if (zero_refused) {
         if (rr->rank != 0)
-            printf("rank %u: result: USAGE ERROR: rank 0 refused its options (it says why) "
-                   "(exit 2)\n", rr->rank);
+            printf("rank %u: result: %s: rank 0 refused its options (it says why) (exit %d)\n",
+                   rr->rank, gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     for (r = 1; r < rr->size && differs < 0; r++)
         if (rr->digests[r] != zero)
             differs = (int)r;
     if (differs >= 0) {
-        printf("rank %u: result: USAGE ERROR: rank %d's options differ from rank 0's "
-               "(--only, --require, --size and --chunks must be the same on every rank: give "
-               "every rank one command line) (exit 2)\n",
-               rr->rank, differs);
+        printf("rank %u: result: %s: rank %d's options differ from rank 0's (--only, "
+               "--require, --size and --chunks must be the same on every rank: give every rank "
+               "one command line) (exit %d)\n",
+               rr->rank, gpuipc_exit_word(GPUIPC_USAGE), differs, GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     return 0;
@@ -370,6 +366,15 @@ static void say(const ranks_run *rr, const char *fmt, const char *text)
     fflush(stdout);
 }
 
+/* "rank R: FAIL <what><text>". */
+static void say_failed(const ranks_run *rr, const char *what, const char *text)
+{
+    char line[GPUIPC_ERR_LEN + 64];
+
+    snprintf(line, sizeof(line), "%s %s%s", gpuipc_status_word(GPUIPC_FAIL), what, text);
+    say(rr, "%s", line);
+}
+
 /* Whether peer, met in a session that broke, has died (its process has
  * ended; a stop signal is no death of the peer's). */
 static int peer_died(ranks_run *rr, uint32_t peer)
@@ -420,7 +425,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
         else if (sock == -ETIMEDOUT)
             mark_stuck(rr, peer);
         note(side, GPUIPC_FAIL, err.msg);
-        say(rr, "FAIL %s", err.msg);
+        say_failed(rr, "", err.msg);
         return -1;
     }
     gpuipc_app_cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
@@ -487,7 +492,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     if (!run.started) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
         (void)peer_died(rr, c);
-        say(rr, "FAIL %s", run.lost);
+        say_failed(rr, "", run.lost);
     } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
         if (peer_died(rr, c)) {
@@ -520,9 +525,8 @@ static void play_producer(ranks_run *rr, uint32_t c)
         if (r->status == GPUIPC_FAIL) {
             char line[GPUIPC_ERR_LEN + 64];
 
-            snprintf(line, sizeof(line), "FAIL %u -> %u %s: %.400s", rr->rank, c,
-                     run.sel[i]->name, r->reason);
-            say(rr, "%s", line);
+            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.sel[i]->name);
+            say_failed(rr, line, r->reason);
         }
     }
     if (!run.started)
@@ -560,7 +564,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     side->own = end.own;
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
-        say(rr, "FAIL as consumer: %s", end.reason[0] ? end.reason : "(said above)");
+        say_failed(rr, "as consumer: ", end.reason[0] ? end.reason : "(said above)");
         if (end.errnum == ETIMEDOUT)
             mark_stuck(rr, p);
         if (peer_died(rr, p)) {
@@ -655,7 +659,7 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
     gpuipc_json_int(&j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_string(&j, "mode", "ranks");
     gpuipc_json_int(&j, "exit_code", code);
-    gpuipc_json_string(&j, "verdict", gpuipc_app_verdict_name(code));
+    gpuipc_json_string(&j, "verdict", gpuipc_exit_word(code));
     gpuipc_json_double(&j, "wall_s", (double)(gpuipc_clock_ns() - rr->t0) / 1e9);
     gpuipc_json_string(&j, "pmix", gpuipc_launch_version(rr->l));
     gpuipc_json_int(&j, "size", rr->size);
@@ -696,7 +700,7 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
             gpuipc_json_object(&j, NULL);
             gpuipc_json_int(&j, "producer", p);
             gpuipc_json_int(&j, "consumer", c);
-            gpuipc_json_string(&j, "verdict", gpuipc_app_verdict_name(v));
+            gpuipc_json_string(&j, "verdict", gpuipc_exit_word(v));
             gpuipc_json_string(&j, "reason", why[0] ? why : NULL);
             gpuipc_json_array(&j, "scenarios");
             for (i = 0; cell->prod.have && i < cell->prod.n; i++) {
@@ -705,7 +709,7 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
                 gpuipc_json_object(&j, NULL);
                 gpuipc_json_string(&j, "mechanism", s->mech);
                 gpuipc_json_string(&j, "status", s->status < 0 ? "NOT RUN"
-                                   : status_word(s->status));
+                                   : gpuipc_status_word(s->status));
                 gpuipc_json_string(&j, "side", s->side ? gpuipc_role_name(s->side) : NULL);
                 gpuipc_json_string(&j, "step", s->step ? gpuipc_step_name(s->step) : NULL);
                 gpuipc_json_string(&j, "reason", s->reason[0] ? s->reason : NULL);
@@ -830,8 +834,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         free(cells);
         free(got);
         free(causes);
-        printf("rank 0: result: FAIL: out of memory for the verdicts of %u ranks (exit 1)\n",
-               rr->size);
+        printf("rank 0: result: %s: out of memory for the verdicts of %u ranks (exit %d)\n",
+               gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
         return GPUIPC_FAIL;
     }
     for (r = 0; r < rr->size; r++) {
@@ -893,7 +897,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
             pf += v == GPUIPC_FAIL;
             ps += v == GPUIPC_SKIP;
             if (why[0] != '\0') {
-                printf("%s %u -> %u: %s\n", v == GPUIPC_FAIL ? "FAIL" : "SKIP", p, c, why);
+                printf("%s %u -> %u: %s\n",
+                       gpuipc_status_word(v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP), p, c, why);
                 continue;
             }
             for (i = 0; i < cell->prod.n; i++) {
@@ -903,7 +908,7 @@ static int judge(ranks_run *rr, const char *own, int fenced)
                 if (s->status == GPUIPC_PASS)
                     continue;
                 printf("%s %u -> %u %s: %s%s\n", s->status < 0 ? "NOT RUN"
-                       : status_word(s->status), p, c, s->mech,
+                       : gpuipc_status_word(s->status), p, c, s->mech,
                        s->reason, s->cause[0] ? " [cause below]" : "");
                 for (k = 0; k < ncauses && strcmp(causes[k], s->cause) != 0; k++)
                     ;
@@ -919,7 +924,7 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
-           code >= 128 ? "STOPPED" : gpuipc_app_verdict_name(code), rr->size,
+           gpuipc_exit_word(code), rr->size,
            rr->size * (rr->size - 1), proven, pf, ps, passed, failed, skipped,
            (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
     fflush(stdout);
@@ -956,9 +961,9 @@ static int conclude(ranks_run *rr)
     if (own == NULL || gpuipc_launch_put(rr->l, KEY_RESULTS, own, &err) < 0 ||
         gpuipc_launch_put(rr->l, KEY_REFUSED, refused, &err) < 0 ||
         gpuipc_launch_commit(rr->l, &err) < 0) {
-        printf("rank %u: result: FAIL: its results could not be published: %s (exit %d)\n",
-               rr->rank, own == NULL ? "out of memory" : err.msg,
-               gpuipc_app_stop_code(GPUIPC_FAIL));
+        code = gpuipc_app_stop_code(GPUIPC_FAIL);
+        printf("rank %u: result: %s: its results could not be published: %s (exit %d)\n",
+               rr->rank, gpuipc_exit_word(code), own == NULL ? "out of memory" : err.msg, code);
         free(own);
         return GPUIPC_FAIL;
     }
@@ -1002,7 +1007,7 @@ static int conclude(ranks_run *rr)
             code = atoi(got);
             if (rr->o->level >= GPUIPC_LOG_NORMAL)
                 printf("rank %u: result: %s: the run's, from rank 0 (exit %d)\n", rr->rank,
-                       code > 128 ? "STOPPED" : gpuipc_app_verdict_name(code), code);
+                       gpuipc_exit_word(code), code);
             return code;
         }
         if (rc == 0) {
@@ -1013,9 +1018,10 @@ static int conclude(ranks_run *rr)
             (rr->o->deadline_ns > 0 && gpuipc_clock_ns() >= rr->t0 + rr->o->deadline_ns))
             break;
     }
-    printf("rank %u: result: FAIL: rank 0's verdict never came (%s); this rank's own pairs "
-           "%s (exit %d)\n", rr->rank, err.msg, own_code == GPUIPC_PASS ? "passed" : "failed",
-           gpuipc_app_stop_code(GPUIPC_FAIL));
+    code = gpuipc_app_stop_code(GPUIPC_FAIL);
+    printf("rank %u: result: %s: rank 0's verdict never came (%s); this rank's own pairs "
+           "%s (exit %d)\n", rr->rank, gpuipc_exit_word(code), err.msg,
+           own_code == GPUIPC_PASS ? "passed" : "failed", code);
     return GPUIPC_FAIL;
 }
 
@@ -1035,8 +1041,7 @@ static void drop_forked_only(gpuipc_app_selection *s)
 
 static int setup_failed(ranks_run *rr, int code, const char *what, const char *msg)
 {
-    const char *verdict = code == GPUIPC_SKIP ? "SKIP" : code == GPUIPC_USAGE ? "USAGE ERROR"
-                          : "FAIL";
+    const char *verdict = gpuipc_exit_word(code);
 
     if (rr->l != NULL)
         printf("rank %u: result: %s: %s: %s (exit %d)\n", rr->rank, verdict, what, msg, code);
@@ -1054,8 +1059,8 @@ static int rank_zero_json(ranks_run *rr)
     if (!rr->o->json || rr->rank != 0)
         return 0;
     if (gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) < 0) {
-        printf("rank 0: result: USAGE ERROR: --json %s: %s (exit 2)\n", rr->o->json_path,
-               err.msg);
+        printf("rank 0: result: %s: --json %s: %s (exit %d)\n", gpuipc_exit_word(GPUIPC_USAGE),
+               rr->o->json_path, err.msg, GPUIPC_USAGE);
         return -1;
     }
     rr->json_checked = 1;

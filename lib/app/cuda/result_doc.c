@@ -14,10 +14,11 @@
 #include "app/cuda/report_files.h"
 #include "app/version.h"
 #include "core/json.h"
-#include "core/names.h"
 #include "core/log.h"
+#include "core/names.h"
 #include "core/outfile.h"
 #include "core/runinfo.h"
+#include "core/status.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
@@ -63,33 +64,6 @@ int gpuipc_doc_take_stdout(void)
     return 0;
 }
 
-static const char *meaning(int code)
-{
-    switch (code) {
-    case 0:
-        return "all that ran passed";
-    case 1:
-        return "a failure";
-    case 2:
-        return "usage error";
-    case 77:
-        return "nothing could run here (no driver or GPU)";
-    case 129:
-        return "stopped by SIGHUP";
-    case 130:
-        return "stopped by SIGINT";
-    case 143:
-        return "stopped by SIGTERM";
-    default:
-        return "unknown";
-    }
-}
-
-static const char *verdict_name(int status)
-{
-    return status == GPUIPC_PASS ? "pass" : status == GPUIPC_FAIL ? "fail"
-         : status == GPUIPC_SKIP ? "skip" : status == GPUIPC_STOPPED ? "stopped" : "not run";
-}
 
 /* errno's name for a device file's open, "ok" for 0. */
 static void json_open(gpuipc_json *j, const char *key, uint32_t e)
@@ -312,7 +286,7 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
 
     gpuipc_json_object(j, NULL);
     gpuipc_json_string(j, "name", r->mech);
-    gpuipc_json_string(j, "verdict", verdict_name(r->status));
+    gpuipc_json_string(j, "verdict", gpuipc_status_name(r->status));
     if (r->gpu >= 0)
         gpuipc_json_int(j, "gpu", r->gpu);
     else
@@ -345,12 +319,6 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     if (r->ns > 0)
         json_usage(j, "consumer_holds_after", &r->consumer_usage);
     gpuipc_json_end(j, '}');
-}
-
-const char *gpuipc_doc_verdict_name(int v)
-{
-    return v == GPUIPC_FAIL ? "fail" : v == GPUIPC_STOPPED ? "stopped" : v == GPUIPC_PASS
-                                                                          ? "pass" : "skip";
 }
 
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap)
@@ -391,7 +359,7 @@ static void json_gpus(gpuipc_json *j, const gpuipc_doc *d)
         gpuipc_json_int(j, "ordinal", gpus[i]);
         gpuipc_json_string(j, "uuid", gpuipc_gpu_uuid_of(gpus[i], uuid, &err) == 0
                                ? gpuipc_units_format_uuid(uuid, text, sizeof(text)) : NULL);
-        gpuipc_json_string(j, "verdict", gpuipc_doc_verdict_name(v));
+        gpuipc_json_string(j, "verdict", gpuipc_status_name(v));
         gpuipc_json_int(j, "passed", t.passed);
         gpuipc_json_int(j, "failed", t.failed);
         gpuipc_json_int(j, "skipped", t.skipped);
@@ -498,7 +466,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     } else {
         gpuipc_json_object(j, "exit");
         gpuipc_json_int(j, "status", d->exit_code);
-        gpuipc_json_string(j, "meaning", meaning(d->exit_code));
+        gpuipc_json_string(j, "meaning", gpuipc_exit_meaning(d->exit_code));
         gpuipc_json_end(j, '}');
         gpuipc_json_string(j, "result", gpuipc_log_last_result()[0] ? gpuipc_log_last_result()
                                                                     : NULL);
@@ -546,7 +514,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     if (d->verdict != NULL) {
         gpuipc_json_object(j, "producer_verdict");
         gpuipc_json_int(j, "status", d->verdict->code);
-        gpuipc_json_string(j, "meaning", meaning(d->verdict->code));
+        gpuipc_json_string(j, "meaning", gpuipc_exit_meaning(d->verdict->code));
         gpuipc_json_end(j, '}');
     } else {
         gpuipc_json_string(j, "producer_verdict", NULL);
@@ -675,8 +643,9 @@ int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code)
                 gpuipc_log_say("%s (the exit status stays %d)", why.msg, code);
                 continue;
             }
-            snprintf(line, sizeof(line), "result: FAIL: the run ended with exit %d (said "
-                     "above), but %.500s (exit 1)", code, why.msg);
+            snprintf(line, sizeof(line), "result: %s: the run ended with exit %d (said above), "
+                     "but %.500s (exit %d)", gpuipc_exit_word(GPUIPC_FAIL), code, why.msg,
+                     GPUIPC_FAIL);
             gpuipc_log_line(1, line);
             code = GPUIPC_FAIL;
             changed = 1;

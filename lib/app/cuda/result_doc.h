@@ -79,10 +79,6 @@ char *gpuipc_doc_template(const gpuipc_doc *d);
  * count. Async-signal-safe. */
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
 
-/* A GPU's verdict (GPUIPC_PASS, ...) in the document's words: "pass",
- * "fail", "skip", "stopped". Async-signal-safe. */
-const char *gpuipc_doc_verdict_name(int v);
-
 /* The mode's name in the document: "one-shot", "repeat", "pairs", "serve",
  * "connect", "list", "bench" or "fault-matrix". Async-signal-safe. */
 const char *gpuipc_doc_mode_name(const gpuipc_options *o);

@@ -13,6 +13,7 @@
 #include "app/check_shim.h"
 #include "app/cuda/app.h"
 #include "core/clock.h"
+#include "core/status.h"
 #include "core/step.h"
 #include "session/report.h"
 
@@ -75,16 +76,17 @@ static volatile int in_check;
 
 static void check_gave_up(void)
 {
-    static const char why[] = "FAIL: the test framework (Check) ended the run from inside "
+    static const char why[] = "the test framework (Check) ended the run from inside "
                               "srunner_run_all with exit(); its own line above says why (for "
                               "example no temporary file: it writes one under $TEMP, else "
-                              "/tmp, else in memory, a memfd) (exit 1)";
-    char line[sizeof(why) + 16];
+                              "/tmp, else in memory, a memfd)";
+    char line[sizeof(why) + 48];
 
     if (!in_check)
         return;
     in_check = 0;
-    snprintf(line, sizeof(line), "%s%s", gpuipc_brief_fd() >= 0 ? "" : "result: ", why);
+    snprintf(line, sizeof(line), "%s%s: %s (exit %d)", gpuipc_brief_fd() >= 0 ? "" : "result: ",
+             gpuipc_exit_word(GPUIPC_FAIL), why, GPUIPC_FAIL);
     gpuipc_log_line(gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1, line);
     _exit(GPUIPC_FAIL);
 }
@@ -307,7 +309,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
     /* What the probes left, the start of every round. */
     if ((probed = malloc(run->nsel * sizeof(*probed))) == NULL) {
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
-                        GPUIPC_LOG_NO_TIME, "FAIL out of memory for %zu scenarios", run->nsel);
+                        GPUIPC_LOG_NO_TIME, "%s out of memory for %zu scenarios",
+                        gpuipc_status_word(GPUIPC_FAIL), run->nsel);
         return GPUIPC_FAIL;
     }
     memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
@@ -334,7 +337,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
         if (soak_round(run, round, &k, start) < 0) {
             if (gpuipc_wire_stopped() == 0)
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
-                                GPUIPC_LOG_NO_TIME, "FAIL soak stopped at %s", k.why);
+                                GPUIPC_LOG_NO_TIME, "%s soak stopped at %s",
+                                gpuipc_status_word(GPUIPC_FAIL), k.why);
             code = GPUIPC_FAIL;
             break;
         }

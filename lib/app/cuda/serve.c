@@ -9,10 +9,11 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "core/watch.h"
-#include "core/log.h"
 #include "core/clock.h"
+#include "core/log.h"
+#include "core/status.h"
 #include "core/step.h"
+#include "core/watch.h"
 #include "gpu/gpu.h"
 #include "wire/endpoint.h"
 
@@ -159,8 +160,8 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     }
     if (code != 0) {
         gpuipc_watch_claim(GPUIPC_FAIL);
-        snprintf(line, sizeof(line), "result: FAIL: --serve %s: not listening: %.400s (exit 1)",
-                 o->serve, run.cuda_why.msg);
+        snprintf(line, sizeof(line), "result: %s: --serve %s: not listening: %.400s (exit %d)",
+                 gpuipc_exit_word(GPUIPC_FAIL), o->serve, run.cuda_why.msg, GPUIPC_FAIL);
         gpuipc_log_line(1, line);
         return end_early(&run, GPUIPC_FAIL);
     }
