@@ -5,7 +5,8 @@
  * --repeat (rounds.c), --bench's parts (bench_mode.c); and the modes
  * themselves, one file each: the forked one-shot run (oneshot.c), --serve
  * (serve.c), --connect (connect.c), --list (list.c), --fault-matrix
- * (fault_matrix.c). The mechanisms come from the registry (registry.c). */
+ * (fault_matrix.c). The mechanisms come from the registry (registry.c). One
+ * scenario of the producer's run has a header of its own (scenario_ask.h). */
 #ifndef GPUIPC_APP_CUDA_APP_H
 #define GPUIPC_APP_CUDA_APP_H
 
@@ -297,36 +298,12 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0);
 void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                                 const gpuipc_err *cuda_why, int exit_code);
 
-/* A destructive mechanism talks to the sacrificial consumer. */
-gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m);
-
-/* The devices of one scenario, which its ask points to. */
-typedef struct gpuipc_app_devices {
-    uint8_t uuid[GPUIPC_UUID_LEN];      /* the producer's */
-    uint8_t peer_uuid[GPUIPC_UUID_LEN]; /* the consumer's where another (--pairs); zero */
-} gpuipc_app_devices;
-
-/* Fills ask for scenario i: its mechanism, --size, --chunks, its number,
- * and its devices in dev (for a --pairs scenario, its GPU opened and made
- * current). Returns 0 or a negative errno with why. */
-int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
-                            gpuipc_app_devices *dev, gpuipc_err *err);
-
-/* --pairs: after pair scenario i ran, names its link and the GB/s the
- * consumer read and wrote across it in the result's detail line, and fails
- * a passed scenario slower than --min-gbps in either direction. */
-void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i);
-
 /* env->reap_peer: waits for the sacrificial consumer's exit. */
 int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err);
 
 /* Runs the scenarios that can run, as Check tests, --repeat times. Returns
  * 0, or GPUIPC_FAIL if the soak stopped at a failure or a drift. */
 int gpuipc_app_run_rounds(gpuipc_producer_run *run);
-
-/* The consumer's figures after the last scenario that passed. Returns 1 if
- * there is one. */
-int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_figures *f);
 
 /* ---- --bench (bench_mode.c) -------------------------------------------------------------- */
 

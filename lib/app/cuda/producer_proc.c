@@ -12,6 +12,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/scenario_ask.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -27,12 +28,6 @@
 #include "session/diagnose.h"
 #include "session/report.h"
 #include "session/role.h"
-
-/* A destructive mechanism talks to the sacrificial consumer. */
-gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m)
-{
-    return m->destructive ? run->w2 : run->w;
-}
 
 /* Waits for consumer pid to exit within the deadline, closing *w first if
  * it is broken (so that a live consumer sees EOF, with only a short grace).
@@ -90,67 +85,6 @@ int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
     if (!run->child2_ok)
         return gpuipc_err_set(err, -ECHILD, "%s", run->child2_desc);
     return 0;
-}
-
-int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
-                            gpuipc_app_devices *dev, gpuipc_err *err)
-{
-    int rc = 0;
-
-    memset(ask, 0, sizeof(*ask));
-    memset(dev, 0, sizeof(*dev));
-    ask->mech = run->sel[i];
-    ask->size = run->o->size;
-    ask->index = (unsigned)i;
-    ask->chunks = run->o->chunks;
-    ask->uuid = dev->uuid;
-    ask->peer_uuid = dev->peer_uuid;
-    if (run->pair[i][0] < 0) {
-        memcpy(dev->uuid, run->uuid, GPUIPC_UUID_LEN);
-        /* --ranks: the consumer rank's GPU, where it holds another. */
-        if (memcmp(run->peer_uuid, run->uuid, GPUIPC_UUID_LEN) != 0)
-            memcpy(dev->peer_uuid, run->peer_uuid, GPUIPC_UUID_LEN);
-        return 0;
-    }
-    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], dev->uuid,
-                               dev->peer_uuid, err)) < 0) {
-        if (run->pair[i][0] == run->pair[i][1])
-            gpuipc_err_prefix(err, "GPU %d", run->pair[i][0]);
-        else
-            gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
-    }
-    return rc;
-}
-
-void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
-{
-    gpuipc_result *r = &run->results[i];
-    double rd, wr, min = run->o->min_gbps;
-    char link[1024], rs[32], ws[32];
-    int a = run->pair[i][0], b = run->pair[i][1];
-
-    if (a < 0 || a == b || r->ns == 0) /* within one GPU: no link */
-        return;
-    rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
-    wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;
-    snprintf(rs, sizeof(rs), rd > 0 ? "%.1f GB/s" : "not measured", rd);
-    snprintf(ws, sizeof(ws), wr > 0 ? "%.1f GB/s" : "not measured", wr);
-    gpuipc_gpu_link_describe(a, b, link, sizeof(link));
-    snprintf(r->detail, sizeof(r->detail), "across the link, GPU %d read %s from GPU %d and "
-             "wrote %s to it; link: %.360s", b, rs, a, ws, link);
-    if (min <= 0 || r->status != GPUIPC_PASS)
-        return;
-    if (rd <= 0 || wr <= 0 || rd < min || wr < min) {
-        gpuipc_err what;
-
-        /* As data: the judgement that failed is --min-gbps's. */
-        gpuipc_err_clear(&what);
-        gpuipc_err_what(&what, GPUIPC_DIAG_MIN_GBPS, 0, 0);
-        gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_CHECK, &what,
-                          "GPU pair %d->%d: %s %s across the link, below --min-gbps %g", a, b,
-                          rd <= 0 || (wr > 0 && rd <= wr) ? "read" : "wrote",
-                          rd <= 0 || (wr > 0 && rd <= wr) ? rs : ws, min);
-    }
 }
 
 /* The first of the run's GPUs (o->device alone, or run->gpus) that two

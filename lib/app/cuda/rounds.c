@@ -12,6 +12,7 @@
 #include "app/brief.h"
 #include "app/check_shim.h"
 #include "app/cuda/app.h"
+#include "app/cuda/scenario_ask.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "core/step.h"
@@ -156,21 +157,6 @@ typedef struct soak {
     unsigned passed; /* scenarios passed in all rounds */
     char why[GPUIPC_ERR_LEN + 128];
 } soak;
-
-/* The consumer's figures after the round: from the END_ACK of the round's
- * last scenario that ran. Returns 1 if there is one. */
-int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_figures *f)
-{
-    size_t i;
-
-    for (i = run->nsel; i > 0; i--) {
-        if (run->results[i - 1].status == GPUIPC_PASS) {
-            *f = run->results[i - 1].consumer_usage;
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* Checks round (1-based) for failures and drift on either side. Returns 0
  * to go on, or -1 to stop, with why. */
