@@ -5,8 +5,10 @@
  * --repeat (rounds.c), --bench's parts (bench_mode.c); and the modes
  * themselves, one file each: the forked one-shot run (oneshot.c), --serve
  * (serve.c), --connect (connect.c), --list (list.c), --fault-matrix
- * (fault_matrix.c). The mechanisms come from the registry (registry.c). One
- * scenario of the producer's run has a header of its own (scenario_ask.h). */
+ * (fault_matrix.c). The mechanisms come from the registry (registry.c). The
+ * producer's pieces have headers of their own: its GPUs (producer_devices.h),
+ * one scenario (scenario_ask.h), the session's end (producer_end.h) and the
+ * summary (producer_summary.h). */
 #ifndef GPUIPC_APP_CUDA_APP_H
 #define GPUIPC_APP_CUDA_APP_H
 
@@ -267,39 +269,12 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
                               const gpuipc_mech *const *req,
                               size_t nreq, const gpuipc_inject *inject, uint64_t t0);
 
-/* What the producer decides before a consumer takes part (the GPU, --size).
- * Returns 0, GPUIPC_USAGE (said on stderr), or, where every selected
- * scenario needs a GPU that cannot be had, GPUIPC_SKIP or GPUIPC_FAIL with
- * the reason in run->cuda_why. */
-int gpuipc_app_producer_open(gpuipc_producer_run *run);
-
 /* HELLO with the consumer(s). Returns 0 or a negative errno with err. */
 int gpuipc_app_producer_hello(gpuipc_producer_run *run, gpuipc_err *err);
 
 /* After HELLO: the GPU (unless opened before), the pairs, the probes, the
  * scenarios or the bench. Returns the verdict so far. */
 int gpuipc_app_producer_scenarios(gpuipc_producer_run *run);
-
-/* Ends the session with the verdict code and lets go of it, without a word
- * of the outcome: the causes of its failures and skips named, the last
- * checks, BYE and the consumer's answer (and a forked consumer's exit),
- * the connection and the GPUs closed. How the consumer ended goes into
- * consumer (len bytes). Returns the session's status. The results stay in
- * run until gpuipc_app_scenarios_free. --ranks ends each pair's session so;
- * gpuipc_app_producer_finish calls it. */
-int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len);
-
-/* Ends the session with the verdict code and prints the outcome. Returns
- * the exit status. */
-int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0);
-
-/* The one-line reason for exit 77 (or, where the FD check at exit turned
- * it into exit_code 1, that and the reason). */
-void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
-                                const gpuipc_err *cuda_why, int exit_code);
-
-/* env->reap_peer: waits for the sacrificial consumer's exit. */
-int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err);
 
 /* Runs the scenarios that can run, as Check tests, --repeat times. Returns
  * 0, or GPUIPC_FAIL if the soak stopped at a failure or a drift. */

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/producer_end.h"
+#include "app/cuda/producer_summary.h"
 #include "core/log.h"
 #include "core/step.h"
 

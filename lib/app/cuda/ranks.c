@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/producer_end.h"
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/producer_devices.h"
+#include "app/cuda/producer_summary.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/status.h"
