@@ -23,6 +23,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "session/pattern.h"
 #include "session/proof.h"
@@ -677,7 +678,7 @@ static int judge_bye(const cserve *cs, const gpuipc_msg_bye *bye, char *why, siz
 static void end_fail(cserve *cs, gpuipc_session_end *end, unsigned step, const char *why)
 {
     gpuipc_log_step(&cs->env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s",
-                    gpuipc_wire_fail_word(), why);
+                    gpuipc_stop_fail_word(), why);
     end->own = GPUIPC_FAIL;
     if (end->reason[0] == '\0')
         snprintf(end->reason, sizeof(end->reason), "%s", why);

@@ -19,8 +19,8 @@
 #include "core/account.h"
 #include "core/clock.h"
 #include "core/names.h"
-#include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "core/watch.h"
 
@@ -920,72 +920,23 @@ static int unusable(const gpuipc_wire *w, gpuipc_err *err)
     return gpuipc_err_set(err, -EPIPE, "connection unusable since: %s", w->broken);
 }
 
-volatile sig_atomic_t gpuipc_wire_stop;
-
-/* The stop channel: [0] is polled and peeked (never read: every process and
- * every wait sees the first stop), [1] is written by the handlers. */
-static int stop_chan[2] = {-1, -1};
-
-int gpuipc_wire_stop_open(gpuipc_err *err)
-{
-    if (stop_chan[0] >= 0)
-        return 0;
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, stop_chan) < 0)
-        return gpuipc_err_sys(err, "socketpair", errno, "the stop channel: socketpair: %s",
-                              strerror(errno));
-    return 0;
-}
-
-void gpuipc_wire_stop_raise(int sig)
-{
-    unsigned char b = (unsigned char)sig;
-    int saved = errno;
-
-    if (gpuipc_wire_stop == 0)
-        gpuipc_wire_stop = sig;
-    if (stop_chan[1] >= 0)
-        (void)!send(stop_chan[1], &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-    errno = saved;
-}
-
-int gpuipc_wire_stopped(void)
-{
-    unsigned char b;
-
-    if (gpuipc_wire_stop != 0 || stop_chan[0] < 0)
-        return gpuipc_wire_stop;
-    if (recv(stop_chan[0], &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && b != 0)
-        gpuipc_wire_stop = b;
-    return gpuipc_wire_stop;
-}
-
-const char *gpuipc_wire_fail_word(void)
-{
-    return gpuipc_status_word(gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL);
-}
-
-int gpuipc_wire_stop_fd(void)
-{
-    return stop_chan[0];
-}
-
 /* Waits for events on fd until deadline_ns, and for a stop. Returns what
  * poll() did for fd (its revents in *revents): 1, 0 at the deadline, -1 with
  * errno (EINTR included), or -2 for a stop. */
 static int wait_for(int fd, short events, uint64_t deadline_ns, short *revents)
 {
     struct pollfd p[2] = {{.fd = fd, .events = events},
-                          {.fd = stop_chan[0], .events = POLLIN}};
+                          {.fd = gpuipc_stop_fd(), .events = POLLIN}};
     int rc;
 
     *revents = 0;
-    if (gpuipc_wire_stopped())
+    if (gpuipc_stop_signal())
         return -2;
     gpuipc_watch_call("poll");
-    rc = poll(p, stop_chan[0] >= 0 ? 2 : 1, gpuipc_clock_ms_left(deadline_ns));
+    rc = poll(p, p[1].fd >= 0 ? 2 : 1, gpuipc_clock_ms_left(deadline_ns));
     gpuipc_watch_call(NULL);
     gpuipc_watch_checkpoint();
-    if (rc > 0 && p[1].revents != 0 && gpuipc_wire_stopped())
+    if (rc > 0 && p[1].revents != 0 && gpuipc_stop_signal())
         return -2;
     *revents = p[0].revents;
     return rc < 0 ? -1 : p[0].revents != 0;
@@ -994,7 +945,7 @@ static int wait_for(int fd, short events, uint64_t deadline_ns, short *revents)
 /* A wait that a stop signal ended. */
 static int stopped(gpuipc_wire *w, unsigned step, gpuipc_err *err)
 {
-    const char *name = gpuipc_sig_abbrev((int)gpuipc_wire_stop);
+    const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 
     gpuipc_err_set(err, -EINTR, "interrupted by SIG%s during %s", name ? name : "?",
                    gpuipc_step_name(step));
@@ -1035,7 +986,7 @@ static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int 
     }
 
     for (;;) {
-        if (gpuipc_wire_stopped())
+        if (gpuipc_stop_signal())
             return stopped(w, step, err);
         n = sendmsg(w->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n >= 0)

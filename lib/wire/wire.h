@@ -6,7 +6,6 @@
 #ifndef GPUIPC_WIRE_H
 #define GPUIPC_WIRE_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -330,35 +329,6 @@ struct msghdr;
 int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr *mh,
                      short revents, unsigned accept, gpuipc_msg *msg, int *fds, unsigned step,
                      gpuipc_err *err);
-
-/* The stop signal (SIGINT, SIGTERM, SIGHUP) this process learned of, or 0:
- * every wait of every wire then ends at once with -EINTR and "interrupted
- * by SIGINT during <step>", and the wire becomes unusable. Set it with
- * gpuipc_wire_stop_raise; read it with gpuipc_wire_stopped, which also sees
- * a stop raised in another process of the run. */
-extern volatile sig_atomic_t gpuipc_wire_stop;
-
-/* Opens the stop channel: a datagram socket pair that the processes the
- * program forks afterwards share, so that a stop raised in any of them
- * wakes every wait in all of them at once, whichever process the signal
- * reached (no signal lands between a flag test and a poll unseen). Once per
- * program, before any fork. Returns 0 or a negative errno with err. */
-int gpuipc_wire_stop_open(gpuipc_err *err);
-
-/* Async-signal-safe, for a stop signal's handler: records sig and tells
- * every process that shares the channel. */
-void gpuipc_wire_stop_raise(int sig);
-
-/* The stop signal, from this process's flag or the channel; 0 if none. */
-int gpuipc_wire_stopped(void);
-
-/* "STOPPED" once a stop was raised, else "FAIL": the word a step log line
- * about a broken-off step begins with. */
-const char *gpuipc_wire_fail_word(void);
-
-/* The channel's end for a poll set (readable once a stop was raised), or -1
- * where it was not opened. */
-int gpuipc_wire_stop_fd(void);
 
 /* Test-only faults (GPUIPC_FAULT): what gpuipc_wire_send_fault sends. */
 enum gpuipc_wire_fault {

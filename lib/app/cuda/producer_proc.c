@@ -18,6 +18,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "app/cuda/result_doc.h"
@@ -409,10 +410,10 @@ static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *
     gpuipc_err err;
 
     if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), ask, &st, &err) < 0) {
-        gpuipc_result_set(r, gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
+        gpuipc_result_set(r, gpuipc_stop_signal() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
                           GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &err, "%s", err.msg);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
-                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_wire_fail_word(), err.msg);
+                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_stop_fail_word(), err.msg);
     } else if (st.code != GPUIPC_PASS) {
         gpuipc_result_of_status(r, st.code, GPUIPC_ROLE_CONSUMER, &st);
     }
@@ -487,7 +488,7 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
         int rc;
 
         r->status = -1;
-        if (gpuipc_wire_stopped() != 0) {
+        if (gpuipc_stop_signal() != 0) {
             snprintf(r->reason, sizeof(r->reason), "not run: the run was stopped before it");
         } else if (m->needs_cuda && cuda == 0 && mode_blocks(run, i, r)) {
             /* Skipped, its cause said: the GPU's compute mode. */
@@ -569,7 +570,7 @@ static int producer_last_check(gpuipc_producer_run *run)
     snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
              e.msg);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
-                    "%s %s", gpuipc_wire_fail_word(), run->last);
+                    "%s %s", gpuipc_stop_fail_word(), run->last);
     gpuipc_brief_note(run->last, NULL);
     return 1;
 }
@@ -584,7 +585,7 @@ static void end_failed(gpuipc_producer_run *run, const char *who, unsigned step,
     snprintf(line, sizeof(line), "%s - %s: %.440s", who, gpuipc_step_name(step), text);
     gpuipc_brief_note(line, NULL);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s%s",
-                    gpuipc_wire_fail_word(), prefix, text);
+                    gpuipc_stop_fail_word(), prefix, text);
 }
 
 /* Whether a scenario of the run failed on the consumer's side (its row
@@ -649,7 +650,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
 
     /* The sacrificial consumer's connection (if any) is no longer needed, and
      * the checks below are about this process alone. */
-    if (run->w != NULL && run->started && gpuipc_wire_stopped() == 0 &&
+    if (run->w != NULL && run->started && gpuipc_stop_signal() == 0 &&
         (code == GPUIPC_PASS || code == GPUIPC_SKIP)) {
         run->checked = 1;
         if (producer_last_check(run))
@@ -657,9 +658,9 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     }
     say_bye(run, code, &bye);
     if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
-        gpuipc_wire_stopped() == 0) {
+        gpuipc_stop_signal() == 0) {
         answered = exchange_bye(run, &bye, &code, said, sizeof(said));
-    } else if (run->started && gpuipc_wire_stopped() == 0) {
+    } else if (run->started && gpuipc_stop_signal() == 0) {
         /* The connection broke before BYE; a scenario has failed for it. */
         code = GPUIPC_FAIL;
     }
@@ -673,7 +674,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         int exited = reap(run, &run->w, run->child, &status, desc, len);
         int expect = code != GPUIPC_FAIL ? bye.code : code;
 
-        if (gpuipc_wire_stopped() == 0 && (!exited || !WIFEXITED(status) ||
+        if (gpuipc_stop_signal() == 0 && (!exited || !WIFEXITED(status) ||
                                       WEXITSTATUS(status) != expect)) {
             if (answered && exited && WIFEXITED(status)) {
                 size_t used = strlen(desc);
@@ -1116,7 +1117,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     size_t nn = 0;
     int started = run->started, exit_code;
 
-    if (started && gpuipc_wire_stopped() == 0)
+    if (started && gpuipc_stop_signal() == 0)
         accounting_note(run, accounting, sizeof(accounting));
     code = gpuipc_app_producer_end(run, code, consumer, len);
     note_outcome(run, code, consumer);
@@ -1143,17 +1144,17 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     exit_code = gpuipc_app_stop_code(code);
     if (!run->checked)
         exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
-    if (gpuipc_wire_stopped() != 0) {
-        const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
+    if (gpuipc_stop_signal() != 0) {
+        const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 
         gpuipc_log_say("stopped by SIG%s: what both processes held is released "
                 "(exit %d)", name ? name : "?", exit_code);
     }
-    if (code == GPUIPC_SKIP && gpuipc_wire_stopped() == 0) {
+    if (code == GPUIPC_SKIP && gpuipc_stop_signal() == 0) {
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
-    if (code == GPUIPC_USAGE && gpuipc_wire_stopped() == 0) {
+    if (code == GPUIPC_USAGE && gpuipc_stop_signal() == 0) {
         /* Options refused before any scenario: the one reason is the
          * verdict (the consumer ended as told, so it has nothing to add). */
         snprintf(line, sizeof(line), "result: %s: %.600s (exit %d)", gpuipc_exit_word(code),
@@ -1175,7 +1176,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_log_line(1, line);
         return exit_code;
     }
-    if (gpuipc_wire_stopped() == 0)
+    if (gpuipc_stop_signal() == 0)
         notes[nn++] = accounting;
     if (run->last[0] != '\0')
         notes[nn++] = run->last;
