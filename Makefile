@@ -268,7 +268,8 @@ check-gpu: gpuipc_test $(TEST_GPU) $(GPU_CHURN)
 # libFuzzer: the message decoder and its control-message path (clang only).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz_wire.c lib/wire/wire.c $(wildcard lib/core/*.c)
+FUZZ_SRC := tests/fuzz_wire.c lib/wire/wire.c lib/wire/msg.c lib/wire/encode.c lib/wire/decode.c \
+	$(wildcard lib/core/*.c)
 FUZZ := $(BUILD)/fuzz/fuzz_wire
 
 fuzz: $(FUZZ)

@@ -27,6 +27,7 @@
 #include "core/progress.h"
 #include "core/runinfo.h"
 #include "core/status.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
         gpuipc_files_begin(&o);
         /* Before any fork, so that a stop reaches every process of the run,
          * and before the FDs at the start are noted, which it is one of. */
-        if (gpuipc_wire_stop_open(&err) < 0) {
+        if (gpuipc_stop_open(&err) < 0) {
             gpuipc_log_say("%s", err.msg);
             rc = GPUIPC_FAIL;
         } else if ((rc = gpuipc_app_select(&o, &sel)) == 0) {

@@ -20,7 +20,7 @@
 #include "helpers.h"
 #include "suites.h"
 
-/* Offsets into a frame, as wire.h lays it out. */
+/* Offsets into a frame, as wire/msg.h lays it out. */
 #define OFF_VERSION 4
 #define OFF_TYPE 6
 #define OFF_SEQ 8

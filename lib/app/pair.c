@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/stop.h"
 #include "wire/wire.h"
 
 static double seconds_since(uint64_t t0)
@@ -48,7 +49,7 @@ static int listening(const char *sock)
  * that to start. */
 static void await_listening(pid_t pid, const char *sock, uint64_t t0, double limit)
 {
-    while (seconds_since(t0) < limit && gpuipc_wire_stopped() == 0 && listening(sock) == 0) {
+    while (seconds_since(t0) < limit && gpuipc_stop_signal() == 0 && listening(sock) == 0) {
         siginfo_t si;
 
         memset(&si, 0, sizeof(si));
@@ -281,7 +282,7 @@ int gpuipc_pair_run_sides(const char *prog, const gpuipc_pair_side *ps,
         int np = 0, status;
 
         /* A stop signal ends the pair at once, as the deadline would. */
-        if (gpuipc_wire_stopped() != 0) {
+        if (gpuipc_stop_signal() != 0) {
             stopped = 1;
             limit = 0;
         }

@@ -37,7 +37,7 @@ typedef struct gpuipc_pair {
  * at timeout_s after the start, or when the grace is over, what is still
  * running is killed (SIGKILL) and reaped. Returns 0, or a negative errno if
  * the pair could not be started (err says why), or -EINTR once a stop
- * signal (gpuipc_wire_stop) came: the pair is then killed and reaped. Each
+ * signal (gpuipc_stop_signal) came: the pair is then killed and reaped. Each
  * process of the pair gets SIGKILL if the caller dies first. */
 int gpuipc_pair_run(const char *prog, const char *sock, const char *const *args,
                     const char *const *cargs, const char *const *env, double timeout_s,

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpu.h: one CUDA device as a role uses it: its retained primary context, its
- * identity, the pattern kernels, and views of device memory for the roles. */
+ * identity and its kernels. The devices seen without a context are in
+ * gpu/devices.h, views of device memory for the roles in gpu/views.h; this
+ * header includes both, for its callers. */
 #ifndef GPUIPC_GPU_H
 #define GPUIPC_GPU_H
 
 #include <stdint.h>
 
 #include "gpu/cuda_api.h"
+#include "gpu/devices.h"
+#include "gpu/views.h"
 #include "session/env.h"
 #include "session/scenario.h"
 #include "core/err.h"
@@ -54,33 +58,6 @@ int gpuipc_gpu_open(gpuipc_gpu **out, int ordinal, gpuipc_err *err);
  * Returns -ENODEV if no visible device has it. */
 int gpuipc_gpu_open_uuid(gpuipc_gpu **out, const uint8_t uuid[GPUIPC_UUID_LEN],
                          gpuipc_err *err);
-
-/* Finds the ordinal under which this process sees the device with uuid.
- * Returns 0, or -ENODEV naming the UUID and the likely cause. */
-int gpuipc_gpu_find_uuid(const uint8_t uuid[GPUIPC_UUID_LEN], int *ordinal, gpuipc_err *err);
-
-/* The name and the PCI bus id of the device at ordinal, without a context
- * ("" where the driver does not say). */
-void gpuipc_gpu_describe_ordinal(int ordinal, char *name, size_t nlen, char *bus, size_t blen);
-
-/* The compute mode of the device at ordinal (CU_COMPUTEMODE_...), read
- * without a context, or -1 where the driver does not say. */
-int gpuipc_gpu_compute_mode(int ordinal);
-
-/* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
-int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
-
-/* Consumer, once sc->env->gpu is its device: finds the device that holds
- * the memory (sc->home_uuid) by UUID, sets sc->home_ordinal, and where that
- * is another device, checks with cuDeviceCanAccessPeer that this one can
- * reach its memory. Returns 0, -ENOTSUP with why (no peer path), or an
- * errno. */
-int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
-
-/* Consumer: checks that an offer names the device that BEGIN named as the
- * memory's (sc->home_uuid). Returns 0, or -EPROTO naming the offered one. */
-int gpuipc_gpu_check_offer(const gpuipc_scenario *sc, const uint8_t uuid[GPUIPC_UUID_LEN],
-                           gpuipc_err *err);
 
 /* The most devices one process keeps open: as many as a device list may
  * name (run/plan.h's GPUIPC_PLAN_DEVICES_MAX). */
@@ -153,69 +130,5 @@ CUresult gpuipc_gpu_mem_info(const gpuipc_gpu *gpu, uint64_t *free_bytes, uint64
 
 /* Waits for all work in the context. Returns the CUresult, recorded in err. */
 CUresult gpuipc_gpu_sync(const gpuipc_gpu *gpu, gpuipc_err *err);
-
-/* The view operations of device memory (GPU kernels), for a mechanism that
- * wraps some of them. */
-extern const gpuipc_view_ops gpuipc_gpu_view_ops;
-
-/* Launches the fill kernel over nwords at dptr (blocks: 0 for the device's
- * grid) without waiting for it; with reset, its count and digest start from
- * zero (a wait for earlier work), else they add to the last fill's; with
- * nwords 0, only the reset. Returns 0 or a negative errno. */
-int gpuipc_gpu_fill_async(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t first,
-                          uint64_t seed, unsigned blocks, int reset, gpuipc_err *err);
-
-/* Keeps the GPU busy for about ns after the work launched so far, with
- * kernels that read the nwords at dptr and write only into its last 32
- * bytes (a fill after them must cover those): it times one, waits for it,
- * then launches as many more as make ns (*runs, at most 4096) without
- * waiting. For a test hook that needs a slow stream. */
-int gpuipc_gpu_delay(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t nwords, uint64_t ns,
-                     unsigned *runs, gpuipc_err *err);
-
-/* Waits for the fills launched since the last reset and reads what they
- * counted and summed into *wrote. */
-int gpuipc_gpu_fill_result(gpuipc_gpu *gpu, gpuipc_written *wrote, gpuipc_err *err);
-
-/* The verify of view v, launched after the event after on the GPU side
- * (cuStreamWaitEvent, no host wait), or at once if after is NULL. */
-int gpuipc_gpu_verify_after(const gpuipc_view *v, CUevent after, uint64_t seed,
-                            gpuipc_check *check, gpuipc_err *err);
-
-/* Describes size bytes of device memory at dptr, whose first word has
- * pattern index first_word, as a view the roles fill and verify with the
- * GPU kernels. */
-void gpuipc_gpu_view(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t first_word,
-                     gpuipc_view *view);
-
-/* Describes size bytes at dptr on gpu as buf: a device view (pattern index
- * 0 at dptr), the size and granularity, the mechanism's state priv, and the
- * detail line "<size> on GPU <n> <how>". */
-void gpuipc_gpu_buf(gpuipc_gpu *gpu, CUdeviceptr dptr, uint64_t size, uint64_t granularity,
-                    void *priv, const char *how, gpuipc_buf *buf);
-
-/* After a call that failed with rc while allocating requested bytes on gpu:
- * if rc is CUDA_ERROR_OUT_OF_MEMORY, prefixes err with the requested and the
- * free sizes ("78.30 GiB requested, 78.15 GiB free: "). */
-void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuipc_err *err);
-
-/* After an import that opens an allocation by its handle (call names it:
- * cuIpcOpenMemHandle, cuMemPoolImportPointer), whose handle names an
- * allocation but not its size: the range at ptr must hold the size the
- * offer claims. With strict, a cuMemGetAddressRange that fails is a
- * failure; without, only an answer that contradicts the offer is. Returns
- * 0, or -EPROTO (or the driver's errno) with err. */
-int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, int strict,
-                            gpuipc_err *err);
-
-/* Describes the link from GPU a to GPU b (ordinals) into buf: NVML's view
- * (NVLink and its version and active links, or PCIe and the topology
- * between them) and the driver's P2P attributes (peer access, native
- * atomics, performance rank). Says why where a part is not known. */
-void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len);
-
-/* Whether the driver claims peer access from GPU a to GPU b (ordinals):
- * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; 1, 0, or -1 where it cannot say. */
-int gpuipc_gpu_peer_claimed(int a, int b);
 
 #endif

@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/proc.h"
 #include "core/random.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "wire/wire.h"
 
@@ -305,10 +306,10 @@ static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
 
     for (;;) {
         struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
-                              {.fd = gpuipc_wire_stop_fd(), .events = POLLIN}};
+                              {.fd = gpuipc_stop_fd(), .events = POLLIN}};
         ssize_t n;
 
-        if (gpuipc_wire_stopped())
+        if (gpuipc_stop_signal())
             return gpuipc_err_set(err, -EINTR, "hello: interrupted by a signal while waiting "
                                   "for %s", who);
         gpuipc_watch_call("poll");

@@ -19,6 +19,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "session/consumer_scenario.h"
 #include "session/proof.h"
 #include "session/role.h"
@@ -87,7 +88,7 @@ static void end_fail(gpuipc_consumer_session *cs, gpuipc_session_end *end, unsig
                      const char *why)
 {
     gpuipc_log_step(&cs->env->log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s",
-                    gpuipc_wire_fail_word(), why);
+                    gpuipc_stop_fail_word(), why);
     end->own = GPUIPC_FAIL;
     if (end->reason[0] == '\0')
         snprintf(end->reason, sizeof(end->reason), "%s", why);

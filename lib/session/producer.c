@@ -34,6 +34,7 @@
 #include "core/account.h"
 #include "core/clock.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "session/pattern.h"
 #include "session/proof.h"
@@ -652,7 +653,7 @@ static void settle(pscen *p, uint64_t t0, const char *lost, unsigned step)
     if (lost != NULL)
         /* A stop signal (here, or the peer's, which may end it first)
          * broke off the exchange: no verdict, neither side failed. */
-        gpuipc_result_set(res, gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
+        gpuipc_result_set(res, gpuipc_stop_signal() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
                           GPUIPC_ROLE_PRODUCER, step, &sc->err, "%s", lost);
     else if (sc->mine.code == GPUIPC_FAIL)
         gpuipc_result_of_status(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, &sc->mine);

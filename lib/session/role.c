@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "session/pattern.h"
 
@@ -96,7 +97,7 @@ void gpuipc_role_log_fail(const gpuipc_scenario *sc, unsigned step, const char *
     char prefix[16];
     va_list ap;
 
-    snprintf(prefix, sizeof(prefix), "%s ", gpuipc_wire_fail_word());
+    snprintf(prefix, sizeof(prefix), "%s ", gpuipc_stop_fail_word());
     va_start(ap, fmt);
     vlog(sc, GPUIPC_LOG_QUIET, step, GPUIPC_LOG_NO_TIME, prefix, fmt, ap);
     va_end(ap);

@@ -17,6 +17,7 @@
 
 #include "core/names.h"
 #include "core/clock.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "wire/wire.h"
 
@@ -281,11 +282,11 @@ int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadlin
 {
     for (;;) {
         struct pollfd pfd[2] = {{.fd = ep->fd, .events = POLLIN},
-                                {.fd = gpuipc_wire_stop_fd(), .events = POLLIN}};
+                                {.fd = gpuipc_stop_fd(), .events = POLLIN}};
         char why[256];
         int fd, rc;
 
-        if (gpuipc_wire_stopped())
+        if (gpuipc_stop_signal())
             return gpuipc_err_set(err, -EINTR, "--serve %s: interrupted by a signal while "
                                   "waiting for a consumer", ep->path);
         gpuipc_watch_call("poll");
@@ -363,7 +364,7 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
             return gpuipc_err_set(err, -last, "--connect %s: connect: %s%s", path,
                                   strerror(last), last == EACCES ? " (no permission on the "
                                   "socket or its directory: it belongs to another user?)" : "");
-        if (gpuipc_wire_stopped())
+        if (gpuipc_stop_signal())
             return gpuipc_err_set(err, -EINTR, "--connect %s: interrupted by a signal while "
                                   "waiting for the server", path);
         if (gpuipc_clock_ms_left(deadline_ns) == 0)

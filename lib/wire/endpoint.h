@@ -57,7 +57,7 @@ int gpuipc_endpoint_listen(gpuipc_endpoint *ep, const char *path, gpuipc_err *er
 /* Waits until deadline_ns for a consumer whose uid is this process's or
  * allow_uid (-1: none), refusing (closing) others after telling refused.
  * Returns the connected socket (close-on-exec), or -ETIMEDOUT, -EINTR (a
- * stop signal, gpuipc_wire_stop) or another negative errno, with err. */
+ * stop signal, gpuipc_stop_signal) or another negative errno, with err. */
 int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadline_ns,
                            gpuipc_endpoint_refused_fn refused, void *arg, gpuipc_peer *peer,
                            gpuipc_err *err);

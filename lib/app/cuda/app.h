@@ -83,7 +83,7 @@ void gpuipc_app_sock_unlink(void);
  * visible here), for gpuipc_env.cred_pid; 0 in the forked mode. */
 extern int gpuipc_app_cred_pid;
 
-/* SIGINT, SIGTERM and SIGHUP stop the session (gpuipc_wire_stop_raise),
+/* SIGINT, SIGTERM and SIGHUP stop the session (gpuipc_stop_raise),
  * here and in every process of the run; a second one ends the process at
  * once. */
 void gpuipc_app_catch_stop_signals(void);

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/stats.h"
+#include "core/stop.h"
 #include "gpu/gpu.h"
 
 #define ONESHOT_RUNS 5
@@ -85,7 +86,7 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
         return;
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    for (i = 0; i < ONESHOT_RUNS && gpuipc_wire_stopped() == 0; i++) {
+    for (i = 0; i < ONESHOT_RUNS && gpuipc_stop_signal() == 0; i++) {
         uint64_t t = gpuipc_clock_ns(), ns;
         gpuipc_err err;
         pid_t pid;
@@ -118,7 +119,7 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
             break;
     }
     posix_spawn_file_actions_destroy(&fa);
-    if (gpuipc_wire_stopped() == 0 && !skip)
+    if (gpuipc_stop_signal() == 0 && !skip)
         bare_context(o);
 }
 

@@ -12,6 +12,7 @@
 #include "core/facts.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "wire/endpoint.h"
 
 /* The consumer's last line in two-terminal mode: the session's status, which
@@ -27,8 +28,8 @@ static void consumer_result_line(const char *path, int code, const gpuipc_sessio
                  end->bye.skipped);
     else
         snprintf(producer, sizeof(producer), "the session ended without the producer's verdict");
-    if (gpuipc_wire_stopped() != 0)
-        code = 128 + gpuipc_wire_stopped();
+    if (gpuipc_stop_signal() != 0)
+        code = 128 + gpuipc_stop_signal();
     snprintf(line, len, "result: %s: the session with %s; %s; this side %s%.300s (exit %d)",
              gpuipc_exit_word(code), path, producer,
              end->own == GPUIPC_PASS ? "passed" : "failed: ",

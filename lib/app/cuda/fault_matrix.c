@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/status.h"
+#include "core/stop.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
 #include "wire/wire.h"
@@ -124,9 +125,9 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     rc = gpuipc_matrix_run(&mo, &t, &err);
     g_doc.t = t;
     g_doc.ran = rc >= 0 || rc == -EINTR;
-    g_doc.stopped = rc == -EINTR || gpuipc_wire_stopped() != 0;
-    if (rc == -EINTR || gpuipc_wire_stopped() != 0) {
-        const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
+    g_doc.stopped = rc == -EINTR || gpuipc_stop_signal() != 0;
+    if (rc == -EINTR || gpuipc_stop_signal() != 0) {
+        const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 
         code = gpuipc_app_stop_code(GPUIPC_FAIL);
         snprintf(line, sizeof(line), "result: %s: fault matrix over %s: stopped by SIG%s after "

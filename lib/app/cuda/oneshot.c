@@ -23,6 +23,7 @@
 #include "app/cuda/producer_summary.h"
 #include "core/log.h"
 #include "core/step.h"
+#include "core/stop.h"
 
 /* The forked mode's producer, over sock with child (and the sacrificial
  * consumer's sock2 and child2, or -1). */
@@ -58,7 +59,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     }
     if (gpuipc_app_producer_hello(&run, &err) < 0) {
         gpuipc_log_step(&run.env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO,
-                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_wire_fail_word(), err.msg);
+                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_stop_fail_word(), err.msg);
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
         return gpuipc_app_producer_finish(&run, GPUIPC_FAIL, t0);
     }

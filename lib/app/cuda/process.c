@@ -16,6 +16,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "gpu/cudrv.h"
 #include "wire/endpoint.h"
 
@@ -91,14 +92,14 @@ void gpuipc_app_on_stop(int sig, const siginfo_t *info)
 
     if (info != NULL && info->si_code == SI_USER && sig == SIGINT &&
         (info->si_pid == run_peers[0] || info->si_pid == run_peers[1])) {
-        gpuipc_wire_stopped(); /* the channel says which signal */
+        gpuipc_stop_signal(); /* the channel says which signal */
         errno = saved;
         return;
     }
     gpuipc_app_sock_unlink();
     if (stops_received++ > 0)
         _exit(128 + sig);
-    gpuipc_wire_stop_raise(sig);
+    gpuipc_stop_raise(sig);
     for (i = 0; i < 2; i++)
         if (run_peers[i] > 0)
             kill(run_peers[i], SIGINT);
@@ -123,7 +124,7 @@ void gpuipc_app_catch_stop_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     /* A wait for a process ends soon after a stop, too. */
-    gpuipc_proc_set_stop_test(gpuipc_wire_stopped);
+    gpuipc_proc_set_stop_test(gpuipc_stop_signal);
 }
 
 /* Blocks (1) or unblocks (0) the stop signals in this process. A signal
@@ -142,7 +143,7 @@ void gpuipc_app_block_stop_signals(int block)
 /* The exit code once the session is over: 128 + the stop signal if one came. */
 int gpuipc_app_stop_code(int code)
 {
-    int sig = gpuipc_wire_stopped();
+    int sig = gpuipc_stop_signal();
 
     return sig != 0 ? 128 + sig : code;
 }
@@ -247,8 +248,8 @@ static void act_fault(gpuipc_env *env, gpuipc_wire *w, int action, unsigned step
          * raised in any process of the run makes readable (a pause() would
          * miss a signal that lands just before it). */
         gpuipc_watch_call("GPUIPC_FAULT hang");
-        while (gpuipc_wire_stopped() == 0) {
-            struct pollfd p = {.fd = gpuipc_wire_stop_fd(), .events = POLLIN};
+        while (gpuipc_stop_signal() == 0) {
+            struct pollfd p = {.fd = gpuipc_stop_fd(), .events = POLLIN};
 
             if (p.fd < 0)
                 pause();

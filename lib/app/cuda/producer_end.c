@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
@@ -135,7 +136,7 @@ static int producer_last_check(gpuipc_producer_run *run)
     snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
              e.msg);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
-                    "%s %s", gpuipc_wire_fail_word(), run->last);
+                    "%s %s", gpuipc_stop_fail_word(), run->last);
     gpuipc_brief_note(run->last, NULL);
     return 1;
 }
@@ -150,7 +151,7 @@ static void end_failed(gpuipc_producer_run *run, const char *who, unsigned step,
     snprintf(line, sizeof(line), "%s - %s: %.440s", who, gpuipc_step_name(step), text);
     gpuipc_brief_note(line, NULL);
     gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, step, GPUIPC_LOG_NO_TIME, "%s %s%s",
-                    gpuipc_wire_fail_word(), prefix, text);
+                    gpuipc_stop_fail_word(), prefix, text);
 }
 
 /* Whether a scenario of the run failed on the consumer's side (its row
@@ -215,7 +216,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
 
     /* The sacrificial consumer's connection (if any) is no longer needed, and
      * the checks below are about this process alone. */
-    if (run->w != NULL && run->started && gpuipc_wire_stopped() == 0 &&
+    if (run->w != NULL && run->started && gpuipc_stop_signal() == 0 &&
         (code == GPUIPC_PASS || code == GPUIPC_SKIP)) {
         run->checked = 1;
         if (producer_last_check(run))
@@ -223,9 +224,9 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
     }
     say_bye(run, code, &bye);
     if (run->w != NULL && run->started && gpuipc_wire_broken(run->w) == NULL &&
-        gpuipc_wire_stopped() == 0) {
+        gpuipc_stop_signal() == 0) {
         answered = exchange_bye(run, &bye, &code, said, sizeof(said));
-    } else if (run->started && gpuipc_wire_stopped() == 0) {
+    } else if (run->started && gpuipc_stop_signal() == 0) {
         /* The connection broke before BYE; a scenario has failed for it. */
         code = GPUIPC_FAIL;
     }
@@ -239,7 +240,7 @@ static int end_session(gpuipc_producer_run *run, int code, char *desc, size_t le
         int exited = reap(run, &run->w, run->child, &status, desc, len);
         int expect = code != GPUIPC_FAIL ? bye.code : code;
 
-        if (gpuipc_wire_stopped() == 0 && (!exited || !WIFEXITED(status) ||
+        if (gpuipc_stop_signal() == 0 && (!exited || !WIFEXITED(status) ||
                                       WEXITSTATUS(status) != expect)) {
             if (answered && exited && WIFEXITED(status)) {
                 size_t used = strlen(desc);

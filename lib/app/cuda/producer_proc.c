@@ -15,6 +15,7 @@
 #include "app/cuda/scenario_ask.h"
 #include "core/log.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
 #include "session/report.h"
@@ -30,10 +31,10 @@ static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *
     gpuipc_err err;
 
     if (gpuipc_producer_probe(&run->env, gpuipc_app_wire_for(run, m), ask, &st, &err) < 0) {
-        gpuipc_result_set(r, gpuipc_wire_stopped() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
+        gpuipc_result_set(r, gpuipc_stop_signal() != 0 ? GPUIPC_STOPPED : GPUIPC_FAIL,
                           GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, &err, "%s", err.msg);
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, m->name, GPUIPC_STEP_PROBE,
-                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_wire_fail_word(), err.msg);
+                        GPUIPC_LOG_NO_TIME, "%s %s", gpuipc_stop_fail_word(), err.msg);
     } else if (st.code != GPUIPC_PASS) {
         gpuipc_result_of_status(r, st.code, GPUIPC_ROLE_CONSUMER, &st);
     }
@@ -108,7 +109,7 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
         int rc;
 
         r->status = -1;
-        if (gpuipc_wire_stopped() != 0) {
+        if (gpuipc_stop_signal() != 0) {
             snprintf(r->reason, sizeof(r->reason), "not run: the run was stopped before it");
         } else if (m->needs_cuda && cuda == 0 && mode_blocks(run, i, r)) {
             /* Skipped, its cause said: the GPU's compute mode. */

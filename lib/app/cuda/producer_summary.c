@@ -18,6 +18,7 @@
 #include "core/names.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "session/report.h"
 
@@ -224,7 +225,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     size_t nn = 0;
     int started = run->started, exit_code;
 
-    if (started && gpuipc_wire_stopped() == 0)
+    if (started && gpuipc_stop_signal() == 0)
         accounting_note(run, accounting, sizeof(accounting));
     code = gpuipc_app_producer_end(run, code, consumer, len);
     note_outcome(run, code, consumer);
@@ -251,17 +252,17 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     exit_code = gpuipc_app_stop_code(code);
     if (!run->checked)
         exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
-    if (gpuipc_wire_stopped() != 0) {
-        const char *name = gpuipc_sig_abbrev(gpuipc_wire_stopped());
+    if (gpuipc_stop_signal() != 0) {
+        const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 
         gpuipc_log_say("stopped by SIG%s: what both processes held is released "
                 "(exit %d)", name ? name : "?", exit_code);
     }
-    if (code == GPUIPC_SKIP && gpuipc_wire_stopped() == 0) {
+    if (code == GPUIPC_SKIP && gpuipc_stop_signal() == 0) {
         gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
-    if (code == GPUIPC_USAGE && gpuipc_wire_stopped() == 0) {
+    if (code == GPUIPC_USAGE && gpuipc_stop_signal() == 0) {
         /* Options refused before any scenario: the one reason is the
          * verdict (the consumer ended as told, so it has nothing to add). */
         snprintf(line, sizeof(line), "result: %s: %.600s (exit %d)", gpuipc_exit_word(code),
@@ -283,7 +284,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_log_line(1, line);
         return exit_code;
     }
-    if (gpuipc_wire_stopped() == 0)
+    if (gpuipc_stop_signal() == 0)
         notes[nn++] = accounting;
     if (run->last[0] != '\0')
         notes[nn++] = run->last;

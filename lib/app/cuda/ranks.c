@@ -41,6 +41,7 @@
 #include "core/random.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/cudrv.h"
@@ -380,7 +381,7 @@ static void say_failed(const ranks_run *rr, const char *what, const char *text)
  * ended; a stop signal is no death of the peer's). */
 static int peer_died(ranks_run *rr, uint32_t peer)
 {
-    return gpuipc_wire_stopped() == 0 && is_gone(rr, peer);
+    return gpuipc_stop_signal() == 0 && is_gone(rr, peer);
 }
 
 /* Says the connections refused since the last time, from processes that
@@ -595,7 +596,7 @@ static int play(ranks_run *rr)
     if (plan == NULL)
         return -ENOMEM;
     n = (size_t)rr->size * (rr->size - 1);
-    for (i = 0; i < n && gpuipc_wire_stopped() == 0; i++) {
+    for (i = 0; i < n && gpuipc_stop_signal() == 0; i++) {
         uint32_t p = (uint32_t)plan[i].a, c = (uint32_t)plan[i].b;
 
         if (p != rr->rank && c != rr->rank)
@@ -811,7 +812,7 @@ static void linger(ranks_run *rr)
                 !gpuipc_meet_ended(rr->meet, r))
                 break;
         }
-        if (r == rr->size || gpuipc_clock_ms_left(deadline) == 0 || gpuipc_wire_stopped())
+        if (r == rr->size || gpuipc_clock_ms_left(deadline) == 0 || gpuipc_stop_signal())
             return;
         nanosleep(&pause, NULL);
     }
@@ -1015,7 +1016,7 @@ static int conclude(ranks_run *rr)
             gpuipc_err_set(&err, -EPROTO, "'%.20s' is no exit status", got);
             break;
         }
-        if (rc != -ENOENT || gpuipc_wire_stopped() != 0 ||
+        if (rc != -ENOENT || gpuipc_stop_signal() != 0 ||
             (rr->o->deadline_ns > 0 && gpuipc_clock_ns() >= rr->t0 + rr->o->deadline_ns))
             break;
     }

@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "session/report.h"
 
 static gpuipc_producer_run *g_run;
@@ -34,7 +35,7 @@ START_TEST(test_scenario_both_ways)
     /* This process's handlers answer while a scenario runs (Check's are
      * kept out: check_shim.c), and outside the scenarios the signals wait,
      * blocked (run_suites). */
-    if (gpuipc_wire_stopped() != 0) {
+    if (gpuipc_stop_signal() != 0) {
         /* A stop came during an earlier scenario: this one is not run. */
         res->mech = g_run->label[_i];
         res->status = -1;
@@ -256,7 +257,7 @@ static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t bega
 static void say_stopped(gpuipc_producer_run *run, unsigned round, const soak *k)
 {
     gpuipc_counts c = gpuipc_report_count(run->results, run->nsel);
-    int sig = gpuipc_wire_stopped();
+    int sig = gpuipc_stop_signal();
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
     unsigned whole = c.stopped == 0 && c.failed == 0;
     size_t i;
@@ -315,13 +316,13 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
             break;
         if (run->o->json_path != NULL)
             record_round(run, round, began);
-        if (gpuipc_wire_stopped() != 0) {
+        if (gpuipc_stop_signal() != 0) {
             say_stopped(run, round, &k);
             code = GPUIPC_FAIL;
             break;
         }
         if (soak_round(run, round, &k, start) < 0) {
-            if (gpuipc_wire_stopped() == 0)
+            if (gpuipc_stop_signal() == 0)
                 gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                                 GPUIPC_LOG_NO_TIME, "%s soak stopped at %s",
                                 gpuipc_status_word(GPUIPC_FAIL), k.why);

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
 #include "wire/endpoint.h"
@@ -96,7 +97,7 @@ static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64
         gpuipc_wire_close(run->w);
         run->w = NULL;
         /* A peer that closed before its HELLO was not a consumer: wait on. */
-        if (rc != -EPIPE || gpuipc_wire_stopped() != 0)
+        if (rc != -EPIPE || gpuipc_stop_signal() != 0)
             return rc;
         if (++dropped > MAX_DROPPED)
             return gpuipc_err_set(err, -EPIPE, "--serve %s: gave up during hello: %u "

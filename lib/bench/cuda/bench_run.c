@@ -19,6 +19,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "core/proc.h"
+#include "core/stop.h"
 #include "session/producer.h"
 #include "core/units.h"
 
@@ -56,7 +57,7 @@ static void progress(const ctx *c, const char *fmt, ...)
 
 static int lost(const ctx *c)
 {
-    return gpuipc_wire_broken(c->w) != NULL || gpuipc_wire_stopped() != 0;
+    return gpuipc_wire_broken(c->w) != NULL || gpuipc_stop_signal() != 0;
 }
 
 /* Free memory of the producer's GPU, or 0 if it cannot be read. */
@@ -80,7 +81,7 @@ static int scenario(ctx *c, const gpuipc_mech *m, uint64_t size, gpuipc_timing *
 
     if (lost(c)) {
         snprintf(note, len, "the session with the consumer is over: %s",
-                 gpuipc_wire_stopped() ? "interrupted" : gpuipc_wire_broken(c->w));
+                 gpuipc_stop_signal() ? "interrupted" : gpuipc_wire_broken(c->w));
         return -1;
     }
     gpuipc_producer_scenario(c->env, c->w, &ask, &res);
