@@ -15,6 +15,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"
 #include "app/cuda/result_doc.h"
 #include "app/options.h"
@@ -69,7 +70,7 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
                     .lost = lost};
 
     gpuipc_options_outputs(&o, argc, argv);
-    if (!gpuipc_doc_wanted(&o))
+    if (!gpuipc_outputs_wanted(&o))
         return GPUIPC_USAGE;
     gpuipc_doc_set_argv(argc, argv);
     gpuipc_runinfo_gather(t0);
@@ -81,7 +82,7 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
     snprintf(lost, sizeof(lost), "the options were refused: %s", why->msg);
     gpuipc_facts_gather(&own);
     d.wall_ns = gpuipc_clock_ns() - t0;
-    return gpuipc_doc_finish(&d, GPUIPC_USAGE);
+    return gpuipc_outputs_finish(&d, GPUIPC_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -184,7 +185,7 @@ int main(int argc, char **argv)
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. --ranks writes
      * its own, from rank 0 only. */
-    if (gpuipc_doc_wanted(&o) && !json_refused && !gpuipc_doc_written() && !o.ranks) {
+    if (gpuipc_outputs_wanted(&o) && !json_refused && !gpuipc_doc_written() && !o.ranks) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
         gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
                                         "why"};
 
         gpuipc_facts_gather(&own);
-        rc = gpuipc_doc_finish(&d, rc);
+        rc = gpuipc_outputs_finish(&d, rc);
     }
     gpuipc_watch_claim(rc);
     if (o.brief)

@@ -413,6 +413,13 @@ void gpuipc_options_outputs(gpuipc_options *o, int argc, char **argv)
         o->level = GPUIPC_LOG_QUIET;
 }
 
+const char *gpuipc_options_mode_name(const gpuipc_options *o)
+{
+    return o->list ? "list" : o->bench ? "bench" : o->fault_matrix ? "fault-matrix"
+         : o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
+         : o->repeat > 1 ? "repeat" : "one-shot";
+}
+
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err)
 {
     long v;

@@ -60,6 +60,11 @@ typedef struct gpuipc_options {
  * program then exits 2. o->only points into argv. */
 int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *err);
 
+/* The mode o asks for, by its name in the result files: "one-shot",
+ * "repeat", "pairs", "serve", "connect", "list", "bench" or
+ * "fault-matrix". Async-signal-safe. */
+const char *gpuipc_options_mode_name(const gpuipc_options *o);
+
 /* After gpuipc_options_parse refused argv: o as the defaults with only the
  * result files argv names (--json, --prom, --junit; the first of each) and
  * --brief, read the way the parser reads them and whatever else argv holds,

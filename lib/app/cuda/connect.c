@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/outputs.h"
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/facts.h"
@@ -45,12 +46,12 @@ static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
     gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
                     .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
 
-    if (!gpuipc_doc_wanted(o))
+    if (!gpuipc_outputs_wanted(o))
         return code;
     gpuipc_facts_gather(&own);
     if (end != NULL && end->said_bye)
         d.verdict = &end->bye;
-    return gpuipc_doc_finish(&d, code);
+    return gpuipc_outputs_finish(&d, code);
 }
 
 int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)

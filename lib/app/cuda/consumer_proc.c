@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
+#include "app/cuda/outputs.h"
 #include "app/cuda/result_doc.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -286,7 +287,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
         int verdict;
 
         g_sacrificial = sacrificial;
-        gpuipc_doc_drop_files();
+        gpuipc_outputs_drop();
         close(sv[0]);
         if (other[0] >= 0)
             close(other[0]);

@@ -21,6 +21,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -772,7 +773,7 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
     };
     char *doc;
 
-    if (!gpuipc_doc_wanted(run->o))
+    if (!gpuipc_outputs_wanted(run->o))
         return;
     if (run->cuda == 0)
         take_uuids();

@@ -9,6 +9,7 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/outputs.h"
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_summary.h"
 #include "app/cuda/result_doc.h"
@@ -161,7 +162,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
     char consumer[GPUIPC_ERR_LEN + 160] = "";
     int exit_code = finish(run, code, t0, consumer, sizeof(consumer));
 
-    if (gpuipc_doc_wanted(run->o) && !run->o->list) {
+    if (gpuipc_outputs_wanted(run->o) && !run->o->list) {
         gpuipc_doc d = {
             .o = run->o,
             .role = "producer",
@@ -182,7 +183,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         };
 
-        exit_code = gpuipc_doc_finish(&d, exit_code);
+        exit_code = gpuipc_outputs_finish(&d, exit_code);
     }
     free(run->round_records);
     run->round_records = NULL;

@@ -174,7 +174,7 @@ static void outcome_base(gpuipc_outcome *oc, const gpuipc_options *o, const char
     oc->version = GPUIPC_VERSION;
     oc->commit = gpuipc_version_commit();
     oc->protocol = GPUIPC_WIRE_VERSION;
-    oc->mode = gpuipc_doc_mode_name(o);
+    oc->mode = gpuipc_options_mode_name(o);
     oc->role = role;
     oc->who = gpuipc_runinfo_get();
     oc->driver = driver_text[0] != '\0' ? driver_text : NULL;

@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/cuda/report_files.h"
 #include "app/version.h"
 #include "core/json.h"
 #include "core/log.h"
@@ -394,13 +393,6 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     json_gpus(j, d);
 }
 
-const char *gpuipc_doc_mode_name(const gpuipc_options *o)
-{
-    return o->list ? "list" : o->bench ? "bench" : o->fault_matrix ? "fault-matrix"
-         : o->connect ? "connect" : o->serve ? "serve" : o->pairs ? "pairs"
-         : o->repeat > 1 ? "repeat" : "one-shot";
-}
-
 static void json_body(gpuipc_json *j, const gpuipc_doc *d)
 {
     const gpuipc_options *o = d->o;
@@ -434,7 +426,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
         gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 1);
         gpuipc_json_string(j, "end_time", when);
     }
-    gpuipc_json_string(j, "mode", gpuipc_doc_mode_name(o));
+    gpuipc_json_string(j, "mode", gpuipc_options_mode_name(o));
     gpuipc_json_string(j, "role", d->role);
     gpuipc_json_array(j, "argv");
     for (a = 1; a < doc_argc; a++)
@@ -539,10 +531,9 @@ int gpuipc_doc_check_path(const char *path, gpuipc_err *err)
     return rc;
 }
 
-void gpuipc_doc_drop_files(void)
+void gpuipc_doc_drop_file(void)
 {
     gpuipc_outfile_close(&out_file);
-    gpuipc_files_drop();
 }
 
 gpuipc_outfile *gpuipc_doc_outfile(void)
@@ -598,62 +589,6 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
         return -1;
     }
     return 0;
-}
-
-int gpuipc_doc_wanted(const gpuipc_options *o)
-{
-    return o->json_path != NULL || gpuipc_files_wanted(o);
-}
-
-/* Writes output k of d (0: --json, 1: --junit, 2: --prom) with exit status
- * code. Returns 0, or -1 with why. */
-static int write_output(const gpuipc_doc *d, int k, int code, gpuipc_err *why)
-{
-    gpuipc_doc with = *d;
-
-    with.exit_code = code;
-    if (k == 0)
-        return gpuipc_doc_write(&with, why);
-    return gpuipc_files_write(&with, k == 1 ? GPUIPC_FILE_JUNIT : GPUIPC_FILE_PROM, code, why);
-}
-
-int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code)
-{
-    char line[GPUIPC_ERR_LEN + 160];
-    int code = exit_code, failed[3] = {0, 0, 0}, round, k, changed;
-    int to_stdout = d->o->json_path != NULL && strcmp(d->o->json_path, "-") == 0;
-    gpuipc_err why;
-
-    doc_written = 1;
-    /* The document first, then the JUnit report, the textfile last: a
-     * write that fails turns a pass into a failure, and the files written
-     * before it are then written again, saying so. */
-    for (round = 0; round < 2; round++) {
-        changed = 0;
-        for (k = 0; k < 3; k++) {
-            if (failed[k] || (round > 0 && k == 0 && to_stdout)) /* said once, or sent */
-                continue;
-            if (write_output(d, k, code, &why) == 0)
-                continue;
-            failed[k] = 1;
-            /* The verdict said above stands only where it was no pass: a
-             * result file that a pipeline reads and cannot find is a
-             * failure. */
-            if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
-                gpuipc_log_say("%s (the exit status stays %d)", why.msg, code);
-                continue;
-            }
-            snprintf(line, sizeof(line), "result: %s: the run ended with exit %d (said above), "
-                     "but %.500s (exit %d)", gpuipc_exit_word(GPUIPC_FAIL), code, why.msg,
-                     GPUIPC_FAIL);
-            gpuipc_log_line(1, line);
-            code = GPUIPC_FAIL;
-            changed = 1;
-        }
-        if (!changed)
-            break;
-    }
-    return code;
 }
 
 char *gpuipc_doc_template(const gpuipc_doc *d)

@@ -10,52 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/options.h"
-#include "bench/bench.h"
-#include "core/account.h"
+#include "app/cuda/doc.h"
 #include "core/json.h"
-#include "core/facts.h"
-#include "run/plan.h"
-#include "session/producer.h"
-#include "wire/wire.h"
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
-
-/* One --repeat round, for the document: its counts, its time, and what
- * each side held after it (the figures the soak compares with round 1). */
-typedef struct gpuipc_round_record {
-    unsigned round, passed, failed, skipped;
-    uint64_t ns;
-    gpuipc_usage_figures producer, consumer;
-    int have_consumer;
-} gpuipc_round_record;
-
-/* The most round records one document holds; later rounds are counted as
- * left out (a soak of --repeat 100000 would otherwise write megabytes). */
-#define GPUIPC_DOC_ROUNDS_MAX 10000
-
-typedef struct gpuipc_doc {
-    const gpuipc_options *o;
-    const char *role;              /* "producer" or "consumer" */
-    int exit_code;
-    uint64_t wall_ns;
-    const char *where;             /* the summary's first line, or NULL */
-    const char *consumer;          /* how the consumer ended (producer side), or NULL */
-    const char *lost;              /* why no scenario ran, or NULL */
-    const gpuipc_result *results;  /* the producer's scenarios (NULL on the consumer) */
-    size_t n;
-    const double (*steps)[GPUIPC_STAGE_COUNT]; /* each scenario's steps in ns, or NULL */
-    const unsigned char *have_steps;           /* which scenarios have them */
-    unsigned rounds;               /* --repeat rounds run */
-    const gpuipc_round_record *round_records; /* --repeat: each round's, or NULL */
-    size_t nround_records, round_records_left_out;
-    const gpuipc_facts *own;
-    const gpuipc_facts *peer;      /* NULL if it never said HELLO */
-    const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */
-    /* The deadline's template (gpuipc_doc_template): the members only the
-     * deadline decides are markers. */
-    int deadline_template;
-} gpuipc_doc;
 
 /* The markers of a deadline template, each standing for one JSON value. */
 #define GPUIPC_DOC_MARK_EXIT "@@EXIT@@"
@@ -79,14 +37,6 @@ char *gpuipc_doc_template(const gpuipc_doc *d);
  * count. Async-signal-safe. */
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
 
-/* The mode's name in the document: "one-shot", "repeat", "pairs", "serve",
- * "connect", "list", "bench" or "fault-matrix". Async-signal-safe. */
-const char *gpuipc_doc_mode_name(const gpuipc_options *o);
-
-/* Whether the run writes a document or a file made from its data (--json,
- * --prom, --junit). */
-int gpuipc_doc_wanted(const gpuipc_options *o);
-
 /* Where a document for "-" goes: the standard output main set aside, or 1. */
 int gpuipc_doc_stdout_fd(void);
 
@@ -105,14 +55,6 @@ void gpuipc_doc_set_argv(int argc, char **argv);
  * (core/outfile.h). Returns 0, or -1 with why. */
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why);
 
-/* Writes d (--json) and the files made from its data (--junit, --prom, in
- * that order) and returns the exit status: exit_code, or GPUIPC_FAIL where
- * the run passed or skipped but one of them could not be written (a last
- * result: line says so, and those already written are written again with
- * the failure, so that none says a pass the exit status does not); otherwise
- * a failure to write is said on standard error and exit_code stands. */
-int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code);
-
 /* Checks, before the run, that the document may be written at path
  * (core/outfile.h: absent or a regular file, never followed; "-" is always
  * fine), and keeps its directory open for the write. Returns 0, or a
@@ -120,8 +62,8 @@ int gpuipc_doc_finish(const gpuipc_doc *d, int exit_code);
 int gpuipc_doc_check_path(const char *path, gpuipc_err *err);
 
 /* In a forked consumer, which writes no file of the producer's: lets go of
- * the directories held for --json, --prom and --junit. */
-void gpuipc_doc_drop_files(void);
+ * the directory held for --json. */
+void gpuipc_doc_drop_file(void);
 
 /* The checked file, for the watchdog's document, or NULL (none, or "-"). */
 struct gpuipc_outfile *gpuipc_doc_outfile(void);
