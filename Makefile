@@ -110,10 +110,12 @@ GPU_CHURN := $(BUILD)/tests/gpu_churn
 PROMCHECK := $(BUILD)/tests/promcheck
 # lib/launch under a real PMIx launcher (tests/launch.sh, make check).
 PMIX_PROBE := $(BUILD)/tests/pmix_probe
+# The golden corpus's normaliser of result documents (tests/golden.sh, make check).
+GOLDEN_NORM := $(BUILD)/tests/golden_norm
 
 .PHONY: layers all check check-gpu cuda-check pmix-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PROMCHECK) \
-	$(PMIX_PROBE)
+	$(PMIX_PROBE) $(GOLDEN_NORM)
 
 help:
 	@echo "make deps       install Check, pkg-config and xmllint if missing (as root: apt-get or"
@@ -187,6 +189,9 @@ $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
 $(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
+$(GOLDEN_NORM): $(BUILD)/tests/golden_norm.o $(BUILD)/tests/jschema.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
 $(WRAP): $(BUILD)/tests/wrap.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
@@ -254,7 +259,7 @@ endif
 # itself, whose exit 77 (no GPU here) is counted as skipped, not as a pass.
 # Every step runs; the last line counts the whole run: "make check: N
 # passed, N failed, N skipped".
-check: gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE)
+check: gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE) $(GOLDEN_NORM)
 	@MAKE='$(MAKE)' sh tests/check.sh $(BUILD) ./gpuipc_test
 
 # Every include in lib/ goes to its own layer or one below (tests/layers.sh).

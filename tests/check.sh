@@ -124,6 +124,7 @@ echo "GPUIPC_TEST_BIN=$prog $build/tests/check_nogpu"
 step check_nogpu env GPUIPC_TEST_BIN="$prog" "$build/tests/check_nogpu"
 step tests/launch.sh sh tests/launch.sh "$build/tests/pmix_probe"
 step tests/ranks.sh sh tests/ranks.sh "$prog"
+step tests/golden.sh sh tests/golden.sh "$prog" "$build/tests/golden_norm"
 step "$prog" gpu_run
 
 [ -z "$failed_steps" ] || echo "make check: failed in: $failed_steps"
