@@ -15,6 +15,20 @@
 #include "core/step.h"
 #include "core/units.h"
 
+/* The document's first members, the same in the verdict's document and in
+ * the one of a run under way: the object opened on j, writing to f. */
+static void put_head(gpuipc_json *j, FILE *f, int code, const char *verdict)
+{
+    gpuipc_json_init(j, f);
+    gpuipc_json_object(j, NULL);
+    gpuipc_json_string(j, "schema", "gpuipc-ranks/1");
+    gpuipc_json_string(j, "program", "gpuipc_test " GPUIPC_VERSION);
+    gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
+    gpuipc_json_string(j, "mode", "ranks");
+    gpuipc_json_int(j, "exit_code", code);
+    gpuipc_json_string(j, "verdict", verdict);
+}
+
 /* The --json document of the run (rank 0), into f. */
 static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, int code,
                        unsigned proven, unsigned pf, unsigned ps)
@@ -24,14 +38,7 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
     uint32_t r, p, c;
     size_t i;
 
-    gpuipc_json_init(&j, f);
-    gpuipc_json_object(&j, NULL);
-    gpuipc_json_string(&j, "schema", "gpuipc-ranks/1");
-    gpuipc_json_string(&j, "program", "gpuipc_test " GPUIPC_VERSION);
-    gpuipc_json_int(&j, "protocol", GPUIPC_WIRE_VERSION);
-    gpuipc_json_string(&j, "mode", "ranks");
-    gpuipc_json_int(&j, "exit_code", code);
-    gpuipc_json_string(&j, "verdict", gpuipc_exit_word(code));
+    put_head(&j, f, code, gpuipc_exit_word(code));
     gpuipc_json_double(&j, "wall_s", (double)(gpuipc_clock_ns() - rr->t0) / 1e9);
     gpuipc_json_string(&j, "pmix", gpuipc_launch_version(rr->l));
     gpuipc_json_int(&j, "size", rr->size);
@@ -122,14 +129,7 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
     } else {
         gpuipc_json j;
 
-        gpuipc_json_init(&j, f);
-        gpuipc_json_object(&j, NULL);
-        gpuipc_json_string(&j, "schema", "gpuipc-ranks/1");
-        gpuipc_json_string(&j, "program", "gpuipc_test " GPUIPC_VERSION);
-        gpuipc_json_int(&j, "protocol", GPUIPC_WIRE_VERSION);
-        gpuipc_json_string(&j, "mode", "ranks");
-        gpuipc_json_int(&j, "exit_code", GPUIPC_FAIL);
-        gpuipc_json_string(&j, "verdict", "NOT FINISHED");
+        put_head(&j, f, GPUIPC_FAIL, "NOT FINISHED");
         gpuipc_json_string(&j, "reason", "the run is under way, or it ended before rank 0's "
                            "verdict (the deadline, a signal, a crash: each rank's output says "
                            "which)");
