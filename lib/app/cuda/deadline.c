@@ -8,7 +8,8 @@
  * write(2) and memory set aside before, since the stuck thread may hold the
  * locks of stdio and malloc. The forked consumer's watchdog is a backstop a
  * little later (the producer speaks for the run); a --connect consumer, on
- * its own, reports itself at the deadline. */
+ * its own, reports itself at the deadline. The document's template is
+ * filled in by deadline_doc.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,14 +22,13 @@
 
 #include "app/brief.h"
 #include "app/cuda/app.h"
+#include "app/cuda/deadline_doc.h"
 #include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
-#include "core/outfile.h"
 #include "core/proc.h"
-#include "core/runinfo.h"
 #include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
@@ -197,28 +197,6 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
     put_state(b, me, now);
 }
 
-/* How many scenarios the run has, as its thread published them (the
- * tables are whole and at least this long once it is read). */
-static size_t nscen(void)
-{
-    return dl.run != NULL ? __atomic_load_n(&dl.run->nsel, __ATOMIC_ACQUIRE) : 0;
-}
-
-/* The counts of the producer's results that ended. */
-static void counts(unsigned *passed, unsigned *failed, unsigned *skipped)
-{
-    size_t n = nscen(), i;
-
-    *passed = *failed = *skipped = 0;
-    for (i = 0; i < n; i++) {
-        int st = dl.run->results[i].status;
-
-        *passed += st == GPUIPC_PASS;
-        *failed += st == GPUIPC_FAIL;
-        *skipped += st == GPUIPC_SKIP;
-    }
-}
-
 /* The exit status of the watchdog's verdict: 1 at the deadline, 128 + sig
  * for a stop the run did not end by itself. */
 static int fire_code(int sig)
@@ -261,7 +239,7 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
 {
     unsigned p, f, s;
 
-    counts(&p, &f, &s);
+    gpuipc_deadline_counts(dl.run, &p, &f, &s);
     put_why(b, sig);
     put_stuck(b, now);
     gpuipc_sbuf_str(b, "; ");
@@ -280,7 +258,7 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
  * deadline, each written to fd as it is made (b is the text buffer). */
 static void put_rows(gpuipc_sbuf *b, int fd)
 {
-    size_t n = nscen(), i;
+    size_t n = gpuipc_deadline_nscen(dl.run), i;
 
     gpuipc_sbuf_str(b, "summary (at the deadline): ");
     gpuipc_sbuf_str(b, dl.run->where);
@@ -308,120 +286,9 @@ static void put_rows(gpuipc_sbuf *b, int fd)
     }
 }
 
-/* An ordinal, or null for -1. */
-static void put_ordinal(gpuipc_sbuf *b, int g)
-{
-    if (g < 0)
-        gpuipc_sbuf_str(b, "null");
-    else
-        gpuipc_sbuf_uint(b, (uint64_t)g);
-}
-
 /* The UUIDs of the run's GPUs by ordinal, as text, taken when the
  * document's template is made (the watchdog asks the driver nothing). */
 static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
-
-/* The document's gpus: each GPU the scenarios ran on, with the verdicts of
- * those it took part in, counted now. */
-static void put_gpus(gpuipc_sbuf *b)
-{
-    int gpus[GPUIPC_GPU_OPEN_MAX];
-    size_t ns = nscen(), n = ns > 0 ? gpuipc_doc_gpus_of(dl.run->results, ns, gpus,
-                                                         GPUIPC_GPU_OPEN_MAX) : 0, i;
-
-    gpuipc_sbuf_str(b, "[");
-    for (i = 0; i < n; i++) {
-        gpuipc_plan_tally t;
-        int v = gpuipc_plan_gpu_verdict(dl.run->results, ns, gpus[i], &t);
-
-        gpuipc_sbuf_str(b, i ? ",\n    {\"ordinal\": " : "\n    {\"ordinal\": ");
-        gpuipc_sbuf_uint(b, (uint64_t)gpus[i]);
-        gpuipc_sbuf_str(b, ", \"uuid\": ");
-        gpuipc_sbuf_json(b, gpus[i] < GPUIPC_GPU_OPEN_MAX && uuid_text[gpus[i]][0] != '\0'
-                                ? uuid_text[gpus[i]] : NULL);
-        gpuipc_sbuf_str(b, ", \"verdict\": \"");
-        gpuipc_sbuf_str(b, gpuipc_status_name(v));
-        gpuipc_sbuf_str(b, "\", \"passed\": ");
-        gpuipc_sbuf_uint(b, t.passed);
-        gpuipc_sbuf_str(b, ", \"failed\": ");
-        gpuipc_sbuf_uint(b, t.failed);
-        gpuipc_sbuf_str(b, ", \"skipped\": ");
-        gpuipc_sbuf_uint(b, t.skipped);
-        gpuipc_sbuf_str(b, ", \"stopped\": ");
-        gpuipc_sbuf_uint(b, t.stopped);
-        gpuipc_sbuf_str(b, "}");
-    }
-    gpuipc_sbuf_str(b, n > 0 ? "\n  ]" : "]");
-}
-
-/* One check of the document's scenarios. */
-static void put_check(gpuipc_sbuf *b, const gpuipc_check *k)
-{
-    gpuipc_sbuf_str(b, "{\"words\": ");
-    gpuipc_sbuf_uint(b, k->words);
-    gpuipc_sbuf_str(b, ", \"mismatches\": ");
-    gpuipc_sbuf_uint(b, k->mismatches);
-    gpuipc_sbuf_str(b, ", \"first_bad\": ");
-    if (k->mismatches > 0)
-        gpuipc_sbuf_uint(b, k->first_bad);
-    else
-        gpuipc_sbuf_str(b, "null");
-    gpuipc_sbuf_str(b, ", \"read_gbps\": null}");
-}
-
-/* Whether a write of the deadline's document failed (or text had to be
- * dropped): the document is then not put in place. */
-static int doc_bad;
-
-static void doc_put(int fd, const char *p, size_t n)
-{
-    if (gpuipc_write_all(fd, p, n) < 0)
-        doc_bad = 1;
-}
-
-static void doc_flush(gpuipc_sbuf *b, int fd)
-{
-    if (gpuipc_sbuf_write(b, fd) < 0)
-        doc_bad = 1;
-    gpuipc_sbuf_init(b, text, sizeof(text));
-}
-
-/* The document's scenarios: each as far as it got, each written to fd as it
- * is made (b is the text buffer). */
-static void put_scenarios(gpuipc_sbuf *b, int fd)
-{
-    size_t n = nscen(), i;
-
-    gpuipc_sbuf_str(b, "[");
-    for (i = 0; i < n; i++) {
-        const gpuipc_result *r = &dl.run->results[i];
-        int st = r->status;
-
-        doc_flush(b, fd);
-        gpuipc_sbuf_str(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        gpuipc_sbuf_json(b, dl.run->label[i]);
-        gpuipc_sbuf_str(b, ", \"verdict\": \"");
-        gpuipc_sbuf_str(b, gpuipc_status_name(st));
-        gpuipc_sbuf_str(b, "\", \"gpu\": ");
-        put_ordinal(b, r->gpu);
-        gpuipc_sbuf_str(b, ", \"peer_gpu\": ");
-        put_ordinal(b, r->peer_gpu);
-        gpuipc_sbuf_str(b, ", \"size\": ");
-        gpuipc_sbuf_uint(b, r->size);
-        gpuipc_sbuf_str(b, ", \"producer_to_consumer\": ");
-        put_check(b, &r->forward);
-        gpuipc_sbuf_str(b, ", \"consumer_to_producer\": ");
-        put_check(b, &r->backward);
-        gpuipc_sbuf_str(b, ", \"consumer_write_gbps\": null, \"time_ms\": ");
-        gpuipc_sbuf_uint(b, r->ns / 1000000ull);
-        gpuipc_sbuf_str(b, ", \"reason\": ");
-        gpuipc_sbuf_json(b, st != GPUIPC_FAIL && st != GPUIPC_SKIP ? NULL
-                            : r->reason[0] != '\0' ? r->reason
-                                                   : "under way when the deadline passed");
-        gpuipc_sbuf_str(b, ", \"cause\": null, \"fix\": null, \"detail\": null}");
-    }
-    gpuipc_sbuf_str(b, n > 0 ? "\n  ]" : "]");
-}
 
 /* How the consumer ended, for the producer's summary and document. */
 static const char *consumer_end(void)
@@ -430,116 +297,26 @@ static const char *consumer_end(void)
                              : "another process (--serve): its connection closes with this one";
 }
 
-/* The exit member of the watchdog's document. */
-static void put_exit_member(gpuipc_sbuf *b, int sig)
-{
-    const char *name = gpuipc_sig_abbrev(sig);
-
-    gpuipc_sbuf_str(b, "{\"status\": ");
-    gpuipc_sbuf_uint(b, (uint64_t)fire_code(sig));
-    if (sig == 0) {
-        gpuipc_sbuf_str(b, ", \"meaning\": \"a failure\"}");
-        return;
-    }
-    gpuipc_sbuf_str(b, ", \"meaning\": \"stopped by SIG");
-    gpuipc_sbuf_str(b, name != NULL ? name : "?");
-    gpuipc_sbuf_str(b, "\"}");
-}
-
-/* The template with its markers replaced, to fd. */
-static void write_doc_to(int fd, uint64_t now, const char *verdict, int sig)
-{
-    static const struct {
-        const char *mark;
-        int what;
-    } marks[] = {{GPUIPC_DOC_MARK_EXIT, 0}, {GPUIPC_DOC_MARK_RESULT, 1},
-                 {GPUIPC_DOC_MARK_WALL, 2}, {GPUIPC_DOC_MARK_SCENARIOS, 3},
-                 {GPUIPC_DOC_MARK_COUNTS, 4}, {GPUIPC_DOC_MARK_CONSUMER, 5},
-                 {GPUIPC_DOC_MARK_GPUS, 6}, {GPUIPC_DOC_MARK_END, 7}};
-    const char *p = dl.doc, *at;
-    gpuipc_sbuf b;
-    unsigned pa, f, s;
-    size_t i;
-
-    while ((at = strstr(p, "@@")) != NULL) {
-        gpuipc_sbuf_init(&b, text, sizeof(text));
-        for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-            if (strncmp(at, marks[i].mark, strlen(marks[i].mark)) == 0)
-                break;
-        if (i == sizeof(marks) / sizeof(marks[0])) { /* "@@" of the run's own text */
-            doc_put(fd, p, (size_t)(at + 2 - p));
-            p = at + 2;
-            continue;
-        }
-        doc_put(fd, p, (size_t)(at - p));
-        switch (marks[i].what) {
-        case 0:
-            put_exit_member(&b, sig);
-            break;
-        case 1:
-            gpuipc_sbuf_json(&b, verdict);
-            break;
-        case 2:
-            gpuipc_sbuf_secs(&b, now - dl.t0, 3);
-            break;
-        case 3:
-            put_scenarios(&b, fd);
-            break;
-        case 4:
-            counts(&pa, &f, &s);
-            gpuipc_sbuf_str(&b, "{\"passed\": ");
-            gpuipc_sbuf_uint(&b, pa);
-            gpuipc_sbuf_str(&b, ", \"failed\": ");
-            gpuipc_sbuf_uint(&b, f);
-            gpuipc_sbuf_str(&b, ", \"skipped\": ");
-            gpuipc_sbuf_uint(&b, s);
-            gpuipc_sbuf_str(&b, "}");
-            break;
-        case 6:
-            put_gpus(&b);
-            break;
-        case 7:
-            gpuipc_sbuf_str(&b, "\"");
-            gpuipc_sbuf_utc(&b, gpuipc_runinfo_now_ns(), 1);
-            gpuipc_sbuf_str(&b, "\"");
-            break;
-        default:
-            gpuipc_sbuf_json(&b, dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL);
-        }
-        doc_flush(&b, fd);
-        p = at + strlen(marks[i].mark);
-    }
-    doc_put(fd, p, strlen(p));
-}
-
-/* --json at the deadline, through the file checked before the run, with
- * system calls only. The run's own thread has not begun its document (it
- * writes it only once it has claimed the end: gpuipc_watch_claim). Returns
- * 0, or -1 where the document could not be written whole: a file that was
- * there is then left as it was. */
+/* --json at the deadline (deadline_doc.c), for the run ended now by the
+ * deadline (sig 0) or a stop signal, with verdict as its result line.
+ * Returns 0, or -1 where the document could not be written whole. */
 static int write_doc(uint64_t now, const char *verdict, int sig)
 {
-    const char *path = dl.o->json_path;
-    gpuipc_outfile *f = gpuipc_doc_outfile();
-    int fd;
+    const gpuipc_deadline_doc d = {
+        .tmpl = dl.doc,
+        .path = dl.o->json_path,
+        .run = dl.run,
+        .verdict = verdict,
+        .consumer = dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL,
+        .uuids = (const char (*)[48])uuid_text,
+        .wall_ns = now - dl.t0,
+        .code = fire_code(sig),
+        .sig = sig,
+        .text = text,
+        .text_len = sizeof(text),
+    };
 
-    if (path == NULL || dl.doc == NULL)
-        return 0;
-    doc_bad = 0;
-    if (strcmp(path, "-") == 0) {
-        write_doc_to(gpuipc_doc_stdout_fd(), now, verdict, sig);
-        return doc_bad ? -1 : 0;
-    }
-    if (f == NULL || (fd = gpuipc_outfile_open(f, NULL)) < 0)
-        return -1;
-    write_doc_to(fd, now, verdict, sig);
-    if (close(fd) < 0)
-        doc_bad = 1;
-    if (doc_bad || gpuipc_outfile_commit(f, NULL) < 0) {
-        gpuipc_outfile_abort(f);
-        return -1;
-    }
-    return 0;
+    return gpuipc_deadline_doc_write(&d);
 }
 
 /* peer_end: how a consumer that ended by itself ended, from its status. */
@@ -637,7 +414,8 @@ static void write_files(uint64_t now, const char *verdict, int sig)
         return;
     files_failed = gpuipc_files_at_deadline(
         dl.o, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->results : NULL,
-        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->label : NULL, nscen(),
+        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->label : NULL,
+        gpuipc_deadline_nscen(dl.run),
         (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
         fire_code(sig), verdict, now - dl.t0) < 0;
 }

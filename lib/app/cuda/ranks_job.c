@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ranks_job.c: the job as one rank of --ranks sees it: each rank's GPU and
+ * options shared after a fence (its index among the ranks of this node,
+ * modulo the GPUs it sees; every rank's options held to rank 0's), the
+ * ranks named for messages, and which of them are gone (their pidfds) or
+ * stuck. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app/cuda/ranks_run.h"
+#include "core/log.h"
+#include "core/random.h"
+#include "core/status.h"
+#include "gpu/gpu.h"
+
+/* The name of rank r for messages. */
+const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r)
+{
+    return rr->who[r];
+}
+
+void gpuipc_ranks_name(ranks_run *rr)
+{
+    uint32_t r;
+
+    for (r = 0; r < rr->size; r++) {
+        const gpuipc_job_card *c = gpuipc_job_card_of(rr->job, r);
+
+        if (rr->gpus[r].ordinal >= 0)
+            snprintf(rr->who[r], WHO_LEN, "rank %u (%.64s, GPU %d)", r, c ? c->host : "?",
+                     rr->gpus[r].ordinal);
+        else
+            snprintf(rr->who[r], WHO_LEN, "rank %u (%.64s)", r, c ? c->host : "?");
+        rr->whop[r] = rr->who[r];
+    }
+}
+
+/* ---- the GPU of each rank ---------------------------------------------------------- */
+
+/* The options every rank must share, as a 64-bit FNV-1a digest of their
+ * text: the mechanisms, --require, --size and --chunks. */
+static uint64_t config_digest(const ranks_run *rr)
+{
+    char text[2048];
+    size_t i, n = 0;
+    uint64_t h = 1469598103934665603ull;
+
+    for (i = 0; i < rr->s->nsel && n + 40 < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s,", rr->s->sel[i]->name);
+    for (i = 0; i < rr->s->nreq && n + 40 < sizeof(text); i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "req=%s,", rr->s->req[i]->name);
+    snprintf(text + n, sizeof(text) - n, "size=%llu,chunks=%u",
+             (unsigned long long)rr->o->size, rr->o->chunks);
+    for (i = 0; text[i] != '\0'; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* This rank's GPU: its index among the ranks of this node, modulo the GPUs
+ * this process sees (several ranks share a GPU where there are fewer), put
+ * for the others as "<uuid hex>|none <ordinal> <options digest> <refused>"
+ * (refused: rank 0 refused its --json). Then every rank's, after a fence.
+ * Returns 0; GPUIPC_USAGE where a rank's options differ from rank 0's or
+ * rank 0 refused its own (every rank finds that alike, and says it); or a
+ * negative errno with err. */
+int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
+{
+    char value[128], got[128], uuid[40];
+    uint32_t index = 0, count = 1, r;
+    rank_gpu *me = &rr->gpus[rr->rank];
+    uint64_t mine = config_digest(rr), zero = 0;
+    gpuipc_err why;
+    int n = 0, rc, differs = -1, zero_refused = 0;
+
+    me->ordinal = -1;
+    gpuipc_err_clear(&why);
+    gpuipc_job_node_place(rr->job, &index, &count);
+    if (rr->needs_cuda && gpuipc_gpu_init(&why) == 0 && gpuipc_gpu_count(&n, &why) == 0 &&
+        n > 0 && gpuipc_gpu_uuid_of((int)(index % (uint32_t)n), me->uuid, &why) == 0)
+        me->ordinal = (int)(index % (uint32_t)n);
+    if (rr->needs_cuda && me->ordinal < 0)
+        printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
+               why.msg[0] ? why.msg : "the driver shows none");
+    if (me->ordinal >= 0)
+        gpuipc_random_hex(uuid, me->uuid, GPUIPC_UUID_LEN);
+    else
+        snprintf(uuid, sizeof(uuid), "none");
+    snprintf(value, sizeof(value), "%s %d %016llx %d", uuid, me->ordinal,
+             (unsigned long long)mine, refused);
+    if ((rc = gpuipc_launch_put(rr->l, KEY_GPU, value, err)) < 0 ||
+        (rc = gpuipc_launch_commit(rr->l, err)) < 0 ||
+        (rc = gpuipc_launch_fence(rr->l, "gpus", err)) < 0)
+        return rc;
+    for (r = 0; r < rr->size; r++) {
+        rank_gpu *g = &rr->gpus[r];
+        char hex[40];
+        unsigned long long digest;
+        int ordinal, ref, used = 0;
+
+        if (r == rr->rank) {
+            if (r == 0)
+                zero = mine, zero_refused = refused;
+            continue;
+        }
+        g->ordinal = -1;
+        if ((rc = gpuipc_launch_get(rr->l, r, KEY_GPU, got, sizeof(got), err)) < 0)
+            return rc;
+        if (sscanf(got, "%39s %d %16llx %d%n", hex, &ordinal, &digest, &ref, &used) != 4 ||
+            got[used] != '\0' || ordinal < -1 || ordinal > 65535 || (ref != 0 && ref != 1) ||
+            (strcmp(hex, "none") != 0 && (strlen(hex) != 2 * GPUIPC_UUID_LEN ||
+                                          gpuipc_random_unhex(g->uuid, hex, GPUIPC_UUID_LEN) < 0)) ||
+            (strcmp(hex, "none") == 0) != (ordinal < 0))
+            return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid>|none "
+                                  "<ordinal> <digest> <refused>\" (is it gpuipc_test --ranks of "
+                                  "this version?)", r, got);
+        g->ordinal = ordinal;
+        if (r == 0)
+            zero = digest, zero_refused = ref;
+        rr->digests[r] = digest;
+    }
+    rr->digests[rr->rank] = mine;
+    if (zero_refused) {
+        if (rr->rank != 0)
+            printf("rank %u: result: %s: rank 0 refused its options (it says why) (exit %d)\n",
+                   rr->rank, gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
+        return GPUIPC_USAGE;
+    }
+    for (r = 1; r < rr->size && differs < 0; r++)
+        if (rr->digests[r] != zero)
+            differs = (int)r;
+    if (differs >= 0) {
+        printf("rank %u: result: %s: rank %d's options differ from rank 0's (--only, "
+               "--require, --size and --chunks must be the same on every rank: give every rank "
+               "one command line) (exit %d)\n",
+               rr->rank, gpuipc_exit_word(GPUIPC_USAGE), differs, GPUIPC_USAGE);
+        return GPUIPC_USAGE;
+    }
+    return 0;
+}
+
+/* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
+void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r)
+{
+    rr->gone[r] = 1;
+    gpuipc_launch_forget(rr->l, r);
+}
+
+/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
+ * its process ended now (its pidfd). */
+int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r)
+{
+    if (!rr->gone[r] && gpuipc_meet_ended(rr->meet, r))
+        rr->gone[r] = 1;
+    if (rr->gone[r])
+        gpuipc_launch_forget(rr->l, r);
+    return rr->gone[r];
+}
+
+/* Rank r is alive but did not come to a pair in time (stuck in a call, or
+ * far slower): its later pairs are not waited for either, so that one
+ * stuck rank does not make every pair after it wait out --timeout. */
+void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r)
+{
+    rr->stuck[r] = 1;
+}

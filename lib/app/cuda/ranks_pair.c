@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ranks_pair.c: the pairs of --ranks as one rank plays them: every pair of
+ * the plan it takes part in (run/plan: every ordered pair once, in rounds
+ * of disjoint pairs), each met at the consumer's listener (launch/meet) if
+ * it can be played, then as producer (the forked mode's producer session
+ * over the connection) or as consumer (the consumer's session), and this
+ * rank's record of it (run/cells): its verdict, its scenarios, the peer
+ * found gone or stuck. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "app/cuda/producer_end.h"
+#include "app/cuda/ranks_run.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "core/step.h"
+#include "core/stop.h"
+#include "core/watch.h"
+#include "run/plan.h"
+
+/* How long a rank waits for its peer at a pair: twice --timeout (the peer
+ * may be finishing a pair whose other rank stalled, which takes up to one
+ * --timeout), and never past the time kept for the verdict. */
+static uint64_t meet_deadline(const ranks_run *rr)
+{
+    uint64_t d = gpuipc_clock_deadline(2 * rr->o->timeout_ns);
+
+    return d < rr->pairs_until ? d : rr->pairs_until;
+}
+
+/* ---- one pair --------------------------------------------------------------------- */
+
+static gpuipc_cell_side *record(ranks_run *rr, uint32_t peer, int consumer)
+{
+    return &rr->mine[(size_t)peer * 2 + (consumer ? 1 : 0)];
+}
+
+static void note(gpuipc_cell_side *side, int code, const char *text)
+{
+    side->code = code;
+    snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1, text);
+}
+
+/* Whether the pair with peer can be played: on this node, and not gone. */
+static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
+{
+    char why[512];
+
+    if (gpuipc_job_where_is(rr->job, peer, why, sizeof(why)) != GPUIPC_JOB_SAME_NODE) {
+        char text[GPUIPC_CELL_TEXT_LEN];
+
+        snprintf(text, sizeof(text), "%.300s (--ranks proves pairs within one node)", why);
+        note(side, GPUIPC_SKIP, text);
+        return 0;
+    }
+    if (rr->gone[peer]) {
+        snprintf(side->note, sizeof(side->note), "%.200s gone during an earlier pair: not "
+                 "waited for", gpuipc_ranks_who(rr, peer));
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
+    if (rr->stuck[peer]) {
+        snprintf(side->note, sizeof(side->note), "%.200s did not come to an earlier pair in "
+                 "time (alive, but stuck or far slower): not waited for",
+                 gpuipc_ranks_who(rr, peer));
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
+    if (gpuipc_clock_ns() >= rr->pairs_until) {
+        snprintf(side->note, sizeof(side->note), "not run: the run's --deadline is near, and "
+                 "its verdict goes first (raise --deadline for this many ranks)");
+        side->code = GPUIPC_FAIL;
+        return 0;
+    }
+    return 1;
+}
+
+static void say(const ranks_run *rr, const char *fmt, const char *text)
+{
+    char line[GPUIPC_ERR_LEN + 64];
+
+    snprintf(line, sizeof(line), fmt, text);
+    if (rr->o->level >= GPUIPC_LOG_QUIET)
+        printf("rank %u: %s\n", rr->rank, line);
+    fflush(stdout);
+}
+
+/* "rank R: FAIL <what><text>". */
+static void say_failed(const ranks_run *rr, const char *what, const char *text)
+{
+    char line[GPUIPC_ERR_LEN + 64];
+
+    snprintf(line, sizeof(line), "%s %s%s", gpuipc_status_word(GPUIPC_FAIL), what, text);
+    say(rr, "%s", line);
+}
+
+/* Whether peer, met in a session that broke, has died (its process has
+ * ended; a stop signal is no death of the peer's). */
+static int peer_died(ranks_run *rr, uint32_t peer)
+{
+    return gpuipc_stop_signal() == 0 && gpuipc_ranks_is_gone(rr, peer);
+}
+
+/* Says the connections refused since the last time, from processes that
+ * are no rank of this job (launch/meet.h), once each time more come. */
+void gpuipc_ranks_say_refused(ranks_run *rr)
+{
+    char first[256], line[400];
+    unsigned n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
+
+    if (n == rr->refused_said)
+        return;
+    rr->refused_said = n;
+    snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
+             "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
+    say(rr, "%s", line);
+}
+
+/* Meets peer for their pair, this rank its producer (producer set) or its
+ * consumer: where the pair can be played (can_meet), the session's socket,
+ * connected to the consumer's listener and vouched for by the kernel
+ * (launch/meet.h), with gpuipc_app_cred_pid set from the peer's
+ * credentials. Otherwise -1, with side saying why and the peer marked gone
+ * or stuck as the wait found it. */
+static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side,
+                uint64_t until)
+{
+    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, peer);
+    gpuipc_peer cred;
+    gpuipc_err err;
+    int sock;
+
+    side->code = GPUIPC_FAIL;
+    side->note[0] = '\0';
+    if (!can_meet(rr, peer, side))
+        return -1;
+    sock = producer ? gpuipc_meet_connect(rr->meet, peer, card->endpoint,
+                                          gpuipc_ranks_who(rr, peer), until, &cred, &err)
+                    : gpuipc_meet_accept(rr->meet, peer, gpuipc_ranks_who(rr, peer), until, &cred,
+                                         &err);
+    gpuipc_ranks_say_refused(rr);
+    if (sock < 0) {
+        if (sock == GPUIPC_MEET_GONE)
+            gpuipc_ranks_mark_gone(rr, peer);
+        else if (sock == -ETIMEDOUT)
+            gpuipc_ranks_mark_stuck(rr, peer);
+        note(side, GPUIPC_FAIL, err.msg);
+        say_failed(rr, "", err.msg);
+        return -1;
+    }
+    gpuipc_app_cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
+    /* What each session's last check counts from: the FDs now, which hold
+     * the connections of ranks that came early for a later pair (held by
+     * launch/meet until then). */
+    gpuipc_app_note_fds_at_start();
+    return sock;
+}
+
+/* This rank exports to consumer c. */
+static void play_producer(ranks_run *rr, uint32_t c)
+{
+    static gpuipc_producer_run run;
+    gpuipc_cell_side *side = record(rr, c, 0);
+    const gpuipc_app_selection *s = rr->s;
+    const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
+    char desc[GPUIPC_ERR_LEN + 160];
+    gpuipc_err err;
+    size_t i, nsub, nout;
+    int sock, code, other_gpu, rc;
+
+    if ((sock = meet(rr, c, 1, side, meet_deadline(rr))) < 0)
+        return;
+    /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
+    other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
+                memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
+    for (i = nsub = nout = 0; i < s->nsel; i++) {
+        if (other_gpu && s->sel[i]->needs_cuda && !s->sel[i]->cross_device)
+            out[nout++] = s->sel[i];
+        else
+            sub[nsub++] = s->sel[i];
+    }
+    gpuipc_app_producer_init(&run, &rr->quiet, sub, nsub, s->req, s->nreq, rr->inject,
+                             rr->t0);
+    run.env.token = gpuipc_job_token_of(rr->job)->hex;
+    run.env.rank = rr->rank;
+    run.env.peer_rank = c;
+    run.peer_label = gpuipc_ranks_who(rr, c);
+    if (rr->gpus[c].ordinal >= 0)
+        memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
+    snprintf(run.where, sizeof(run.where), "rank %u", rr->rank);
+    if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
+        close(sock);
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        code = GPUIPC_FAIL;
+    } else if ((rc = gpuipc_app_producer_hello(&run, &err)) < 0) {
+        snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
+        if (rc == -ETIMEDOUT)
+            gpuipc_ranks_mark_stuck(rr, c);
+        code = GPUIPC_FAIL;
+    } else {
+        /* pidfd_getfd from a sibling needs ptrace permission, which Yama's
+         * ptrace_scope 1 gives only to an ancestor or to the process named
+         * here. */
+        if (run.env.peer_pid > 0)
+            prctl(PR_SET_PTRACER, (unsigned long)run.env.peer_pid, 0, 0, 0);
+        code = gpuipc_app_producer_scenarios(&run);
+    }
+    code = gpuipc_app_producer_end(&run, code, desc, sizeof(desc));
+    prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    side->code = code;
+    side->met = run.started;
+    if (!run.started) {
+        snprintf(side->note, sizeof(side->note), "%.390s", run.lost);
+        (void)peer_died(rr, c);
+        say_failed(rr, "", run.lost);
+    } else if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
+        snprintf(side->note, sizeof(side->note), "%.390s", run.last[0] ? run.last : desc);
+        if (peer_died(rr, c)) {
+            /* The consumer died in the session: its cell says so, once. */
+            const gpuipc_result *first = NULL;
+
+            for (i = 0; i < run.nsel && first == NULL; i++)
+                if (run.results[i].status == GPUIPC_FAIL)
+                    first = &run.results[i];
+            side->gone = 1;
+            snprintf(side->note, sizeof(side->note), "%.160s gone during %s%s%.200s",
+                     gpuipc_ranks_who(rr, c),
+                     first ? gpuipc_step_name(first->failure.step) : "the session",
+                     first ? ": " : "", first ? first->reason : "");
+        }
+    }
+    side->n = run.nsel < GPUIPC_CELLS_SCENARIOS_MAX ? run.nsel : GPUIPC_CELLS_SCENARIOS_MAX;
+    for (i = 0; i < side->n && run.started; i++) {
+        const gpuipc_result *r = &run.results[i];
+        gpuipc_cell_scenario *cs = &side->s[i];
+
+        snprintf(cs->mech, sizeof(cs->mech), "%s", run.sel[i]->name);
+        cs->status = r->status;
+        cs->side = r->failed_side;
+        cs->step = r->failure.step;
+        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
+            gpuipc_ranks_mark_stuck(rr, c);
+        snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
+                 r->status == GPUIPC_PASS ? r->detail : r->reason);
+        snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1, r->cause);
+        if (r->status == GPUIPC_FAIL) {
+            char line[GPUIPC_ERR_LEN + 64];
+
+            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.sel[i]->name);
+            say_failed(rr, line, r->reason);
+        }
+    }
+    if (!run.started)
+        side->n = 0;
+    for (i = 0; run.started && i < nout && side->n < GPUIPC_CELLS_SCENARIOS_MAX; i++) {
+        gpuipc_cell_scenario *cs = &side->s[side->n++];
+
+        memset(cs, 0, sizeof(*cs));
+        snprintf(cs->mech, sizeof(cs->mech), "%s", out[i]->name);
+        cs->status = GPUIPC_SKIP;
+        snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s hold different "
+                 "GPUs, and %.31s shares memory within one GPU (the vmm mechanisms cross "
+                 "GPUs)", gpuipc_ranks_who(rr, rr->rank), gpuipc_ranks_who(rr, c), out[i]->name);
+    }
+    gpuipc_app_scenarios_free(&run);
+}
+
+/* This rank imports from producer p. */
+static void play_consumer(ranks_run *rr, uint32_t p)
+{
+    gpuipc_cell_side *side = record(rr, p, 1);
+    gpuipc_session_end end;
+    int sock, code;
+
+    if ((sock = meet(rr, p, 0, side, meet_deadline(rr))) < 0)
+        return;
+    code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
+                                       gpuipc_job_token_of(rr->job)->hex, rr->rank, p, &end);
+    side->code = code;
+    side->met = end.met;
+    side->said_bye = end.said_bye;
+    side->passed = end.bye.passed;
+    side->failed = end.bye.failed;
+    side->skipped = end.bye.skipped;
+    side->own = end.own;
+    snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
+    if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
+        say_failed(rr, "as consumer: ", end.reason[0] ? end.reason : "(said above)");
+        if (end.errnum == ETIMEDOUT)
+            gpuipc_ranks_mark_stuck(rr, p);
+        if (peer_died(rr, p)) {
+            char text[GPUIPC_CELL_TEXT_LEN];
+
+            side->gone = 1;
+            snprintf(text, sizeof(text), "%.160s gone: %.220s", gpuipc_ranks_who(rr, p),
+                     end.reason);
+            snprintf(side->note, sizeof(side->note), "%s", text);
+        }
+    }
+}
+
+/* Every pair of the plan this rank takes part in, in round order. */
+int gpuipc_ranks_play(ranks_run *rr)
+{
+    gpuipc_plan_pair *plan;
+    unsigned nrounds = 0;
+    size_t i, n;
+    int *ids = calloc(rr->size, sizeof(*ids));
+
+    if (ids == NULL)
+        return -ENOMEM;
+    for (i = 0; i < rr->size; i++)
+        ids[i] = (int)i;
+    plan = gpuipc_plan_all_pairs(ids, rr->size, &nrounds);
+    free(ids);
+    if (plan == NULL)
+        return -ENOMEM;
+    n = (size_t)rr->size * (rr->size - 1);
+    for (i = 0; i < n && gpuipc_stop_signal() == 0; i++) {
+        uint32_t p = (uint32_t)plan[i].a, c = (uint32_t)plan[i].b;
+        int role = p == rr->rank ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+
+        if (p != rr->rank && c != rr->rank)
+            continue;
+        gpuipc_ranks_watch_pair(p, c, role);
+        gpuipc_watch_role(role);
+        gpuipc_watch_step(GPUIPC_STEP_NONE, "");
+        if (p == rr->rank)
+            play_producer(rr, c);
+        else
+            play_consumer(rr, p);
+        gpuipc_ranks_watch_no_pair();
+    }
+    free(plan);
+    return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ranks_run.h: within --ranks, what its files share: the run as one rank
+ * holds it (ranks_run), the keys it publishes, and the functions one file
+ * of the mode calls in another: the watchdog's side (ranks_watch.c), the
+ * job and its ranks (ranks_job.c), the pairs (ranks_pair.c), the verdict
+ * (ranks_verdict.c) and rank 0's --json (ranks_json.c). Only ranks.c and
+ * the ranks_*.c files include it. */
+#ifndef GPUIPC_APP_CUDA_RANKS_RUN_H
+#define GPUIPC_APP_CUDA_RANKS_RUN_H
+
+#include <stdint.h>
+
+#include "app/cuda/app.h"
+#include "core/err.h"
+#include "core/outfile.h"
+#include "wire/msg.h"
+#include "launch/job.h"
+#include "launch/meet.h"
+#include "launch/pmix.h"
+#include "run/cells.h"
+
+#define KEY_GPU "gpuipc.gpu"
+#define KEY_RESULTS "gpuipc.results"
+#define KEY_REFUSED "gpuipc.refused"
+#define KEY_VERDICT "gpuipc.verdict"
+#define WHO_LEN 160
+
+/* One rank's GPU as it published it. */
+typedef struct rank_gpu {
+    int ordinal;                   /* -1: none (no driver, no GPU, or none needed) */
+    uint8_t uuid[GPUIPC_UUID_LEN];
+} rank_gpu;
+
+/* The run, as this rank holds it. */
+typedef struct ranks_run {
+    const gpuipc_options *o;
+    gpuipc_options quiet; /* the sessions': their step log at --quiet unless -v */
+    const gpuipc_app_selection *s;
+    const gpuipc_inject *inject;
+    uint64_t t0;
+    gpuipc_launch *l;
+    gpuipc_job *job;
+    uint32_t rank, size;
+    gpuipc_meet *meet;   /* its listener; the others' pidfds */
+    unsigned refused_said; /* strangers refused at it, as said so far */
+    rank_gpu *gpus;      /* every rank's, by rank */
+    char (*who)[WHO_LEN]; /* "rank 2 (node1, GPU 0)" */
+    const char **whop;
+    unsigned char *gone; /* ranks seen gone */
+    gpuipc_cell_side *mine; /* this rank's records, by peer: [peer * 2 + (consumer ? 1 : 0)] */
+    int needs_cuda;
+    const char *mechs[GPUIPC_APP_NMECH_MAX]; /* the selection's names */
+    uint64_t *digests;   /* every rank's options digest, by rank */
+    unsigned char *stuck; /* ranks that did not come to a pair in time (alive) */
+    uint64_t pairs_until; /* no pair starts after this (CLOCK_MONOTONIC): the verdict's time */
+    gpuipc_outfile json;
+    int json_checked;
+} ranks_run;
+
+/* ---- the watchdog's side (ranks_watch.c) ------------------------------------------- */
+
+/* Notes rank and --deadline (deadline_ns) for the watchdog's line, maps the
+ * status page and, with a deadline, starts the watchdog for the run that
+ * started at t0: at the deadline it says where this rank is and exits 1.
+ * Returns 0, or a negative errno with err. */
+int gpuipc_ranks_watch_start(uint32_t rank, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err);
+
+/* Notes for the watchdog that this rank is in the pair p -> c, in role
+ * (GPUIPC_ROLE_PRODUCER or GPUIPC_ROLE_CONSUMER). */
+void gpuipc_ranks_watch_pair(uint32_t p, uint32_t c, int role);
+
+/* Notes for the watchdog that this rank is in no pair. */
+void gpuipc_ranks_watch_no_pair(void);
+
+/* ---- the job and its ranks (ranks_job.c) ------------------------------------------- */
+
+/* The name of rank r for messages ("rank 2 (node1, GPU 0)"), owned by rr. */
+const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r);
+
+/* Publishes this rank's GPU and options digest (refused: rank 0 refused its
+ * --json) and reads every rank's after a fence. Returns 0; GPUIPC_USAGE
+ * where a rank's options differ from rank 0's or rank 0 refused its own
+ * (said); or a negative errno with err. */
+int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err);
+
+/* Names every rank for messages, from its card and its GPU. */
+void gpuipc_ranks_name(ranks_run *rr);
+
+/* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
+void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r);
+
+/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
+ * its process ended now (its pidfd). Returns 1 or 0. */
+int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r);
+
+/* Rank r is alive but did not come to a pair in time: its later pairs are
+ * not waited for either. */
+void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r);
+
+/* ---- the pairs (ranks_pair.c) ------------------------------------------------------ */
+
+/* Says the connections refused at this rank's listener since the last time,
+ * from processes that are no rank of this job, once each time more come. */
+void gpuipc_ranks_say_refused(ranks_run *rr);
+
+/* Plays every pair of the plan this rank takes part in, in round order,
+ * its records into rr->mine. Returns 0, or -ENOMEM. */
+int gpuipc_ranks_play(ranks_run *rr);
+
+/* ---- the verdict (ranks_verdict.c) ------------------------------------------------- */
+
+/* Every rank: publishes its records; rank 0 judges and publishes the run's
+ * status; the others take it. Returns the status this rank exits with. */
+int gpuipc_ranks_conclude(ranks_run *rr);
+
+/* ---- rank 0's --json (ranks_json.c) ------------------------------------------------ */
+
+/* Writes the gpuipc-ranks/1 document in place of whatever is at --json's
+ * path: the run's verdict from cells (rr->size x rr->size, by producer and
+ * consumer) with code and the counts of proven, failed (pf) and skipped
+ * (ps) pairs, or, cells NULL, a document saying the run is under way (then
+ * the path is checked again for the verdict's writing). Nothing where
+ * rr->json_checked is 0. Returns 0, or -1 where it could not be written
+ * (said). */
+int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
+                            unsigned pf, unsigned ps);
+
+#endif

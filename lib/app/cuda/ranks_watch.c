@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ranks_watch.c: the watchdog's side of --ranks: where this rank is (its
+ * rank, the pair it is in and its role there), kept in volatile variables
+ * the watchdog reads, and the watchdog's line at --deadline or after a stop
+ * the rank did not end by itself, made with write(2) and no malloc or stdio
+ * (the stuck thread may hold their locks). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "app/cuda/ranks_run.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "core/step.h"
+#include "core/watch.h"
+
+/* For the watchdog: where this rank is (async-signal-safe reads). */
+static volatile uint32_t g_rank, g_pair_p, g_pair_c;
+static volatile int g_in_pair, g_role;
+static volatile uint64_t g_deadline_s;
+
+static void on_deadline(void *arg, int sig)
+{
+    const gpuipc_watch_page *page = gpuipc_watch_page_get();
+    char mem[512];
+    gpuipc_sbuf b;
+
+    (void)arg;
+    gpuipc_sbuf_init(&b, mem, sizeof(mem));
+    gpuipc_sbuf_str(&b, "rank ");
+    gpuipc_sbuf_uint(&b, g_rank);
+    gpuipc_sbuf_str(&b, ": result: ");
+    gpuipc_sbuf_str(&b, gpuipc_status_word(sig ? GPUIPC_STOPPED : GPUIPC_FAIL));
+    gpuipc_sbuf_str(&b, sig ? ": it did not end in time after the stop signal"
+                            : ": --deadline (");
+    if (!sig) {
+        gpuipc_sbuf_uint(&b, g_deadline_s);
+        gpuipc_sbuf_str(&b, " s) passed");
+    }
+    if (g_in_pair) {
+        const gpuipc_watch_side *w = page != NULL ? &page->side[g_role] : NULL;
+
+        gpuipc_sbuf_str(&b, " in pair ");
+        gpuipc_sbuf_uint(&b, g_pair_p);
+        gpuipc_sbuf_str(&b, " -> ");
+        gpuipc_sbuf_uint(&b, g_pair_c);
+        gpuipc_sbuf_str(&b, g_role == GPUIPC_ROLE_PRODUCER ? " as its producer" : " as its consumer");
+        if (w != NULL && w->step == GPUIPC_STEP_NONE) {
+            gpuipc_sbuf_str(&b, ", waiting for its peer to come");
+        } else if (w != NULL) {
+            gpuipc_sbuf_str(&b, ", at ");
+            gpuipc_sbuf_str(&b, gpuipc_step_name(w->step));
+            if (w->call[0] != '\0' && w->since_ns != 0) {
+                gpuipc_sbuf_str(&b, " in ");
+                gpuipc_sbuf_str(&b, w->call);
+                gpuipc_sbuf_str(&b, " for ");
+                gpuipc_sbuf_secs(&b, gpuipc_clock_ns() - w->since_ns, 1);
+                gpuipc_sbuf_str(&b, " s");
+            }
+        }
+    } else {
+        gpuipc_sbuf_str(&b, " outside any pair (joining the job, or gathering the results)");
+    }
+    if (sig) {
+        gpuipc_sbuf_str(&b, " (exit ");
+        gpuipc_sbuf_uint(&b, 128u + (unsigned)sig);
+        gpuipc_sbuf_str(&b, ")\n");
+    } else {
+        gpuipc_sbuf_str(&b, "; the run's verdict is lost with it (exit 1)\n");
+    }
+    gpuipc_sbuf_write(&b, 1);
+    _exit(sig ? 128 + sig : GPUIPC_FAIL);
+}
+
+int gpuipc_ranks_watch_start(uint32_t rank, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err)
+{
+    int rc;
+
+    g_rank = rank;
+    g_deadline_s = deadline_ns / 1000000000ull;
+    if ((rc = gpuipc_watch_map(err)) < 0)
+        return rc;
+    if (deadline_ns > 0 && (rc = gpuipc_watch_start(t0 + deadline_ns, on_deadline, NULL, err)) < 0)
+        return rc;
+    return 0;
+}
+
+void gpuipc_ranks_watch_pair(uint32_t p, uint32_t c, int role)
+{
+    g_pair_p = p;
+    g_pair_c = c;
+    g_role = role;
+    g_in_pair = 1;
+}
+
+void gpuipc_ranks_watch_no_pair(void)
+{
+    g_in_pair = 0;
+}
