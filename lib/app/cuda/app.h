@@ -79,10 +79,6 @@ void gpuipc_app_sock_publish(const struct gpuipc_endpoint *ep);
  * Async-signal-safe. */
 void gpuipc_app_sock_unlink(void);
 
-/* --serve/--connect: the peer's pid as SO_PEERCRED gives it (-1: not
- * visible here), for gpuipc_env.cred_pid; 0 in the forked mode. */
-extern int gpuipc_app_cred_pid;
-
 /* SIGINT, SIGTERM and SIGHUP stop the session (gpuipc_stop_raise),
  * here and in every process of the run; a second one ends the process at
  * once. */
@@ -136,19 +132,21 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
  * --connect. */
 extern pid_t gpuipc_app_parent_pid;
 
-/* The consumer's role over sock, until the session ends (in *end).
- * Returns the exit status. */
+/* The consumer's role over sock, until the session ends (in *end), with
+ * cred_pid the producer's pid as SO_PEERCRED gave it (-1: not visible here;
+ * 0 in the forked mode), for gpuipc_env.cred_pid. Returns the exit status. */
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                             uint64_t t0, gpuipc_session_end *end);
+                             uint64_t t0, int cred_pid, gpuipc_session_end *end);
 
 /* --ranks: one session as the consumer over sock (closed here), this rank
  * rank, with the job's token (GPUIPC_WIRE_TOKEN_LEN hex digits) that the
  * producer, rank peer_rank, must prove at HELLO (session/proof.h); no
  * signal handler, watchdog or exit check of its own (the rank has them).
- * The session's end goes into *end. Returns its status. */
+ * cred_pid as for gpuipc_app_consumer_main. The session's end goes into
+ * *end. Returns its status. */
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
-                                uint32_t peer_rank, gpuipc_session_end *end);
+                                uint32_t peer_rank, int cred_pid, gpuipc_session_end *end);
 
 /* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
  * it); sacrificial: it is --destructive's consumer. Returns its pid with

@@ -82,8 +82,8 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
                     "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
                     (unsigned)peer.uid);
     gpuipc_app_parent_pid = 0;
-    gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
-    code = gpuipc_app_consumer_main(sock, o, inject, t0, &end);
+    code = gpuipc_app_consumer_main(sock, o, inject, t0, peer.pid > 0 ? (int)peer.pid : -1,
+                                    &end);
     consumer_result_line(o->connect, code, &end, line, sizeof(line));
     gpuipc_log_line(1, line);
     return write_doc(o, code, t0, &end, NULL);

@@ -205,11 +205,12 @@ static int serve_on(gpuipc_env *env, int sock, gpuipc_session_end *end)
 
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
-                                uint32_t peer_rank, gpuipc_session_end *end)
+                                uint32_t peer_rank, int cred_pid, gpuipc_session_end *end)
 {
     gpuipc_env env;
 
     consumer_env(&env, o, inject, t0);
+    env.cred_pid = cred_pid;
     env.token = token;
     env.rank = rank;
     env.peer_rank = peer_rank;
@@ -221,7 +222,7 @@ int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_
 /* The consumer's role over sock; the session's end goes into *end.
  * Returns the exit status. */
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0, gpuipc_session_end *end)
+                             uint64_t t0, int cred_pid, gpuipc_session_end *end)
 {
     struct sigaction sa;
     gpuipc_env env;
@@ -229,6 +230,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     int verdict;
 
     consumer_env(&env, o, inject, t0);
+    env.cred_pid = cred_pid;
     g_consumer_env = &env;
     if (gpuipc_app_parent_pid > 0)
         gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);
@@ -293,7 +295,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
             close(other[0]);
         if (other[1] >= 0)
             close(other[1]);
-        verdict = gpuipc_app_consumer_main(sv[1], o, inject, t0, &end);
+        verdict = gpuipc_app_consumer_main(sv[1], o, inject, t0, 0, &end);
         fflush(NULL);
         _exit(verdict);
     }

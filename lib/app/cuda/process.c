@@ -227,7 +227,6 @@ int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code)
     return code;
 }
 
-int gpuipc_app_cred_pid;     /* --serve/--connect: the peer's pid (gpuipc_env.cred_pid) */
 
 /* Carries out a fault injected by GPUIPC_FAULT: the library decides when,
  * the program decides how a process ends. */
@@ -291,6 +290,6 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
     env->timeout_ns = o->timeout_ns;
     env->inject = *inject;
     env->act = act_fault;
-    env->cred_pid = gpuipc_app_cred_pid;
+    env->cred_pid = 0; /* the forked mode's; --serve, --connect and --ranks set the peer's */
     env->session_check = 1;
 }

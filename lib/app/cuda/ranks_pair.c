@@ -123,11 +123,11 @@ void gpuipc_ranks_say_refused(ranks_run *rr)
 /* Meets peer for their pair, this rank its producer (producer set) or its
  * consumer: where the pair can be played (can_meet), the session's socket,
  * connected to the consumer's listener and vouched for by the kernel
- * (launch/meet.h), with gpuipc_app_cred_pid set from the peer's
- * credentials. Otherwise -1, with side saying why and the peer marked gone
- * or stuck as the wait found it. */
+ * (launch/meet.h), with *cred_pid the peer's pid from its credentials (-1:
+ * none), for the session's HELLO (gpuipc_env.cred_pid). Otherwise -1, with
+ * side saying why and the peer marked gone or stuck as the wait found it. */
 static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side,
-                uint64_t until)
+                uint64_t until, int *cred_pid)
 {
     const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, peer);
     gpuipc_peer cred;
@@ -152,7 +152,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
         say_failed(rr, "", err.msg);
         return -1;
     }
-    gpuipc_app_cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
+    *cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
     /* What each session's last check counts from: the FDs now, which hold
      * the connections of ranks that came early for a later pair (held by
      * launch/meet until then). */
@@ -170,9 +170,9 @@ static void play_producer(ranks_run *rr, uint32_t c)
     char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
     size_t i, nsub, nout;
-    int sock, code, other_gpu, rc;
+    int sock, code, other_gpu, rc, cred_pid;
 
-    if ((sock = meet(rr, c, 1, side, meet_deadline(rr))) < 0)
+    if ((sock = meet(rr, c, 1, side, meet_deadline(rr), &cred_pid)) < 0)
         return;
     /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
@@ -185,6 +185,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     }
     gpuipc_app_producer_init(&run, &rr->quiet, sub, nsub, s->req, s->nreq, rr->inject,
                              rr->t0);
+    run.env.cred_pid = cred_pid;
     run.env.token = gpuipc_job_token_of(rr->job)->hex;
     run.env.rank = rr->rank;
     run.env.peer_rank = c;
@@ -274,12 +275,13 @@ static void play_consumer(ranks_run *rr, uint32_t p)
 {
     gpuipc_cell_side *side = record(rr, p, 1);
     gpuipc_session_end end;
-    int sock, code;
+    int sock, code, cred_pid;
 
-    if ((sock = meet(rr, p, 0, side, meet_deadline(rr))) < 0)
+    if ((sock = meet(rr, p, 0, side, meet_deadline(rr), &cred_pid)) < 0)
         return;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
-                                       gpuipc_job_token_of(rr->job)->hex, rr->rank, p, &end);
+                                       gpuipc_job_token_of(rr->job)->hex, rr->rank, p, cred_pid,
+                                       &end);
     side->code = code;
     side->met = end.met;
     side->said_bye = end.said_bye;

@@ -81,8 +81,7 @@ static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64
         }
         if (sock < 0)
             return sock;
-        gpuipc_app_cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
-        run->env.cred_pid = gpuipc_app_cred_pid;
+        run->env.cred_pid = peer.pid > 0 ? (int)peer.pid : -1;
         if ((rc = gpuipc_wire_open(&run->w, sock, "consumer", err)) < 0) {
             close(sock);
             return rc;
