@@ -107,6 +107,27 @@ static void promtool_passes(const char *path)
     ck_assert_msg(sh(cmd) == 0, "promtool check metrics %s:\n%s", path, tool.out);
 }
 
+/* The document at path, parsed (free with js_free) and held to
+ * docs/result.schema.json; its text in *text (free it too). */
+static jnode *doc_holds(const char *path, char **text)
+{
+    char why[512], *schema_text;
+    size_t n;
+    jnode *schema, *d;
+
+    schema_text = th_read_file("docs/result.schema.json", &n);
+    *text = th_read_file(path, &n);
+    ck_assert_ptr_nonnull(schema_text);
+    ck_assert_ptr_nonnull(*text);
+    schema = js_parse(schema_text, why, sizeof(why));
+    d = js_parse(*text, why, sizeof(why));
+    ck_assert_msg(schema != NULL && d != NULL && js_check(schema, d, why, sizeof(why)),
+                  "%s:\n%s", why, *text);
+    js_free(schema);
+    free(schema_text);
+    return d;
+}
+
 /* The file at path is well-formed XML, by both checkers. */
 static void xml_well_formed(const char *path)
 {
@@ -440,10 +461,8 @@ START_TEST(test_fleet_the_deadline_writes_both_files)
     const char *env[] = {"GPUIPC_FAULT=producer:check:wedge", NULL};
     const char *args[] = {"--only", "memfd,memfd-chunks", "--size", "1M", "-q", "--deadline",
                           "1", "--prom", prom, "--junit", junit, "--json", doc, NULL};
-    char why[512];
-    size_t n;
-    char *schema_text, *text;
-    jnode *schema, *d;
+    char *text;
+    jnode *d;
 
     write_text(prom, "gpuipc_test_success 1\n");
     ck_assert_int_eq(th_spawn(&run, args, env, 30, 3, NULL, NULL), 0);
@@ -460,20 +479,12 @@ START_TEST(test_fleet_the_deadline_writes_both_files)
     xpath_is(junit, "string(//testcase[@name=\"memfd\"]/failure/@type)", "FAIL");
     xpath_is(junit, "count(//testcase[@name=\"memfd-chunks\"]/skipped)", "1");
     /* The document's end is the watchdog's, after its start. */
-    schema_text = th_read_file("docs/result.schema.json", &n);
-    text = th_read_file(doc, &n);
-    ck_assert_ptr_nonnull(schema_text);
-    ck_assert_ptr_nonnull(text);
-    schema = js_parse(schema_text, why, sizeof(why));
-    d = js_parse(text, why, sizeof(why));
-    ck_assert_msg(d != NULL && js_check(schema, d, why, sizeof(why)), "%s:\n%s", why, text);
+    d = doc_holds(doc, &text);
     ck_assert_msg(strcmp(js_str(js_get(d, "start_time")), js_str(js_get(d, "end_time"))) < 0,
                   "start %s, end %s", js_str(js_get(d, "start_time")),
                   js_str(js_get(d, "end_time")));
     js_free(d);
-    js_free(schema);
     free(text);
-    free(schema_text);
 }
 END_TEST
 
@@ -629,16 +640,15 @@ END_TEST
  * names a symbolic link leaves it and its target as they were. */
 START_TEST(test_fleet_refused_options_still_write_the_files)
 {
-    char link[128], victim[128], json_eq[128], why[256];
+    char link[128], victim[128], json_eq[128];
     const char *first[] = {"--prom", prom, "--size", "banana", "--junit", junit, "--json", doc,
                            NULL};
     const char *second[] = {"--bogus", "--junit", junit, json_eq, "--prom", prom, NULL};
     const char *linked[] = {"--only", "memfd", "--json", link, "--size", "banana", NULL};
     const char *const *args = _i == 0 ? first : _i == 1 ? second : linked;
     const char *reason = _i == 1 ? "unknown option '--bogus'" : "'banana' is not a size";
-    char *text, *schema_text;
-    jnode *schema, *d;
-    size_t n;
+    char *text;
+    jnode *d;
 
     snprintf(json_eq, sizeof(json_eq), "--json=%s", doc);
     snprintf(link, sizeof(link), "%s/link.json", dir);
@@ -665,18 +675,10 @@ START_TEST(test_fleet_refused_options_still_write_the_files)
     xpath_is(junit, "string(//property[@name=\"exit_status\"]/@value)", "2");
     ck_assert_msg(strstr(xpath(junit, "string(//testcase[@name=\"exit status\"]/failure/"
                                "@message)"), reason) != NULL, "%s", tool.out);
-    schema_text = th_read_file("docs/result.schema.json", &n);
-    text = th_read_file(doc, &n);
-    ck_assert_ptr_nonnull(schema_text);
-    ck_assert_ptr_nonnull(text);
-    schema = js_parse(schema_text, why, sizeof(why));
-    d = js_parse(text, why, sizeof(why));
-    ck_assert_msg(d != NULL && js_check(schema, d, why, sizeof(why)), "%s:\n%s", why, text);
+    d = doc_holds(doc, &text);
     ck_assert_int_eq((int)js_num(js_get(js_get(d, "exit"), "status")), 2);
     ck_assert_msg(strstr(js_str(js_get(d, "no_session")), reason) != NULL, "%s", text);
     js_free(d);
-    js_free(schema);
-    free(schema_text);
     free(text);
 }
 END_TEST
