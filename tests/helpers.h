@@ -7,6 +7,7 @@
 #include <check.h>
 #include <stddef.h>
 
+#include "jschema.h"
 #include "session/producer.h"
 #include <stdint.h>
 #include <sys/types.h>
@@ -89,10 +90,6 @@ pid_t th_child_of(pid_t parent);
 /* Returns 1 if one line of text contains both a and b. */
 int th_line_has(const char *text, const char *a, const char *b);
 
-/* Checks that text is exactly one JSON value (RFC 8259), whitespace aside.
- * Returns 1, or 0 with the offset and what was wrong in why. */
-int th_json_valid(const char *text, char *why, size_t len);
-
 /* Checks that the n bytes at text are one well-formed XML document in
  * UTF-8: an XML declaration first, then one root element with its elements
  * properly nested and closed, attribute values quoted, no control character
@@ -133,6 +130,6 @@ int th_fill(const char *path);
  * docs/result.schema.json (read from the source tree); the caller frees it
  * with js_free. NULL with why where it is missing, does not parse or is not
  * the schema's. */
-struct jnode *th_result_doc(const char *path, char *why, size_t len);
+jnode *th_result_doc(const char *path, char *why, size_t len);
 
 #endif
