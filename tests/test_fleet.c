@@ -5,7 +5,7 @@
  *   control bytes, bytes that are not UTF-8) and UTC times, checked byte
  *   for byte;
  * - the JUnit renderer fed a scenario whose reason holds <, &, quotes and
- *   control bytes: well-formed (tests/helpers.c's checker and xmllint) and
+ *   control bytes: well-formed (tests/th_text.c's checker and xmllint) and
  *   the reason read back by xmllint as it was, less what XML cannot hold;
  * - the program (memfd, no GPU) passing, failing over an earlier pass,
  *   stuck until --deadline, stopped by SIGINT (the files say the run is
