@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* th_drive.c: a role's environment, a scenario and raw frames, for suites
- * that drive the library in-process (th_drive.h). */
+/* th_drive.c: a role's environment, a scenario, a lying consumer and raw
+ * frames, for suites that drive the library in-process (th_drive.h). */
 #include "th_drive.h"
 #include "core/clock.h"
+#include "core/step.h"
+#include "mech/memfd.h"
+#include "session/consumer.h"
+#include "wire/endpoint.h"
 
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 void th_scenario(gpuipc_env *env, gpuipc_wire *w, const gpuipc_mech *mech, uint64_t size,
                  unsigned index, gpuipc_result *res)
@@ -25,6 +30,28 @@ void th_env(gpuipc_env *env, int role, const char *name, uint64_t timeout_ns)
     env->log.t0_ns = gpuipc_clock_ns();
     env->log.fd = memfd_create(name, MFD_CLOEXEC);
     env->timeout_ns = timeout_ns;
+}
+
+void th_lying_consumer(const char *path, gpuipc_wire_tamper_fn fn, void *arg,
+                       const char *log_name, uint64_t timeout_ns)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    gpuipc_session_end end;
+    gpuipc_peer peer;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    int fd;
+
+    th_env(&env, GPUIPC_ROLE_CONSUMER, log_name, timeout_ns);
+    fd = gpuipc_endpoint_connect(path, -1, gpuipc_clock_deadline(timeout_ns), &peer, &e);
+    if (fd < 0 || gpuipc_wire_open(&w, fd, "producer", &e) < 0)
+        _exit(3);
+    env.cred_pid = peer.pid > 0 ? peer.pid : -1;
+    gpuipc_wire_set_tamper(w, fn, arg);
+    gpuipc_consumer_serve(&env, w, mechs, 1, &end);
+    gpuipc_wire_close(w);
+    _exit(0);
 }
 
 ssize_t th_send_raw(int sock, const void *buf, size_t len, const int *fds, int nfds)
