@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,30 @@ out_fail:
     close(fd);
     errno = saved;
     return NULL;
+}
+
+int th_file_has(const char *path, const char *text)
+{
+    size_t n;
+    char *all = th_read_file(path, &n);
+    int has = all != NULL && strstr(all, text) != NULL;
+
+    free(all);
+    return has;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void th_remove_tree(const char *dir)
+{
+    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
 jnode *th_result_doc(const char *path, char *why, size_t len)

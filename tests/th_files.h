@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* th_files.h: files and file systems for the suites: reading a file whole,
- * reading and schema-checking a result document, filling a file system,
- * and a private mount namespace to mount a small one in. */
+/* th_files.h: files and file systems for the suites: reading a file whole
+ * or looking for text in it, reading and schema-checking a result document,
+ * removing a test's directory, filling a file system, and a private mount
+ * namespace to mount a small one in. */
 #ifndef GPUIPC_TESTS_TH_FILES_H
 #define GPUIPC_TESTS_TH_FILES_H
 
@@ -12,6 +13,14 @@
 /* Reads the whole file at path. Returns its bytes with a NUL after them
  * (which the caller frees) and their number in *n, or NULL with errno set. */
 char *th_read_file(const char *path, size_t *n);
+
+/* Returns 1 if the file at path can be read and holds text, else 0. */
+int th_file_has(const char *path, const char *text);
+
+/* Removes dir and everything below it, staying on dir's file system (a
+ * file system mounted inside is left alone), going on past what cannot be
+ * removed. */
+void th_remove_tree(const char *dir);
 
 /* The result document at path, parsed, after it held to
  * docs/result.schema.json (read from the source tree); the caller frees it
