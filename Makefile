@@ -95,12 +95,15 @@ srcs_in = $(wildcard $(addprefix lib/,$(addsuffix /*.c,$(1))))
 HOST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(HOST_DIRS)))
 GPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(call srcs_in,$(GPU_DIRS)))
 
+# What the suites share (tests/helpers.h): the th_*.c helpers, the container
+# splits and the JSON reader. A new th_*.c needs no edit here.
+TEST_HELPER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/th_*.c) tests/containers.c \
+	tests/jschema.c)
 TEST_NOGPU := $(BUILD)/tests/check_nogpu
-TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/check_nogpu.c \
-	tests/helpers.c tests/containers.c tests/jschema.c)
+TEST_NOGPU_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/test_*.c) tests/check_nogpu.c) \
+	$(TEST_HELPER_OBJS)
 TEST_GPU := $(BUILD)/tests/check_gpu
-TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(BUILD)/tests/helpers.o $(BUILD)/tests/containers.o \
-	$(BUILD)/tests/jschema.o
+TEST_GPU_OBJS := $(BUILD)/tests/check_gpu.o $(TEST_HELPER_OBJS)
 # Runs a command under a confinement made on purpose (tests/wrap.c), for the
 # container suite's deliberate refusals; beside the suites that use it.
 WRAP := $(BUILD)/tests/wrap
@@ -186,7 +189,8 @@ $(TEST_GPU): $(TEST_GPU_OBJS) $(HOST_OBJS) | $(WRAP)
 	$(CC) $(LDFLAGS) $(SHIM_LDFLAGS) -o $@ $(filter %.o,$^) $(CHECK_LIBS) $(LDLIBS)
 
 # Holds result documents written on a GPU machine against the schema.
-$(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o
+$(BUILD)/tests/doc_check: $(BUILD)/tests/doc_check.o $(BUILD)/tests/jschema.o \
+		$(BUILD)/tests/th_files.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lm
 
 $(GOLDEN_NORM): $(BUILD)/tests/golden_norm.o $(BUILD)/tests/jschema.o

@@ -172,7 +172,7 @@ START_TEST(test_gpu_list_json_describes_the_devices)
 
     spawn(args, NULL, 60, NULL);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
-    ck_assert_msg(th_json_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
+    ck_assert_msg(js_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
     OUT_HAS("\"cuda\": true");
     OUT_HAS("\"granularity_posix_fd\": {");
     OUT_HAS("\"VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED\": 1");

@@ -7,30 +7,13 @@
 #include <stdlib.h>
 
 #include "jschema.h"
-
-/* The whole file at path, NUL-terminated, or NULL. */
-static char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "r");
-    char *buf = NULL;
-    long len;
-
-    if (f == NULL)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)len + 1)) != NULL) {
-        *n = fread(buf, 1, (size_t)len, f);
-        buf[*n] = '\0';
-    }
-    fclose(f);
-    return buf;
-}
+#include "th_files.h"
 
 int main(int argc, char **argv)
 {
     char why[512];
     size_t n;
-    char *text = argc > 1 ? read_file(argv[1], &n) : NULL;
+    char *text = argc > 1 ? th_read_file(argv[1], &n) : NULL;
     jnode *schema = text ? js_parse(text, why, sizeof(why)) : NULL;
     int i, bad = 0;
 
@@ -43,7 +26,7 @@ int main(int argc, char **argv)
     for (i = 2; i < argc; i++) {
         jnode *doc;
 
-        if ((text = read_file(argv[i], &n)) == NULL) {
+        if ((text = th_read_file(argv[i], &n)) == NULL) {
             printf("%s: cannot be read\n", argv[i]);
             bad = 1;
             continue;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* jschema.c: a JSON tree and a JSON Schema subset, for the tests
- * (jschema.h). */
+/* jschema.c: the tests' one JSON reader, a strict RFC 8259 parser into a
+ * tree, and the JSON Schema subset the tests hold trees to (jschema.h). */
 #include "jschema.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,23 +15,26 @@ struct jnode {
     int type;
     double num;
     int is_int;
-    char *str;     /* J_STR: the text; a member's key for children of J_OBJ */
-    char *key;
+    char *str;     /* J_STR: the text */
+    char *key;     /* a member's key, for children of J_OBJ */
     jnode **kids;  /* J_ARR, J_OBJ */
     size_t n;
 };
 
 typedef struct {
-    const char *p;
+    const char *s, *p;
     char *why;
     size_t len;
     int depth;
 } parser;
 
+/* Says what is wrong and where, unless a deeper call said it first: the
+ * innermost reason is the precise one. */
 static jnode *fail(parser *ps, const char *what)
 {
     if (ps->why[0] == '\0')
-        snprintf(ps->why, ps->len, "%s at '%.20s'", what, ps->p);
+        snprintf(ps->why, ps->len, "at offset %ld: %s at '%.20s'", (long)(ps->p - ps->s), what,
+                 ps->p);
     return NULL;
 }
 
@@ -60,62 +64,114 @@ static int add(jnode *parent, jnode *kid)
     return 1;
 }
 
-/* A string's text: escapes decoded (\uXXXX below 0x80 as itself, others as
- * '?', which is all the checks need). */
+/* The character the escape at ps->p (after its '\') stands for, the escape
+ * skipped, or -1: RFC 8259 has \" \\ \/ \b \f \n \r \t and \u with four hex
+ * digits. \uXXXX below 0x80 decodes as itself, any other as '?', which is
+ * all the checks need. */
+static int escape(parser *ps)
+{
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *c = *ps->p != '\0' ? strchr(from, *ps->p) : NULL;
+    unsigned v = 0;
+    int i;
+
+    if (c != NULL) {
+        ps->p++;
+        return to[c - from];
+    }
+    if (*ps->p != 'u')
+        return -1;
+    for (i = 1; i <= 4; i++) {
+        int h = (unsigned char)ps->p[i];
+
+        if (!isxdigit(h))
+            return -1;
+        v = v * 16 + (unsigned)(isdigit(h) ? h - '0' : tolower(h) - 'a' + 10);
+    }
+    ps->p += 5;
+    return v < 0x80 ? (int)v : '?';
+}
+
+/* A string's text, escapes decoded, or NULL with why. */
 static char *string(parser *ps)
 {
     size_t cap = 16, used = 0;
-    char *s = malloc(cap);
+    char *s;
 
-    if (s == NULL || *ps->p != '"')
-        return free(s), NULL;
-    for (ps->p++; *ps->p != '"'; ps->p++) {
-        char c = *ps->p;
+    if (*ps->p != '"')
+        return fail(ps, "a string expected"), NULL;
+    if ((s = malloc(cap)) == NULL)
+        return fail(ps, "out of memory"), NULL;
+    ps->p++;
+    while (*ps->p != '"') {
+        int c = (unsigned char)*ps->p;
 
-        if (c == '\0' || (unsigned char)c < 0x20)
-            return free(s), NULL;
-        if (c == '\\') {
-            c = *++ps->p;
-            if (c == 'n')
-                c = '\n';
-            else if (c == 't')
-                c = '\t';
-            else if (c == 'r')
-                c = '\r';
-            else if (c == 'b')
-                c = '\b';
-            else if (c == 'f')
-                c = '\f';
-            else if (c == 'u') {
-                unsigned v = 0;
-                int i;
-
-                for (i = 0; i < 4; i++) {
-                    char h = *++ps->p;
-
-                    v = v * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0'
-                                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                            : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 99);
-                    if (v > 0xffff)
-                        return free(s), NULL;
-                }
-                c = v < 0x80 ? (char)v : '?';
-            } else if (c != '"' && c != '\\' && c != '/') {
-                return free(s), NULL;
-            }
+        if (c == '\0')
+            return free(s), fail(ps, "a string not closed"), NULL;
+        if (c < 0x20)
+            return free(s), fail(ps, "a control character in a string"), NULL;
+        ps->p++;
+        if (c == '\\' && (c = escape(ps)) < 0) {
+            ps->p--;
+            return free(s), fail(ps, "a bad escape"), NULL;
         }
         if (used + 2 > cap) {
             char *t = realloc(s, cap *= 2);
 
             if (t == NULL)
-                return free(s), NULL;
+                return free(s), fail(ps, "out of memory"), NULL;
             s = t;
         }
-        s[used++] = c;
+        s[used++] = (char)c;
     }
     ps->p++;
     s[used] = '\0';
     return s;
+}
+
+/* Skips the digits at ps->p. Returns how many there were. */
+static size_t digits(parser *ps)
+{
+    const char *start = ps->p;
+
+    while (isdigit((unsigned char)*ps->p))
+        ps->p++;
+    return (size_t)(ps->p - start);
+}
+
+/* A number, held to RFC 8259's grammar before strtod reads it (strtod also
+ * takes "01", "1.", "+1", ".5", hex, "inf" and "nan", none of them JSON). */
+static jnode *number(parser *ps)
+{
+    const char *start = ps->p;
+    int whole = 1;
+    jnode *n;
+
+    if (*ps->p == '-')
+        ps->p++;
+    if (*ps->p == '0')
+        ps->p++;
+    else if (digits(ps) == 0)
+        return fail(ps, "a value expected");
+    if (*ps->p == '.') {
+        ps->p++;
+        whole = 0;
+        if (digits(ps) == 0)
+            return fail(ps, "a bad fraction");
+    }
+    if (*ps->p == 'e' || *ps->p == 'E') {
+        ps->p++;
+        whole = 0;
+        if (*ps->p == '+' || *ps->p == '-')
+            ps->p++;
+        if (digits(ps) == 0)
+            return fail(ps, "a bad exponent");
+    }
+    if ((n = node(J_NUM)) == NULL)
+        return fail(ps, "out of memory");
+    n->num = strtod(start, NULL);
+    n->is_int = whole && fabs(n->num) < 9e15;
+    return n;
 }
 
 static jnode *value(parser *ps);
@@ -125,8 +181,10 @@ static jnode *container(parser *ps, int type)
     jnode *n = node(type), *kid;
     char close = type == J_OBJ ? '}' : ']';
 
-    if (n == NULL || ++ps->depth > 64)
-        return js_free(n), fail(ps, "too deep");
+    if (n == NULL)
+        return fail(ps, "out of memory");
+    if (++ps->depth > 64)
+        return js_free(n), fail(ps, "nested too deep");
     ps->p++;
     ws(ps);
     if (*ps->p == close) {
@@ -139,11 +197,14 @@ static jnode *container(parser *ps, int type)
 
         ws(ps);
         if (type == J_OBJ) {
-            if ((key = string(ps)) == NULL)
+            if (*ps->p != '"')
                 return js_free(n), fail(ps, "a key expected");
+            if ((key = string(ps)) == NULL)
+                return js_free(n), NULL;
             ws(ps);
-            if (*ps->p++ != ':')
+            if (*ps->p != ':')
                 return free(key), js_free(n), fail(ps, "':' expected");
+            ps->p++;
         }
         if ((kid = value(ps)) == NULL)
             return free(key), js_free(n), NULL;
@@ -155,8 +216,10 @@ static jnode *container(parser *ps, int type)
             ps->p++;
             continue;
         }
-        if (*ps->p++ != close)
-            return js_free(n), fail(ps, "',' or the end expected");
+        if (*ps->p != close)
+            return js_free(n), fail(ps, type == J_OBJ ? "',' or '}' expected"
+                                                      : "',' or ']' expected");
+        ps->p++;
         ps->depth--;
         return n;
     }
@@ -165,7 +228,6 @@ static jnode *container(parser *ps, int type)
 static jnode *value(parser *ps)
 {
     jnode *n;
-    char *end;
 
     ws(ps);
     switch (*ps->p) {
@@ -174,8 +236,10 @@ static jnode *value(parser *ps)
     case '[':
         return container(ps, J_ARR);
     case '"':
-        if ((n = node(J_STR)) == NULL || (n->str = string(ps)) == NULL)
-            return js_free(n), fail(ps, "a bad string");
+        if ((n = node(J_STR)) == NULL)
+            return fail(ps, "out of memory");
+        if ((n->str = string(ps)) == NULL)
+            return js_free(n), NULL;
         return n;
     case 't':
     case 'f':
@@ -184,37 +248,41 @@ static jnode *value(parser *ps)
 
         if (strncmp(ps->p, word, strlen(word)) != 0)
             return fail(ps, "a bad literal");
-        n = node(*word == 'n' ? J_NULL : J_BOOL);
-        if (n != NULL)
-            n->num = *word == 't';
+        if ((n = node(*word == 'n' ? J_NULL : J_BOOL)) == NULL)
+            return fail(ps, "out of memory");
+        n->num = *word == 't';
         ps->p += strlen(word);
         return n;
     }
     default:
-        if ((n = node(J_NUM)) == NULL)
-            return NULL;
-        n->num = strtod(ps->p, &end);
-        if (end == ps->p)
-            return js_free(n), fail(ps, "a value expected");
-        n->is_int = strcspn(ps->p, ".eE") >= (size_t)(end - ps->p) && fabs(n->num) < 9e15;
-        ps->p = end;
-        return n;
+        return number(ps);
     }
 }
 
 jnode *js_parse(const char *text, char *why, size_t len)
 {
-    parser ps = {.p = text, .why = why, .len = len};
+    parser ps = {.s = text, .p = text, .why = why, .len = len};
     jnode *n;
 
     why[0] = '\0';
     n = value(&ps);
+    if (n == NULL)
+        return NULL;
     ws(&ps);
-    if (n != NULL && *ps.p != '\0') {
+    if (*ps.p != '\0') {
         js_free(n);
-        return fail(&ps, "text after the document");
+        return fail(&ps, "text after the value");
     }
     return n;
+}
+
+int js_valid(const char *text, char *why, size_t len)
+{
+    jnode *n = js_parse(text, why, len);
+    int ok = n != NULL;
+
+    js_free(n);
+    return ok;
 }
 
 void js_free(jnode *n)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* jschema.h: what the tests need to hold a JSON document against
- * docs/result.schema.json: a parser into a tree, and a checker of the part
- * of JSON Schema that file uses (type, with "integer" and lists of types;
+/* jschema.h: the tests' one JSON reader, a strict RFC 8259 parser into a
+ * tree, and a checker of the part of JSON Schema that
+ * docs/result.schema.json uses (type, with "integer" and lists of types;
  * required; properties; additionalProperties: false; items; enum of
  * strings; const of numbers; minimum; anyOf; $ref to #/$defs). Tests
  * only: the program writes JSON, it never reads it. */
@@ -12,9 +12,14 @@
 
 typedef struct jnode jnode;
 
-/* Parses text into a tree (free with js_free). Returns NULL with why. */
+/* Parses text, which must be exactly one JSON value (RFC 8259), whitespace
+ * aside, into a tree that the caller frees with js_free. Returns NULL with
+ * the offset and what was wrong in why. */
 jnode *js_parse(const char *text, char *why, size_t len);
 void js_free(jnode *n);
+
+/* Returns 1 if js_parse() takes text, or 0 with its reason in why. */
+int js_valid(const char *text, char *why, size_t len);
 
 /* Checks doc against schema. Returns 1, or 0 with the first violation and
  * its path ("$.scenarios[0].verdict: ...") in why. */

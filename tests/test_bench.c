@@ -225,7 +225,7 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     f = open_doc();
     ck_assert_int_eq(gpuipc_bench_write_json(f, &b), 0);
     fclose(f);
-    ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     has("\"schema\": \"gpuipc_test/bench\",\n  \"schema_version\": 2,");
     has("\"name\": \"Test GPU \\\"quoted\\\"\"");
     has("\"driver\": \"1.2.3 (CUDA 13.0)\"");
@@ -259,7 +259,7 @@ START_TEST(test_json_writes_numbers_and_refuses_non_finite)
     gpuipc_json_end(&j, '}');
     ck_assert_int_eq(gpuipc_json_finish(&j), 0);
     fclose(f);
-    ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     has("\"v\": [0, 1, -2.5, 123456789012345, null, null, 1e-09]");
     has("\"none\": []");
     has("\"ratio\": 0.9871");

@@ -23,36 +23,15 @@
 #include "jschema.h"
 #include "suites.h"
 
-#include <ftw.h>
-
 static th_run run;
 static char root[64];
 
 #define OUT_HAS(s) ck_assert_msg(strstr(run.out, (s)) != NULL, "no '%s' in:\n%s", (s), run.out)
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path) < 0 ? -1 : 0;
-}
-
 /* Removes the test's own directory (made by make_root, never another). */
 static void remove_root(void)
 {
-    nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Whether the file at path holds text. */
-static int file_has(const char *path, const char *text)
-{
-    size_t n;
-    char *all = th_read_file(path, &n);
-    int has = all != NULL && strstr(all, text) != NULL;
-
-    free(all);
-    return has;
+    th_remove_tree(root);
 }
 
 static void make_root(void)
@@ -135,7 +114,7 @@ START_TEST(test_causes_a_small_or_read_only_dev_shm)
     doc = doc_of(path);
     shm = js_get(self_facts(doc), "shm");
     ck_assert(js_get(shm, "present") != NULL && js_num(js_get(shm, "size")) == 65536);
-    ck_assert_msg(file_has(path, _i ? "\"read_only\": true" : "\"read_only\": false"),
+    ck_assert_msg(th_file_has(path, _i ? "\"read_only\": true" : "\"read_only\": false"),
                   "%s: read_only wrong", shm_cases[_i]);
     js_free(doc);
     remove_root();
@@ -172,9 +151,9 @@ START_TEST(test_causes_the_hook_gives_a_process_any_facts)
     ck_assert_str_eq(js_str(js_get(js_get(js_get(doc, "facts"), "peer"), "boot_id")),
                      "0123abcd-4567-89ab-cdef-0123456789ab");
     js_free(doc);
-    ck_assert_msg(file_has(path, "\"wsl\": true") &&
-                  file_has(path, "\"selinux_enforcing\": true") &&
-                  file_has(path, "\"present\": false"), "the document lacks a fact");
+    ck_assert_msg(th_file_has(path, "\"wsl\": true") &&
+                  th_file_has(path, "\"selinux_enforcing\": true") &&
+                  th_file_has(path, "\"present\": false"), "the document lacks a fact");
     remove_root();
 }
 END_TEST

@@ -5,7 +5,7 @@
  *   control bytes, bytes that are not UTF-8) and UTC times, checked byte
  *   for byte;
  * - the JUnit renderer fed a scenario whose reason holds <, &, quotes and
- *   control bytes: well-formed (tests/helpers.c's checker and xmllint) and
+ *   control bytes: well-formed (tests/th_text.c's checker and xmllint) and
  *   the reason read back by xmllint as it was, less what XML cannot hold;
  * - the program (memfd, no GPU) passing, failing over an earlier pass,
  *   stuck until --deadline, stopped by SIGINT (the files say the run is
@@ -19,7 +19,6 @@
  * .ci/run installs; a test that needs one fails where it is missing. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,15 +44,6 @@
 static char dir[64], prom[96], junit[96], doc[96];
 static th_run run, tool;
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void setup(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gpuipc-fleet-XXXXXX");
@@ -65,7 +55,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    th_remove_tree(dir);
 }
 
 /* Runs cmd with sh -c into tool; returns its exit status (-1: none). */
@@ -173,17 +163,6 @@ static int has_line(const char *path, const char *line)
     for (p = text; p != NULL && !found && (p = strstr(p, line)) != NULL; p++)
         found = (p == text || p[-1] == '\n') && (p[len] == '\n' || p[len] == '\0');
     free(text);
-    return found;
-}
-
-/* Whether the file at path holds text anywhere. */
-static int file_has(const char *path, const char *text)
-{
-    size_t n;
-    char *all = th_read_file(path, &n);
-    int found = all != NULL && strstr(all, text) != NULL;
-
-    free(all);
     return found;
 }
 
@@ -417,7 +396,7 @@ START_TEST(test_fleet_a_pass)
     ck_assert(has_line(prom, "gpuipc_test_scenarios{verdict=\"pass\"} 2"));
     ck_assert_int_eq(uname(&u), 0);
     snprintf(line, sizeof(line), "hostname=\"%s\"", u.nodename);
-    ck_assert_msg(file_has(prom, line), "no %s in %s", line, prom);
+    ck_assert_msg(th_file_has(prom, line), "no %s in %s", line, prom);
     xml_well_formed(junit);
     xpath_is(junit, "string(/testsuites/@tests)", "3");
     xpath_is(junit, "string(/testsuites/@failures)", "0");
@@ -663,7 +642,7 @@ START_TEST(test_fleet_refused_options_still_write_the_files)
     OUT_HAS(run, reason);
     if (_i == 2) {
         OUT_HAS(run, "is a symbolic link (not followed");
-        ck_assert_msg(file_has(victim, "\"status\": 0"), "the link's target was changed");
+        ck_assert_msg(th_file_has(victim, "\"status\": 0"), "the link's target was changed");
         ck_assert(has_line(prom, "gpuipc_test_success 1")); /* not named: untouched */
         return;
     }
@@ -713,7 +692,7 @@ START_TEST(test_fleet_a_full_disk_leaves_no_stale_pass)
     OUT_HAS(run, "marking the run under way at its start: write: No space left on device "
                  "(ENOSPC); an empty file took its place");
     ck_assert_msg(!has_line(path, "gpuipc_test_success 1"), "the earlier pass is still there");
-    ck_assert_msg(has_line(path, "gpuipc_test_success 0") || !file_has(path, "success"),
+    ck_assert_msg(has_line(path, "gpuipc_test_success 0") || !th_file_has(path, "success"),
                   "neither the failure nor an empty file");
     umount2(full, MNT_DETACH);
 }
@@ -794,8 +773,8 @@ START_TEST(test_fleet_no_fd_left_leaves_no_stale_pass)
                       "ulimit -n %d: no result line:\n%s", n, run.out);
         ck_assert_msg(!has_line(prom, "gpuipc_test_success 1"), "ulimit -n %d: the earlier "
                       "pass is still there:\n%s", n, run.out);
-        ck_assert_msg(!file_has(junit, "<testsuites tests=\"1\" failures=\"0\"/>") &&
-                      !file_has(junit, "failures=\"0\" errors=\"0\" skipped=\"0\""),
+        ck_assert_msg(!th_file_has(junit, "<testsuites tests=\"1\" failures=\"0\"/>") &&
+                      !th_file_has(junit, "failures=\"0\" errors=\"0\" skipped=\"0\""),
                       "ulimit -n %d: the earlier report is still there, or a pass:\n%s", n,
                       run.out);
         voided |= strstr(run.out, "emptied (or removed) instead") != NULL;

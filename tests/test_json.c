@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_json.c: the JSON writer's documents parse, escape what they must,
- * and an unbalanced document is reported; the validator the tests use to
- * parse them rejects what is not JSON. */
+ * and an unbalanced document is reported; the tests' JSON reader
+ * (tests/jschema.c) rejects what is not JSON. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +45,7 @@ START_TEST(test_json_writes_a_parsable_document)
     gpuipc_json_end(&j, '}');
     ck_assert_int_eq(gpuipc_json_finish(&j), 0);
     fclose(f);
-    ck_assert_msg(th_json_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     ck_assert_msg(strstr(doc, "\"schema_version\": 1,") != NULL, "%s", doc);
     ck_assert_msg(strstr(doc, "\"negative\": -42") != NULL, "%s", doc);
     ck_assert_msg(strstr(doc, "\"none\": null") != NULL, "%s", doc);
@@ -86,7 +86,7 @@ START_TEST(test_json_validator_rejects_what_is_not_json)
 {
     char why[128];
 
-    ck_assert_msg(!th_json_valid(not_json[_i], why, sizeof(why)), "accepted '%s'",
+    ck_assert_msg(!js_valid(not_json[_i], why, sizeof(why)), "accepted '%s'",
                   not_json[_i]);
     ck_assert_msg(why[0] != '\0', "no reason for '%s'", not_json[_i]);
 }
@@ -96,7 +96,7 @@ START_TEST(test_json_validator_accepts_json)
 {
     char why[128];
 
-    ck_assert_msg(th_json_valid(" {\"a\": [1, -2.5e3, true, false, null, \"\\u00e9\"]} ", why,
+    ck_assert_msg(js_valid(" {\"a\": [1, -2.5e3, true, false, null, \"\\u00e9\"]} ", why,
                                 sizeof(why)), "%s", why);
 }
 END_TEST

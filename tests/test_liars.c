@@ -19,7 +19,6 @@
 #include "core/clock.h"
 #include "core/step.h"
 #include "mech/memfd.h"
-#include "session/consumer.h"
 #include "session/producer.h"
 #include "wire/endpoint.h"
 #include "helpers.h"
@@ -141,25 +140,8 @@ static pid_t spawn_lying_consumer(gpuipc_wire_tamper_fn fn, const void *arg)
     pid_t pid = fork();
 
     ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-        gpuipc_session_end end;
-        gpuipc_peer peer;
-        gpuipc_env env;
-        gpuipc_wire *w;
-        gpuipc_err e;
-        int fd;
-
-        liar_env(&env, GPUIPC_ROLE_CONSUMER);
-        fd = gpuipc_endpoint_connect(path, -1, gpuipc_clock_deadline(LIAR_TIMEOUT_NS), &peer,
-                                     &e);
-        if (fd < 0 || gpuipc_wire_open(&w, fd, "producer", &e) < 0)
-            _exit(3);
-        env.cred_pid = peer.pid > 0 ? peer.pid : -1;
-        gpuipc_wire_set_tamper(w, fn, (void *)arg);
-        gpuipc_consumer_serve(&env, w, mechs, 1, &end);
-        _exit(0);
-    }
+    if (pid == 0)
+        th_lying_consumer(path, fn, (void *)arg, "liar-log", LIAR_TIMEOUT_NS);
     return pid;
 }
 

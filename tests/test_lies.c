@@ -30,7 +30,6 @@
 #include "core/facts.h"
 #include "core/step.h"
 #include "mech/memfd.h"
-#include "session/consumer.h"
 #include "session/producer.h"
 #include "wire/endpoint.h"
 #include "helpers.h"
@@ -265,28 +264,6 @@ static void liar_env(gpuipc_env *env, int role)
     th_env(env, role, "lies-log", LIAR_TIMEOUT_NS);
 }
 
-/* The lying consumer: connects to name, serves memfd. */
-static void lying_consumer(const char *name, liar_arg *a)
-{
-    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
-    gpuipc_session_end end;
-    gpuipc_peer peer;
-    gpuipc_env env;
-    gpuipc_wire *w;
-    gpuipc_err e;
-    int fd;
-
-    liar_env(&env, GPUIPC_ROLE_CONSUMER);
-    fd = gpuipc_endpoint_connect(name, -1, gpuipc_clock_deadline(LIAR_TIMEOUT_NS), &peer, &e);
-    if (fd < 0 || gpuipc_wire_open(&w, fd, "producer", &e) < 0)
-        _exit(3);
-    env.cred_pid = peer.pid > 0 ? peer.pid : -1;
-    gpuipc_wire_set_tamper(w, tell, a);
-    gpuipc_consumer_serve(&env, w, mechs, 1, &end);
-    gpuipc_wire_close(w);
-    _exit(0);
-}
-
 /* The lying producer: accepts on ep, probes and runs one memfd scenario
  * whatever the probe said, and says BYE with its own verdict. */
 static void lying_producer(gpuipc_endpoint *ep, liar_arg *a)
@@ -337,7 +314,7 @@ static pid_t start_liar(const lie *l, told *t, const char *name)
     if (pid == 0) {
         if (l->liar == GPUIPC_ROLE_PRODUCER)
             lying_producer(&ep, &a);
-        lying_consumer(name, &a);
+        th_lying_consumer(name, tell, &a, "lies-log", LIAR_TIMEOUT_NS);
     }
     if (l->liar == GPUIPC_ROLE_PRODUCER)
         close(ep.fd);

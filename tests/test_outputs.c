@@ -18,7 +18,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,15 +46,6 @@ static th_run run;
 #define OUT_HAS(text) ck_assert_msg(strstr(run.out, (text)) != NULL, "output lacks '%s':\n%s", \
                                     (text), run.out)
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void setup(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gpuipc-out-XXXXXX");
@@ -64,7 +54,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    th_remove_tree(dir);
 }
 
 static char *in_dir(char *buf, size_t len, const char *name)
@@ -303,16 +293,6 @@ static void plant_every_pid_name(const char *line, pid_t pgid, void *arg)
         }
 }
 
-static int has_text(const char *path, const char *text)
-{
-    size_t n;
-    char *b = th_read_file(path, &n);
-    int has = b != NULL && strstr(b, text) != NULL;
-
-    free(b);
-    return has;
-}
-
 START_TEST(test_outputs_planted_temporary_names_cannot_fail_a_run)
 {
     char json[128], promf[128], junitf[128], name[320];
@@ -334,8 +314,8 @@ START_TEST(test_outputs_planted_temporary_names_cannot_fail_a_run)
     ck_assert_int_ge(planted, 290);
     ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
     ck_assert_int_eq(valid_doc(json), 0);
-    ck_assert_msg(has_text(promf, "gpuipc_test_success 1"), "--prom: no pass written");
-    ck_assert_msg(has_text(junitf, "failures=\"0\" errors=\"0\""), "--junit: no pass written");
+    ck_assert_msg(th_file_has(promf, "gpuipc_test_success 1"), "--prom: no pass written");
+    ck_assert_msg(th_file_has(junitf, "failures=\"0\" errors=\"0\""), "--junit: no pass written");
     /* What was planted is there as it was; no temporary file of the run's
      * is left. */
     ck_assert_ptr_nonnull(d = opendir(dir));

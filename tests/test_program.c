@@ -400,7 +400,7 @@ START_TEST(test_program_list_json_is_a_valid_document)
 
     spawn(args, env, 30);
     ck_assert(th_exited(&run, 0));
-    ck_assert_msg(th_json_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
+    ck_assert_msg(js_valid(run.out, why, sizeof(why)), "%s:\n%s", why, run.out);
     OUT_HAS("\"schema\": \"gpuipc_test/capabilities\",\n    \"schema_version\": 2,");
     OUT_HAS("\"mode\": \"list\"");
     OUT_HAS("\"rlimit_nofile\": {");

@@ -46,24 +46,14 @@ static void env_for(gpuipc_env *env, int role, const char *token, const char *sa
     ck_assert_int_eq(gpuipc_inject_parse(NULL, sabotage, &env->inject, &e), 0);
 }
 
-/* A session's HELLO between this process (the producer, with ptoken) and a
- * forked consumer (ctoken, and its sabotage). Returns the producer's
- * gpuipc_producer_hello result; the consumer's exit status and the reason
- * its session ended go into *cexit and creason (the child writes it to a
- * pipe). */
-/* Where set, both sides' wires of hello_between call it on every message
- * they send. */
-static gpuipc_wire_tamper_fn tamper_all;
-
-static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
-                         int *cexit, char *creason, size_t len, char *preason, size_t plen)
+/* A consumer with token (and sabotage; NULL: none) in a child, over sv[1],
+ * as rank 1 waiting for rank 0 where ranked; where tamper is set its wire
+ * calls it on every message it sends. Its exit status and the reason its
+ * session ended come back through consumer_end(). */
+static pid_t consumer_child(int sv[2], int p[2], const char *token, const char *sabotage,
+                            int ranked, gpuipc_wire_tamper_fn tamper)
 {
     const gpuipc_mech *const mechs[] = {&gpuipc_mech_memfd};
-    int sv[2], p[2], status, peer = 0, rc;
-    gpuipc_env env;
-    gpuipc_wire *w;
-    gpuipc_err e;
-    ssize_t n;
     pid_t pid;
 
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
@@ -72,22 +62,60 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         gpuipc_session_end end;
-        gpuipc_env cenv;
-        gpuipc_wire *cw;
+        gpuipc_env env;
+        gpuipc_wire *w;
+        gpuipc_err e;
         int code;
 
         close(sv[0]);
         close(p[0]);
-        env_for(&cenv, GPUIPC_ROLE_CONSUMER, ctoken, csabotage);
-        if (gpuipc_wire_open(&cw, sv[1], "producer", &e) < 0)
+        env_for(&env, GPUIPC_ROLE_CONSUMER, token, sabotage);
+        if (ranked) {
+            env.rank = 1;
+            env.peer_rank = 0;
+        }
+        if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
             _exit(3);
-        gpuipc_wire_set_tamper(cw, tamper_all, NULL);
-        code = gpuipc_consumer_serve(&cenv, cw, mechs, 1, &end);
+        if (tamper != NULL)
+            gpuipc_wire_set_tamper(w, tamper, NULL);
+        code = gpuipc_consumer_serve(&env, w, mechs, 1, &end);
         (void)!write(p[1], end.reason, strlen(end.reason));
         _exit(code);
     }
     close(sv[1]);
     close(p[1]);
+    return pid;
+}
+
+static int consumer_end(pid_t pid, int p[2], char *reason, size_t len)
+{
+    int status;
+    ssize_t n = read(p[0], reason, len - 1);
+
+    reason[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Where set, both sides' wires of hello_between call it on every message
+ * they send. */
+static gpuipc_wire_tamper_fn tamper_all;
+
+/* A session's HELLO between this process (the producer, with ptoken) and a
+ * forked consumer (ctoken, and its sabotage). Returns the producer's
+ * gpuipc_producer_hello result; the consumer's exit status and the reason
+ * its session ended go into *cexit and creason (the child writes it to a
+ * pipe). */
+static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
+                         int *cexit, char *creason, size_t len, char *preason, size_t plen)
+{
+    int sv[2], p[2], peer = 0, rc;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_err e;
+    pid_t pid = consumer_child(sv, p, ctoken, csabotage, 0, tamper_all);
+
     env_for(&env, GPUIPC_ROLE_PRODUCER, ptoken, NULL);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
     gpuipc_wire_set_tamper(w, tamper_all, NULL);
@@ -100,12 +128,8 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
         (void)gpuipc_producer_bye(&env, w, &bye, &ack, &e);
     }
     gpuipc_wire_close(w);
-    n = read(p[0], creason, len - 1);
-    creason[n > 0 ? n : 0] = '\0';
-    close(p[0]);
     close(env.log.fd);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    *cexit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    *cexit = consumer_end(pid, p, creason, len);
     return rc;
 }
 
@@ -208,51 +232,6 @@ END_TEST
 
 /* ---- a stranger at HELLO: made up, replayed, reflected --------------------------------- */
 
-/* A rank's consumer (TOKEN_A, rank 1, waiting for rank 0) in a child, over
- * sv[1]; its exit status and the reason its session ended come back. */
-static pid_t consumer_child(int sv[2], int p[2])
-{
-    const gpuipc_mech *const mechs[] = {&gpuipc_mech_memfd};
-    pid_t pid;
-
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-    ck_assert_int_eq(pipe(p), 0);
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        gpuipc_session_end end;
-        gpuipc_env env;
-        gpuipc_wire *w;
-        gpuipc_err e;
-        int code;
-
-        close(sv[0]);
-        close(p[0]);
-        env_for(&env, GPUIPC_ROLE_CONSUMER, TOKEN_A, NULL);
-        env.rank = 1;
-        env.peer_rank = 0;
-        if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
-            _exit(3);
-        code = gpuipc_consumer_serve(&env, w, mechs, 1, &end);
-        (void)!write(p[1], end.reason, strlen(end.reason));
-        _exit(code);
-    }
-    close(sv[1]);
-    close(p[1]);
-    return pid;
-}
-
-static int consumer_end(pid_t pid, int p[2], char *reason, size_t len)
-{
-    int status;
-    ssize_t n = read(p[0], reason, len - 1);
-
-    reason[n > 0 ? n : 0] = '\0';
-    close(p[0]);
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* The stranger's HELLO as rank 0's producer, with nonce (its own, or one
  * replayed), and what the consumer answers: its HELLO. */
 static void stranger_hello(gpuipc_wire *w, const uint8_t *nonce, gpuipc_msg *answer)
@@ -322,7 +301,7 @@ START_TEST(test_ranks_a_made_up_reflected_or_replayed_hello_is_refused)
     penv.rank = 0;
     penv.peer_rank = 1;
     for (round = 0; round < 3; round++) {
-        pid = consumer_child(sv, p);
+        pid = consumer_child(sv, p, TOKEN_A, NULL, 1, NULL);
         ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
         if (round == 0) {
             stranger_hello(w, nonce, &answer);
@@ -361,7 +340,7 @@ START_TEST(test_ranks_a_hello_for_another_pair_is_refused)
     gpuipc_wire *w;
     gpuipc_msg m;
     gpuipc_err e;
-    pid_t pid = consumer_child(sv, p);
+    pid_t pid = consumer_child(sv, p, TOKEN_A, NULL, 1, NULL);
 
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
     memset(&m, 0, sizeof(m));
