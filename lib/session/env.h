@@ -83,8 +83,10 @@ typedef struct gpuipc_env {
 
     /* Producer: waits, within the deadline, for the consumer of a
      * destructive scenario to exit (its exit releases what it held), and
-     * returns 0 or a negative errno with why. NULL: no such consumer. */
+     * returns 0 or a negative errno with why. NULL: no such consumer.
+     * reap_arg is what it works on (the mode's run). */
     int (*reap_peer)(struct gpuipc_env *env, gpuipc_err *err);
+    void *reap_arg;
 
     /* Consumer: starts the CUDA driver early, while the producer starts its
      * own, when HELLO says CUDA will be needed. NULL where the program has no

@@ -178,7 +178,7 @@ int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, char *why, si
 void gpuipc_app_modes_free(gpuipc_app_modes *m);
 
 typedef struct gpuipc_producer_run {
-    gpuipc_env env; /* first: env->reap_peer finds its run from its env */
+    gpuipc_env env;
     gpuipc_wire *w;
     const gpuipc_options *o;
     /* The scenarios, nsel of each (gpuipc_app_scenarios_size): sized once

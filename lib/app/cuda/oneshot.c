@@ -48,6 +48,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
         return gpuipc_app_producer_finish(&run, GPUIPC_FAIL, t0);
     }
     run.env.reap_peer = child2 > 0 ? gpuipc_app_reap_sacrificial : NULL;
+    run.env.reap_arg = &run;
     if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0 ||
         (child2 > 0 && gpuipc_wire_open(&run.w2, sock2, "sacrificial consumer", &err) < 0)) {
         if (run.w == NULL)

@@ -64,8 +64,7 @@ static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *statu
 /* env->reap_peer: a destructive scenario's consumer exits after END_ACK. */
 int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err)
 {
-    /* The run's env is its first member: the run is where the env is. */
-    gpuipc_producer_run *run = (gpuipc_producer_run *)(void *)env;
+    gpuipc_producer_run *run = env->reap_arg;
     int status;
 
     if (run == NULL || run->child2 <= 0 || run->child2_done)

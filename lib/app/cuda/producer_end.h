@@ -21,9 +21,9 @@ struct gpuipc_producer_run;
 int gpuipc_app_producer_end(struct gpuipc_producer_run *run, int code, char *consumer,
                             size_t len);
 
-/* env->reap_peer: waits for the sacrificial consumer's exit (env is the
- * first member of its run). Returns 0 if it exited 0, else -ECHILD with
- * how it ended in err. */
+/* env->reap_peer: waits for the sacrificial consumer's exit (env->reap_arg
+ * is its run). Returns 0 if it exited 0, else -ECHILD with how it ended in
+ * err. */
 int gpuipc_app_reap_sacrificial(gpuipc_env *env, gpuipc_err *err);
 
 #endif
