@@ -301,10 +301,12 @@ START_TEST(test_fleet_prom_series_come_from_the_results)
 
     memset(r, 0, sizeof(r));
     r[0].mech = "vmm 0->1";
+    r[0].mechanism = "vmm";
     r[0].gpu = 0;
     r[0].peer_gpu = 1;
     r[0].status = GPUIPC_PASS;
     r[1].mech = "vmm 1->0";
+    r[1].mechanism = "vmm";
     r[1].gpu = 1;
     r[1].peer_gpu = 0;
     r[1].status = GPUIPC_FAIL;

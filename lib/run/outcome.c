@@ -20,16 +20,6 @@ const char *gpuipc_outcome_uuid(const gpuipc_outcome *oc, int g)
     return oc->uuids[g];
 }
 
-const char *gpuipc_outcome_mechanism(const char *name, char *buf, size_t len)
-{
-    size_t i;
-
-    for (i = 0; name != NULL && name[i] != '\0' && name[i] != ' ' && i + 1 < len; i++)
-        buf[i] = name[i];
-    buf[i] = '\0';
-    return buf;
-}
-
 void gpuipc_sink_init(gpuipc_sink *s, int fd, char *mem, size_t cap)
 {
     s->fd = fd;

@@ -47,10 +47,6 @@ const char *gpuipc_outcome_verdict(int status);
 /* GPU g's UUID text, or NULL where it is not known. */
 const char *gpuipc_outcome_uuid(const gpuipc_outcome *oc, int g);
 
-/* The mechanism of a scenario named "vmm" or "vmm 0->1": its name up to the
- * first space, into buf (len bytes). Returns buf. */
-const char *gpuipc_outcome_mechanism(const char *name, char *buf, size_t len);
-
 /* Where a renderer's text goes: a buffer flushed to fd with write(2). */
 typedef struct gpuipc_sink {
     int fd;

@@ -96,9 +96,8 @@ static void plain(gpuipc_sink *s, const char *name, const char *help, uint64_t v
 static void scenario_labels(gpuipc_sink *s, const gpuipc_outcome *oc, size_t i, int *first)
 {
     const gpuipc_result *r = &oc->results[i];
-    char mech[64];
 
-    label(s, first, "mechanism", gpuipc_outcome_mechanism(r->mech, mech, sizeof(mech)));
+    label(s, first, "mechanism", r->mechanism != NULL ? r->mechanism : r->mech);
     label_uint(s, first, "gpu", r->gpu);
     label(s, first, "gpu_uuid", gpuipc_outcome_uuid(oc, r->gpu));
     label_uint(s, first, "peer_gpu", r->peer_gpu);

@@ -15,6 +15,7 @@
 /* The outcome of one scenario, as both sides agreed on it. */
 typedef struct gpuipc_result {
     const char *mech;           /* the scenario's name: "vmm", or "vmm 0->1" across GPUs */
+    const char *mechanism;      /* its mechanism's name alone ("vmm"), or NULL: mech */
     /* Where it ran, for runs over several GPUs: the summary's heading of its
      * group ("" or NULL: no heading), and the exporter's and the importer's
      * GPU (-1: none, host memory, or the run's one GPU). */

@@ -38,6 +38,7 @@ START_TEST(test_scenario_both_ways)
     if (gpuipc_stop_signal() != 0) {
         /* A stop came during an earlier scenario: this one is not run. */
         res->mech = g_run->label[_i];
+        res->mechanism = m->name;
         res->status = -1;
         snprintf(res->reason, sizeof(res->reason), "not run: the run was stopped before it");
         ck_abort_msg("%s: %s", res->mech, res->reason);
@@ -66,6 +67,7 @@ START_TEST(test_scenario_both_ways)
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->label[_i];
+    res->mechanism = m->name;
     gpuipc_app_block_stop_signals(1);
     ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
 }

@@ -157,6 +157,7 @@ void gpuipc_app_name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_m
         snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%dto%d", m->name, a, b);
     }
     r->mech = run->label[i];
+    r->mechanism = m->name;
     r->group = run->group[i];
     r->gpu = a >= 0 ? a : m->needs_cuda ? run->o->device : -1;
     r->peer_gpu = a >= 0 && b != a ? b : -1;
