@@ -86,12 +86,16 @@ END_TEST
 
 /* Runs the pair with the consumer under wrap (its options, NULL-ended) and
  * extra environment for the producer; no namespaces. */
+/* The producer's --json document of the last refusal (js_free), or NULL. */
+static jnode *refusal_doc;
+
 static void refusal_of(const char *only, const char *const *wrap_opts, const char *const *penv)
 {
     static char dir[] = "/tmp/gpuipc-rf-XXXXXX";
-    char sock[64];
+    char sock[64], json[64], why[256];
     const char *wrap[8];
-    const char *pargs[] = {"--only", only, "--size", "1M", "--timeout", "10", "--quiet", NULL};
+    const char *pargs[] = {"--only", only, "--size", "1M", "--timeout", "10", "--quiet",
+                           "--json", json, NULL};
     const char *cargs[] = {"--timeout", "10", "--quiet", NULL};
     gpuipc_pair_side p = {.sock = sock, .args = pargs, .env = penv};
     gpuipc_pair_side c = {.wrap = wrap, .sock = sock, .args = cargs};
@@ -101,6 +105,7 @@ static void refusal_of(const char *only, const char *const *wrap_opts, const cha
     strcpy(dir, "/tmp/gpuipc-rf-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(sock, sizeof(sock), "%s/sock", dir);
+    snprintf(json, sizeof(json), "%s/r.json", dir);
     wrap[n++] = wrap_path();
     for (i = 0; wrap_opts[i] != NULL && n < 6; i++)
         wrap[n++] = wrap_opts[i];
@@ -109,8 +114,34 @@ static void refusal_of(const char *only, const char *const *wrap_opts, const cha
     memset(&run, 0, sizeof(run));
     ck_assert_msg(gpuipc_pair_run_sides(th_program(), &p, &c, NULL, 1, 40, 5, &run.pair, &err) ==
                   0, "%s", err.msg);
+    js_free(refusal_doc);
+    refusal_doc = th_result_doc(json, why, sizeof(why));
+    ck_assert_msg(refusal_doc != NULL, "--json: %s", why);
+    unlink(json);
     unlink(sock);
     rmdir(dir);
+}
+
+/* The document's cause and fix of scenario name: apart, as data (the cause
+ * without "cause: ", the fix without "; fix: "), says in the cause. */
+static void doc_names_cause(const char *name, const char *says)
+{
+    const jnode *list = js_get(refusal_doc, "scenarios"), *s = NULL;
+    const char *cause, *fix;
+    size_t i;
+
+    for (i = 0; i < js_len(list) && s == NULL; i++)
+        if (js_str(js_get(js_at(list, i), "name")) != NULL &&
+            strcmp(js_str(js_get(js_at(list, i), "name")), name) == 0)
+            s = js_at(list, i);
+    ck_assert_msg(s != NULL, "the document has no scenario %s", name);
+    cause = js_str(js_get(s, "cause"));
+    fix = js_str(js_get(s, "fix"));
+    ck_assert_msg(cause != NULL && strncmp(says, "cause: ", 7) == 0 &&
+                  strstr(cause, says + 7) == cause && fix != NULL && fix[0] != '\0' &&
+                  strstr(cause, "; fix: ") == NULL && strstr(fix, "fix: ") == NULL,
+                  "%s: cause '%s', fix '%s', expected a cause starting '%s'", name,
+                  cause ? cause : "(null)", fix ? fix : "(null)", says + 7);
 }
 
 static void refusal(const char *const *wrap_opts, const char *const *penv)
@@ -133,6 +164,7 @@ static void expect_skip(const char *says)
     ck_assert_msg(pidfd && strcmp(pidfd->result, "SKIP") == 0 && strstr(pidfd->cause, says) &&
                   strstr(pidfd->cause, "; fix: "), "memfd-pidfd: expected a SKIP saying '%s':\n%s",
                   says, run.pair.proc[0].out);
+    doc_names_cause("memfd-pidfd", says);
 }
 
 /* Docker's default profile refuses pidfd_getfd without CAP_SYS_PTRACE;

@@ -230,7 +230,8 @@ START_TEST(test_facts_diagnose_names_the_boundary)
     int ch = diag_cases[_i].changes;
     gpuipc_facts p, k;
     gpuipc_status st;
-    char out[512];
+    gpuipc_cause cause;
+    char out[1024];
     gpuipc_diag_case c = {.mech = diag_cases[_i].mech, .fetched_fd = diag_cases[_i].fetched,
                           .side = diag_cases[_i].f.side, .failure = &st, .producer = &p,
                           .consumer = &k, .producer_gpus = "0=GPU-1d269889"};
@@ -290,12 +291,15 @@ START_TEST(test_facts_diagnose_names_the_boundary)
     c.mig = (ch & MIG_ON) != 0;
     c.cc = (ch & CC_ON) != 0;
     c.min_gbps = (ch & MIN_GBPS) ? 100 : 0;
-    fired = gpuipc_diagnose(&c, out, sizeof(out));
+    fired = gpuipc_diagnose(&c, &cause);
+    gpuipc_cause_line(&cause, out, sizeof(out));
     if (diag_cases[_i].says == NULL) {
         ck_assert_msg(!fired && out[0] == '\0', "case %d: a rule fired: %s", _i, out);
         return;
     }
-    ck_assert_msg(fired && strstr(out, diag_cases[_i].says) != NULL && strstr(out, "; fix: "),
+    /* The cause and its fix, each its own text, and the line they make. */
+    ck_assert_msg(fired && strstr(out, diag_cases[_i].says) != NULL && cause.what[0] != '\0' &&
+                  cause.fix[0] != '\0' && strstr(cause.what, "; fix: ") == NULL,
                   "case %d: '%s' lacks '%s' or its fix", _i, out, diag_cases[_i].says);
 }
 END_TEST
@@ -305,7 +309,7 @@ END_TEST
 START_TEST(test_facts_diagnose_needs_the_facts)
 {
     gpuipc_facts p, k;
-    char out[256];
+    gpuipc_cause cause;
     static const diag_failure f = {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "pidfd_open", ESRCH, 0};
     gpuipc_status st;
     gpuipc_diag_case c = {.mech = "memfd-pidfd", .fetched_fd = 1, .side = CONSUMER_SIDE,
@@ -313,8 +317,9 @@ START_TEST(test_facts_diagnose_needs_the_facts)
 
     failure_of(&f, &st);
     base_facts(&p, &k);
-    ck_assert_int_eq(gpuipc_diagnose(&c, out, sizeof(out)), 0);
-    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(gpuipc_diagnose(&c, &cause), 0);
+    ck_assert_str_eq(cause.what, "");
+    ck_assert_str_eq(cause.fix, "");
 }
 END_TEST
 

@@ -252,7 +252,8 @@ START_TEST(test_fleet_junit_carries_a_hostile_reason_whole)
     r[0].failed_side = 2;
     r[0].failure.step = 0;
     snprintf(r[0].reason, sizeof(r[0].reason), "%s", hostile);
-    snprintf(r[0].cause, sizeof(r[0].cause), "cause: <the & cause>; fix: \"quote\" it");
+    snprintf(r[0].cause.what, sizeof(r[0].cause.what), "<the & cause>");
+    snprintf(r[0].cause.fix, sizeof(r[0].cause.fix), "\"quote\" it");
     r[1].mech = "fabric";
     r[1].gpu = 0;
     r[1].peer_gpu = -1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cause.h"
 #include "run/plan.h"
 #include "suites.h"
 
@@ -262,25 +263,25 @@ END_TEST
  * the mode for this check's sake alone. */
 START_TEST(test_plan_compute_modes)
 {
-    char why[512];
+    gpuipc_cause c;
+    char why[1024];
 
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 0, NULL, why,
-                                             sizeof(why)), 0);
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, -1, 0, NULL, why, sizeof(why)), 0);
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(3, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 0, NULL,
-                                             why, sizeof(why)), 1);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 0, NULL, &c), 0);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, -1, 0, NULL, &c), 0);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(3, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 0, NULL, &c), 1);
+    gpuipc_cause_line(&c, why, sizeof(why));
     ck_assert_msg(strstr(why, "cause: GPU 3 is in compute mode EXCLUSIVE_PROCESS") != NULL &&
                   strstr(why, "fix: none needed for this check") != NULL, "%s", why);
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(1, GPUIPC_PLAN_MODE_PROHIBITED, 0, NULL, why,
-                                             sizeof(why)), 1);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(1, GPUIPC_PLAN_MODE_PROHIBITED, 0, NULL, &c), 1);
+    gpuipc_cause_line(&c, why, sizeof(why));
     ck_assert_msg(strstr(why, "cause: GPU 1 is in compute mode PROHIBITED") != NULL, "%s", why);
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 1, "/run/mps", why,
-                                             sizeof(why)), 1);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_DEFAULT, 1, "/run/mps", &c), 1);
+    gpuipc_cause_line(&c, why, sizeof(why));
     ck_assert_msg(strstr(why, "an MPS control daemon serves the GPUs (its pipe directory "
                           "/run/mps)") != NULL, "%s", why);
     /* MPS with EXCLUSIVE_PROCESS (its usual setting) is said as MPS. */
-    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 1, NULL,
-                                             why, sizeof(why)), 1);
+    ck_assert_int_eq(gpuipc_plan_mode_blocks(0, GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS, 1, NULL, &c), 1);
+    gpuipc_cause_line(&c, why, sizeof(why));
     ck_assert_msg(strstr(why, "MPS control daemon") != NULL, "%s", why);
 }
 END_TEST

@@ -169,9 +169,14 @@ static void testcase(gpuipc_sink *s, const gpuipc_outcome *oc, size_t i, const c
     gpuipc_sbuf_str(&s->b, ">");
     /* The text: the reason, then the cause and fix the diagnosis named. */
     gpuipc_sbuf_xml(&s->b, r->reason, 0);
-    if (r->cause[0] != '\0') {
-        gpuipc_sbuf_str(&s->b, "\n");
-        gpuipc_sbuf_xml(&s->b, r->cause, 0);
+    if (r->cause.what[0] != '\0') {
+        /* As gpuipc_cause_line words it, without stdio (the watchdog). */
+        gpuipc_sbuf_str(&s->b, "\ncause: ");
+        gpuipc_sbuf_xml(&s->b, r->cause.what, 0);
+        if (r->cause.fix[0] != '\0') {
+            gpuipc_sbuf_str(&s->b, "; fix: ");
+            gpuipc_sbuf_xml(&s->b, r->cause.fix, 0);
+        }
     }
     gpuipc_sbuf_str(&s->b, r->status == GPUIPC_FAIL ? "</failure>\n"
                            : r->status == GPUIPC_STOPPED ? "</error>\n" : "</skipped>\n");

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "core/cause.h"
 #include "core/err.h"
 #include "session/producer.h"
 
@@ -109,7 +110,7 @@ enum gpuipc_plan_mode {
  * they can; 1 if not, with the cause and the fix in why: the GPU's
  * same-GPU scenarios, and the ring's pairs that involve it, are skipped
  * then (the site chose the mode; the node is not broken). */
-int gpuipc_plan_mode_blocks(int ordinal, int mode, int mps, const char *mps_dir, char *why,
-                            size_t len);
+int gpuipc_plan_mode_blocks(int ordinal, int mode, int mps, const char *mps_dir,
+                            gpuipc_cause *why);
 
 #endif

@@ -41,76 +41,104 @@ static const gpuipc_facts *failed_side(const gpuipc_diag_case *c, const char **w
 
 /* pidfd_getfd refused (EPERM): another user namespace, a producer that is
  * not dumpable, another uid, Yama, a seccomp filter. */
-static int fetch_refused(const gpuipc_diag_case *c, char *out, size_t len)
+static int fetch_refused(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const gpuipc_facts *p = c->producer, *k = c->consumer;
     int ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
 
     if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER))
-        return snprintf(out, len, "cause: the consumer is in another user namespace (user:[%llu]) "
-                        "than the producer (user:[%llu]); capabilities held there do not count "
-                        "over the producer's processes, so pidfd_getfd is refused; fix: run both "
-                        "in one user namespace, or use vmm",
-                        (unsigned long long)k->ns[GPUIPC_NS_USER],
-                        (unsigned long long)p->ns[GPUIPC_NS_USER]) > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "the consumer is in another user namespace (user:[%llu]) than the "
+                                "producer (user:[%llu]); capabilities held there do not count over "
+                                "the producer's processes, so pidfd_getfd is refused",
+                                (unsigned long long)k->ns[GPUIPC_NS_USER],
+                                (unsigned long long)p->ns[GPUIPC_NS_USER]),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "run both in one user namespace, or use vmm")) > 0;
     if (p->dumpable == 0 && !ptrace_cap)
-        return snprintf(out, len, "cause: the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
-                        "changed its credentials), and only a process with CAP_SYS_PTRACE may "
-                        "take its FDs; fix: leave the producer dumpable, give the consumer "
-                        "CAP_SYS_PTRACE, or use vmm") > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
+                                          "changed its credentials), and only a process with "
+                                          "CAP_SYS_PTRACE may take its FDs"),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "leave the producer dumpable, give the consumer "
+                                          "CAP_SYS_PTRACE, or use vmm")) > 0;
     if (p->uid != k->uid && !ptrace_cap)
-        return snprintf(out, len, "cause: the consumer runs as uid %u and the producer as uid %u; "
-                        "pidfd_getfd needs the same user or CAP_SYS_PTRACE; fix: run both as one "
-                        "user, give the consumer CAP_SYS_PTRACE, or use vmm", k->uid,
-                        p->uid) > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "the consumer runs as uid %u and the producer as uid %u; "
+                                          "pidfd_getfd needs the same user or CAP_SYS_PTRACE",
+                                          k->uid, p->uid),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "run both as one user, give the consumer CAP_SYS_PTRACE, "
+                                          "or use vmm")) > 0;
     if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap)
-        return snprintf(out, len, "cause: Yama ptrace_scope is %u in the consumer: %s; fix: %s, or "
-                        "use vmm", k->yama,
-                        k->yama == 1 ? "a process may take FDs only from its own descendants, "
-                                       "and the producer is not one"
-                        : k->yama == 2 ? "only CAP_SYS_PTRACE may" : "no process may",
-                        k->yama == 3 ? "nothing but a reboot lowers scope 3"
-                                     : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
-                                       "CAP_SYS_PTRACE") > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "Yama ptrace_scope is %u in the consumer: %s", k->yama,
+                                k->yama == 1
+                                        ? "a process may take FDs only from its own descendants, "
+                                          "and the producer is not one"
+                                : k->yama == 2 ? "only CAP_SYS_PTRACE may"
+                                               : "no process may"),
+                       snprintf(out->fix, sizeof(out->fix), "%s, or use vmm",
+                                k->yama == 3
+                                        ? "nothing but a reboot lowers scope 3"
+                                        : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
+                                          "CAP_SYS_PTRACE")) > 0;
     if (k->seccomp == 2)
-        return snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) refuses "
-                        "pidfd_getfd; Docker's default profile allows it only with "
-                        "CAP_SYS_PTRACE; fix: docker run --cap-add SYS_PTRACE, or a seccomp "
-                        "profile that allows pidfd_open and pidfd_getfd, or use vmm") > 0;
+        return gpuipc_cause_said(
+                       snprintf(
+                               out->what, sizeof(out->what),
+                               "a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd; "
+                               "Docker's default profile allows it only with CAP_SYS_PTRACE"),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "docker run --cap-add SYS_PTRACE, or a seccomp profile that allows "
+                                "pidfd_open and pidfd_getfd, or use vmm")) > 0;
     return 0;
 }
 
 /* pidfd_getfd across a boundary: namespaces, permissions, filters, the
  * kernel. */
-static int fetched_fd(const gpuipc_diag_case *c, char *out, size_t len)
+static int fetched_fd(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const gpuipc_facts *p = c->producer, *k = c->consumer;
 
     if (!c->fetched_fd || p == NULL || k == NULL || c->side != GPUIPC_ROLE_CONSUMER)
         return 0;
     if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH))
-        return snprintf(out, len, "cause: the consumer is in another PID namespace (pid:[%llu]) "
-                        "than the producer (pid:[%llu]), so it cannot name the producer's "
-                        "process to pidfd_open; fix: run both in one PID namespace (docker run "
-                        "--pid=container:<producer>, Kubernetes shareProcessNamespace: true), or "
-                        "use vmm, which sends the FD over the socket",
-                        (unsigned long long)k->ns[GPUIPC_NS_PID],
-                        (unsigned long long)p->ns[GPUIPC_NS_PID]) > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "the consumer is in another PID namespace (pid:[%llu]) than the "
+                                "producer (pid:[%llu]), so it cannot name the producer's process "
+                                "to pidfd_open",
+                                (unsigned long long)k->ns[GPUIPC_NS_PID],
+                                (unsigned long long)p->ns[GPUIPC_NS_PID]),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "run both in one PID namespace (docker run "
+                                "--pid=container:<producer>, Kubernetes shareProcessNamespace: "
+                                "true), or use vmm, which sends the FD over the socket")) > 0;
     if (pidfd_failed(c, EPERM))
-        return fetch_refused(c, out, len);
+        return fetch_refused(c, out);
     if (pidfd_failed(c, ENOSYS) && k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6))
-        return snprintf(out, len, "cause: the consumer's kernel, Linux %s, has no pidfd_getfd "
-                        "(5.6 or later); fix: a newer kernel, or use vmm", k->kernel) > 0;
+        return gpuipc_cause_said(
+                       snprintf(
+                               out->what, sizeof(out->what),
+                               "the consumer's kernel, Linux %s, has no pidfd_getfd (5.6 or later)",
+                               k->kernel),
+                       snprintf(out->fix, sizeof(out->fix), "a newer kernel, or use vmm")) > 0;
     if (pidfd_failed(c, ENOSYS) && k->seccomp == 2)
-        return snprintf(out, len, "cause: a seccomp filter in the consumer (Seccomp: 2) answers "
-                        "pidfd_open or pidfd_getfd with ENOSYS; fix: a seccomp profile that "
-                        "allows them, or use vmm") > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "a seccomp filter in the consumer (Seccomp: 2) answers "
+                                          "pidfd_open or pidfd_getfd with ENOSYS"),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "a seccomp profile that allows them, or use vmm")) > 0;
     return 0;
 }
 
 /* Legacy IPC between two processes with the same pid in sibling PID
  * namespaces: the driver takes the handle for one the importer exported. */
-static int legacy_same_pid(const gpuipc_diag_case *c, char *out, size_t len)
+static int legacy_same_pid(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const gpuipc_facts *p = c->producer, *k = c->consumer;
 
@@ -118,18 +146,22 @@ static int legacy_same_pid(const gpuipc_diag_case *c, char *out, size_t len)
         !cu_is(c, GPUIPC_DIAG_CU_INVALID_CONTEXT) ||
         !(gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) || p->pid != k->pid)
         return 0;
-    return snprintf(out, len, "cause: the producer and the consumer both have pid %u, each in "
-                    "its own PID namespace (pid:[%llu] and pid:[%llu]), and the driver takes a "
-                    "legacy IPC handle whose exporter has the importer's own pid for one of the "
-                    "importer's own; fix: run both in one PID namespace (docker run "
-                    "--pid=container:<producer>, Kubernetes shareProcessNamespace: true) or give "
-                    "them different pids, or share with vmm or mempool-ipc", p->pid,
-                    (unsigned long long)p->ns[GPUIPC_NS_PID],
-                    (unsigned long long)k->ns[GPUIPC_NS_PID]) > 0;
+    return gpuipc_cause_said(
+                   snprintf(out->what, sizeof(out->what),
+                            "the producer and the consumer both have pid %u, each in its own PID "
+                            "namespace (pid:[%llu] and pid:[%llu]), and the driver takes a legacy "
+                            "IPC handle whose exporter has the importer's own pid for one of the "
+                            "importer's own",
+                            p->pid, (unsigned long long)p->ns[GPUIPC_NS_PID],
+                            (unsigned long long)k->ns[GPUIPC_NS_PID]),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "run both in one PID namespace (docker run --pid=container:<producer>, "
+                            "Kubernetes shareProcessNamespace: true) or give them different pids, "
+                            "or share with vmm or mempool-ipc")) > 0;
 }
 
 /* The driver needs FDs of its own to create a context. */
-static int nofile(const gpuipc_diag_case *c, char *out, size_t len)
+static int nofile(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const char *who;
     const gpuipc_facts *f = failed_side(c, &who);
@@ -137,10 +169,14 @@ static int nofile(const gpuipc_diag_case *c, char *out, size_t len)
     if (f == NULL || !cu_is(c, GPUIPC_DIAG_CU_OPERATING_SYSTEM) ||
         f->nofile_soft == GPUIPC_FACTS_UNKNOWN || f->nofile_soft >= 1024)
         return 0;
-    return snprintf(out, len, "cause: RLIMIT_NOFILE is %u in the %s, too few for the driver, "
-                    "which opens files of its own for every context and device; fix: ulimit -n "
-                    "1024 or more (docker run --ulimit nofile=1024:1048576)", f->nofile_soft,
-                    who) > 0;
+    return gpuipc_cause_said(
+                   snprintf(out->what, sizeof(out->what),
+                            "RLIMIT_NOFILE is %u in the %s, too few for the driver, which opens "
+                            "files of its own for every context and device",
+                            f->nofile_soft, who),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "ulimit -n 1024 or more (docker run --ulimit nofile=1024:1048576)")) >
+           0;
 }
 
 /* The consumer does not see the producer's GPU: why, where the consumer
@@ -164,18 +200,22 @@ static const char *visibility_fix(const gpuipc_diag_case *c)
 
 /* The consumer cannot see the producer's GPU: no device with its UUID, or
  * the driver refuses the device. */
-static int visibility(const gpuipc_diag_case *c, char *out, size_t len)
+static int visibility(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->side != GPUIPC_ROLE_CONSUMER ||
         !((call_is(c, "cuDeviceGetUuid") && c->failure->errnum == ENODEV) ||
           cu_is(c, GPUIPC_DIAG_CU_NO_DEVICE) || cu_is(c, GPUIPC_DIAG_CU_INVALID_DEVICE)))
         return 0;
-    return snprintf(out, len, "cause: the consumer does not see the producer's GPU%s%s%s; fix: "
-                    "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker run --gpus, the "
-                    "Kubernetes device plugin's resource); they find it by UUID, so ordinals may "
-                    "differ%s", c->producer_gpus ? " (the producer sees " : "",
-                    c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "",
-                    visibility_fix(c)) > 0;
+    return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                      "the consumer does not see the producer's GPU%s%s%s",
+                                      c->producer_gpus ? " (the producer sees " : "",
+                                      c->producer_gpus ? c->producer_gpus : "",
+                                      c->producer_gpus ? ")" : ""),
+                             snprintf(out->fix, sizeof(out->fix),
+                                      "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker "
+                                      "run --gpus, the Kubernetes device plugin's resource); they "
+                                      "find it by UUID, so ordinals may differ%s",
+                                      visibility_fix(c))) > 0;
 }
 
 /* The side's facts, if it is the one whose step failed. */
@@ -195,7 +235,7 @@ static int cuda_failed(const gpuipc_diag_case *c)
 /* The driver's device files cannot be opened: a container's device cgroup
  * rules rewritten under it (systemctl daemon-reload), SELinux, or file
  * permissions. Any CUDA failure on that side is explained by it. */
-static int device_files(const gpuipc_diag_case *c, char *out, size_t len)
+static int device_files(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const char *who, *dev;
     const gpuipc_facts *f = failed_facts(c, &who);
@@ -213,39 +253,56 @@ static int device_files(const gpuipc_diag_case *c, char *out, size_t len)
         return 0;
     }
     if (e == EPERM)
-        return snprintf(out, len, "cause: the %s may not open %s (EPERM): the device cgroup "
-                        "refuses it, as when systemd rewrites a container's device rules "
-                        "(systemctl daemon-reload; NVML says \"Unknown Error\"); fix: restart "
-                        "the container, and configure the runtime so that systemd keeps the "
-                        "rules (the NVIDIA container toolkit's nvidia-ctk system "
-                        "create-dev-char-symlinks, or cgroup driver settings)", who, dev) > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "the %s may not open %s (EPERM): the device cgroup refuses it, as "
+                                "when systemd rewrites a container's device rules (systemctl "
+                                "daemon-reload; NVML says \"Unknown Error\")",
+                                who, dev),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "restart the container, and configure the runtime so that systemd "
+                                "keeps the rules (the NVIDIA container toolkit's nvidia-ctk system "
+                                "create-dev-char-symlinks, or cgroup driver settings)")) > 0;
     if (f->flags & GPUIPC_FACT_SELINUX)
-        return snprintf(out, len, "cause: the %s may not open %s (EACCES) and SELinux is "
-                        "enforcing: a policy denial (ausearch -m avc shows it); fix: a policy "
-                        "that allows the container GPU access (container_use_devices, or "
-                        "--security-opt label=disable for this container)", who, dev) > 0;
-    return snprintf(out, len, "cause: the %s may not open %s (EACCES): its mode or group "
-                    "keeps this user out; fix: run as a user the device files allow (often "
-                    "the video group), or as root", who, dev) > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "the %s may not open %s (EACCES) and SELinux is "
+                                          "enforcing: a policy denial (ausearch -m avc shows it)",
+                                          who, dev),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "a policy that allows the container GPU access "
+                                          "(container_use_devices, or --security-opt label=disable "
+                                          "for this container)")) > 0;
+    return gpuipc_cause_said(
+                   snprintf(
+                           out->what, sizeof(out->what),
+                           "the %s may not open %s (EACCES): its mode or group keeps this user out",
+                           who, dev),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "run as a user the device files allow (often the video group), or as "
+                            "root")) > 0;
 }
 
 /* CUDA_ERROR_SYSTEM_NOT_READY: the Fabric Manager on NVSwitch systems. */
-static int not_ready(const gpuipc_diag_case *c, char *out, size_t len)
+static int not_ready(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (!cu_is(c, GPUIPC_DIAG_CU_SYSTEM_NOT_READY))
         return 0;
-    return snprintf(out, len, "cause: the driver is not ready (%s: CUDA_ERROR_SYSTEM_NOT_READY): "
-                    "on NVSwitch systems (HGX, DGX) CUDA waits for the Fabric Manager to "
-                    "set up the fabric%s%s; fix: start nvidia-fabricmanager (systemctl start "
-                    "nvidia-fabricmanager; its version must match the driver's) and wait "
-                    "until it is done (its log, /var/log/fabricmanager.log)",
-                    c->failure->call[0] ? c->failure->call : "a call",
-                    c->fabric ? "; NVML's fabric state: " : "", c->fabric ? c->fabric : "") > 0;
+    return gpuipc_cause_said(
+                   snprintf(out->what, sizeof(out->what),
+                            "the driver is not ready (%s: CUDA_ERROR_SYSTEM_NOT_READY): on "
+                            "NVSwitch systems (HGX, DGX) CUDA waits for the Fabric Manager to set "
+                            "up the fabric%s%s",
+                            c->failure->call[0] ? c->failure->call : "a call",
+                            c->fabric ? "; NVML's fabric state: " : "", c->fabric ? c->fabric : ""),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "start nvidia-fabricmanager (systemctl start nvidia-fabricmanager; its "
+                            "version must match the driver's) and wait until it is done (its log, "
+                            "/var/log/fabricmanager.log)")) > 0;
 }
 
 /* Interprocess events live in the driver's pool under /dev/shm: too small,
  * read-only or absent on the failed side, or two different ones. */
-static int shm(const gpuipc_diag_case *c, char *out, size_t len)
+static int shm(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const char *who;
     const gpuipc_facts *f = failed_facts(c, &who);
@@ -258,26 +315,34 @@ static int shm(const gpuipc_diag_case *c, char *out, size_t len)
     gpuipc_facts_describe_shm(f, text, sizeof(text));
     if ((f->flags & (GPUIPC_FACT_SHM_ABSENT | GPUIPC_FACT_SHM_RO)) ||
         f->shm_avail < GPUIPC_DIAG_SHM_MIN)
-        return snprintf(out, len, "cause: interprocess events live in a pool the driver keeps "
-                        "in /dev/shm, and the %s has %s; fix: a writable /dev/shm with room "
-                        "(docker run --shm-size=1g or --ipc=host; Kubernetes: an emptyDir "
-                        "with medium: Memory mounted at /dev/shm)", who, text) > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "interprocess events live in a pool the driver keeps in "
+                                          "/dev/shm, and the %s has %s",
+                                          who, text),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "a writable /dev/shm with room (docker run --shm-size=1g "
+                                          "or --ipc=host; Kubernetes: an emptyDir with medium: "
+                                          "Memory mounted at /dev/shm)")) > 0;
     if (c->producer != NULL && c->consumer != NULL && call_is(c, "cuIpcOpenEventHandle") &&
         gpuipc_facts_shm_differ(c->producer, c->consumer))
-        return snprintf(out, len, "cause: the producer and the consumer see different /dev/shm "
-                        "file systems (devices 0x%llx and 0x%llx), and the driver opens an "
-                        "interprocess event through the producer's pool in its /dev/shm; fix: "
-                        "share one /dev/shm (docker run --ipc=host or --ipc=container:<producer>; "
-                        "Kubernetes hostIPC: true, or both containers in one pod with one "
-                        "emptyDir at /dev/shm), or use events within one process",
-                        (unsigned long long)c->producer->shm_dev,
-                        (unsigned long long)c->consumer->shm_dev) > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "the producer and the consumer see different /dev/shm file systems "
+                                "(devices 0x%llx and 0x%llx), and the driver opens an interprocess "
+                                "event through the producer's pool in its /dev/shm",
+                                (unsigned long long)c->producer->shm_dev,
+                                (unsigned long long)c->consumer->shm_dev),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "share one /dev/shm (docker run --ipc=host or "
+                                "--ipc=container:<producer>; Kubernetes hostIPC: true, or both "
+                                "containers in one pod with one emptyDir at /dev/shm), or use "
+                                "events within one process")) > 0;
     return 0;
 }
 
 /* A link that claims peer access and then fails the scenario or moves wrong
  * bytes. */
-static int peer_lied(const gpuipc_diag_case *c, char *out, size_t len)
+static int peer_lied(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const gpuipc_status *s = c->failure;
     int wrong;
@@ -289,81 +354,100 @@ static int peer_lied(const gpuipc_diag_case *c, char *out, size_t len)
             s->errnum == 0;
     if (!wrong && !(s->step >= GPUIPC_STEP_IMPORT && s->step <= GPUIPC_STEP_CHECK && s->cu != 0))
         return 0;
-    return snprintf(out, len, "cause: the driver says these two GPUs have peer access, but %s "
-                    "between them: a peer path that claims to work and does not (PCIe ACS "
-                    "redirecting peer traffic through the root complex, an IOMMU translating "
-                    "it, peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s; "
-                    "fix: check nvidia-smi topo -m and the ACS and IOMMU state named there "
-                    "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU off "
-                    "in the kernel command line), and keep applications off peer to peer "
-                    "between them (NCCL_P2P_DISABLE=1) until it passes here",
-                    wrong ? "bytes came back wrong" : "a peer access failed", c->link) > 0;
+    return gpuipc_cause_said(
+                   snprintf(out->what, sizeof(out->what),
+                            "the driver says these two GPUs have peer access, but %s between them: "
+                            "a peer path that claims to work and does not (PCIe ACS redirecting "
+                            "peer traffic through the root complex, an IOMMU translating it, "
+                            "peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s",
+                            wrong ? "bytes came back wrong" : "a peer access failed", c->link),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "check nvidia-smi topo -m and the ACS and IOMMU state named there "
+                            "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU "
+                            "off in the kernel command line), and keep applications off peer to "
+                            "peer between them (NCCL_P2P_DISABLE=1) until it passes here")) > 0;
 }
 
 /* A GPU mode that rules out sharing: MIG, confidential computing. */
-static int gpu_mode(const gpuipc_diag_case *c, char *out, size_t len)
+static int gpu_mode(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech == NULL || strncmp(c->mech, "memfd", 5) == 0)
         return 0;
     if (c->mig == 1)
-        return snprintf(out, len, "cause: the producer's GPU is in MIG mode, and the driver "
-                        "shares memory between processes only in ways MIG allows (no CUDA IPC "
-                        "across GPU instances, no peer access); fix: run both processes on the "
-                        "same MIG device, or have an administrator turn MIG off for this "
-                        "GPU") > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "the producer's GPU is in MIG mode, and the driver "
+                                          "shares memory between processes only in ways MIG allows "
+                                          "(no CUDA IPC across GPU instances, no peer access)"),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "run both processes on the same MIG device, or have an "
+                                          "administrator turn MIG off for this GPU")) > 0;
     if (c->cc == 1)
-        return snprintf(out, len, "cause: confidential computing is on, and the driver does not "
-                        "support CUDA IPC in that mode; fix: share within one process, or run "
-                        "where confidential computing is off") > 0;
+        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                          "confidential computing is on, and the driver does not "
+                                          "support CUDA IPC in that mode"),
+                                 snprintf(out->fix, sizeof(out->fix),
+                                          "share within one process, or run where confidential "
+                                          "computing is off")) > 0;
     return 0;
 }
 
 /* --min-gbps: a link slower than asked for. */
-static int slow_link(const gpuipc_diag_case *c, char *out, size_t len)
+static int slow_link(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->min_gbps <= 0 || !call_is(c, GPUIPC_DIAG_MIN_GBPS))
         return 0;
-    return snprintf(out, len, "cause: the link between the two GPUs moves less than --min-gbps "
-                    "%g: a degraded or missing NVLink, a fallback to PCIe, or copies through "
-                    "host memory (the line above names the link); fix: check nvidia-smi topo -m "
-                    "and nvidia-smi nvlink --status, and the Fabric Manager on NVSwitch "
-                    "systems", c->min_gbps) > 0;
+    return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
+                                      "the link between the two GPUs moves less than --min-gbps "
+                                      "%g: a degraded or missing NVLink, a fallback to PCIe, or "
+                                      "copies through host memory (the line above names the link)",
+                                      c->min_gbps),
+                             snprintf(out->fix, sizeof(out->fix),
+                                      "check nvidia-smi topo -m and nvidia-smi nvlink --status, "
+                                      "and the Fabric Manager on NVSwitch systems")) > 0;
 }
 
 /* What this driver or machine does not offer, by design: skips. */
-static int not_offered(const gpuipc_diag_case *c, char *out, size_t len)
+static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
         cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED))
-        return snprintf(out, len, "cause: no IMEX channel that this process can open, and "
-                        "FABRIC handles need one (they serve NVLink systems of many nodes); fix: "
-                        "there, start the nvidia-imex service and give both processes "
-                        "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm") > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "no IMEX channel that this process can open, and FABRIC handles "
+                                "need one (they serve NVLink systems of many nodes)"),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "there, start the nvidia-imex service and give both processes "
+                                "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm")) >
+               0;
     if (!cu_is(c, GPUIPC_DIAG_CU_NOT_SUPPORTED))
         return 0;
     if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap"))
-        return snprintf(out, len, "cause: this driver maps only whole imported allocations (a "
-                        "cuMemMap offset other than 0 is CUDA_ERROR_NOT_SUPPORTED); fix: map "
-                        "whole allocations and sub-allocate within the mapping") > 0;
-    return snprintf(out, len, "cause: this driver or GPU does not support a call the mechanism "
-                    "needs (%s: CUDA_ERROR_NOT_SUPPORTED); fix: a driver and GPU that do, or the "
-                    "mechanisms that pass here", c->failure->call[0] ? c->failure->call
-                                                                     : "a call") > 0;
+        return gpuipc_cause_said(
+                       snprintf(out->what, sizeof(out->what),
+                                "this driver maps only whole imported allocations (a cuMemMap "
+                                "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED)"),
+                       snprintf(out->fix, sizeof(out->fix),
+                                "map whole allocations and sub-allocate within the mapping")) > 0;
+    return gpuipc_cause_said(
+                   snprintf(out->what, sizeof(out->what),
+                            "this driver or GPU does not support a call the mechanism needs (%s: "
+                            "CUDA_ERROR_NOT_SUPPORTED)",
+                            c->failure->call[0] ? c->failure->call : "a call"),
+                   snprintf(out->fix, sizeof(out->fix),
+                            "a driver and GPU that do, or the mechanisms that pass here")) > 0;
 }
 
-int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len)
+int gpuipc_diagnose(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
-    static int (*const rules[])(const gpuipc_diag_case *, char *, size_t) = {
+    static int (*const rules[])(const gpuipc_diag_case *, gpuipc_cause *) = {
         fetched_fd, legacy_same_pid, device_files, not_ready, nofile, shm, visibility,
         slow_link, gpu_mode, peer_lied, not_offered};
     size_t i;
 
-    if (len > 0)
-        out[0] = '\0';
+    gpuipc_cause_clear(out);
     for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-        if (rules[i](c, out, len))
+        if (rules[i](c, out))
             return 1;
-    if (len > 0)
-        out[0] = '\0';
+    gpuipc_cause_clear(out);
     return 0;
 }

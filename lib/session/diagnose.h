@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "core/cause.h"
 #include "core/facts.h"
 #include "wire/wire.h"
 
@@ -53,9 +54,9 @@ typedef struct gpuipc_diag_case {
 #define GPUIPC_DIAG_CU_NOT_SUPPORTED 801
 #define GPUIPC_DIAG_CU_SYSTEM_NOT_READY 802
 
-/* Writes "cause: ...; fix: ..." for the first rule that explains c into out
- * (len bytes) and returns 1; returns 0, with out empty, where the facts
- * explain nothing more than the reason already says. */
-int gpuipc_diagnose(const gpuipc_diag_case *c, char *out, size_t len);
+/* Fills out with the cause and the fix of the first rule that explains c
+ * and returns 1; returns 0, with out empty, where the facts explain nothing
+ * more than the reason already says. */
+int gpuipc_diagnose(const gpuipc_diag_case *c, gpuipc_cause *out);
 
 #endif

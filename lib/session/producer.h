@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "core/cause.h"
 #include "core/err.h"
 #include "session/env.h"
 #include "session/laps.h"
@@ -23,7 +24,7 @@ typedef struct gpuipc_result {
     int gpu, peer_gpu;
     int status; /* GPUIPC_PASS, GPUIPC_FAIL, GPUIPC_SKIP, GPUIPC_STOPPED, or -1: not run */
     char reason[GPUIPC_ERR_LEN]; /* the first failure, or why it was skipped */
-    char cause[GPUIPC_ERR_LEN];  /* "cause: ...; fix: ..." from both sides' facts, or "" */
+    gpuipc_cause cause;         /* what explains it, from both sides' facts (core/cause.h) */
     uint64_t size;              /* bytes shared (after rounding to granularity) */
     gpuipc_check forward;       /* the consumer's check of the producer's bytes */
     gpuipc_check backward;      /* the producer's check of the consumer's bytes */

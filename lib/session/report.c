@@ -64,11 +64,12 @@ static size_t first_with_reason(const gpuipc_result *results, size_t n, size_t i
 /* The cause the facts name, under its reason. */
 static void cause_line(int fd, int w, const gpuipc_result *r)
 {
-    char line[1024];
+    char line[1024], cause[GPUIPC_ERR_LEN];
 
-    if (r->cause[0] == '\0')
+    if (r->cause.what[0] == '\0')
         return;
-    snprintf(line, sizeof(line), "  %*s %s", w, "", r->cause);
+    snprintf(line, sizeof(line), "  %*s %s", w, "",
+             gpuipc_cause_line(&r->cause, cause, sizeof(cause)));
     gpuipc_log_line(fd, line);
 }
 

@@ -173,7 +173,7 @@ int gpuipc_app_modes_read(gpuipc_app_modes *m, int n);
 
 /* Whether two processes cannot both hold a context on GPU ordinal (1, the
  * cause and fix in why), or can (0). */
-int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, char *why, size_t len);
+int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, gpuipc_cause *why);
 
 void gpuipc_app_modes_free(gpuipc_app_modes *m);
 

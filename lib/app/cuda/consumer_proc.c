@@ -106,7 +106,7 @@ static const gpuipc_options *g_opts;
 static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
 {
     const char *spec = gpuipc_options_devices(g_opts);
-    char why[GPUIPC_ERR_LEN];
+    gpuipc_cause why;
     int *ids, *open;
     size_t k, i, m = 0;
     gpuipc_err err;
@@ -119,7 +119,7 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
         uint64_t t = gpuipc_clock_ns();
 
         for (i = 0; i < k; i++)
-            if (!gpuipc_app_modes_block(modes, ids[i], why, sizeof(why)))
+            if (!gpuipc_app_modes_block(modes, ids[i], &why))
                 open[m++] = ids[i];
         if (gpuipc_gpu_open_all(open, m, &err) < 0)
             gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
@@ -136,7 +136,7 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
 static void consumer_prepare_cuda(gpuipc_env *env)
 {
     uint8_t uuid[GPUIPC_UUID_LEN];
-    char why[GPUIPC_ERR_LEN];
+    gpuipc_cause why;
     gpuipc_app_modes modes;
     gpuipc_err err;
     int n = 0;
@@ -151,7 +151,7 @@ static void consumer_prepare_cuda(gpuipc_env *env)
     if (gpuipc_app_modes_read(&modes, n) < 0)
         return;
     open_run_gpus(env, &modes, n);
-    if (gpuipc_app_modes_block(&modes, g_early_device, why, sizeof(why)) ||
+    if (gpuipc_app_modes_block(&modes, g_early_device, &why) ||
         gpuipc_gpu_uuid_of(g_early_device, uuid, &err) < 0 ||
         gpuipc_gpu_attach_uuid(env, uuid, &err) < 0) {
         gpuipc_app_modes_free(&modes);

@@ -24,16 +24,17 @@
  * can be (run->kept_apart set). */
 static int first_usable(gpuipc_producer_run *run, gpuipc_err *why)
 {
-    char cause[GPUIPC_ERR_LEN], first_cause[GPUIPC_ERR_LEN] = "";
+    char first_cause[GPUIPC_ERR_LEN] = "";
     size_t i, n = run->ngpus > 0 ? run->ngpus : 1;
+    gpuipc_cause cause;
 
     for (i = 0; i < n; i++) {
         int g = run->ngpus > 0 ? run->gpus[i] : run->o->device;
 
-        if (!gpuipc_app_modes_block(&run->cmodes, g, cause, sizeof(cause)))
+        if (!gpuipc_app_modes_block(&run->cmodes, g, &cause))
             return g;
         if (first_cause[0] == '\0')
-            snprintf(first_cause, sizeof(first_cause), "%s", cause);
+            gpuipc_cause_line(&cause, first_cause, sizeof(first_cause));
     }
     run->kept_apart = 1;
     gpuipc_err_set(why, -EBUSY, "no GPU here that two processes can share: %.900s",
@@ -46,7 +47,7 @@ static int first_usable(gpuipc_producer_run *run, gpuipc_err *why)
 static void open_gpus(gpuipc_producer_run *run)
 {
     int *open = calloc(run->ngpus, sizeof(*open));
-    char why[GPUIPC_ERR_LEN];
+    gpuipc_cause why;
     size_t i, k = 0;
     gpuipc_err err;
     uint64_t t = gpuipc_clock_ns();
@@ -54,7 +55,7 @@ static void open_gpus(gpuipc_producer_run *run)
     if (open == NULL)
         return;
     for (i = 0; i < run->ngpus; i++)
-        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[i], why, sizeof(why)))
+        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[i], &why))
             open[k++] = run->gpus[i];
     if (gpuipc_gpu_open_all(open, k, &err) < 0)
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_NONE,

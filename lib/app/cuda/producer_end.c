@@ -350,8 +350,8 @@ static void diagnose_results(gpuipc_producer_run *run)
         }
 
         /* A cause said already (a GPU's compute mode) stands. */
-        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause[0] == '\0')
-            gpuipc_diagnose(&c, r->cause, sizeof(r->cause));
+        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause.what[0] == '\0')
+            gpuipc_diagnose(&c, &r->cause);
     }
 }
 

@@ -47,19 +47,19 @@ static int mode_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
 {
     int a = run->pair[i][0] >= 0 ? run->pair[i][0] : run->o->device;
     int b = run->pair[i][0] >= 0 ? run->pair[i][1] : a;
-    char why[GPUIPC_ERR_LEN];
+    gpuipc_cause why;
     int who = -1;
 
-    if (gpuipc_app_modes_block(&run->cmodes, a, why, sizeof(why)))
+    if (gpuipc_app_modes_block(&run->cmodes, a, &why))
         who = a;
-    else if (b != a && gpuipc_app_modes_block(&run->cmodes, b, why, sizeof(why)))
+    else if (b != a && gpuipc_app_modes_block(&run->cmodes, b, &why))
         who = b;
     if (who < 0)
         return 0;
     gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
                       "probe: not run: two processes cannot both hold a context on GPU %d "
                       "(its compute mode, or MPS; below)", who);
-    snprintf(r->cause, sizeof(r->cause), "%s", why);
+    r->cause = why;
     return 1;
 }
 
@@ -82,11 +82,12 @@ static int wsl_blocks(gpuipc_producer_run *run, gpuipc_result *r)
         return 0;
     gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
                       "probe: not run: %s under WSL2 (below)", who);
-    snprintf(r->cause, sizeof(r->cause), "cause: %s under WSL2 (kernel %s), whose GPU "
+    snprintf(r->cause.what, sizeof(r->cause.what), "%s under WSL2 (kernel %s), whose GPU "
              "driver shares no GPU memory between processes (no CUDA IPC: legacy, VMM and "
-             "memory-pool handles fail there); fix: run on native Linux to test sharing; "
-             "within one process WSL2 works", who,
+             "memory-pool handles fail there)", who,
              (p->flags & GPUIPC_FACT_WSL) ? p->kernel : k->kernel);
+    snprintf(r->cause.fix, sizeof(r->cause.fix), "run on native Linux to test sharing; "
+             "within one process WSL2 works");
     return 1;
 }
 

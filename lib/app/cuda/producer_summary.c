@@ -28,12 +28,12 @@ static int one_cause(const gpuipc_producer_run *run)
 {
     size_t i;
 
-    if (run->nsel < 2 || run->results[0].cause[0] == '\0')
+    if (run->nsel < 2 || run->results[0].cause.what[0] == '\0')
         return 0;
     for (i = 1; i < run->nsel; i++)
         if (run->results[i].status != run->results[0].status ||
             strcmp(run->results[i].reason, run->results[0].reason) != 0 ||
-            strcmp(run->results[i].cause, run->results[0].cause) != 0)
+            !gpuipc_cause_same(&run->results[i].cause, &run->results[0].cause))
             return 0;
     return 1;
 }
@@ -44,7 +44,7 @@ static int one_cause(const gpuipc_producer_run *run)
 void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                                 const gpuipc_err *cuda_why, int exit_code)
 {
-    char line[2048];
+    char line[2048], cause[GPUIPC_ERR_LEN];
     size_t i, used;
 
     used = (size_t)snprintf(line, sizeof(line), "gpuipc_test: %s%s: ", gpuipc_exit_word(exit_code),
@@ -52,8 +52,10 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                             : " (an FD left open, said above) after nothing could run");
 
     if (cuda == 1) {
-        const char *cause = run->nsel > 0 ? run->results[0].cause : "";
-
+        if (run->nsel > 0)
+            gpuipc_cause_line(&run->results[0].cause, cause, sizeof(cause));
+        else
+            cause[0] = '\0';
         snprintf(line + used, sizeof(line) - used, "%s%s%s%s", cuda_why->msg,
                  cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
     } else if (one_cause(run)) {
@@ -63,17 +65,18 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                                      run->results[i].mech);
         if (used < sizeof(line))
             snprintf(line + used, sizeof(line) - used, ": %s (%s)", run->results[0].reason,
-                     run->results[0].cause);
+                     gpuipc_cause_line(&run->results[0].cause, cause, sizeof(cause)));
     } else {
         /* Each reason with the cause the summary would name under it. */
         for (i = 0; i < run->nsel && used < sizeof(line); i++) {
             const gpuipc_result *r = &run->results[i];
 
+            gpuipc_cause_line(&r->cause, cause, sizeof(cause));
             used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s%s%s%s",
                                      i ? "; " : "", r->mech,
                                      r->status < 0 ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
                                                    : r->reason,
-                                     r->cause[0] ? " (" : "", r->cause, r->cause[0] ? ")" : "");
+                                     cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
         }
     }
     gpuipc_log_line(1, line);
@@ -115,7 +118,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
 static void note_outcome(const gpuipc_producer_run *run, int code, const char *consumer)
 {
     const gpuipc_result *failed = NULL, *explained = NULL;
-    char first[GPUIPC_ERR_LEN + 160];
+    char first[GPUIPC_ERR_LEN + 160], cause[GPUIPC_ERR_LEN];
     size_t i;
 
     for (i = 0; i < run->nsel; i++) {
@@ -123,7 +126,7 @@ static void note_outcome(const gpuipc_producer_run *run, int code, const char *c
 
         if (r->status == GPUIPC_FAIL && failed == NULL)
             failed = r;
-        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause[0] != '\0' &&
+        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause.what[0] != '\0' &&
             (explained == NULL || (r == failed && explained != failed)))
             explained = r;
     }
@@ -152,7 +155,9 @@ static void note_outcome(const gpuipc_producer_run *run, int code, const char *c
         else
             snprintf(first, sizeof(first), "consumer: %.500s", consumer);
     }
-    gpuipc_brief_note(first, explained != NULL ? explained->cause : NULL);
+    gpuipc_brief_note(first, explained != NULL ? gpuipc_cause_line(&explained->cause, cause,
+                                                                   sizeof(cause))
+                                               : NULL);
 }
 
 /* Ends the session and prints the outcome (finish), then writes --json's

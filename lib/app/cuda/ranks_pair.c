@@ -238,6 +238,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     for (i = 0; i < side->n && run.started; i++) {
         const gpuipc_result *r = &run.results[i];
         gpuipc_cell_scenario *cs = &side->s[i];
+        char cause[GPUIPC_ERR_LEN];
 
         snprintf(cs->mech, sizeof(cs->mech), "%s", run.sel[i]->name);
         cs->status = r->status;
@@ -247,7 +248,8 @@ static void play_producer(ranks_run *rr, uint32_t c)
             gpuipc_ranks_mark_stuck(rr, c);
         snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
                  r->status == GPUIPC_PASS ? r->detail : r->reason);
-        snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1, r->cause);
+        snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1,
+                 gpuipc_cause_line(&r->cause, cause, sizeof(cause)));
         if (r->status == GPUIPC_FAIL) {
             char line[GPUIPC_ERR_LEN + 64];
 

@@ -277,12 +277,9 @@ static void json_steps(gpuipc_json *j, const double *st)
     gpuipc_json_end(j, '}');
 }
 
-/* A scenario; its cause line split into cause and fix. */
+/* A scenario, its cause and fix apart. */
 static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *steps)
 {
-    char cause[GPUIPC_ERR_LEN];
-    const char *fix = NULL;
-
     gpuipc_json_object(j, NULL);
     gpuipc_json_string(j, "name", r->mech);
     gpuipc_json_string(j, "verdict", gpuipc_status_name(r->status));
@@ -302,18 +299,8 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     json_steps(j, steps);
     gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
                                         ? NULL : r->reason);
-    snprintf(cause, sizeof(cause), "%s", r->cause);
-    if (cause[0] != '\0') {
-        char *sep = strstr(cause, "; fix: ");
-
-        if (sep != NULL) {
-            *sep = '\0';
-            fix = sep + 7;
-        }
-    }
-    gpuipc_json_string(j, "cause", cause[0] ? cause + (strncmp(cause, "cause: ", 7) ? 0 : 7)
-                                            : NULL);
-    gpuipc_json_string(j, "fix", fix);
+    gpuipc_json_string(j, "cause", r->cause.what[0] ? r->cause.what : NULL);
+    gpuipc_json_string(j, "fix", r->cause.what[0] && r->cause.fix[0] ? r->cause.fix : NULL);
     gpuipc_json_string(j, "detail", r->detail[0] ? r->detail : NULL);
     if (r->ns > 0)
         json_usage(j, "consumer_holds_after", &r->consumer_usage);

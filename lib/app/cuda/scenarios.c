@@ -226,7 +226,8 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
     const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
     size_t nsel = run->nsel, n = run->ngpus, nring, nusable = 0, k = 0, i, g, total;
     gpuipc_plan_pair *ring;
-    char names[160] = "", why[GPUIPC_ERR_LEN];
+    char names[160] = "";
+    gpuipc_cause why;
     int *usable, first = -1;
 
     memcpy(sel, run->sel, nsel * sizeof(sel[0]));
@@ -241,7 +242,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
      * of them exports and imports across devices even where one between
      * them is kept apart by its compute mode (whose own rows say so). */
     for (g = 0; g < n; g++)
-        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[g], why, sizeof(why)))
+        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[g], &why))
             usable[nusable++] = run->gpus[g];
     nring = gpuipc_plan_ring(usable, nusable, ring);
     first = nusable > 0 ? usable[0] : run->gpus[0];
@@ -327,13 +328,13 @@ int gpuipc_app_modes_read(gpuipc_app_modes *m, int n)
     return 0;
 }
 
-int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, char *why, size_t len)
+int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, gpuipc_cause *why)
 {
     int mode = m->mode != NULL && ordinal >= 0 && ordinal < m->n ? m->mode[ordinal] : -1;
 
     if (m->mode == NULL)
         return 0;
-    return gpuipc_plan_mode_blocks(ordinal, mode, m->mps, m->mps_dir, why, len);
+    return gpuipc_plan_mode_blocks(ordinal, mode, m->mps, m->mps_dir, why);
 }
 
 void gpuipc_app_modes_free(gpuipc_app_modes *m)
