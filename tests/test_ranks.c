@@ -767,6 +767,71 @@ START_TEST(test_ranks_a_live_peer_that_never_comes_times_out_naming_it)
 }
 END_TEST
 
+/* Ranks of another user (as root: a child that becomes uid 65534): a
+ * stranger of that uid at this rank's listener, and this rank connecting to
+ * a listener of that uid, are refused in --ranks' words: neither --connect
+ * nor --allow-uid, which --ranks does not take, is named. */
+START_TEST(test_ranks_another_user_is_refused_in_the_modes_words)
+{
+    gpuipc_meet *me, *theirs;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    char first[512], name[64];
+    int sv[2], fd;
+    pid_t other = idle_process(), child;
+
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, other, gpuipc_proc_start_ticks(other), &e), 0);
+    /* The stranger: uid 65534, at this rank's listener. */
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        gpuipc_peer p;
+        gpuipc_err ce;
+
+        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+            _exit(3);
+        fd = gpuipc_endpoint_connect(gpuipc_meet_name(me), -1,
+                                     gpuipc_clock_deadline(TIMEOUT_NS), &p, &ce);
+        _exit(fd >= 0 ? 0 : 4);
+    }
+    ck_assert_int_eq(gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(500000000ull),
+                                        &cred, &e), -ETIMEDOUT);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    ck_assert_uint_eq(gpuipc_meet_refused(me, first, sizeof(first)), 1);
+    ck_assert_msg(strstr(first, "uid 65534") != NULL && strstr(first, "--allow-uid") == NULL &&
+                  strstr(first, "--connect") == NULL, "%s", first);
+    end_process(other);
+    gpuipc_meet_close(me);
+    /* This rank connecting to a listener of uid 65534 (rank 1's). */
+    ck_assert_int_eq(pipe(sv), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        char c;
+
+        close(sv[0]);
+        if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+            gpuipc_meet_open(&theirs, 2, 1, &e) < 0)
+            _exit(3);
+        (void)!write(sv[1], gpuipc_meet_name(theirs), strlen(gpuipc_meet_name(theirs)) + 1);
+        (void)!read(sv[1], &c, 1); /* until the test closes its end */
+        _exit(0);
+    }
+    close(sv[1]);
+    ck_assert_int_gt(read(sv[0], name, sizeof(name)), 0);
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know(me, 1, child, gpuipc_proc_start_ticks(child), &e), 0);
+    fd = gpuipc_meet_connect(me, 1, name, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_int_lt(fd, 0);
+    ck_assert_msg(strstr(e.msg, "uid 65534") != NULL && strstr(e.msg, "--allow-uid") == NULL &&
+                  strstr(e.msg, "--connect") == NULL, "%s", e.msg);
+    close(sv[0]);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    gpuipc_meet_close(me);
+}
+END_TEST
+
 /* ---- the records and the verdict ------------------------------------------------------ */
 
 static gpuipc_cell_side producer_side(unsigned passed, unsigned failed)
@@ -1009,6 +1074,8 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_a_pid_used_again_is_no_rank);
     tcase_add_test(tc, test_ranks_a_dead_peer_is_named_at_once_not_at_the_deadline);
     tcase_add_test(tc, test_ranks_a_live_peer_that_never_comes_times_out_naming_it);
+    if (geteuid() == 0) /* another uid needs root (CI runs as root) */
+        tcase_add_test(tc, test_ranks_another_user_is_refused_in_the_modes_words);
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);

@@ -178,8 +178,9 @@ static void note_refused(gpuipc_meet *m, const char *why)
 }
 
 /* endpoint's refusal of another uid: counted as any stranger. */
-static void refused_uid(const char *why, void *arg)
+static void refused_uid(const char *why, const gpuipc_peer *peer, void *arg)
 {
+    (void)peer; /* why names it */
     note_refused(arg, why);
 }
 
@@ -343,6 +344,12 @@ int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const c
         return gpuipc_err_set(err, -EINVAL, "hello: %s is not a rank this one can meet", who);
     for (;;) {
         fd = gpuipc_endpoint_connect(name, -1, slice_end(deadline_ns), cred, err);
+        if (fd == -EPERM)
+            return gpuipc_err_set(err, -EPERM, "hello: refused %s's listener %s: its process "
+                                  "(pid %d) runs as uid %u, not as this rank's user (uid %u), "
+                                  "and would take this rank's memory; the ranks of one job run "
+                                  "as one user", who, name, (int)cred->pid,
+                                  (unsigned)cred->uid, (unsigned)geteuid());
         if (fd == -ETIMEDOUT) {
             if ((fd = slice_over(m, peer, who, "connecting to", deadline_ns, err)) < 0)
                 return fd;

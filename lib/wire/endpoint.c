@@ -313,12 +313,10 @@ int gpuipc_endpoint_accept(gpuipc_endpoint *ep, long allow_uid, uint64_t deadlin
         if (rc == 1)
             return fd;
         snprintf(why, sizeof(why), "refused a connection from pid %d, uid %u: only uid %u "
-                 "(this user) may connect%s; --allow-uid %u would admit it", (int)peer->pid,
-                 (unsigned)peer->uid, (unsigned)geteuid(),
-                 allow_uid >= 0 ? " and the uid given to --allow-uid" : "",
-                 (unsigned)peer->uid);
+                 "(this user) may connect%s", (int)peer->pid, (unsigned)peer->uid,
+                 (unsigned)geteuid(), allow_uid >= 0 ? " and the uid given to --allow-uid" : "");
         if (refused != NULL)
-            refused(why, arg);
+            refused(why, peer, arg);
     }
 }
 
@@ -342,11 +340,10 @@ int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_
                 return rc;
             if (rc == 1)
                 return fd;
-            return gpuipc_err_set(err, -EPERM, "--connect %s: refused: the server there (pid "
-                                  "%d) runs as uid %u, not as this user (uid %u), and would "
-                                  "hand over its memory; --allow-uid %u trusts it", path,
-                                  (int)peer->pid, (unsigned)peer->uid, (unsigned)geteuid(),
-                                  (unsigned)peer->uid);
+            return gpuipc_err_set(err, -EPERM, "%s: refused: the server there (pid %d) runs as "
+                                  "uid %u, not as this user (uid %u), and would hand over its "
+                                  "memory", path, (int)peer->pid, (unsigned)peer->uid,
+                                  (unsigned)geteuid());
         }
         last = errno;
         close(fd);

@@ -41,8 +41,10 @@ typedef struct gpuipc_peer {
     uid_t uid;
 } gpuipc_peer;
 
-/* Called for each connection refused because of its uid; why says whose. */
-typedef void (*gpuipc_endpoint_refused_fn)(const char *why, void *arg);
+/* Called for each connection refused because of its uid; why says whose,
+ * in no mode's words (the caller adds what its mode offers: --serve names
+ * --allow-uid), and peer is who it was. */
+typedef void (*gpuipc_endpoint_refused_fn)(const char *why, const gpuipc_peer *peer, void *arg);
 
 /* Checks path under the rules above without creating anything (a stale
  * socket stays until listen replaces it), so that a refused path is said
@@ -74,7 +76,9 @@ int gpuipc_endpoint_unlink(const gpuipc_endpoint *ep);
 
 /* Connects to the server at path, retrying until deadline_ns while nothing
  * listens there yet, and admits it only if its uid is this process's or
- * allow_uid. Returns the connected socket, or a negative errno with err. */
+ * allow_uid. Returns the connected socket, or a negative errno with err:
+ * -EPERM for a server of another uid (in *peer), which err names in no
+ * mode's words. */
 int gpuipc_endpoint_connect(const char *path, long allow_uid, uint64_t deadline_ns,
                             gpuipc_peer *peer, gpuipc_err *err);
 

@@ -67,6 +67,14 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     gpuipc_app_catch_stop_signals();
     sock = gpuipc_endpoint_connect(o->connect, o->allow_uid,
                                    gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
+    if (sock == -EPERM) {
+        /* A server of another uid: this mode can trust it. */
+        char said[GPUIPC_ERR_LEN];
+
+        snprintf(said, sizeof(said), "%s", err.msg);
+        gpuipc_err_set(&err, -EPERM, "--connect %.400s; --allow-uid %u trusts it", said,
+                       (unsigned)peer.uid);
+    }
     if (sock < 0) {
         /* The result line says why, once. */
         /* A path that is no socket is a bad argument, said at once. */

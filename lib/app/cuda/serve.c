@@ -27,13 +27,13 @@ typedef struct refusals {
     unsigned count;
 } refusals;
 
-static void log_refused(const char *why, void *arg)
+static void log_refused(const char *why, const gpuipc_peer *peer, void *arg)
 {
     refusals *r = arg;
 
     if (r->count++ == 0)
         gpuipc_log_step(r->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                        "%s", why);
+                        "%s; --allow-uid %u would admit it", why, (unsigned)peer->uid);
 }
 
 static void say_refusals(const refusals *r)
