@@ -196,20 +196,24 @@ import errno, os, re, socket, sys, time
 # make check) has names of the same form, and a connection to them would fail
 # its counts. Ours is held by a process with sys.argv[2] (the rank wrapper,
 # or mpirun) in its own or an ancestor's command line.
+# True: ours; False: another run's; None: no holder found this time (one
+# that was starting or ending): asked again at the next look.
 def ours(inode):
     want = "socket:[%s]" % inode
+    held = None
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             if not any(os.readlink("/proc/%s/fd/%s" % (pid, fd)) == want
                        for fd in os.listdir("/proc/%s/fd" % pid)):
                 continue
+            held = False
             while pid not in ("0", "1"):
                 if sys.argv[2].encode() in open("/proc/%s/cmdline" % pid, "rb").read():
                     return True
                 pid = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[1]
         except OSError:
             continue
-    return False
+    return held
 seen, others, socks, took, in_use, met = set(), set(), [], 0, 0, 0
 end = time.time() + 20
 while time.time() < end and not os.path.exists(sys.argv[1]):
@@ -217,7 +221,10 @@ while time.time() < end and not os.path.exists(sys.argv[1]):
         m = re.search(r"@(gpuipc-[0-9a-f]{32})$", line.strip())
         if m is None or m.group(1) in seen or m.group(1) in others:
             continue
-        if not ours(line.split()[6]):
+        mine = ours(line.split()[6])
+        if mine is None:
+            continue
+        if not mine:
             others.add(m.group(1))
             continue
         name = "\0" + m.group(1)  # abstract
