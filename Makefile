@@ -63,7 +63,9 @@ NO_CHECK_GOALS := deps help clean release cuda-check pmix-check layers uninstall
 	$(if $(wildcard $(INSTALL_BIN)),install deb rpm)
 DEPS := check pkg-config $(if $(filter check asan valgrind,$(MAKECMDGOALS)),xmllint)
 ifeq ($(filter $(NO_CHECK_GOALS),$(MAKECMDGOALS)),)
-ifneq ($(shell $(PKG_CONFIG) --exists check 2>/dev/null && \
+# Check is present where pkg-config gives what the build asks of it, its
+# flags (deploy/deps.sh asks the same).
+ifneq ($(shell $(PKG_CONFIG) --cflags --libs check >/dev/null 2>&1 && \
 	{ [ -z "$(filter xmllint,$(DEPS))" ] || command -v xmllint >/dev/null; } && echo yes),yes)
 DEPS_SAID := $(shell PKG_CONFIG='$(PKG_CONFIG)' sh deploy/deps.sh install $(DEPS))
 ifneq ($(DEPS_SAID),)

@@ -40,7 +40,8 @@ package() {
 }
 present() {
     case $1 in
-    check) command -v "$pkgconf" >/dev/null && "$pkgconf" --exists check 2>/dev/null ;;
+    # What the build asks of pkg-config: Check's flags.
+    check) command -v "$pkgconf" >/dev/null && "$pkgconf" --cflags --libs check >/dev/null 2>&1 ;;
     pkg-config) command -v "$pkgconf" >/dev/null ;;
     xmllint) command -v xmllint >/dev/null ;;
     *) echo "deps: '$1' is not something this script knows" >&2; exit 2 ;;
