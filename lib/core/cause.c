@@ -2,8 +2,9 @@
 /* cause.c: a cause and its fix, and the one line they make. */
 #include "core/cause.h"
 
-#include <stdio.h>
 #include <string.h>
+
+#include "core/watch.h"
 
 int gpuipc_cause_said(int what_len, int fix_len)
 {
@@ -19,14 +20,17 @@ void gpuipc_cause_clear(gpuipc_cause *c)
 
 const char *gpuipc_cause_line(const gpuipc_cause *c, char *buf, size_t len)
 {
-    if (len == 0)
-        return buf;
+    gpuipc_sbuf b;
+
+    gpuipc_sbuf_init(&b, buf, len);
     if (c->what[0] == '\0')
-        buf[0] = '\0';
-    else if (c->fix[0] == '\0')
-        snprintf(buf, len, "cause: %s", c->what);
-    else
-        snprintf(buf, len, "cause: %s; fix: %s", c->what, c->fix);
+        return buf;
+    gpuipc_sbuf_str(&b, "cause: ");
+    gpuipc_sbuf_str(&b, c->what);
+    if (c->fix[0] != '\0') {
+        gpuipc_sbuf_str(&b, "; fix: ");
+        gpuipc_sbuf_str(&b, c->fix);
+    }
     return buf;
 }
 

@@ -22,8 +22,9 @@ int gpuipc_cause_said(int what_len, int fix_len);
 /* Empties c. */
 void gpuipc_cause_clear(gpuipc_cause *c);
 
-/* c as the text outputs print it, into buf (len bytes): "cause: WHAT; fix:
- * FIX", "cause: WHAT" without a fix, "" without a cause. Returns buf. */
+/* c as the text outputs print it, into buf (len bytes, cut to fit): "cause:
+ * WHAT; fix: FIX", "cause: WHAT" without a fix, "" without a cause. Returns
+ * buf. Async-signal-safe (the watchdog's JUnit report). */
 const char *gpuipc_cause_line(const gpuipc_cause *c, char *buf, size_t len);
 
 /* Whether a and b say the same (both parts). */

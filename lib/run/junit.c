@@ -128,6 +128,7 @@ static void testcase(gpuipc_sink *s, const gpuipc_outcome *oc, size_t i, const c
 {
     const gpuipc_result *r = &oc->results[i];
     const char *name = oc->labels != NULL ? oc->labels[i] : r->mech;
+    char cause[GPUIPC_ERR_LEN];
 
     gpuipc_sink_maybe_flush(s);
     gpuipc_sbuf_str(&s->b, "    <testcase");
@@ -170,13 +171,8 @@ static void testcase(gpuipc_sink *s, const gpuipc_outcome *oc, size_t i, const c
     /* The text: the reason, then the cause and fix the diagnosis named. */
     gpuipc_sbuf_xml(&s->b, r->reason, 0);
     if (r->cause.what[0] != '\0') {
-        /* As gpuipc_cause_line words it, without stdio (the watchdog). */
-        gpuipc_sbuf_str(&s->b, "\ncause: ");
-        gpuipc_sbuf_xml(&s->b, r->cause.what, 0);
-        if (r->cause.fix[0] != '\0') {
-            gpuipc_sbuf_str(&s->b, "; fix: ");
-            gpuipc_sbuf_xml(&s->b, r->cause.fix, 0);
-        }
+        gpuipc_sbuf_str(&s->b, "\n");
+        gpuipc_sbuf_xml(&s->b, gpuipc_cause_line(&r->cause, cause, sizeof(cause)), 0);
     }
     gpuipc_sbuf_str(&s->b, r->status == GPUIPC_FAIL ? "</failure>\n"
                            : r->status == GPUIPC_STOPPED ? "</error>\n" : "</skipped>\n");
