@@ -58,10 +58,13 @@ step() {
     set -- $(count "$tmp/log" "$rc")
     # A failure counted for no line that says it is said here.
     if [ "$rc" != 0 ] && ! grep -q -e '^FAIL: ' -e '^[0-9]*%: Checks: ' "$tmp/log"; then
-        echo "FAIL: $label exited $rc"
+        echo "FAIL: $label exited $rc" | tee -a "$tmp/failures"
     fi
     passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + $3))
     [ "$2" = 0 ] || failed_steps="$failed_steps${failed_steps:+, }$label"
+    # Each failure's own line, said again at the end: a log read from its
+    # tail (CI's) names the test, not only the step.
+    grep -E -e '^[^ :]+:[0-9]+:[FE]:' -e '^FAIL: ' "$tmp/log" >> "$tmp/failures"
 }
 
 # The counting itself, held to what each kind of step says: this step fails
@@ -127,6 +130,9 @@ step tests/ranks.sh sh tests/ranks.sh "$prog"
 step tests/golden.sh sh tests/golden.sh "$prog" "$build/tests/golden_norm"
 step "$prog" gpu_run
 
-[ -z "$failed_steps" ] || echo "make check: failed in: $failed_steps"
+if [ -n "$failed_steps" ]; then
+    echo "make check: failed in: $failed_steps"
+    sed 's/^/make check: failed: /' "$tmp/failures" 2>/dev/null | head -n 40
+fi
 echo "make check: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
