@@ -2,14 +2,28 @@
 /* cause.c: a cause and its fix, and the one line they make. */
 #include "core/cause.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/watch.h"
 
-int gpuipc_cause_said(int what_len, int fix_len)
+void gpuipc_cause_what(gpuipc_cause *c, const char *fmt, ...)
 {
-    (void)fix_len;
-    return what_len;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(c->what, sizeof(c->what), fmt, ap);
+    va_end(ap);
+}
+
+void gpuipc_cause_fix(gpuipc_cause *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(c->fix, sizeof(c->fix), fmt, ap);
+    va_end(ap);
 }
 
 void gpuipc_cause_clear(gpuipc_cause *c)

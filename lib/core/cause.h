@@ -14,10 +14,15 @@ typedef struct gpuipc_cause {
     char fix[GPUIPC_ERR_LEN];  /* what to do about it, "" where none is said */
 } gpuipc_cause;
 
-/* For a writer of a cause: what_len, the length snprintf gave what, so
- * that filling both parts is one expression:
- *   return gpuipc_cause_said(snprintf(c->what, ...), snprintf(c->fix, ...)) > 0; */
-int gpuipc_cause_said(int what_len, int fix_len);
+/* The cause's two texts, each written as printf writes (cut to fit). A
+ * rule that fires sets both, then says so:
+ *   gpuipc_cause_what(out, "RLIMIT_NOFILE is %u ...", n);
+ *   gpuipc_cause_fix(out, "ulimit -n 1024 or more");
+ *   return 1; */
+void gpuipc_cause_what(gpuipc_cause *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+void gpuipc_cause_fix(gpuipc_cause *c, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 /* Empties c. */
 void gpuipc_cause_clear(gpuipc_cause *c);

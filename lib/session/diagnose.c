@@ -46,55 +46,52 @@ static int fetch_refused(const gpuipc_diag_case *c, gpuipc_cause *out)
     const gpuipc_facts *p = c->producer, *k = c->consumer;
     int ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
 
-    if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER))
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "the consumer is in another user namespace (user:[%llu]) than the "
-                                "producer (user:[%llu]); capabilities held there do not count over "
-                                "the producer's processes, so pidfd_getfd is refused",
-                                (unsigned long long)k->ns[GPUIPC_NS_USER],
-                                (unsigned long long)p->ns[GPUIPC_NS_USER]),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "run both in one user namespace, or use vmm")) > 0;
-    if (p->dumpable == 0 && !ptrace_cap)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
-                                          "changed its credentials), and only a process with "
-                                          "CAP_SYS_PTRACE may take its FDs"),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "leave the producer dumpable, give the consumer "
-                                          "CAP_SYS_PTRACE, or use vmm")) > 0;
-    if (p->uid != k->uid && !ptrace_cap)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "the consumer runs as uid %u and the producer as uid %u; "
-                                          "pidfd_getfd needs the same user or CAP_SYS_PTRACE",
-                                          k->uid, p->uid),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "run both as one user, give the consumer CAP_SYS_PTRACE, "
-                                          "or use vmm")) > 0;
-    if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap)
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "Yama ptrace_scope is %u in the consumer: %s", k->yama,
-                                k->yama == 1
-                                        ? "a process may take FDs only from its own descendants, "
-                                          "and the producer is not one"
-                                : k->yama == 2 ? "only CAP_SYS_PTRACE may"
-                                               : "no process may"),
-                       snprintf(out->fix, sizeof(out->fix), "%s, or use vmm",
-                                k->yama == 3
-                                        ? "nothing but a reboot lowers scope 3"
-                                        : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
-                                          "CAP_SYS_PTRACE")) > 0;
-    if (k->seccomp == 2)
-        return gpuipc_cause_said(
-                       snprintf(
-                               out->what, sizeof(out->what),
-                               "a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd; "
-                               "Docker's default profile allows it only with CAP_SYS_PTRACE"),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "docker run --cap-add SYS_PTRACE, or a seccomp profile that allows "
-                                "pidfd_open and pidfd_getfd, or use vmm")) > 0;
+    if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER)) {
+        gpuipc_cause_what(out,
+                          "the consumer is in another user namespace (user:[%llu]) than the "
+                          "producer (user:[%llu]); capabilities held there do not count over "
+                          "the producer's processes, so pidfd_getfd is refused",
+                          (unsigned long long)k->ns[GPUIPC_NS_USER],
+                          (unsigned long long)p->ns[GPUIPC_NS_USER]);
+        gpuipc_cause_fix(out, "run both in one user namespace, or use vmm");
+        return 1;
+    }
+    if (p->dumpable == 0 && !ptrace_cap) {
+        gpuipc_cause_what(out, "the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
+                               "changed its credentials), and only a process with "
+                               "CAP_SYS_PTRACE may take its FDs");
+        gpuipc_cause_fix(out, "leave the producer dumpable, give the consumer "
+                              "CAP_SYS_PTRACE, or use vmm");
+        return 1;
+    }
+    if (p->uid != k->uid && !ptrace_cap) {
+        gpuipc_cause_what(out,
+                          "the consumer runs as uid %u and the producer as uid %u; "
+                          "pidfd_getfd needs the same user or CAP_SYS_PTRACE",
+                          k->uid, p->uid);
+        gpuipc_cause_fix(out, "run both as one user, give the consumer CAP_SYS_PTRACE, "
+                              "or use vmm");
+        return 1;
+    }
+    if (k->yama != GPUIPC_FACTS_UNKNOWN && k->yama >= 1 && !ptrace_cap) {
+        gpuipc_cause_what(out, "Yama ptrace_scope is %u in the consumer: %s", k->yama,
+                          k->yama == 1   ? "a process may take FDs only from its own descendants, "
+                                           "and the producer is not one"
+                          : k->yama == 2 ? "only CAP_SYS_PTRACE may"
+                                         : "no process may");
+        gpuipc_cause_fix(out, "%s, or use vmm",
+                         k->yama == 3 ? "nothing but a reboot lowers scope 3"
+                                      : "sysctl kernel.yama.ptrace_scope=0, or give the consumer "
+                                        "CAP_SYS_PTRACE");
+        return 1;
+    }
+    if (k->seccomp == 2) {
+        gpuipc_cause_what(out, "a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd; "
+                               "Docker's default profile allows it only with CAP_SYS_PTRACE");
+        gpuipc_cause_fix(out, "docker run --cap-add SYS_PTRACE, or a seccomp profile that allows "
+                              "pidfd_open and pidfd_getfd, or use vmm");
+        return 1;
+    }
     return 0;
 }
 
@@ -106,33 +103,32 @@ static int fetched_fd(const gpuipc_diag_case *c, gpuipc_cause *out)
 
     if (!c->fetched_fd || p == NULL || k == NULL || c->side != GPUIPC_ROLE_CONSUMER)
         return 0;
-    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH))
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "the consumer is in another PID namespace (pid:[%llu]) than the "
-                                "producer (pid:[%llu]), so it cannot name the producer's process "
-                                "to pidfd_open",
-                                (unsigned long long)k->ns[GPUIPC_NS_PID],
-                                (unsigned long long)p->ns[GPUIPC_NS_PID]),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "run both in one PID namespace (docker run "
-                                "--pid=container:<producer>, Kubernetes shareProcessNamespace: "
-                                "true), or use vmm, which sends the FD over the socket")) > 0;
+    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH)) {
+        gpuipc_cause_what(out,
+                          "the consumer is in another PID namespace (pid:[%llu]) than the "
+                          "producer (pid:[%llu]), so it cannot name the producer's process "
+                          "to pidfd_open",
+                          (unsigned long long)k->ns[GPUIPC_NS_PID],
+                          (unsigned long long)p->ns[GPUIPC_NS_PID]);
+        gpuipc_cause_fix(out, "run both in one PID namespace (docker run "
+                              "--pid=container:<producer>, Kubernetes shareProcessNamespace: "
+                              "true), or use vmm, which sends the FD over the socket");
+        return 1;
+    }
     if (pidfd_failed(c, EPERM))
         return fetch_refused(c, out);
-    if (pidfd_failed(c, ENOSYS) && k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6))
-        return gpuipc_cause_said(
-                       snprintf(
-                               out->what, sizeof(out->what),
-                               "the consumer's kernel, Linux %s, has no pidfd_getfd (5.6 or later)",
-                               k->kernel),
-                       snprintf(out->fix, sizeof(out->fix), "a newer kernel, or use vmm")) > 0;
-    if (pidfd_failed(c, ENOSYS) && k->seccomp == 2)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "a seccomp filter in the consumer (Seccomp: 2) answers "
-                                          "pidfd_open or pidfd_getfd with ENOSYS"),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "a seccomp profile that allows them, or use vmm")) > 0;
+    if (pidfd_failed(c, ENOSYS) && k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6)) {
+        gpuipc_cause_what(out, "the consumer's kernel, Linux %s, has no pidfd_getfd (5.6 or later)",
+                          k->kernel);
+        gpuipc_cause_fix(out, "a newer kernel, or use vmm");
+        return 1;
+    }
+    if (pidfd_failed(c, ENOSYS) && k->seccomp == 2) {
+        gpuipc_cause_what(out, "a seccomp filter in the consumer (Seccomp: 2) answers "
+                               "pidfd_open or pidfd_getfd with ENOSYS");
+        gpuipc_cause_fix(out, "a seccomp profile that allows them, or use vmm");
+        return 1;
+    }
     return 0;
 }
 
@@ -146,18 +142,17 @@ static int legacy_same_pid(const gpuipc_diag_case *c, gpuipc_cause *out)
         !cu_is(c, GPUIPC_DIAG_CU_INVALID_CONTEXT) ||
         !(gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) || p->pid != k->pid)
         return 0;
-    return gpuipc_cause_said(
-                   snprintf(out->what, sizeof(out->what),
-                            "the producer and the consumer both have pid %u, each in its own PID "
-                            "namespace (pid:[%llu] and pid:[%llu]), and the driver takes a legacy "
-                            "IPC handle whose exporter has the importer's own pid for one of the "
-                            "importer's own",
-                            p->pid, (unsigned long long)p->ns[GPUIPC_NS_PID],
-                            (unsigned long long)k->ns[GPUIPC_NS_PID]),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "run both in one PID namespace (docker run --pid=container:<producer>, "
-                            "Kubernetes shareProcessNamespace: true) or give them different pids, "
-                            "or share with vmm or mempool-ipc")) > 0;
+    gpuipc_cause_what(out,
+                      "the producer and the consumer both have pid %u, each in its own PID "
+                      "namespace (pid:[%llu] and pid:[%llu]), and the driver takes a legacy "
+                      "IPC handle whose exporter has the importer's own pid for one of the "
+                      "importer's own",
+                      p->pid, (unsigned long long)p->ns[GPUIPC_NS_PID],
+                      (unsigned long long)k->ns[GPUIPC_NS_PID]);
+    gpuipc_cause_fix(out, "run both in one PID namespace (docker run --pid=container:<producer>, "
+                          "Kubernetes shareProcessNamespace: true) or give them different pids, "
+                          "or share with vmm or mempool-ipc");
+    return 1;
 }
 
 /* The driver needs FDs of its own to create a context. */
@@ -169,14 +164,12 @@ static int nofile(const gpuipc_diag_case *c, gpuipc_cause *out)
     if (f == NULL || !cu_is(c, GPUIPC_DIAG_CU_OPERATING_SYSTEM) ||
         f->nofile_soft == GPUIPC_FACTS_UNKNOWN || f->nofile_soft >= 1024)
         return 0;
-    return gpuipc_cause_said(
-                   snprintf(out->what, sizeof(out->what),
-                            "RLIMIT_NOFILE is %u in the %s, too few for the driver, which opens "
-                            "files of its own for every context and device",
-                            f->nofile_soft, who),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "ulimit -n 1024 or more (docker run --ulimit nofile=1024:1048576)")) >
-           0;
+    gpuipc_cause_what(out,
+                      "RLIMIT_NOFILE is %u in the %s, too few for the driver, which opens "
+                      "files of its own for every context and device",
+                      f->nofile_soft, who);
+    gpuipc_cause_fix(out, "ulimit -n 1024 or more (docker run --ulimit nofile=1024:1048576)");
+    return 1;
 }
 
 /* The consumer does not see the producer's GPU: why, where the consumer
@@ -206,16 +199,15 @@ static int visibility(const gpuipc_diag_case *c, gpuipc_cause *out)
         !((call_is(c, "cuDeviceGetUuid") && c->failure->errnum == ENODEV) ||
           cu_is(c, GPUIPC_DIAG_CU_NO_DEVICE) || cu_is(c, GPUIPC_DIAG_CU_INVALID_DEVICE)))
         return 0;
-    return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                      "the consumer does not see the producer's GPU%s%s%s",
-                                      c->producer_gpus ? " (the producer sees " : "",
-                                      c->producer_gpus ? c->producer_gpus : "",
-                                      c->producer_gpus ? ")" : ""),
-                             snprintf(out->fix, sizeof(out->fix),
-                                      "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker "
-                                      "run --gpus, the Kubernetes device plugin's resource); they "
-                                      "find it by UUID, so ordinals may differ%s",
-                                      visibility_fix(c))) > 0;
+    gpuipc_cause_what(out, "the consumer does not see the producer's GPU%s%s%s",
+                      c->producer_gpus ? " (the producer sees " : "",
+                      c->producer_gpus ? c->producer_gpus : "", c->producer_gpus ? ")" : "");
+    gpuipc_cause_fix(out,
+                     "give both processes that GPU (CUDA_VISIBLE_DEVICES, docker "
+                     "run --gpus, the Kubernetes device plugin's resource); they "
+                     "find it by UUID, so ordinals may differ%s",
+                     visibility_fix(c));
+    return 1;
 }
 
 /* The side's facts, if it is the one whose step failed. */
@@ -252,34 +244,32 @@ static int device_files(const gpuipc_diag_case *c, gpuipc_cause *out)
     } else {
         return 0;
     }
-    if (e == EPERM)
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "the %s may not open %s (EPERM): the device cgroup refuses it, as "
-                                "when systemd rewrites a container's device rules (systemctl "
-                                "daemon-reload; NVML says \"Unknown Error\")",
-                                who, dev),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "restart the container, and configure the runtime so that systemd "
-                                "keeps the rules (the NVIDIA container toolkit's nvidia-ctk system "
-                                "create-dev-char-symlinks, or cgroup driver settings)")) > 0;
-    if (f->flags & GPUIPC_FACT_SELINUX)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "the %s may not open %s (EACCES) and SELinux is "
-                                          "enforcing: a policy denial (ausearch -m avc shows it)",
-                                          who, dev),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "a policy that allows the container GPU access "
-                                          "(container_use_devices, or --security-opt label=disable "
-                                          "for this container)")) > 0;
-    return gpuipc_cause_said(
-                   snprintf(
-                           out->what, sizeof(out->what),
-                           "the %s may not open %s (EACCES): its mode or group keeps this user out",
-                           who, dev),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "run as a user the device files allow (often the video group), or as "
-                            "root")) > 0;
+    if (e == EPERM) {
+        gpuipc_cause_what(out,
+                          "the %s may not open %s (EPERM): the device cgroup refuses it, as "
+                          "when systemd rewrites a container's device rules (systemctl "
+                          "daemon-reload; NVML says \"Unknown Error\")",
+                          who, dev);
+        gpuipc_cause_fix(out, "restart the container, and configure the runtime so that systemd "
+                              "keeps the rules (the NVIDIA container toolkit's nvidia-ctk system "
+                              "create-dev-char-symlinks, or cgroup driver settings)");
+        return 1;
+    }
+    if (f->flags & GPUIPC_FACT_SELINUX) {
+        gpuipc_cause_what(out,
+                          "the %s may not open %s (EACCES) and SELinux is "
+                          "enforcing: a policy denial (ausearch -m avc shows it)",
+                          who, dev);
+        gpuipc_cause_fix(out, "a policy that allows the container GPU access "
+                              "(container_use_devices, or --security-opt label=disable "
+                              "for this container)");
+        return 1;
+    }
+    gpuipc_cause_what(out, "the %s may not open %s (EACCES): its mode or group keeps this user out",
+                      who, dev);
+    gpuipc_cause_fix(out, "run as a user the device files allow (often the video group), or as "
+                          "root");
+    return 1;
 }
 
 /* CUDA_ERROR_SYSTEM_NOT_READY: the Fabric Manager on NVSwitch systems. */
@@ -287,17 +277,16 @@ static int not_ready(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (!cu_is(c, GPUIPC_DIAG_CU_SYSTEM_NOT_READY))
         return 0;
-    return gpuipc_cause_said(
-                   snprintf(out->what, sizeof(out->what),
-                            "the driver is not ready (%s: CUDA_ERROR_SYSTEM_NOT_READY): on "
-                            "NVSwitch systems (HGX, DGX) CUDA waits for the Fabric Manager to set "
-                            "up the fabric%s%s",
-                            c->failure->call[0] ? c->failure->call : "a call",
-                            c->fabric ? "; NVML's fabric state: " : "", c->fabric ? c->fabric : ""),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "start nvidia-fabricmanager (systemctl start nvidia-fabricmanager; its "
-                            "version must match the driver's) and wait until it is done (its log, "
-                            "/var/log/fabricmanager.log)")) > 0;
+    gpuipc_cause_what(out,
+                      "the driver is not ready (%s: CUDA_ERROR_SYSTEM_NOT_READY): on "
+                      "NVSwitch systems (HGX, DGX) CUDA waits for the Fabric Manager to set "
+                      "up the fabric%s%s",
+                      c->failure->call[0] ? c->failure->call : "a call",
+                      c->fabric ? "; NVML's fabric state: " : "", c->fabric ? c->fabric : "");
+    gpuipc_cause_fix(out, "start nvidia-fabricmanager (systemctl start nvidia-fabricmanager; its "
+                          "version must match the driver's) and wait until it is done (its log, "
+                          "/var/log/fabricmanager.log)");
+    return 1;
 }
 
 /* Interprocess events live in the driver's pool under /dev/shm: too small,
@@ -314,29 +303,30 @@ static int shm(const gpuipc_diag_case *c, gpuipc_cause *out)
         return 0;
     gpuipc_facts_describe_shm(f, text, sizeof(text));
     if ((f->flags & (GPUIPC_FACT_SHM_ABSENT | GPUIPC_FACT_SHM_RO)) ||
-        f->shm_avail < GPUIPC_DIAG_SHM_MIN)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "interprocess events live in a pool the driver keeps in "
-                                          "/dev/shm, and the %s has %s",
-                                          who, text),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "a writable /dev/shm with room (docker run --shm-size=1g "
-                                          "or --ipc=host; Kubernetes: an emptyDir with medium: "
-                                          "Memory mounted at /dev/shm)")) > 0;
+        f->shm_avail < GPUIPC_DIAG_SHM_MIN) {
+        gpuipc_cause_what(out,
+                          "interprocess events live in a pool the driver keeps in "
+                          "/dev/shm, and the %s has %s",
+                          who, text);
+        gpuipc_cause_fix(out, "a writable /dev/shm with room (docker run --shm-size=1g "
+                              "or --ipc=host; Kubernetes: an emptyDir with medium: "
+                              "Memory mounted at /dev/shm)");
+        return 1;
+    }
     if (c->producer != NULL && c->consumer != NULL && call_is(c, "cuIpcOpenEventHandle") &&
-        gpuipc_facts_shm_differ(c->producer, c->consumer))
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "the producer and the consumer see different /dev/shm file systems "
-                                "(devices 0x%llx and 0x%llx), and the driver opens an interprocess "
-                                "event through the producer's pool in its /dev/shm",
-                                (unsigned long long)c->producer->shm_dev,
-                                (unsigned long long)c->consumer->shm_dev),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "share one /dev/shm (docker run --ipc=host or "
-                                "--ipc=container:<producer>; Kubernetes hostIPC: true, or both "
-                                "containers in one pod with one emptyDir at /dev/shm), or use "
-                                "events within one process")) > 0;
+        gpuipc_facts_shm_differ(c->producer, c->consumer)) {
+        gpuipc_cause_what(out,
+                          "the producer and the consumer see different /dev/shm file systems "
+                          "(devices 0x%llx and 0x%llx), and the driver opens an interprocess "
+                          "event through the producer's pool in its /dev/shm",
+                          (unsigned long long)c->producer->shm_dev,
+                          (unsigned long long)c->consumer->shm_dev);
+        gpuipc_cause_fix(out, "share one /dev/shm (docker run --ipc=host or "
+                              "--ipc=container:<producer>; Kubernetes hostIPC: true, or both "
+                              "containers in one pod with one emptyDir at /dev/shm), or use "
+                              "events within one process");
+        return 1;
+    }
     return 0;
 }
 
@@ -354,18 +344,17 @@ static int peer_lied(const gpuipc_diag_case *c, gpuipc_cause *out)
             s->errnum == 0;
     if (!wrong && !(s->step >= GPUIPC_STEP_IMPORT && s->step <= GPUIPC_STEP_CHECK && s->cu != 0))
         return 0;
-    return gpuipc_cause_said(
-                   snprintf(out->what, sizeof(out->what),
-                            "the driver says these two GPUs have peer access, but %s between them: "
-                            "a peer path that claims to work and does not (PCIe ACS redirecting "
-                            "peer traffic through the root complex, an IOMMU translating it, "
-                            "peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s",
-                            wrong ? "bytes came back wrong" : "a peer access failed", c->link),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "check nvidia-smi topo -m and the ACS and IOMMU state named there "
-                            "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU "
-                            "off in the kernel command line), and keep applications off peer to "
-                            "peer between them (NCCL_P2P_DISABLE=1) until it passes here")) > 0;
+    gpuipc_cause_what(out,
+                      "the driver says these two GPUs have peer access, but %s between them: "
+                      "a peer path that claims to work and does not (PCIe ACS redirecting "
+                      "peer traffic through the root complex, an IOMMU translating it, "
+                      "peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s",
+                      wrong ? "bytes came back wrong" : "a peer access failed", c->link);
+    gpuipc_cause_fix(out, "check nvidia-smi topo -m and the ACS and IOMMU state named there "
+                          "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU "
+                          "off in the kernel command line), and keep applications off peer to "
+                          "peer between them (NCCL_P2P_DISABLE=1) until it passes here");
+    return 1;
 }
 
 /* A GPU mode that rules out sharing: MIG, confidential computing. */
@@ -373,21 +362,21 @@ static int gpu_mode(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech == NULL || strncmp(c->mech, "memfd", 5) == 0)
         return 0;
-    if (c->mig == 1)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "the producer's GPU is in MIG mode, and the driver "
-                                          "shares memory between processes only in ways MIG allows "
-                                          "(no CUDA IPC across GPU instances, no peer access)"),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "run both processes on the same MIG device, or have an "
-                                          "administrator turn MIG off for this GPU")) > 0;
-    if (c->cc == 1)
-        return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                          "confidential computing is on, and the driver does not "
-                                          "support CUDA IPC in that mode"),
-                                 snprintf(out->fix, sizeof(out->fix),
-                                          "share within one process, or run where confidential "
-                                          "computing is off")) > 0;
+    if (c->mig == 1) {
+        gpuipc_cause_what(out, "the producer's GPU is in MIG mode, and the driver "
+                               "shares memory between processes only in ways MIG allows "
+                               "(no CUDA IPC across GPU instances, no peer access)");
+        gpuipc_cause_fix(out, "run both processes on the same MIG device, or have an "
+                              "administrator turn MIG off for this GPU");
+        return 1;
+    }
+    if (c->cc == 1) {
+        gpuipc_cause_what(out, "confidential computing is on, and the driver does not "
+                               "support CUDA IPC in that mode");
+        gpuipc_cause_fix(out, "share within one process, or run where confidential "
+                              "computing is off");
+        return 1;
+    }
     return 0;
 }
 
@@ -396,45 +385,41 @@ static int slow_link(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->min_gbps <= 0 || !call_is(c, GPUIPC_DIAG_MIN_GBPS))
         return 0;
-    return gpuipc_cause_said(snprintf(out->what, sizeof(out->what),
-                                      "the link between the two GPUs moves less than --min-gbps "
-                                      "%g: a degraded or missing NVLink, a fallback to PCIe, or "
-                                      "copies through host memory (the line above names the link)",
-                                      c->min_gbps),
-                             snprintf(out->fix, sizeof(out->fix),
-                                      "check nvidia-smi topo -m and nvidia-smi nvlink --status, "
-                                      "and the Fabric Manager on NVSwitch systems")) > 0;
+    gpuipc_cause_what(out,
+                      "the link between the two GPUs moves less than --min-gbps "
+                      "%g: a degraded or missing NVLink, a fallback to PCIe, or "
+                      "copies through host memory (the line above names the link)",
+                      c->min_gbps);
+    gpuipc_cause_fix(out, "check nvidia-smi topo -m and nvidia-smi nvlink --status, "
+                          "and the Fabric Manager on NVSwitch systems");
+    return 1;
 }
 
 /* What this driver or machine does not offer, by design: skips. */
 static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
-        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED))
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "no IMEX channel that this process can open, and FABRIC handles "
-                                "need one (they serve NVLink systems of many nodes)"),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "there, start the nvidia-imex service and give both processes "
-                                "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm")) >
-               0;
+        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED)) {
+        gpuipc_cause_what(out, "no IMEX channel that this process can open, and FABRIC handles "
+                               "need one (they serve NVLink systems of many nodes)");
+        gpuipc_cause_fix(out, "there, start the nvidia-imex service and give both processes "
+                              "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm");
+        return 1;
+    }
     if (!cu_is(c, GPUIPC_DIAG_CU_NOT_SUPPORTED))
         return 0;
-    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap"))
-        return gpuipc_cause_said(
-                       snprintf(out->what, sizeof(out->what),
-                                "this driver maps only whole imported allocations (a cuMemMap "
-                                "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED)"),
-                       snprintf(out->fix, sizeof(out->fix),
-                                "map whole allocations and sub-allocate within the mapping")) > 0;
-    return gpuipc_cause_said(
-                   snprintf(out->what, sizeof(out->what),
-                            "this driver or GPU does not support a call the mechanism needs (%s: "
-                            "CUDA_ERROR_NOT_SUPPORTED)",
-                            c->failure->call[0] ? c->failure->call : "a call"),
-                   snprintf(out->fix, sizeof(out->fix),
-                            "a driver and GPU that do, or the mechanisms that pass here")) > 0;
+    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap")) {
+        gpuipc_cause_what(out, "this driver maps only whole imported allocations (a cuMemMap "
+                               "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED)");
+        gpuipc_cause_fix(out, "map whole allocations and sub-allocate within the mapping");
+        return 1;
+    }
+    gpuipc_cause_what(out,
+                      "this driver or GPU does not support a call the mechanism needs (%s: "
+                      "CUDA_ERROR_NOT_SUPPORTED)",
+                      c->failure->call[0] ? c->failure->call : "a call");
+    gpuipc_cause_fix(out, "a driver and GPU that do, or the mechanisms that pass here");
+    return 1;
 }
 
 int gpuipc_diagnose(const gpuipc_diag_case *c, gpuipc_cause *out)
