@@ -42,6 +42,18 @@ START_TEST(test_report_status_words_come_from_one_table)
     ck_assert_str_eq(gpuipc_exit_meaning(130), "stopped by SIGINT");
     ck_assert_str_eq(gpuipc_exit_meaning(77), "nothing could run here (no driver or GPU)");
     ck_assert_str_eq(gpuipc_exit_meaning(5), "unknown");
+    /* The statuses a record may carry, and no other number. */
+    ck_assert(gpuipc_status_known(GPUIPC_PASS) && gpuipc_status_known(GPUIPC_FAIL) &&
+              gpuipc_status_known(GPUIPC_SKIP) && gpuipc_status_known(GPUIPC_STOPPED) &&
+              gpuipc_status_known(-1));
+    ck_assert(!gpuipc_status_known(GPUIPC_USAGE) && !gpuipc_status_known(-2) &&
+              !gpuipc_status_known(130) && !gpuipc_status_known(4));
+    /* The one rule over counts: a failure outweighs a stop, a stop a pass,
+     * a pass a skip. */
+    ck_assert_int_eq(gpuipc_status_verdict(5, 1, 1), GPUIPC_FAIL);
+    ck_assert_int_eq(gpuipc_status_verdict(5, 0, 1), GPUIPC_STOPPED);
+    ck_assert_int_eq(gpuipc_status_verdict(1, 0, 0), GPUIPC_PASS);
+    ck_assert_int_eq(gpuipc_status_verdict(0, 0, 0), GPUIPC_SKIP);
 }
 END_TEST
 

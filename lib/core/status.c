@@ -44,6 +44,16 @@ static size_t status_at(int status)
     return COUNT(statuses) - 1; /* not run */
 }
 
+int gpuipc_status_known(int status)
+{
+    return statuses[status_at(status)].status == status;
+}
+
+int gpuipc_status_verdict(unsigned long passed, unsigned long failed, unsigned long stopped)
+{
+    return failed ? GPUIPC_FAIL : stopped ? GPUIPC_STOPPED : passed ? GPUIPC_PASS : GPUIPC_SKIP;
+}
+
 const char *gpuipc_status_word(int status)
 {
     return statuses[status_at(status)].word;

@@ -14,6 +14,15 @@ const char *gpuipc_status_word(int status);
  * "not run". */
 const char *gpuipc_status_name(int status);
 
+/* Whether status is one of the table's: PASS, FAIL, SKIP, STOPPED or -1
+ * (not run). */
+int gpuipc_status_known(int status);
+
+/* The one rule that judges a set of results by their counts: FAIL where
+ * one failed, else STOPPED where one was stopped, else PASS where one
+ * passed, else SKIP (nothing ran that could pass or fail). */
+int gpuipc_status_verdict(unsigned long passed, unsigned long failed, unsigned long stopped);
+
 /* An exit status's verdict word: "PASS" (0), "FAIL" (1, and any status
  * this table does not name), "USAGE ERROR" (2), "SKIP" (77), "STOPPED"
  * (above 128: stopped by a signal). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/status.h"
 #include "run/cells.h"
 
 static int grow(char **buf, size_t *len, size_t *cap, size_t more)
@@ -108,9 +109,11 @@ static int text_field(const char **p, char *out, size_t len, int last)
     return 0;
 }
 
+/* A status the table knows (run/cells never parses a number it has no
+ * word for). */
 static int valid_status(long v)
 {
-    return v == 0 || v == 1 || v == 77 || v == 3 || v == -1;
+    return v >= -1 && v <= 255 && gpuipc_status_known((int)v);
 }
 
 static int valid_mech(const char *m)

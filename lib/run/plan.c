@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/status.h"
+
 /* Reads an ordinal at *p (decimal digits, no sign, below
  * GPUIPC_PLAN_DEVICES_MAX). Returns it, or -1. */
 static long ordinal_at(const char **p)
@@ -199,8 +201,7 @@ void gpuipc_plan_verdicts_add(gpuipc_plan_verdicts *v, int a, int b, int status)
 
 int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t)
 {
-    return t->failed ? GPUIPC_FAIL : t->stopped ? GPUIPC_STOPPED : t->passed ? GPUIPC_PASS
-                                                                             : GPUIPC_SKIP;
+    return gpuipc_status_verdict(t->passed, t->failed, t->stopped);
 }
 
 /* Whether one of GPU g's own scenarios (within it) failed. */

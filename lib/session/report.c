@@ -17,9 +17,7 @@ int gpuipc_report_exit_code(const gpuipc_result *results, size_t n, int consumer
         passed += results[i].status == GPUIPC_PASS;
         failed += results[i].status == GPUIPC_FAIL;
     }
-    if (failed > 0 || !consumer_ok)
-        return GPUIPC_FAIL;
-    return passed > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
+    return gpuipc_status_verdict(passed, failed + !consumer_ok, 0);
 }
 
 /* A scenario's word in the summary's table; "-" for one that did not run. */
