@@ -103,7 +103,7 @@ START_TEST(test_deadline_ends_a_wedged_run_at_every_step)
 
         ck_assert_msg(runs[i].finished && th_exited(&runs[i], 1), "%s: status 0x%x after "
                       "%.2f s:\n%s", fault[i], runs[i].status, runs[i].seconds, runs[i].out);
-        ck_assert_msg(runs[i].seconds < 1.0 + 1.5, "%s: ended after %.2f s", fault[i],
+        ck_assert_msg(runs[i].seconds < 1.0 + 4.0, "%s: ended after %.2f s", fault[i],
                       runs[i].seconds);
         ck_assert_msg(strstr(runs[i].out, want[i]) != NULL, "%s: no line says '%s':\n%s",
                       fault[i], want[i], runs[i].out);
@@ -242,7 +242,7 @@ START_TEST(test_deadline_a_stop_at_every_step_ends_both_at_once)
                  sig_name(shared[i].sig), shared[i].to_consumer ? "consumer" : "producer");
         expect_stopped(&runs[i], &shared[i], what);
         /* The wait was 20 s: the stop, not a timeout, ended it. */
-        ck_assert_msg(runs[i].seconds < 3.0, "%s: ended after %.2f s", what, runs[i].seconds);
+        ck_assert_msg(runs[i].seconds < 10.0, "%s: ended after %.2f s", what, runs[i].seconds);
     }
     th_runs_free(runs, n);
     munmap(shared, n * sizeof(stopper));
@@ -283,7 +283,7 @@ START_TEST(test_deadline_a_stop_reaches_the_other_process)
         snprintf(what, sizeof(what), "%s to the %s%s", sig_name(s[i].sig),
                  i < 3 ? "consumer" : "producer", i < 3 ? "" : " during --repeat");
         expect_stopped(&runs[i], &s[i], what);
-        ck_assert_msg(runs[i].seconds < 3.0, "%s: ended after %.2f s", what, runs[i].seconds);
+        ck_assert_msg(runs[i].seconds < 10.0, "%s: ended after %.2f s", what, runs[i].seconds);
     }
     th_runs_free(runs, 6);
     munmap(s, 6 * sizeof(stopper));
@@ -448,7 +448,7 @@ START_TEST(test_deadline_a_stop_ends_a_wedged_run)
         ck_assert_msg(strstr(runs[i].out, "STOPPED") != NULL &&
                       strstr(runs[i].out, stuck) != NULL, "%s: the stuck process is not "
                       "named:\n%s", what, runs[i].out);
-        ck_assert_msg(runs[i].seconds < 3.0, "%s: ended after %.2f s", what, runs[i].seconds);
+        ck_assert_msg(runs[i].seconds < 10.0, "%s: ended after %.2f s", what, runs[i].seconds);
         ck_assert_msg(runs[i].leftover == 0, "%s: a process was left behind", what);
     }
     th_runs_free(runs, N);

@@ -703,7 +703,7 @@ START_TEST(test_outputs_connect_to_a_regular_file_says_so_at_once)
     ck_assert_int_eq(th_spawn(&run, args, NULL, 20, 3, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("the path is a regular file, not a socket");
-    ck_assert_msg(run.seconds < 2.0, "took %.2f s", run.seconds);
+    ck_assert_msg(run.seconds < 5.0, "took %.2f s", run.seconds);
     ck_assert_msg(text_is(path, "x"), "the file changed");
 }
 END_TEST

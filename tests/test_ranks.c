@@ -536,15 +536,18 @@ START_TEST(test_ranks_a_stranger_is_refused_and_an_early_rank_held)
     gpuipc_err e;
     pid_t stranger, early, awaited;
     char first[256];
-    int s, status, fds, sv[2];
+    int s, status, fds, sv[2], queued[2];
 
     ck_assert(go_ns != MAP_FAILED);
     memset(go_ns, 0, 4 * sizeof(uint64_t));
     fds = th_fd_count();
     ck_assert_int_eq(gpuipc_meet_open(&me, 3, 0, &e), 0);
     ck_assert_msg(listed(gpuipc_meet_name(me)), "not in /proc/net/unix");
-    /* The stranger: connects, and tells the test what came of it. */
+    /* The stranger: connects, says so (its connection is then in the
+     * listener's queue, ahead of the ranks', however slow the machine),
+     * and tells the test what came of it. */
     ck_assert_int_eq(pipe(sv), 0);
+    ck_assert_int_eq(pipe(queued), 0);
     stranger = fork();
     ck_assert_int_ge(stranger, 0);
     if (stranger == 0) {
@@ -554,6 +557,7 @@ START_TEST(test_ranks_a_stranger_is_refused_and_an_early_rank_held)
         int fd = gpuipc_endpoint_connect(gpuipc_meet_name(me), -1,
                                          gpuipc_clock_deadline(TIMEOUT_NS), &p, &se);
 
+        (void)!write(queued[1], "q", 1);
         /* Refused: the connection ends without a byte (no GO). */
         {
             struct pollfd pfd = {fd, POLLIN, 0};
@@ -564,6 +568,13 @@ START_TEST(test_ranks_a_stranger_is_refused_and_an_early_rank_held)
         _exit(0);
     }
     close(sv[1]);
+    close(queued[1]);
+    {
+        char q;
+
+        ck_assert_int_eq(read(queued[0], &q, 1), 1);
+        close(queued[0]);
+    }
     early = fork();
     ck_assert_int_ge(early, 0);
     if (early == 0) {

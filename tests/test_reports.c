@@ -21,7 +21,7 @@
 #include "helpers.h"
 #include "suites.h"
 
-/* R's deadline. It takes about half a second; Check's timeout for the test
+/* R's deadline. It takes about a second; Check's timeout for the test
  * is above this deadline plus th_spawn's grace, so that T always gets to
  * remove its files. */
 #define RUNNER_DEADLINE_S 20

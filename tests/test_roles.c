@@ -401,7 +401,7 @@ START_TEST(test_roles_producer_times_out_on_a_hung_consumer)
     ck_assert_int_eq(res.status, GPUIPC_FAIL);
     ck_assert_msg(strstr(res.reason, "timed out during report: no REPORT from the consumer"),
                   "reason: %s", res.reason);
-    ck_assert_msg(took >= 0.3 && took < 1.3, "deadline 0.3 s, took %.2f s", took);
+    ck_assert_msg(took >= 0.3 && took < 3.3, "deadline 0.3 s, took %.2f s", took);
     kill(pid, SIGKILL);
     wait_exit(pid);
     gpuipc_wire_close(w);
@@ -419,7 +419,9 @@ START_TEST(test_roles_consumer_times_out_on_a_hung_producer)
     gpuipc_err e;
     pid_t pid;
 
-    env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, 300 * GPUIPC_NS_PER_MS);
+    /* A second for HELLO from a producer forked just now, on a loaded
+     * machine too: the wait that must time out is the OFFER's. */
+    env_for(&env, GPUIPC_ROLE_CONSUMER, NULL, NULL, 1000 * GPUIPC_NS_PER_MS);
     pair(sv);
     pid = spawn_producer(sv, "producer:fill:hang", NULL);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);

@@ -107,14 +107,14 @@ static void stat_when_listening(const char *line, pid_t pgid, void *arg)
 /* The socket is 0600 while it waits, and goes when the wait times out. */
 START_TEST(test_twoterm_socket_is_0600_and_removed_after_a_timeout)
 {
-    const char *args[] = {"--serve", path, "--only", "memfd", "--timeout", "300ms", NULL};
+    const char *args[] = {"--serve", path, "--only", "memfd", "--timeout", "2", NULL};
 
     seen_mode = 0;
     ck_assert_int_eq(th_spawn(&run, args, NULL, 10, 1, stat_when_listening, NULL), 0);
     ck_assert_msg(S_ISSOCK(seen_mode) && (seen_mode & 07777) == 0600, "mode 0%o", seen_mode);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("timed out during hello: no consumer connected before the deadline");
-    ck_assert_msg(run.seconds < 0.3 + 1.0, "took %.2f s", run.seconds);
+    ck_assert_msg(run.seconds < 2.0 + 3.0, "took %.2f s", run.seconds);
     ck_assert_msg(!exists(path), "the socket file is still there");
 }
 END_TEST
@@ -383,7 +383,7 @@ START_TEST(test_twoterm_connect_honours_the_deadline)
     ck_assert_int_eq(th_spawn(&run, args, NULL, 10, 1, NULL, NULL), 0);
     ck_assert_msg(th_exited(&run, 1), "status 0x%x:\n%s", run.status, run.out);
     OUT_HAS("timed out during hello: no server accepted before the deadline (ENOENT");
-    ck_assert_msg(run.seconds < 0.3 + 1.0, "took %.2f s", run.seconds);
+    ck_assert_msg(run.seconds < 0.3 + 3.0, "took %.2f s", run.seconds);
 }
 END_TEST
 

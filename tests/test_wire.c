@@ -793,7 +793,7 @@ START_TEST(test_wire_times_out_when_peer_is_silent)
                                       gpuipc_clock_deadline(200 * GPUIPC_NS_PER_MS),
                                       GPUIPC_STEP_REPORT, &e), -ETIMEDOUT);
     took = (double)(gpuipc_clock_ns() - t0) / 1e9;
-    ck_assert_msg(took >= 0.199 && took < 1.0, "deadline 0.2 s, waited %.3f s", took);
+    ck_assert_msg(took >= 0.199 && took < 2.0, "deadline 0.2 s, waited %.3f s", took);
     ck_assert_msg(strstr(e.msg, "timed out during report: no REPORT from the consumer") != NULL,
                   "reason: %s", e.msg);
     gpuipc_wire_close(w);
