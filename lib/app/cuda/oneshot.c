@@ -31,7 +31,11 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
                          const gpuipc_app_selection *s, const gpuipc_inject *inject,
                          uint64_t t0)
 {
-    static gpuipc_producer_run run;
+    /* On the stack: every return below goes through
+     * gpuipc_app_producer_finish, which claims the run's end
+     * (gpuipc_watch_claim) first, so the deadline's watchdog, which holds a
+     * pointer to it, never reads it after this returns. */
+    gpuipc_producer_run run;
     gpuipc_err err;
     int code;
 
