@@ -170,14 +170,15 @@ static int gpu_released(const gpuipc_matrix_opts *o, const gpuipc_pair *r, pid_t
 
 int gpuipc_matrix_run(const gpuipc_matrix_opts *o, gpuipc_matrix_totals *t, gpuipc_err *err)
 {
-    static gpuipc_matrix_case cases[GPUIPC_MATRIX_MAX];
-    static gpuipc_pair pair;
+    /* On the stack (about 66 KiB, the pair's output most of it): the
+     * progress line keeps what until gpuipc_progress_end, on every return
+     * below. */
+    gpuipc_matrix_case cases[GPUIPC_MATRIX_MAX];
+    gpuipc_pair pair = {0};
     uint64_t t0 = gpuipc_clock_ns();
-    char timeout[32], line[1024], said[300], why[256], sock[64], fault[96];
+    char timeout[32], line[1024], said[300], why[256], sock[64], fault[96], what[96];
     unsigned n = gpuipc_matrix_cases(cases, GPUIPC_MATRIX_MAX), i;
     int rc;
-
-    static char what[96];
 
     memset(t, 0, sizeof(*t));
     snprintf(timeout, sizeof(timeout), "%.3f", o->timeout_s);

@@ -177,6 +177,16 @@ int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, gpuipc_cause 
 
 void gpuipc_app_modes_free(gpuipc_app_modes *m);
 
+/* --bench's default one-shot runs, timed as whole processes, and the peak
+ * RSS of a bare CUDA context, both measured by the forked mode before it
+ * or its consumer touches CUDA (gpuipc_app_bench_oneshots), for the bench's
+ * tables (gpuipc_app_run_bench). */
+typedef struct gpuipc_app_oneshots {
+    gpuipc_samples ns; /* each run's wall time; the bench takes them over */
+    int failed;        /* a run failed, or could not be started or waited for */
+    uint64_t bare_hwm; /* the bare context's peak RSS (0: not measured) */
+} gpuipc_app_oneshots;
+
 typedef struct gpuipc_producer_run {
     gpuipc_env env;
     gpuipc_wire *w;
@@ -212,6 +222,7 @@ typedef struct gpuipc_producer_run {
     uint8_t uuid[GPUIPC_UUID_LEN]; /* the producer's GPU, once opened */
     const char *destructive; /* the destructive mechanism selected, or NULL */
     unsigned bench_passed, bench_failed; /* --bench: its scenarios, by their verdicts */
+    gpuipc_app_oneshots *oneshots; /* --bench in the forked mode: measured before; else NULL */
     /* The producer refused to run any scenario (--expect-gpus); lost says
      * why. */
     int halted;
@@ -281,8 +292,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run);
 /* ---- --bench (bench_mode.c) -------------------------------------------------------------- */
 
 /* The default one-shot runs, timed as whole processes before this process
- * touches CUDA. */
-void gpuipc_app_bench_oneshots(const gpuipc_options *o);
+ * touches CUDA, and the bare context's peak RSS, into *os (zeroed first). */
+void gpuipc_app_bench_oneshots(const gpuipc_options *o, gpuipc_app_oneshots *os);
 
 /* --bench in the producer, once both sides have probed. Returns the exit
  * status. */

@@ -25,16 +25,6 @@
 
 #define ONESHOT_TIMEOUT_NS (120ull * 1000000000ull)
 
-/* The default one-shot runs, timed as whole processes before this process
- * or its consumer touches CUDA, so that no context of ours speeds them up. */
-static gpuipc_samples g_oneshot;
-
-static int g_oneshot_failed;
-
-/* The peak RSS of a bare CUDA context on the bench's GPU (0: not measured),
- * from a child forked before this process touches CUDA. */
-static uint64_t g_bare_hwm;
-
 typedef struct bare_answer {
     int rc;
     uint64_t hwm;
@@ -49,9 +39,9 @@ static void bare_ask(void *arg, void *answer)
     a->rc = gpuipc_gpu_bare_context_hwm(*(const int *)arg, &a->hwm, &a->err);
 }
 
-/* Measures g_bare_hwm in a child of its own; says why on stderr if it
+/* Measures os->bare_hwm in a child of its own; says why on stderr if it
  * cannot. */
-static void bare_context(const gpuipc_options *o)
+static void bare_context(const gpuipc_options *o, gpuipc_app_oneshots *os)
 {
     bare_answer a;
     gpuipc_err err;
@@ -69,19 +59,20 @@ static void bare_context(const gpuipc_options *o)
         gpuipc_log_say("--bench: bare context: %s", a.err.msg);
         return;
     }
-    g_bare_hwm = a.hwm;
+    os->bare_hwm = a.hwm;
     if (o->level != GPUIPC_LOG_QUIET && isatty(2))
         fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
-                "peak RSS %.1f MiB\n", o->device, (double)g_bare_hwm / 1048576.0);
+                "peak RSS %.1f MiB\n", o->device, (double)os->bare_hwm / 1048576.0);
 }
 
-void gpuipc_app_bench_oneshots(const gpuipc_options *o)
+void gpuipc_app_bench_oneshots(const gpuipc_options *o, gpuipc_app_oneshots *os)
 {
     extern char **environ;
     char *argv[] = {"gpuipc_test", NULL};
     posix_spawn_file_actions_t fa;
     int i, status = 0, skip = 0;
 
+    memset(os, 0, sizeof(*os));
     if (posix_spawn_file_actions_init(&fa) != 0)
         return;
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
@@ -95,17 +86,17 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
         if (rc != 0) {
             gpuipc_log_say("--bench: one-shot run: posix_spawn /proc/self/exe: "
                     "%s", strerror(rc));
-            g_oneshot_failed = 1;
+            os->failed = 1;
             break;
         }
         if (gpuipc_proc_wait(pid, gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &status, &err) < 0) {
             gpuipc_log_say("--bench: one-shot run: %s", err.msg);
-            g_oneshot_failed = 1;
+            os->failed = 1;
             break;
         }
         ns = gpuipc_clock_ns() - t;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            g_oneshot_failed = 1;
+            os->failed = 1;
         /* 77: nothing can run here, which the bench itself says next. */
         if (WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_SKIP) {
             skip = 1;
@@ -115,12 +106,12 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o)
             fprintf(stderr, "bench: one-shot run %d of %d (./gpuipc_test, whole process): "
                     "%.3f s, exit %d\n", i + 1, ONESHOT_RUNS, (double)ns / 1e9,
                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-        if (g_oneshot_failed || gpuipc_samples_add(&g_oneshot, (double)ns) < 0)
+        if (os->failed || gpuipc_samples_add(&os->ns, (double)ns) < 0)
             break;
     }
     posix_spawn_file_actions_destroy(&fa);
     if (gpuipc_stop_signal() == 0 && !skip)
-        bare_context(o);
+        bare_context(o, os);
 }
 
 static void bench_payload(gpuipc_json *j, const char *key, const void *arg)
@@ -178,10 +169,12 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     cfg.version = GPUIPC_VERSION;
     /* Its progress lines, like every progress line, only on a terminal. */
     cfg.progress = run->o->level != GPUIPC_LOG_QUIET && isatty(2);
-    b.oneshot_ns = g_oneshot;
-    memset(&g_oneshot, 0, sizeof(g_oneshot));
-    b.oneshot_failed = g_oneshot_failed;
-    b.bare_hwm = g_bare_hwm;
+    if (run->oneshots != NULL) {
+        b.oneshot_ns = run->oneshots->ns; /* the bench owns them from here */
+        memset(&run->oneshots->ns, 0, sizeof(run->oneshots->ns));
+        b.oneshot_failed = run->oneshots->failed;
+        b.bare_hwm = run->oneshots->bare_hwm;
+    }
     rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
     /* BYE counts them: the consumer saw each of them pass or fail. */
     run->bench_passed = b.passed;

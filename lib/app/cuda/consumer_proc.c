@@ -4,6 +4,7 @@
  * be needed, and serves the session; and how the forked mode starts it. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,33 +87,44 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     _exit(GPUIPC_FAIL);
 }
 
-/* The GPU this consumer opens as soon as HELLO says CUDA will be needed, or
- * -1 for none: in the forked mode without --pairs, its options name the
- * producer's GPU, and the context starts alongside the producer's. A
- * --connect consumer learns the GPU from PROBE. */
-static int g_early_device = -1;
+/* A consumer's run: its session's env, and what env->prepare_cuda, which
+ * is given only the env, needs of the mode (it finds the run around the
+ * env: consumer_of). */
+typedef struct consumer_run {
+    gpuipc_env env;
+    /* The consumer's options: in the forked mode the same as the
+     * producer's, so that it knows the run's GPUs as early as HELLO. */
+    const gpuipc_options *o;
+    /* The GPU this consumer opens as soon as HELLO says CUDA will be
+     * needed, or -1 for none: in the forked mode without --pairs, its
+     * options name the producer's GPU, and the context starts alongside
+     * the producer's. A --connect consumer learns the GPU from PROBE. */
+    int early_device;
+    /* This consumer is the sacrificial one (--destructive), with a side of
+     * its own on the status page. */
+    int sacrificial;
+} consumer_run;
 
-/* This consumer is the sacrificial one (--destructive), with a side of its
- * own on the status page. */
-static int g_sacrificial;
-
-/* The forked consumer's options: the same as the producer's, so that it
- * knows the run's GPUs as early as HELLO. */
-static const gpuipc_options *g_opts;
+/* The run whose env is env (every consumer's env is a consumer_run's). */
+static consumer_run *consumer_of(gpuipc_env *env)
+{
+    return (consumer_run *)(void *)((char *)env - offsetof(consumer_run, env));
+}
 
 /* The forked mode over several GPUs: opens the run's GPUs alongside the
  * producer's, all at once, except those whose compute mode keeps two
  * processes apart (their scenarios are skipped). */
-static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
+static void open_run_gpus(consumer_run *cr, gpuipc_app_modes *modes, int n)
 {
-    const char *spec = gpuipc_options_devices(g_opts);
+    gpuipc_env *env = &cr->env;
+    const char *spec = gpuipc_options_devices(cr->o);
     gpuipc_cause why;
     int *ids, *open;
     size_t k, i, m = 0;
     gpuipc_err err;
 
     /* The sacrificial consumer runs one scenario, on the first GPU. */
-    if (spec == NULL || g_sacrificial || (ids = calloc((size_t)n, sizeof(*ids))) == NULL)
+    if (spec == NULL || cr->sacrificial || (ids = calloc((size_t)n, sizeof(*ids))) == NULL)
         return;
     open = calloc((size_t)n, sizeof(*open));
     if (open != NULL && gpuipc_plan_devices(spec, n, ids, (size_t)n, &k, &err) == 0 && k > 1) {
@@ -135,6 +147,7 @@ static void open_run_gpus(gpuipc_env *env, gpuipc_app_modes *modes, int n)
 
 static void consumer_prepare_cuda(gpuipc_env *env)
 {
+    consumer_run *cr = consumer_of(env);
     uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_cause why;
     gpuipc_app_modes modes;
@@ -143,31 +156,35 @@ static void consumer_prepare_cuda(gpuipc_env *env)
 
     /* Results are kept; a failure is reported by the probe that needs the
      * GPU, which opens it then (gpuipc_gpu_attach). */
-    if (gpuipc_gpu_init(NULL) < 0 || g_early_device < 0 || gpuipc_gpu_count(&n, NULL) < 0)
+    if (gpuipc_gpu_init(NULL) < 0 || cr->early_device < 0 || gpuipc_gpu_count(&n, NULL) < 0)
         return;
     /* A GPU that two processes cannot share is not opened here: the
      * producer has it, and its scenarios are skipped. */
     memset(&modes, 0, sizeof(modes));
     if (gpuipc_app_modes_read(&modes, n) < 0)
         return;
-    open_run_gpus(env, &modes, n);
-    if (gpuipc_app_modes_block(&modes, g_early_device, &why) ||
-        gpuipc_gpu_uuid_of(g_early_device, uuid, &err) < 0 ||
+    open_run_gpus(cr, &modes, n);
+    if (gpuipc_app_modes_block(&modes, cr->early_device, &why) ||
+        gpuipc_gpu_uuid_of(cr->early_device, uuid, &err) < 0 ||
         gpuipc_gpu_attach_uuid(env, uuid, &err) < 0) {
         gpuipc_app_modes_free(&modes);
         return;
     }
     gpuipc_app_modes_free(&modes);
     gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
-                    "GPU %d opened alongside the producer's: %s", g_early_device,
+                    "GPU %d opened alongside the producer's: %s", cr->early_device,
                     gpuipc_gpu_open_times(env->gpu));
 }
 
-/* Sets env up for the consumer's role under o. */
-static void consumer_env(gpuipc_env *env, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0)
+/* Sets cr up for the consumer's role under o (the sacrificial one's, or
+ * not). */
+static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc_inject *inject,
+                         uint64_t t0, int sacrificial)
 {
-    gpuipc_watch_role(g_sacrificial ? GPUIPC_WATCH_SACRIFICIAL : GPUIPC_ROLE_CONSUMER);
+    gpuipc_env *env = &cr->env;
+
+    cr->sacrificial = sacrificial;
+    gpuipc_watch_role(sacrificial ? GPUIPC_WATCH_SACRIFICIAL : GPUIPC_ROLE_CONSUMER);
     gpuipc_app_env_init(env, GPUIPC_ROLE_CONSUMER, o, inject, t0);
     /* The producer's process speaks for the run: one progress line, its. */
     gpuipc_progress_enable(0);
@@ -175,8 +192,8 @@ static void consumer_env(gpuipc_env *env, const gpuipc_options *o, const gpuipc_
     if ((o->repeat > 1 || o->bench) && env->log.level < GPUIPC_LOG_VERBOSE)
         env->log.level = GPUIPC_LOG_QUIET;
     env->prepare_cuda = consumer_prepare_cuda;
-    g_early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
-    g_opts = o;
+    cr->early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
+    cr->o = o;
     env->bandwidth = gpuipc_bandwidth_run;
     env->gpu_bytes = gpuipc_gpu_process_bytes;
     env->last_check = gpuipc_app_last_check_fds;
@@ -207,31 +224,32 @@ int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_
                                 uint64_t t0, const char *token, uint32_t rank,
                                 uint32_t peer_rank, int cred_pid, gpuipc_session_end *end)
 {
-    gpuipc_env env;
+    consumer_run cr;
 
-    consumer_env(&env, o, inject, t0);
-    env.cred_pid = cred_pid;
-    env.token = token;
-    env.rank = rank;
-    env.peer_rank = peer_rank;
+    consumer_env(&cr, o, inject, t0, 0);
+    cr.env.cred_pid = cred_pid;
+    cr.env.token = token;
+    cr.env.rank = rank;
+    cr.env.peer_rank = peer_rank;
     memset(end, 0, sizeof(*end));
     end->code = GPUIPC_FAIL;
-    return serve_on(&env, sock, end);
+    return serve_on(&cr.env, sock, end);
 }
 
-/* The consumer's role over sock; the session's end goes into *end.
- * Returns the exit status. */
-int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                             uint64_t t0, int cred_pid, gpuipc_session_end *end)
+/* The consumer's role over sock (the sacrificial one's, or not); the
+ * session's end goes into *end. Returns the exit status. */
+static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                         uint64_t t0, int cred_pid, int sacrificial, gpuipc_session_end *end)
 {
     struct sigaction sa;
-    gpuipc_env env;
+    consumer_run cr;
+    gpuipc_env *envp = &cr.env;
     gpuipc_err err;
     int verdict;
 
-    consumer_env(&env, o, inject, t0);
-    env.cred_pid = cred_pid;
-    g_consumer_env = &env;
+    consumer_env(&cr, o, inject, t0, sacrificial);
+    envp->cred_pid = cred_pid;
+    g_consumer_env = envp;
     if (gpuipc_app_parent_pid > 0)
         gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);
     memset(&sa, 0, sizeof(sa));
@@ -240,7 +258,7 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
     if (gpuipc_app_parent_pid > 0)
         sigaction(SIGTERM, &sa, NULL);
     if (gpuipc_app_parent_pid > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
-        gpuipc_log_step(&env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
+        gpuipc_log_step(&envp->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
     /* The producer may have died before the request took effect, and then
      * no signal will ever come. */
@@ -252,20 +270,26 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
         return GPUIPC_FAIL;
     }
     if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
-        gpuipc_log_step(&env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
+        gpuipc_log_step(&envp->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "%s peer gone during hello: the producer (pid %d) exited before "
                         "the consumer started", gpuipc_status_word(GPUIPC_FAIL),
                         (int)gpuipc_app_parent_pid);
         close(sock);
         return GPUIPC_FAIL;
     }
-    verdict = serve_on(&env, sock, end);
+    verdict = serve_on(envp, sock, end);
     gpuipc_watch_claim(gpuipc_app_stop_code(verdict));
     /* A session that ended with BYE had its last checks then (and its status
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)
         return gpuipc_app_stop_code(verdict);
-    return gpuipc_app_check_fds_at_exit(&env.log, gpuipc_app_stop_code(verdict));
+    return gpuipc_app_check_fds_at_exit(&envp->log, gpuipc_app_stop_code(verdict));
+}
+
+int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
+                             uint64_t t0, int cred_pid, gpuipc_session_end *end)
+{
+    return consumer_main(sock, o, inject, t0, cred_pid, 0, end);
 }
 
 /* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
@@ -288,14 +312,13 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
         gpuipc_session_end end;
         int verdict;
 
-        g_sacrificial = sacrificial;
         gpuipc_outputs_drop();
         close(sv[0]);
         if (other[0] >= 0)
             close(other[0]);
         if (other[1] >= 0)
             close(other[1]);
-        verdict = gpuipc_app_consumer_main(sv[1], o, inject, t0, 0, &end);
+        verdict = consumer_main(sv[1], o, inject, t0, 0, sacrificial, &end);
         fflush(NULL);
         _exit(verdict);
     }

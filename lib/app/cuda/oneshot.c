@@ -29,15 +29,20 @@
  * consumer's sock2 and child2, or -1). */
 static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
                          const gpuipc_app_selection *s, const gpuipc_inject *inject,
-                         uint64_t t0)
+                         uint64_t t0, gpuipc_app_oneshots *oneshots)
 {
-    static gpuipc_producer_run run;
+    /* On the stack: every return below goes through
+     * gpuipc_app_producer_finish, which claims the run's end
+     * (gpuipc_watch_claim) first, so the deadline's watchdog, which holds a
+     * pointer to it, never reads it after this returns. */
+    gpuipc_producer_run run;
     gpuipc_err err;
     int code;
 
     gpuipc_app_producer_init(&run, o, s->sel, s->nsel, s->req, s->nreq, inject, t0);
     run.child = child;
     run.child2 = child2;
+    run.oneshots = oneshots;
     gpuipc_app_stop_peers(child, child2);
     if (gpuipc_app_deadline_producer(&run, t0) < 0) {
         close(sock);
@@ -68,8 +73,9 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     return gpuipc_app_producer_finish(&run, code, t0);
 }
 
-int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
-                       const gpuipc_inject *inject, uint64_t t0)
+/* The forked mode, with --bench's one-shot runs into oneshots. */
+static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
+                      const gpuipc_inject *inject, uint64_t t0, gpuipc_app_oneshots *oneshots)
 {
     int sv[2], sv2[2] = {-1, -1};
     pid_t child, child2 = -1;
@@ -84,7 +90,7 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
         return GPUIPC_FAIL;
     }
     if (o->bench)
-        gpuipc_app_bench_oneshots(o);
+        gpuipc_app_bench_oneshots(o, oneshots);
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         gpuipc_log_say("socketpair AF_UNIX SOCK_SEQPACKET: %s", strerror(errno));
         return GPUIPC_FAIL;
@@ -119,5 +125,17 @@ int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
         }
         return GPUIPC_FAIL;
     }
-    return producer_main(sv[0], child, sv2[0], child2, o, s, inject, t0);
+    return producer_main(sv[0], child, sv2[0], child2, o, s, inject, t0,
+                         o->bench ? oneshots : NULL);
+}
+
+int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
+                       const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_app_oneshots oneshots = {0}; /* --bench's, measured before any CUDA call */
+    int code = forked_run(o, s, inject, t0, &oneshots);
+
+    /* What the bench did not take over (a run that ended before it). */
+    gpuipc_samples_free(&oneshots.ns);
+    return code;
 }

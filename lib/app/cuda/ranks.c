@@ -90,7 +90,9 @@ static int rank_zero_json(ranks_run *rr)
 int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
                      const gpuipc_inject *inject, uint64_t t0)
 {
-    static ranks_run rr;
+    /* On the stack: the watchdog reads rr.where only until the claim at
+     * out, which every return after its start passes. */
+    ranks_run rr;
     gpuipc_app_selection s = *s_in;
     gpuipc_fds at_start;
     char why[512];
@@ -141,7 +143,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     rr.rank = gpuipc_launch_rank(rr.l);
     rr.size = gpuipc_launch_size(rr.l);
     code = GPUIPC_FAIL;
-    if (gpuipc_ranks_watch_start(rr.rank, o->deadline_ns, t0, &err) < 0) {
+    if (gpuipc_ranks_watch_start(&rr, o->deadline_ns, t0, &err) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "the watchdog", err.msg);
         goto out;
     }

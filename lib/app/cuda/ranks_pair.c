@@ -163,7 +163,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
 /* This rank exports to consumer c. */
 static void play_producer(ranks_run *rr, uint32_t c)
 {
-    static gpuipc_producer_run run;
+    gpuipc_producer_run run; /* this pair's; gpuipc_app_producer_init zeroes it */
     gpuipc_cell_side *side = record(rr, c, 0);
     const gpuipc_app_selection *s = rr->s;
     const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
@@ -330,14 +330,14 @@ int gpuipc_ranks_play(ranks_run *rr)
 
         if (p != rr->rank && c != rr->rank)
             continue;
-        gpuipc_ranks_watch_pair(p, c, role);
+        gpuipc_ranks_watch_pair(rr, p, c, role);
         gpuipc_watch_role(role);
         gpuipc_watch_step(GPUIPC_STEP_NONE, "");
         if (p == rr->rank)
             play_producer(rr, c);
         else
             play_consumer(rr, p);
-        gpuipc_ranks_watch_no_pair();
+        gpuipc_ranks_watch_no_pair(rr);
     }
     free(plan);
     return 0;

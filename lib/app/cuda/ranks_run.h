@@ -31,6 +31,15 @@ typedef struct rank_gpu {
     uint8_t uuid[GPUIPC_UUID_LEN];
 } rank_gpu;
 
+/* Where this rank is, for the watchdog's line (ranks_watch.c): written by
+ * the rank's own thread, read by the watchdog thread at any time, so each
+ * field is volatile and read on its own (async-signal-safe reads). */
+typedef struct ranks_where {
+    volatile uint32_t rank, pair_p, pair_c; /* this rank; the pair p -> c it is in */
+    volatile int in_pair, role;             /* in a pair, and its role there */
+    volatile uint64_t deadline_s;           /* --deadline, in whole seconds */
+} ranks_where;
+
 /* The run, as this rank holds it. */
 typedef struct ranks_run {
     const gpuipc_options *o;
@@ -55,22 +64,25 @@ typedef struct ranks_run {
     uint64_t pairs_until; /* no pair starts after this (CLOCK_MONOTONIC): the verdict's time */
     gpuipc_outfile json;
     int json_checked;
+    ranks_where where; /* the watchdog's (gpuipc_ranks_watch_start) */
 } ranks_run;
 
 /* ---- the watchdog's side (ranks_watch.c) ------------------------------------------- */
 
-/* Notes rank and --deadline (deadline_ns) for the watchdog's line, maps the
- * status page and, with a deadline, starts the watchdog for the run that
- * started at t0: at the deadline it says where this rank is and exits 1.
- * Returns 0, or a negative errno with err. */
-int gpuipc_ranks_watch_start(uint32_t rank, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err);
+/* Notes rr->rank and --deadline (deadline_ns) in rr->where for the
+ * watchdog's line, maps the status page and, with a deadline, starts the
+ * watchdog for the run that started at t0, with rr->where as its argument:
+ * at the deadline it says where this rank is and exits 1. The watchdog
+ * reads rr->where until the run claims its end (gpuipc_watch_claim), so rr
+ * must last until then. Returns 0, or a negative errno with err. */
+int gpuipc_ranks_watch_start(ranks_run *rr, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err);
 
 /* Notes for the watchdog that this rank is in the pair p -> c, in role
  * (GPUIPC_ROLE_PRODUCER or GPUIPC_ROLE_CONSUMER). */
-void gpuipc_ranks_watch_pair(uint32_t p, uint32_t c, int role);
+void gpuipc_ranks_watch_pair(ranks_run *rr, uint32_t p, uint32_t c, int role);
 
 /* Notes for the watchdog that this rank is in no pair. */
-void gpuipc_ranks_watch_no_pair(void);
+void gpuipc_ranks_watch_no_pair(ranks_run *rr);
 
 /* ---- the job and its ranks (ranks_job.c) ------------------------------------------- */
 

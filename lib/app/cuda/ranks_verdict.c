@@ -243,7 +243,7 @@ int gpuipc_ranks_conclude(ranks_run *rr)
         if (!fenced)
             printf("rank %u: %s\n", rr->rank, err.msg);
     }
-    gpuipc_ranks_watch_no_pair();
+    gpuipc_ranks_watch_no_pair(rr);
     if (rr->rank == 0) {
         code = judge(rr, own, fenced);
         free(own);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ranks_watch.c: the watchdog's side of --ranks: where this rank is (its
- * rank, the pair it is in and its role there), kept in volatile variables
- * the watchdog reads, and the watchdog's line at --deadline or after a stop
- * the rank did not end by itself, made with write(2) and no malloc or stdio
- * (the stuck thread may hold their locks). */
+ * rank, the pair it is in and its role there), kept in the run's volatile
+ * ranks_where, which the watchdog gets as its argument, and the watchdog's
+ * line at --deadline or after a stop the rank did not end by itself, made
+ * with write(2) and no malloc or stdio (the stuck thread may hold their
+ * locks). */
 #include <stdint.h>
 #include <unistd.h>
 
@@ -13,37 +14,33 @@
 #include "core/step.h"
 #include "core/watch.h"
 
-/* For the watchdog: where this rank is (async-signal-safe reads). */
-static volatile uint32_t g_rank, g_pair_p, g_pair_c;
-static volatile int g_in_pair, g_role;
-static volatile uint64_t g_deadline_s;
-
 static void on_deadline(void *arg, int sig)
 {
+    const ranks_where *where = arg;
     const gpuipc_watch_page *page = gpuipc_watch_page_get();
     char mem[512];
     gpuipc_sbuf b;
 
-    (void)arg;
     gpuipc_sbuf_init(&b, mem, sizeof(mem));
     gpuipc_sbuf_str(&b, "rank ");
-    gpuipc_sbuf_uint(&b, g_rank);
+    gpuipc_sbuf_uint(&b, where->rank);
     gpuipc_sbuf_str(&b, ": result: ");
     gpuipc_sbuf_str(&b, gpuipc_status_word(sig ? GPUIPC_STOPPED : GPUIPC_FAIL));
     gpuipc_sbuf_str(&b, sig ? ": it did not end in time after the stop signal"
                             : ": --deadline (");
     if (!sig) {
-        gpuipc_sbuf_uint(&b, g_deadline_s);
+        gpuipc_sbuf_uint(&b, where->deadline_s);
         gpuipc_sbuf_str(&b, " s) passed");
     }
-    if (g_in_pair) {
-        const gpuipc_watch_side *w = page != NULL ? &page->side[g_role] : NULL;
+    if (where->in_pair) {
+        const gpuipc_watch_side *w = page != NULL ? &page->side[where->role] : NULL;
 
         gpuipc_sbuf_str(&b, " in pair ");
-        gpuipc_sbuf_uint(&b, g_pair_p);
+        gpuipc_sbuf_uint(&b, where->pair_p);
         gpuipc_sbuf_str(&b, " -> ");
-        gpuipc_sbuf_uint(&b, g_pair_c);
-        gpuipc_sbuf_str(&b, g_role == GPUIPC_ROLE_PRODUCER ? " as its producer" : " as its consumer");
+        gpuipc_sbuf_uint(&b, where->pair_c);
+        gpuipc_sbuf_str(&b, where->role == GPUIPC_ROLE_PRODUCER ? " as its producer"
+                                                                : " as its consumer");
         if (w != NULL && w->step == GPUIPC_STEP_NONE) {
             gpuipc_sbuf_str(&b, ", waiting for its peer to come");
         } else if (w != NULL) {
@@ -71,28 +68,29 @@ static void on_deadline(void *arg, int sig)
     _exit(sig ? 128 + sig : GPUIPC_FAIL);
 }
 
-int gpuipc_ranks_watch_start(uint32_t rank, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err)
+int gpuipc_ranks_watch_start(ranks_run *rr, uint64_t deadline_ns, uint64_t t0, gpuipc_err *err)
 {
     int rc;
 
-    g_rank = rank;
-    g_deadline_s = deadline_ns / 1000000000ull;
+    rr->where.rank = rr->rank;
+    rr->where.deadline_s = deadline_ns / 1000000000ull;
     if ((rc = gpuipc_watch_map(err)) < 0)
         return rc;
-    if (deadline_ns > 0 && (rc = gpuipc_watch_start(t0 + deadline_ns, on_deadline, NULL, err)) < 0)
+    if (deadline_ns > 0 &&
+        (rc = gpuipc_watch_start(t0 + deadline_ns, on_deadline, &rr->where, err)) < 0)
         return rc;
     return 0;
 }
 
-void gpuipc_ranks_watch_pair(uint32_t p, uint32_t c, int role)
+void gpuipc_ranks_watch_pair(ranks_run *rr, uint32_t p, uint32_t c, int role)
 {
-    g_pair_p = p;
-    g_pair_c = c;
-    g_role = role;
-    g_in_pair = 1;
+    rr->where.pair_p = p;
+    rr->where.pair_c = c;
+    rr->where.role = role;
+    rr->where.in_pair = 1;
 }
 
-void gpuipc_ranks_watch_no_pair(void)
+void gpuipc_ranks_watch_no_pair(ranks_run *rr)
 {
-    g_in_pair = 0;
+    rr->where.in_pair = 0;
 }

@@ -130,7 +130,11 @@ static int end_early(gpuipc_producer_run *run, int code)
 int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
                      const gpuipc_inject *inject, uint64_t t0)
 {
-    static gpuipc_producer_run run;
+    /* On the stack: every return below goes through
+     * gpuipc_app_producer_finish (or end_early), which claims the run's end
+     * (gpuipc_watch_claim) first, so the deadline's watchdog, which holds a
+     * pointer to it, never reads it after this returns. */
+    gpuipc_producer_run run;
     gpuipc_log log = {GPUIPC_ROLE_PRODUCER, o->level, t0, 1};
     refusals refused = {&log, 0};
     gpuipc_endpoint ep;
