@@ -253,7 +253,7 @@ static int hello(gpuipc_consumer_session *cs, gpuipc_err *err)
                               GPUIPC_STEP_HELLO, err);
     }
     if (rc == 0 && (flags & GPUIPC_HELLO_NEEDS_CUDA) && env->prepare_cuda != NULL)
-        env->prepare_cuda(env);
+        env->prepare_cuda(env, env->prepare_arg);
     return rc;
 }
 

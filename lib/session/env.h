@@ -90,8 +90,9 @@ typedef struct gpuipc_env {
 
     /* Consumer: starts the CUDA driver early, while the producer starts its
      * own, when HELLO says CUDA will be needed. NULL where the program has no
-     * CUDA support. */
-    void (*prepare_cuda)(struct gpuipc_env *env);
+     * CUDA support. prepare_arg is what it works on (the mode's run). */
+    void (*prepare_cuda)(struct gpuipc_env *env, void *arg);
+    void *prepare_arg;
 
     /* --bench, consumer: times iters runs each of the fill and verify
      * kernels and a device-to-device copy over view (imported memory of

@@ -87,9 +87,8 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     _exit(GPUIPC_FAIL);
 }
 
-/* A consumer's run: its session's env, and what env->prepare_cuda, which
- * is given only the env, needs of the mode (it finds the run around the
- * env: consumer_of). */
+/* A consumer's run: its session's env, and what env->prepare_cuda needs
+ * of the mode (its prepare_arg). */
 typedef struct consumer_run {
     gpuipc_env env;
     /* The consumer's options: in the forked mode the same as the
@@ -104,12 +103,6 @@ typedef struct consumer_run {
      * its own on the status page. */
     int sacrificial;
 } consumer_run;
-
-/* The run whose env is env (every consumer's env is a consumer_run's). */
-static consumer_run *consumer_of(gpuipc_env *env)
-{
-    return (consumer_run *)(void *)((char *)env - offsetof(consumer_run, env));
-}
 
 /* The forked mode over several GPUs: opens the run's GPUs alongside the
  * producer's, all at once, except those whose compute mode keeps two
@@ -145,9 +138,9 @@ static void open_run_gpus(consumer_run *cr, gpuipc_app_modes *modes, int n)
     free(ids);
 }
 
-static void consumer_prepare_cuda(gpuipc_env *env)
+static void consumer_prepare_cuda(gpuipc_env *env, void *arg)
 {
-    consumer_run *cr = consumer_of(env);
+    consumer_run *cr = arg;
     uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_cause why;
     gpuipc_app_modes modes;
@@ -192,6 +185,7 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
     if ((o->repeat > 1 || o->bench) && env->log.level < GPUIPC_LOG_VERBOSE)
         env->log.level = GPUIPC_LOG_QUIET;
     env->prepare_cuda = consumer_prepare_cuda;
+    env->prepare_arg = cr;
     cr->early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
     cr->o = o;
     env->bandwidth = gpuipc_bandwidth_run;
