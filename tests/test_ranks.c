@@ -867,7 +867,11 @@ static gpuipc_cell_side producer_side(unsigned passed, unsigned failed)
         s.s[i].side = i < passed ? 0 : 2;
         s.s[i].step = i < passed ? 0 : 7;
         snprintf(s.s[i].reason, sizeof(s.s[i].reason), "reason\twith a tab %u", i);
-        snprintf(s.s[i].cause, sizeof(s.s[i].cause), "%s", i < passed ? "" : "cause: x");
+        snprintf(s.s[i].what, sizeof(s.s[i].what), "%s", i < passed ? "" : "x\ty");
+        snprintf(s.s[i].fix, sizeof(s.s[i].fix), "%s", i < passed ? "" : "do z");
+        snprintf(s.s[i].call, sizeof(s.s[i].call), "%s", i < passed ? "" : "cuMemMap");
+        s.s[i].errnum = i < passed ? 0 : EPERM;
+        s.s[i].cu = i < passed ? 0 : 801;
     }
     return s;
 }
@@ -909,7 +913,14 @@ START_TEST(test_ranks_records_round_trip)
     ck_assert_int_eq(cells[2 * 3 + 0].prod.s[2].status, GPUIPC_FAIL);
     ck_assert_uint_eq(cells[2 * 3 + 0].prod.s[2].step, 7);
     ck_assert_str_eq(cells[2 * 3 + 0].prod.s[0].reason, "reason with a tab 0");
-    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].cause, "cause: x");
+    /* The failure and its cause come back as fields, not a line. */
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].what, "x y");
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].fix, "do z");
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[2].call, "cuMemMap");
+    ck_assert_int_eq(cells[2 * 3 + 0].prod.s[2].errnum, EPERM);
+    ck_assert_int_eq(cells[2 * 3 + 0].prod.s[2].cu, 801);
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[0].what, "");
+    ck_assert_str_eq(cells[2 * 3 + 0].prod.s[0].call, "");
     ck_assert_int_eq(cells[2 * 3 + 0].prod.gone, 1);
     ck_assert_int_eq(cells[2 * 3 + 1].cons.gone, 0);
     ck_assert(cells[2 * 3 + 1].cons.have);
@@ -931,8 +942,13 @@ START_TEST(test_ranks_records_that_lie_are_refused)
         "R 1 1 1 0 1 0 0 0 0 0 0 0\tto itself\n",
         "R 1 1 2 5 1 0 0 0 0 0 0 0\tno such status\n",
         "R 1 1 2 0 1 0 0 0 0 0 0 1\tone scenario promised\n", /* its S line missing */
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad mech\nS 0 0 0 Memfd\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad status\nS 2 0 0 memfd\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad mech\nS 0 0 0 0 0 Memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad status\nS 2 0 0 0 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad call\nS 1 2 7 1 0 memfd\tcu Mem\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad errno\nS 1 2 7 -1 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad CUresult\nS 1 2 7 0 -5 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tno fix field\nS 1 2 7 0 0 memfd\t\t\tcause\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1\tthe old form\nS 1 2 7 memfd\treason\tcause\n",
         "R 1 1 2 0 1 0 0 0 0 0 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 0\ttwice\n",
         "R 2 0 1 0 1 1 0 0 0 0 0 3\ta consumer with scenarios\n",
         "R 1 1 2 0 1 0 0 0 0 0 0 0\tno newline",

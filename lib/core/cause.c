@@ -32,20 +32,25 @@ void gpuipc_cause_clear(gpuipc_cause *c)
     c->fix[0] = '\0';
 }
 
-const char *gpuipc_cause_line(const gpuipc_cause *c, char *buf, size_t len)
+const char *gpuipc_cause_line_of(const char *what, const char *fix, char *buf, size_t len)
 {
     gpuipc_sbuf b;
 
     gpuipc_sbuf_init(&b, buf, len);
-    if (c->what[0] == '\0')
+    if (what[0] == '\0')
         return buf;
     gpuipc_sbuf_str(&b, "cause: ");
-    gpuipc_sbuf_str(&b, c->what);
-    if (c->fix[0] != '\0') {
+    gpuipc_sbuf_str(&b, what);
+    if (fix[0] != '\0') {
         gpuipc_sbuf_str(&b, "; fix: ");
-        gpuipc_sbuf_str(&b, c->fix);
+        gpuipc_sbuf_str(&b, fix);
     }
     return buf;
+}
+
+const char *gpuipc_cause_line(const gpuipc_cause *c, char *buf, size_t len)
+{
+    return gpuipc_cause_line_of(c->what, c->fix, buf, len);
 }
 
 int gpuipc_cause_same(const gpuipc_cause *a, const gpuipc_cause *b)

@@ -32,6 +32,10 @@ void gpuipc_cause_clear(gpuipc_cause *c);
  * buf. Async-signal-safe (the watchdog's JUnit report). */
 const char *gpuipc_cause_line(const gpuipc_cause *c, char *buf, size_t len);
 
+/* The same line from the two texts, where they are held apart from a
+ * gpuipc_cause (a rank's record of a pair). */
+const char *gpuipc_cause_line_of(const char *what, const char *fix, char *buf, size_t len);
+
 /* Whether a and b say the same (both parts). */
 int gpuipc_cause_same(const gpuipc_cause *a, const gpuipc_cause *b);
 

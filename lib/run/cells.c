@@ -3,10 +3,11 @@
  * a cell's verdict from both sides (cells.h). One record is a line
  *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <gone> <n>\t<note>
  * and, for a producer's, n lines
- *   S <status> <side> <step> <mech>\t<reason>\t<cause>
+ *   S <status> <side> <step> <errno> <cu> <mech>\t<call>\t<reason>\t<what>\t<fix>
  * Text fields carry no tab, newline or other control byte (each becomes a
  * space) and are cut to GPUIPC_CELL_TEXT_LEN - 1 bytes. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,18 @@ static void put_text(char *out, size_t *len, const char *text)
     out[*len] = '\0';
 }
 
+/* A call's name as the wire carries it: [A-Za-z0-9_-], "" for none. */
+static int valid_call(const char *c)
+{
+    size_t i;
+
+    for (i = 0; c[i] != '\0'; i++)
+        if (!((c[i] >= 'a' && c[i] <= 'z') || (c[i] >= 'A' && c[i] <= 'Z') ||
+              (c[i] >= '0' && c[i] <= '9') || c[i] == '_' || c[i] == '-'))
+            return 0;
+    return i < GPUIPC_WIRE_CALL_LEN;
+}
+
 int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t p, uint32_t c,
                         const gpuipc_cell_side *side)
 {
@@ -49,7 +62,8 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
     if (n > GPUIPC_CELLS_SCENARIOS_MAX)
         n = GPUIPC_CELLS_SCENARIOS_MAX;
     if (grow(buf, len, cap, 128 + GPUIPC_CELL_TEXT_LEN +
-             n * (96 + GPUIPC_CELL_MECH_LEN + 2 * GPUIPC_CELL_TEXT_LEN)) < 0)
+             n * (128 + GPUIPC_CELL_MECH_LEN + GPUIPC_WIRE_CALL_LEN +
+                  3 * GPUIPC_CELL_TEXT_LEN)) < 0)
         return -ENOMEM;
     *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %zu\t", role, p,
                             c, side->code, side->met, side->said_bye, side->passed,
@@ -60,12 +74,17 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
     for (i = 0; i < n; i++) {
         const gpuipc_cell_scenario *s = &side->s[i];
 
-        *len += (size_t)sprintf(*buf + *len, "S %d %d %u ", s->status, s->side, s->step);
+        *len += (size_t)sprintf(*buf + *len, "S %d %d %u %d %d ", s->status, s->side, s->step,
+                                s->errnum, s->cu);
         put_text(*buf, len, s->mech);
+        (*buf)[(*len)++] = '\t';
+        put_text(*buf, len, valid_call(s->call) ? s->call : "");
         (*buf)[(*len)++] = '\t';
         put_text(*buf, len, s->reason);
         (*buf)[(*len)++] = '\t';
-        put_text(*buf, len, s->cause);
+        put_text(*buf, len, s->what);
+        (*buf)[(*len)++] = '\t';
+        put_text(*buf, len, s->fix);
         (*buf)[(*len)++] = '\n';
     }
     (*buf)[*len] = '\0';
@@ -182,7 +201,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
         side->n = (size_t)n;
         for (i = 0; i < n; i++) {
             gpuipc_cell_scenario *s = &side->s[i];
-            long st, sd, step;
+            long st, sd, step, en, cu;
 
             line++;
             f = p;
@@ -192,15 +211,21 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             f += 2;
             if (number(&f, -1, 255, &st) < 0 || !valid_status(st) ||
                 number(&f, 0, 3, &sd) < 0 || number(&f, 0, 64, &step) < 0 ||
+                number(&f, 0, 4095, &en) < 0 || number(&f, 0, INT_MAX, &cu) < 0 ||
                 text_field(&f, s->mech, sizeof(s->mech), 0) < 0 || !valid_mech(s->mech) ||
+                *f++ != '\t' || text_field(&f, s->call, sizeof(s->call), 0) < 0 ||
+                !valid_call(s->call) ||
                 *f++ != '\t' || text_field(&f, s->reason, sizeof(s->reason), 0) < 0 ||
-                *f++ != '\t' || text_field(&f, s->cause, sizeof(s->cause), 1) < 0 ||
+                *f++ != '\t' || text_field(&f, s->what, sizeof(s->what), 0) < 0 ||
+                *f++ != '\t' || text_field(&f, s->fix, sizeof(s->fix), 1) < 0 ||
                 *f != '\n')
                 return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad "
                                       "scenario", rank, line);
             s->status = (int)st;
             s->side = (int)sd;
             s->step = (unsigned)step;
+            s->errnum = (int)en;
+            s->cu = (int)cu;
             p = f + 1;
         }
         side->have = 1;

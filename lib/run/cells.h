@@ -16,12 +16,14 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "wire/msg.h"
 
 #define GPUIPC_CELL_MECH_LEN 32
 #define GPUIPC_CELL_TEXT_LEN 400 /* a reason or a cause, as carried (longer ones are cut) */
 #define GPUIPC_CELLS_SCENARIOS_MAX 64
 
-/* One scenario of a pair, as its producer judged it. */
+/* One scenario of a pair, as its producer judged it, as fields: nothing
+ * here is a sentence to take apart again. */
 typedef struct gpuipc_cell_scenario {
     char mech[GPUIPC_CELL_MECH_LEN];
     int status; /* GPUIPC_PASS, _FAIL, _SKIP, _STOPPED, or -1: not run */
@@ -29,8 +31,15 @@ typedef struct gpuipc_cell_scenario {
                  * side 0 was left out of the session by the producer: not in
                  * the counts BYE gave the consumer) */
     unsigned step;
+    /* The failure as its side recorded it: the call ("" for none, as the
+     * wire carries it: [A-Za-z0-9_-]), its errno and its CUresult (0: none). */
+    char call[GPUIPC_WIRE_CALL_LEN];
+    int errnum, cu;
     char reason[GPUIPC_CELL_TEXT_LEN];
-    char cause[GPUIPC_CELL_TEXT_LEN];
+    /* What explains it and what to do about it, each a text of its own ("":
+     * none), as core/cause.h holds them. */
+    char what[GPUIPC_CELL_TEXT_LEN];
+    char fix[GPUIPC_CELL_TEXT_LEN];
 } gpuipc_cell_scenario;
 
 /* What one side of pair p -> c recorded. */

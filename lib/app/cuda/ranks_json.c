@@ -8,6 +8,7 @@
 
 #include "app/cuda/ranks_run.h"
 #include "app/version.h"
+#include "core/cause.h"
 #include "core/clock.h"
 #include "core/json.h"
 #include "core/outfile.h"
@@ -84,6 +85,7 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
             gpuipc_json_array(&j, "scenarios");
             for (i = 0; cell->prod.have && i < cell->prod.n; i++) {
                 const gpuipc_cell_scenario *s = &cell->prod.s[i];
+                char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
 
                 gpuipc_json_object(&j, NULL);
                 gpuipc_json_string(&j, "mechanism", s->mech);
@@ -92,7 +94,8 @@ static void write_json(const ranks_run *rr, FILE *f, const gpuipc_cell *cells, i
                 gpuipc_json_string(&j, "side", s->side ? gpuipc_role_name(s->side) : NULL);
                 gpuipc_json_string(&j, "step", s->step ? gpuipc_step_name(s->step) : NULL);
                 gpuipc_json_string(&j, "reason", s->reason[0] ? s->reason : NULL);
-                gpuipc_json_string(&j, "cause", s->cause[0] ? s->cause : NULL);
+                gpuipc_json_string(&j, "cause", s->what[0] ? gpuipc_cause_line_of(s->what, s->fix,
+                                                        line, sizeof(line)) : NULL);
                 gpuipc_json_end(&j, '}');
             }
             gpuipc_json_end(&j, ']');

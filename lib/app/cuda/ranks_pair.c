@@ -238,18 +238,20 @@ static void play_producer(ranks_run *rr, uint32_t c)
     for (i = 0; i < side->n && run.started; i++) {
         const gpuipc_result *r = &run.results[i];
         gpuipc_cell_scenario *cs = &side->s[i];
-        char cause[GPUIPC_ERR_LEN];
 
         snprintf(cs->mech, sizeof(cs->mech), "%s", run.sel[i]->name);
         cs->status = r->status;
         cs->side = r->failed_side;
         cs->step = r->failure.step;
+        snprintf(cs->call, sizeof(cs->call), "%s", r->failure.call);
+        cs->errnum = r->failure.errnum > 0 && r->failure.errnum <= 4095 ? r->failure.errnum : 0;
+        cs->cu = r->failure.cu > 0 ? r->failure.cu : 0;
         if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
             gpuipc_ranks_mark_stuck(rr, c);
         snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
                  r->status == GPUIPC_PASS ? r->detail : r->reason);
-        snprintf(cs->cause, sizeof(cs->cause), "%.*s", (int)sizeof(cs->cause) - 1,
-                 gpuipc_cause_line(&r->cause, cause, sizeof(cause)));
+        snprintf(cs->what, sizeof(cs->what), "%.*s", (int)sizeof(cs->what) - 1, r->cause.what);
+        snprintf(cs->fix, sizeof(cs->fix), "%.*s", (int)sizeof(cs->fix) - 1, r->cause.fix);
         if (r->status == GPUIPC_FAIL) {
             char line[GPUIPC_ERR_LEN + 64];
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "app/cuda/ranks_run.h"
+#include "core/cause.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -87,7 +88,9 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     size_t ncells = (size_t)rr->size * rr->size, i, ncauses = 0;
     gpuipc_cell *cells = calloc(ncells, sizeof(*cells));
     char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
-    const char **causes = calloc(ncells * GPUIPC_CELLS_SCENARIOS_MAX + 1, sizeof(*causes));
+    const gpuipc_cell_scenario **causes = calloc(ncells * GPUIPC_CELLS_SCENARIOS_MAX + 1,
+                                                 sizeof(*causes));
+    char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
     unsigned passed = 0, failed = 0, skipped = 0, proven = 0, pf = 0, ps = 0, silent = 0;
     char refused[400];
     uint32_t r, p, c;
@@ -173,16 +176,18 @@ static int judge(ranks_run *rr, const char *own, int fenced)
                     continue;
                 printf("%s %u -> %u %s: %s%s\n", s->status < 0 ? "NOT RUN"
                        : gpuipc_status_word(s->status), p, c, s->mech,
-                       s->reason, s->cause[0] ? " [cause below]" : "");
-                for (k = 0; k < ncauses && strcmp(causes[k], s->cause) != 0; k++)
+                       s->reason, s->what[0] ? " [cause below]" : "");
+                for (k = 0; k < ncauses && (strcmp(causes[k]->what, s->what) != 0 ||
+                                            strcmp(causes[k]->fix, s->fix) != 0); k++)
                     ;
-                if (s->cause[0] != '\0' && k == ncauses)
-                    causes[ncauses++] = s->cause;
+                if (s->what[0] != '\0' && k == ncauses)
+                    causes[ncauses++] = s;
             }
         }
     for (i = 0; i < ncauses; i++)
-        printf("  %s\n", causes[i]);
-    code = pf > 0 || silent > 0 ? GPUIPC_FAIL : proven > 0 ? GPUIPC_PASS : GPUIPC_SKIP;
+        printf("  %s\n", gpuipc_cause_line_of(causes[i]->what, causes[i]->fix, line,
+                                              sizeof(line)));
+    code = gpuipc_status_verdict(proven, pf + silent, 0);
     code = gpuipc_app_stop_code(code);
     if (gpuipc_ranks_json_write(rr, cells, code, proven, pf, ps) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
