@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/brief.h"
+#include "run/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"

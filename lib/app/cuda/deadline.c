@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/brief.h"
+#include "run/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
 #include "app/cuda/outputs.h"

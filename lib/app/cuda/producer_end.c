@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "app/brief.h"
+#include "run/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/producer_end.h"
 #include "core/clock.h"

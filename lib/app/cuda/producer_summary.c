@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/brief.h"
+#include "run/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/outputs.h"
 #include "app/cuda/producer_end.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/brief.h"
+#include "run/brief.h"
 #include "app/check_shim.h"
 #include "app/cuda/app.h"
 #include "app/cuda/scenario_ask.h"
