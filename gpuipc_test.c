@@ -17,7 +17,8 @@
 #include "app/cuda/app.h"
 #include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"
-#include "app/cuda/result_doc.h"
+#include "app/cuda/doc_data.h"
+#include "run/result_doc.h"
 #include "app/options.h"
 #include "app/usage.h"
 #include "app/version.h"
@@ -66,7 +67,8 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
     gpuipc_options o;
     gpuipc_facts own;
     gpuipc_err err;
-    gpuipc_doc d = {.o = &o, .exit_code = GPUIPC_USAGE, .role = "none", .own = &own,
+    gpuipc_doc_program prog;
+    gpuipc_doc d = {.o = &prog, .exit_code = GPUIPC_USAGE, .role = "none", .own = &own,
                     .lost = lost};
 
     gpuipc_options_outputs(&o, argc, argv);
@@ -81,6 +83,7 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
     }
     snprintf(lost, sizeof(lost), "the options were refused: %s", why->msg);
     gpuipc_facts_gather(&own);
+    gpuipc_doc_program_of(&o, &prog);
     d.wall_ns = gpuipc_clock_ns() - t0;
     return gpuipc_outputs_finish(&d, GPUIPC_USAGE);
 }
@@ -188,7 +191,8 @@ int main(int argc, char **argv)
     if (gpuipc_outputs_wanted(&o) && !json_refused && !gpuipc_doc_written() && !o.ranks) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
-        gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
+        gpuipc_doc_program prog;
+        gpuipc_doc d = {.o = gpuipc_doc_program_of(&o, &prog), .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
                         .role = alone ? "none" : o.connect ? "consumer" : "producer",
                         .own = &own,
                         .lost = alone ? NULL

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "app/options.h"
 #include "bench/bench.h"
 #include "core/account.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "app/version.h"
 #include "bench/bench.h"
 #include "bench/cuda/bench_run.h"

@@ -8,7 +8,8 @@
 
 #include "app/cuda/app.h"
 #include "app/cuda/outputs.h"
-#include "app/cuda/result_doc.h"
+#include "app/cuda/doc_data.h"
+#include "run/result_doc.h"
 #include "core/clock.h"
 #include "core/facts.h"
 #include "core/status.h"
@@ -43,7 +44,8 @@ static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
                      const gpuipc_session_end *end, const char *lost)
 {
     gpuipc_facts own;
-    gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
+    gpuipc_doc_program prog;
+    gpuipc_doc d = {.o = gpuipc_doc_program_of(o, &prog), .role = "consumer", .exit_code = code,
                     .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
 
     if (!gpuipc_outputs_wanted(o))

@@ -12,7 +12,7 @@
 
 #include "app/cuda/app.h"
 #include "app/cuda/outputs.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/progress.h"

@@ -23,6 +23,7 @@
 #include "run/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
+#include "app/cuda/doc_data.h"
 #include "app/cuda/outputs.h"
 #include "app/cuda/report_files.h"
 #include "core/clock.h"
@@ -536,8 +537,9 @@ static void take_uuids(void)
 
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
+    gpuipc_doc_program prog;
     gpuipc_doc d = {
-        .o = run->o,
+        .o = gpuipc_doc_program_of(run->o, &prog),
         .role = "producer",
         .exit_code = GPUIPC_FAIL,
         .where = run->where[0] ? run->where : NULL,
@@ -549,6 +551,7 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
         .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         .deadline_template = 1,
     };
+    gpuipc_doc_machine *machine;
     char *doc;
 
     if (!gpuipc_outputs_wanted(run->o))
@@ -563,7 +566,10 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
      * process's end (the watchdog may be reading it). No third is made. */
     if (dl.older != NULL)
         return;
-    if ((doc = gpuipc_doc_template(&d)) != NULL) {
+    d.machine = machine = gpuipc_doc_machine_gather(NULL, 0);
+    doc = gpuipc_doc_template(&d);
+    gpuipc_doc_machine_free(machine);
+    if (doc != NULL) {
         dl.older = dl.doc;
         dl.doc = doc;
     }
@@ -583,11 +589,15 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
     at = o->deadline_ns == 0 ? UINT64_MAX
          : t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
     if (gpuipc_app_parent_pid == 0 && o->json_path != NULL) {
-        gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = GPUIPC_FAIL, .own = &own,
-                        .deadline_template = 1};
+        gpuipc_doc_program prog;
+        gpuipc_doc d = {.o = gpuipc_doc_program_of(o, &prog), .role = "consumer",
+                        .exit_code = GPUIPC_FAIL, .own = &own, .deadline_template = 1};
+        gpuipc_doc_machine *machine;
 
         gpuipc_facts_gather(&own);
+        d.machine = machine = gpuipc_doc_machine_gather(NULL, 0);
         dl.doc = gpuipc_doc_template(&d);
+        gpuipc_doc_machine_free(machine);
     }
     if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);

@@ -12,7 +12,7 @@
 
 #include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "core/names.h"
 #include "core/outfile.h"
 #include "core/runinfo.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "app/matrix.h"
 #include "core/log.h"
 #include "core/names.h"

@@ -12,7 +12,7 @@
 
 #include "app/cuda/app.h"
 #include "session/role.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"

@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "app/cuda/doc_data.h"
 #include "app/cuda/report_files.h"
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 #include "core/err.h"
 #include "core/log.h"
 #include "core/status.h"
@@ -29,10 +30,17 @@ int gpuipc_outputs_wanted(const gpuipc_options *o)
 static int write_output(const gpuipc_doc *d, int k, int code, gpuipc_err *why)
 {
     gpuipc_doc with = *d;
+    gpuipc_doc_machine *m;
+    int rc;
 
     with.exit_code = code;
-    if (k == 0)
-        return gpuipc_doc_write(&with, why);
+    if (k == 0) { /* the driver and the GPUs, asked only for a document */
+        m = d->o->json_path != NULL ? gpuipc_doc_machine_gather(d->results, d->n) : NULL;
+        with.machine = m;
+        rc = gpuipc_doc_write(&with, why);
+        gpuipc_doc_machine_free(m);
+        return rc;
+    }
     return gpuipc_files_write(&with, k == 1 ? GPUIPC_FILE_JUNIT : GPUIPC_FILE_PROM, code, why);
 }
 

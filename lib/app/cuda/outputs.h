@@ -3,7 +3,7 @@
 #ifndef GPUIPC_OUTPUTS_H
 #define GPUIPC_OUTPUTS_H
 
-#include "app/cuda/doc.h"
+#include "run/doc.h"
 #include "app/options.h"
 
 /* Whether the run writes a document or a file made from its data (--json,

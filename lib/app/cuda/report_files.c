@@ -3,10 +3,11 @@
 #include "app/cuda/report_files.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "app/version.h"
+#include "app/cuda/doc_data.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -36,7 +37,7 @@ static char driver_text[128];
 /* The UUIDs of the GPUs the results name, for the end's files. */
 static char uuid_text[GPUIPC_GPU_OPEN_MAX][GPUIPC_OUTCOME_UUID_LEN];
 
-static const char *path_of(const gpuipc_options *o, int which)
+static const char *path_of(const gpuipc_doc_program *o, int which)
 {
     return which == GPUIPC_FILE_PROM ? o->prom_path : o->junit_path;
 }
@@ -49,7 +50,7 @@ int gpuipc_files_wanted(const gpuipc_options *o)
 /* No FD was free to check file which with: every fleet file given is made
  * to claim nothing (an earlier run's pass must not stand for this one),
  * and err says so. */
-static void void_all(const gpuipc_options *o, int which, gpuipc_err *err)
+static void void_all(const gpuipc_doc_program *o, int which, gpuipc_err *err)
 {
     int k, failed = 0;
 
@@ -70,8 +71,10 @@ static void void_all(const gpuipc_options *o, int which, gpuipc_err *err)
                                   "claims anything (raise ulimit -n)");
 }
 
-int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
+int gpuipc_files_check(const gpuipc_options *opt, gpuipc_err *err)
 {
+    gpuipc_doc_program prog;
+    const gpuipc_doc_program *o = gpuipc_doc_program_of(opt, &prog);
     int k, rc;
 
     for (k = 0; k < GPUIPC_FILE_COUNT; k++) {
@@ -155,7 +158,8 @@ static int put(int which, const gpuipc_outcome *oc, int empty, gpuipc_err *err)
 
 /* "--prom FILE: <step>: <call>: " in front of err's reason, where the
  * reason does not name its call already. */
-static void name_it(gpuipc_err *err, const gpuipc_options *o, int which, const char *step)
+static void name_it(gpuipc_err *err, const gpuipc_doc_program *o, int which,
+                    const char *step)
 {
     char call[GPUIPC_ERR_CALL_LEN + 48] = "";
 
@@ -168,20 +172,22 @@ static void name_it(gpuipc_err *err, const gpuipc_options *o, int which, const c
 }
 
 /* What every outcome of this process has: the program, who and where. */
-static void outcome_base(gpuipc_outcome *oc, const gpuipc_options *o, const char *role)
+static void outcome_base(gpuipc_outcome *oc, const gpuipc_doc_program *o, const char *role)
 {
     memset(oc, 0, sizeof(*oc));
-    oc->version = GPUIPC_VERSION;
-    oc->commit = gpuipc_version_commit();
+    oc->version = o->version;
+    oc->commit = o->commit;
     oc->protocol = GPUIPC_WIRE_VERSION;
-    oc->mode = gpuipc_options_mode_name(o);
+    oc->mode = o->mode;
     oc->role = role;
     oc->who = gpuipc_runinfo_get();
     oc->driver = driver_text[0] != '\0' ? driver_text : NULL;
 }
 
-void gpuipc_files_begin(const gpuipc_options *o)
+void gpuipc_files_begin(const gpuipc_options *opt)
 {
+    gpuipc_doc_program prog;
+    const gpuipc_doc_program *o = gpuipc_doc_program_of(opt, &prog);
     gpuipc_outcome oc;
     gpuipc_err err;
     int k;
@@ -243,12 +249,14 @@ int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err
     return 0;
 }
 
-int gpuipc_files_at_deadline(const gpuipc_options *o, const char *role,
+int gpuipc_files_at_deadline(const gpuipc_options *opt, const char *role,
                              const gpuipc_result *results,
                              const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN],
                              size_t n, const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN],
                              size_t nuuids, int exit_code, const char *result, uint64_t wall_ns)
 {
+    gpuipc_doc_program prog;
+    const gpuipc_doc_program *o = gpuipc_doc_program_of(opt, &prog);
     gpuipc_outcome oc;
     size_t i;
     int k, rc = 0;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/cuda/doc.h"
+#include "run/doc.h"
 #include "app/options.h"
 #include "run/outcome.h"
 
