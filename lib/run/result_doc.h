@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "run/doc.h"
 #include "core/json.h"
+#include "run/doc.h"
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
 

@@ -10,6 +10,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
+#include "run/outputs.h"
 
 _Static_assert(GPUIPC_DOC_GPUS_MAX == GPUIPC_GPU_OPEN_MAX,
                "run/doc.h names as many GPUs as the program opens");
@@ -64,7 +65,7 @@ static void take_uuid(gpuipc_doc_machine *m, int g)
 
 /* The driver's version and every GPU it lists into m, where the driver is
  * loaded already (this starts no driver). */
-static void take_machine(gpuipc_doc_machine *m)
+static void take_machine(gpuipc_doc_machine *m, int gpus)
 {
     int count = 0, i;
 
@@ -72,7 +73,7 @@ static void take_machine(gpuipc_doc_machine *m)
         return;
     gpuipc_cudrv_version(m->driver, sizeof(m->driver));
     m->cuda_driver_version = gpuipc_cu.driver_version;
-    if (gpuipc_gpu_count(&count, NULL) < 0)
+    if (!gpus || gpuipc_gpu_count(&count, NULL) < 0)
         return;
     if (count > 0 && (m->gpus = calloc((size_t)count, sizeof(*m->gpus))) == NULL)
         return;
@@ -99,7 +100,8 @@ static void take_machine(gpuipc_doc_machine *m)
     }
 }
 
-gpuipc_doc_machine *gpuipc_doc_machine_gather(const gpuipc_result *results, size_t n)
+gpuipc_doc_machine *gpuipc_doc_machine_gather(const gpuipc_doc_program *p,
+                                              const gpuipc_result *results, size_t n)
 {
     gpuipc_doc_machine *m = calloc(1, sizeof(*m));
     size_t r;
@@ -108,7 +110,7 @@ gpuipc_doc_machine *gpuipc_doc_machine_gather(const gpuipc_result *results, size
         return NULL;
     /* The machine first: a UUID asked for starts the driver (as the
      * document's list of the results' GPUs always did after it). */
-    take_machine(m);
+    take_machine(m, p->json_path != NULL);
     for (r = 0; r < n; r++) {
         take_uuid(m, results[r].gpu);
         take_uuid(m, results[r].peer_gpu);
@@ -121,4 +123,21 @@ void gpuipc_doc_machine_free(gpuipc_doc_machine *m)
     if (m != NULL)
         free(m->gpus);
     free(m);
+}
+
+const char *gpuipc_doc_driver(char *buf, size_t len)
+{
+    return gpuipc_cu.driver_version != 0 ? gpuipc_cudrv_version(buf, len) : NULL;
+}
+
+int gpuipc_doc_finish(gpuipc_doc *d, int exit_code)
+{
+    gpuipc_doc_machine *m = gpuipc_doc_machine_gather(d->o, d->results, d->n);
+    int rc;
+
+    d->machine = m;
+    rc = gpuipc_outputs_finish(d, exit_code);
+    d->machine = NULL;
+    gpuipc_doc_machine_free(m);
+    return rc;
 }

@@ -18,10 +18,19 @@ void gpuipc_doc_set_argv(int argc, char **argv);
 const gpuipc_doc_program *gpuipc_doc_program_of(const gpuipc_options *o,
                                                 gpuipc_doc_program *p);
 
-/* The driver and every GPU this process sees, now, and the UUIDs of the
- * GPUs results[0..n) name, for gpuipc_doc_machine_free. NULL where memory
- * ran out (the files then say no driver is known). */
-gpuipc_doc_machine *gpuipc_doc_machine_gather(const gpuipc_result *results, size_t n);
+/* What p's result files print of the machine, asked now: the driver's
+ * version, every GPU the driver lists (only for a --json document), and
+ * the UUIDs of the GPUs results[0..n) name; for gpuipc_doc_machine_free.
+ * NULL where memory ran out (the files then say no driver is known). */
+gpuipc_doc_machine *gpuipc_doc_machine_gather(const gpuipc_doc_program *p,
+                                              const gpuipc_result *results, size_t n);
 void gpuipc_doc_machine_free(gpuipc_doc_machine *m);
+
+/* The driver's version in words into buf, where it is loaded; else NULL. */
+const char *gpuipc_doc_driver(char *buf, size_t len);
+
+/* The run's result files from d (run/outputs.h), with the machine gathered
+ * for them. Returns the exit status. */
+int gpuipc_doc_finish(gpuipc_doc *d, int exit_code);
 
 #endif

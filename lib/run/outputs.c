@@ -2,17 +2,16 @@
 /* outputs.c: the run's result files together: --json, then --junit, then
  * --prom, from one gpuipc_doc, with what a file that cannot be written does
  * to the exit status. */
-#include "app/cuda/outputs.h"
+#include "run/outputs.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "app/cuda/doc_data.h"
-#include "app/cuda/report_files.h"
-#include "run/result_doc.h"
 #include "core/err.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "run/report_files.h"
+#include "run/result_doc.h"
 
 void gpuipc_outputs_drop(void)
 {
@@ -20,7 +19,7 @@ void gpuipc_outputs_drop(void)
     gpuipc_files_drop();
 }
 
-int gpuipc_outputs_wanted(const gpuipc_options *o)
+int gpuipc_outputs_wanted(const gpuipc_doc_program *o)
 {
     return o->json_path != NULL || gpuipc_files_wanted(o);
 }
@@ -30,17 +29,10 @@ int gpuipc_outputs_wanted(const gpuipc_options *o)
 static int write_output(const gpuipc_doc *d, int k, int code, gpuipc_err *why)
 {
     gpuipc_doc with = *d;
-    gpuipc_doc_machine *m;
-    int rc;
 
     with.exit_code = code;
-    if (k == 0) { /* the driver and the GPUs, asked only for a document */
-        m = d->o->json_path != NULL ? gpuipc_doc_machine_gather(d->results, d->n) : NULL;
-        with.machine = m;
-        rc = gpuipc_doc_write(&with, why);
-        gpuipc_doc_machine_free(m);
-        return rc;
-    }
+    if (k == 0)
+        return gpuipc_doc_write(&with, why);
     return gpuipc_files_write(&with, k == 1 ? GPUIPC_FILE_JUNIT : GPUIPC_FILE_PROM, code, why);
 }
 
