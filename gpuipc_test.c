@@ -13,11 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/brief.h"
 #include "app/cuda/app.h"
-#include "app/cuda/outputs.h"
-#include "app/cuda/report_files.h"
-#include "app/cuda/result_doc.h"
+#include "app/cuda/doc_data.h"
 #include "app/options.h"
 #include "app/usage.h"
 #include "app/version.h"
@@ -32,6 +29,10 @@
 #include "core/watch.h"
 #include "gpu/cudrv.h"
 #include "gpu/nvml.h"
+#include "run/brief.h"
+#include "run/outputs.h"
+#include "run/report_files.h"
+#include "run/result_doc.h"
 #include "session/inject.h"
 #include "wire/wire.h"
 
@@ -66,15 +67,16 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
     gpuipc_options o;
     gpuipc_facts own;
     gpuipc_err err;
-    gpuipc_doc d = {.o = &o, .exit_code = GPUIPC_USAGE, .role = "none", .own = &own,
+    gpuipc_doc_program prog;
+    gpuipc_doc d = {.o = &prog, .exit_code = GPUIPC_USAGE, .role = "none", .own = &own,
                     .lost = lost};
 
     gpuipc_options_outputs(&o, argc, argv);
-    if (!gpuipc_outputs_wanted(&o))
-        return GPUIPC_USAGE;
     gpuipc_doc_set_argv(argc, argv);
+    if (!gpuipc_outputs_wanted(gpuipc_doc_program_of(&o, &prog)))
+        return GPUIPC_USAGE;
     gpuipc_runinfo_gather(t0);
-    if (gpuipc_files_check(&o, &err) < 0 ||
+    if (gpuipc_files_check(&prog, &err) < 0 ||
         (o.json_path != NULL && gpuipc_doc_check_path(o.json_path, &err) < 0)) {
         gpuipc_log_say("%s", err.msg);
         return GPUIPC_USAGE;
@@ -82,7 +84,7 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
     snprintf(lost, sizeof(lost), "the options were refused: %s", why->msg);
     gpuipc_facts_gather(&own);
     d.wall_ns = gpuipc_clock_ns() - t0;
-    return gpuipc_outputs_finish(&d, GPUIPC_USAGE);
+    return gpuipc_doc_finish(&d, GPUIPC_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
     gpuipc_options o;
     gpuipc_inject inject;
     gpuipc_brief brief;
+    gpuipc_doc_program prog;
     gpuipc_err err;
     int rc, frc = 0, json_refused = 0;
 
@@ -137,6 +140,7 @@ int main(int argc, char **argv)
      * --brief (both make the level quiet). */
     gpuipc_progress_enable(o.level != GPUIPC_LOG_QUIET);
     gpuipc_doc_set_argv(argc, argv);
+    gpuipc_doc_program_of(&o, &prog);
     gpuipc_runinfo_gather(t0);
     if (o.json_path != NULL && strcmp(o.json_path, "-") == 0 && !o.list &&
         gpuipc_doc_take_stdout() < 0)
@@ -145,7 +149,7 @@ int main(int argc, char **argv)
                             &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if ((frc = gpuipc_files_check(&o, &err)) < 0 ||
+    } else if ((frc = gpuipc_files_check(&prog, &err)) < 0 ||
                (o.json_path != NULL && !o.ranks &&
                 gpuipc_doc_check_path(o.json_path, &err) < 0)) {
         /* Said before the run, not after minutes of --fault-matrix; every
@@ -158,7 +162,7 @@ int main(int argc, char **argv)
     } else {
         /* From here no earlier run's verdict stays in --prom's or --junit's
          * file, however this one ends: before anything else that can fail. */
-        gpuipc_files_begin(&o);
+        gpuipc_files_begin(&prog);
         /* Before any fork, so that a stop reaches every process of the run,
          * and before the FDs at the start are noted, which it is one of. */
         if (gpuipc_stop_open(&err) < 0) {
@@ -185,10 +189,11 @@ int main(int argc, char **argv)
     /* --json: a run that ended before its mode wrote the document (a
      * refused socket path, a bad --only) still leaves one. --ranks writes
      * its own, from rank 0 only. */
-    if (gpuipc_outputs_wanted(&o) && !json_refused && !gpuipc_doc_written() && !o.ranks) {
+    if (gpuipc_outputs_wanted(gpuipc_doc_program_of(&o, &prog)) && !json_refused &&
+        !gpuipc_doc_written() && !o.ranks) {
         int alone = o.list || o.fault_matrix; /* no pair of its own in this process */
         gpuipc_facts own;
-        gpuipc_doc d = {.o = &o, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
+        gpuipc_doc d = {.o = &prog, .exit_code = rc, .wall_ns = gpuipc_clock_ns() - t0,
                         .role = alone ? "none" : o.connect ? "consumer" : "producer",
                         .own = &own,
                         .lost = alone ? NULL
@@ -196,7 +201,7 @@ int main(int argc, char **argv)
                                         "why"};
 
         gpuipc_facts_gather(&own);
-        rc = gpuipc_outputs_finish(&d, rc);
+        rc = gpuipc_doc_finish(&d, rc);
     }
     gpuipc_watch_claim(rc);
     if (o.brief)

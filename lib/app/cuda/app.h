@@ -18,13 +18,13 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "app/cuda/result_doc.h"
 #include "app/options.h"
 #include "bench/bench.h"
 #include "core/account.h"
 #include "core/err.h"
 #include "core/log.h"
 #include "gpu/nvml.h"
+#include "run/result_doc.h"
 #include "session/consumer.h"
 #include "session/env.h"
 #include "session/inject.h"

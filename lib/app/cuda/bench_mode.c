@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/result_doc.h"
 #include "app/version.h"
 #include "bench/bench.h"
 #include "bench/cuda/bench_run.h"
@@ -20,6 +19,7 @@
 #include "core/stats.h"
 #include "core/stop.h"
 #include "gpu/gpu.h"
+#include "run/result_doc.h"
 
 #define ONESHOT_RUNS 5
 

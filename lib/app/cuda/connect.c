@@ -7,13 +7,14 @@
 #include <string.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/outputs.h"
-#include "app/cuda/result_doc.h"
+#include "app/cuda/doc_data.h"
 #include "core/clock.h"
 #include "core/facts.h"
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
+#include "run/outputs.h"
+#include "run/result_doc.h"
 #include "wire/endpoint.h"
 
 /* The consumer's last line in two-terminal mode: the session's status, which
@@ -43,15 +44,16 @@ static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
                      const gpuipc_session_end *end, const char *lost)
 {
     gpuipc_facts own;
-    gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = code,
+    gpuipc_doc_program prog;
+    gpuipc_doc d = {.o = gpuipc_doc_program_of(o, &prog), .role = "consumer", .exit_code = code,
                     .wall_ns = gpuipc_clock_ns() - t0, .lost = lost, .own = &own};
 
-    if (!gpuipc_outputs_wanted(o))
+    if (!gpuipc_outputs_wanted(d.o))
         return code;
     gpuipc_facts_gather(&own);
     if (end != NULL && end->said_bye)
         d.verdict = &end->bye;
-    return gpuipc_outputs_finish(&d, code);
+    return gpuipc_doc_finish(&d, code);
 }
 
 int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)

@@ -12,17 +12,17 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/outputs.h"
-#include "app/cuda/result_doc.h"
+#include "bench/cuda/bandwidth.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/status.h"
 #include "core/step.h"
 #include "core/watch.h"
-#include "bench/cuda/bandwidth.h"
 #include "gpu/gpu.h"
+#include "run/outputs.h"
 #include "run/plan.h"
+#include "run/result_doc.h"
 #include "wire/wire.h"
 
 pid_t gpuipc_app_parent_pid; /* the forked mode's producer; 0 with --connect */

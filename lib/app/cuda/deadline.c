@@ -20,11 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
-#include "app/cuda/outputs.h"
-#include "app/cuda/report_files.h"
+#include "app/cuda/doc_data.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -34,6 +32,9 @@
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
+#include "run/brief.h"
+#include "run/outputs.h"
+#include "run/report_files.h"
 
 /* How long the producer's watchdog waits for the consumers it killed. */
 #define REAP_NS (1000ull * 1000000ull)
@@ -42,6 +43,7 @@
 static struct {
     gpuipc_producer_run *run;  /* the producer's, or NULL in a consumer */
     const gpuipc_options *o;
+    gpuipc_doc_program prog;   /* o, as the result files' writers read it */
     uint64_t t0, deadline_ns;
     int role;
     char *doc;                 /* the document's template, or NULL */
@@ -410,10 +412,10 @@ _Static_assert(sizeof(((gpuipc_producer_run *)0)->label[0]) == GPUIPC_OUTCOME_LA
  * far as they got (the producer's; none on a --connect consumer). */
 static void write_files(uint64_t now, const char *verdict, int sig)
 {
-    if (!gpuipc_files_wanted(dl.o))
+    if (!gpuipc_files_wanted(&dl.prog))
         return;
     files_failed = gpuipc_files_at_deadline(
-        dl.o, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->results : NULL,
+        &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->results : NULL,
         dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->label : NULL,
         gpuipc_deadline_nscen(dl.run),
         (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
@@ -509,6 +511,7 @@ int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
     /* Without a deadline it still takes the stops no other thread can. */
     dl.run = run;
     dl.o = run->o;
+    gpuipc_doc_program_of(run->o, &dl.prog);
     dl.t0 = t0;
     dl.role = GPUIPC_ROLE_PRODUCER;
     dl.deadline_ns = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
@@ -536,8 +539,9 @@ static void take_uuids(void)
 
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
+    gpuipc_doc_program prog;
     gpuipc_doc d = {
-        .o = run->o,
+        .o = gpuipc_doc_program_of(run->o, &prog),
         .role = "producer",
         .exit_code = GPUIPC_FAIL,
         .where = run->where[0] ? run->where : NULL,
@@ -549,13 +553,15 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
         .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         .deadline_template = 1,
     };
+    gpuipc_doc_machine *machine;
+    char driver[128];
     char *doc;
 
-    if (!gpuipc_outputs_wanted(run->o))
+    if (!gpuipc_outputs_wanted(&prog))
         return;
     if (run->cuda == 0)
         take_uuids();
-    gpuipc_files_prepare();
+    gpuipc_files_prepare(gpuipc_doc_driver(driver, sizeof(driver)));
     if (run->o->json_path == NULL)
         return;
     /* The first is ready before the watchdog can fire; the second (once the
@@ -563,7 +569,10 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
      * process's end (the watchdog may be reading it). No third is made. */
     if (dl.older != NULL)
         return;
-    if ((doc = gpuipc_doc_template(&d)) != NULL) {
+    d.machine = machine = gpuipc_doc_machine_gather(&prog, NULL, 0);
+    doc = gpuipc_doc_template(&d);
+    gpuipc_doc_machine_free(machine);
+    if (doc != NULL) {
         dl.older = dl.doc;
         dl.doc = doc;
     }
@@ -576,6 +585,7 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
     uint64_t at;
 
     dl.o = o;
+    gpuipc_doc_program_of(o, &dl.prog);
     dl.t0 = t0;
     dl.role = GPUIPC_ROLE_CONSUMER;
     /* Forked, the producer ends the run: this is a backstop after it.
@@ -583,11 +593,14 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
     at = o->deadline_ns == 0 ? UINT64_MAX
          : t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
     if (gpuipc_app_parent_pid == 0 && o->json_path != NULL) {
-        gpuipc_doc d = {.o = o, .role = "consumer", .exit_code = GPUIPC_FAIL, .own = &own,
-                        .deadline_template = 1};
+        gpuipc_doc d = {.o = &dl.prog, .role = "consumer",
+                        .exit_code = GPUIPC_FAIL, .own = &own, .deadline_template = 1};
+        gpuipc_doc_machine *machine;
 
         gpuipc_facts_gather(&own);
+        d.machine = machine = gpuipc_doc_machine_gather(&dl.prog, NULL, 0);
         dl.doc = gpuipc_doc_template(&d);
+        gpuipc_doc_machine_free(machine);
     }
     if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);

@@ -12,7 +12,6 @@
 
 #include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
-#include "app/cuda/result_doc.h"
 #include "core/names.h"
 #include "core/outfile.h"
 #include "core/runinfo.h"
@@ -20,6 +19,7 @@
 #include "core/watch.h"
 #include "gpu/gpu.h"
 #include "run/plan.h"
+#include "run/result_doc.h"
 
 /* How many scenarios the run has, as its thread published them (the
  * tables are whole and at least this long once it is read). */

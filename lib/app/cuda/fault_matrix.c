@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "app/cuda/result_doc.h"
 #include "app/matrix.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -16,6 +15,7 @@
 #include "core/stop.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
+#include "run/result_doc.h"
 #include "wire/wire.h"
 
 /* matrix holds_gpu: whether the driver still lists pid as holding GPU

@@ -11,19 +11,19 @@
 #include <unistd.h>
 
 #include "app/cuda/app.h"
-#include "session/role.h"
-#include "app/cuda/result_doc.h"
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"
-#include "core/step.h"
 #include "core/proc.h"
+#include "core/step.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
 #include "mech/imex.h"
 #include "mech/pidfd.h"
+#include "run/result_doc.h"
+#include "session/role.h"
 
 /* The version of the --list --json report's layout (docs/output.md). It
  * changes whenever a field is renamed, moved, removed or changes type: 2

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "app/brief.h"
 #include "app/cuda/app.h"
 #include "app/cuda/producer_end.h"
 #include "core/clock.h"
@@ -20,6 +19,7 @@
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
+#include "run/brief.h"
 #include "session/diagnose.h"
 #include "session/report.h"
 

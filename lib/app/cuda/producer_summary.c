@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/brief.h"
 #include "app/cuda/app.h"
-#include "app/cuda/outputs.h"
+#include "app/cuda/doc_data.h"
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_summary.h"
-#include "app/cuda/result_doc.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -21,6 +19,9 @@
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/watch.h"
+#include "run/brief.h"
+#include "run/outputs.h"
+#include "run/result_doc.h"
 #include "session/report.h"
 
 /* Whether every scenario was skipped with the same reason and cause. */
@@ -167,9 +168,11 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
     char consumer[GPUIPC_ERR_LEN + 160] = "";
     int exit_code = finish(run, code, t0, consumer, sizeof(consumer));
 
-    if (gpuipc_outputs_wanted(run->o) && !run->o->list) {
+    gpuipc_doc_program prog;
+
+    if (gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)) && !run->o->list) {
         gpuipc_doc d = {
-            .o = run->o,
+            .o = &prog,
             .role = "producer",
             .exit_code = exit_code,
             .wall_ns = gpuipc_clock_ns() - t0,
@@ -178,8 +181,10 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .lost = run->started ? NULL : run->lost[0] ? run->lost : NULL,
             .results = run->started ? run->results : NULL,
             .n = run->started ? run->nsel : 0,
-            .steps = (const double (*)[GPUIPC_STAGE_COUNT])run->steps,
+            .steps = run->steps != NULL ? &run->steps[0][0] : NULL,
             .have_steps = run->have_steps,
+            .nstages = GPUIPC_STAGE_COUNT,
+            .stage_names = gpuipc_stage_names,
             .rounds = run->rounds,
             .round_records = run->round_records,
             .nround_records = run->nround_records,
@@ -188,7 +193,7 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
         };
 
-        exit_code = gpuipc_outputs_finish(&d, exit_code);
+        exit_code = gpuipc_doc_finish(&d, exit_code);
     }
     free(run->round_records);
     run->round_records = NULL;

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/brief.h"
 #include "app/check_shim.h"
 #include "app/cuda/app.h"
 #include "app/cuda/scenario_ask.h"
@@ -17,6 +16,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
+#include "run/brief.h"
 #include "session/report.h"
 
 static gpuipc_producer_run *g_run;

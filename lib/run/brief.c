@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* brief.c: --brief (brief.h). */
-#include "app/brief.h"
+/* brief.c: --brief (brief.h): the one line, from the run's data. */
+#include "run/brief.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +28,21 @@ int gpuipc_brief_wanted(int argc, char **argv)
     return 0;
 }
 
-/* The real standard output while --brief holds the others, or -1. */
-static int brief_out = -1;
+/* What --brief keeps of this process, in one place and not on the caller's
+ * gpuipc_brief: the watchdog thread reads out without a lock (it writes the
+ * one line itself at the deadline), and the notes come from the code that
+ * decided them (the producer's end and summary), which holds no gpuipc_brief.
+ * Set by gpuipc_brief_begin and gpuipc_brief_note; out is put back by
+ * gpuipc_brief_end. */
+static struct {
+    int out;                         /* the real standard output, or -1 */
+    char first[GPUIPC_BRIEF_LEN];    /* the first failure noted */
+    char cause[GPUIPC_BRIEF_LEN];    /* the first cause noted */
+} state = {.out = -1};
 
 int gpuipc_brief_fd(void)
 {
-    return brief_out;
+    return state.out;
 }
 
 int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why)
@@ -60,20 +69,16 @@ int gpuipc_brief_begin(gpuipc_brief *b, gpuipc_err *why)
         b->saved_out = b->saved_err = b->mem = -1;
         return gpuipc_err_set(why, -e, "--brief: dup2: %s", strerror(e));
     }
-    brief_out = b->saved_out;
+    state.out = b->saved_out;
     return 0;
 }
 
-/* The notes, one per process: what the run decided. */
-static char note_first[GPUIPC_BRIEF_LEN];
-static char note_cause[GPUIPC_BRIEF_LEN];
-
 void gpuipc_brief_note(const char *first_failure, const char *cause)
 {
-    if (note_first[0] == '\0' && first_failure != NULL)
-        snprintf(note_first, sizeof(note_first), "%s", first_failure);
-    if (note_cause[0] == '\0' && cause != NULL)
-        snprintf(note_cause, sizeof(note_cause), "%s", cause);
+    if (state.first[0] == '\0' && first_failure != NULL)
+        snprintf(state.first, sizeof(state.first), "%s", first_failure);
+    if (state.cause[0] == '\0' && cause != NULL)
+        snprintf(state.cause, sizeof(state.cause), "%s", cause);
 }
 
 void gpuipc_brief_compose(const gpuipc_brief_facts *f, int exit_code, char *out,
@@ -104,8 +109,8 @@ void gpuipc_brief_compose(const gpuipc_brief_facts *f, int exit_code, char *out,
 
 void gpuipc_brief_end(gpuipc_brief *b, int exit_code)
 {
-    gpuipc_brief_facts f = {gpuipc_log_last_result(), gpuipc_log_last_said(), note_first,
-                            note_cause};
+    gpuipc_brief_facts f = {gpuipc_log_last_result(), gpuipc_log_last_said(), state.first,
+                            state.cause};
     char line[GPUIPC_BRIEF_LEN];
 
     if (b->mem < 0)
@@ -113,7 +118,7 @@ void gpuipc_brief_end(gpuipc_brief *b, int exit_code)
     fflush(stdout);
     fflush(stderr);
     gpuipc_brief_compose(&f, exit_code, line, sizeof(line));
-    brief_out = -1;
+    state.out = -1;
     dup2(b->saved_out, 1);
     dup2(b->saved_err, 2);
     close(b->saved_out);

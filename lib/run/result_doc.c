@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* result_doc.c: the result document (result_doc.h). */
-#include "app/cuda/result_doc.h"
+#include "run/result_doc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/version.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -19,44 +18,40 @@
 #include "core/runinfo.h"
 #include "core/status.h"
 #include "core/units.h"
-#include "gpu/cudrv.h"
-#include "gpu/gpu.h"
-#include "gpu/nvml.h"
 #include "session/report.h"
 
-static int doc_argc;
-static char **doc_argv;
-static int doc_stdout = -1;
-static int doc_written;
-
+/* What the document's writer keeps of this process, in one place: set up
+ * by main and the modes before the run (the checked file, the standard
+ * output set aside, a mode's payload), read by the watchdog at the
+ * deadline without a lock (file and out, through gpuipc_doc_outfile and
+ * gpuipc_doc_stdout_fd), and written marks whether a document was. */
 static struct {
-    const char *key;
-    gpuipc_doc_payload_fn fn;
-    const void *arg;
-} payload;
+    gpuipc_outfile file; /* --json FILE, checked before the run (dirfd -1: none) */
+    int out;             /* --json -: the standard output main set aside, or -1 */
+    int written;         /* gpuipc_doc_write ran */
+    struct {
+        const char *key;
+        gpuipc_doc_payload_fn fn;
+        const void *arg;
+    } payload;
+} state = {.file = {.dirfd = -1}, .out = -1};
 
 void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg)
 {
-    payload.key = key;
-    payload.fn = fn;
-    payload.arg = arg;
+    state.payload.key = key;
+    state.payload.fn = fn;
+    state.payload.arg = arg;
 }
 
 int gpuipc_doc_written(void)
 {
-    return doc_written;
-}
-
-void gpuipc_doc_set_argv(int argc, char **argv)
-{
-    doc_argc = argc;
-    doc_argv = argv;
+    return state.written;
 }
 
 int gpuipc_doc_take_stdout(void)
 {
     fflush(stdout);
-    if ((doc_stdout = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(2, 1) < 0) {
+    if ((state.out = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(2, 1) < 0) {
         gpuipc_log_say("--json -: dup: %s", strerror(errno));
         return -1;
     }
@@ -164,12 +159,12 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
     gpuipc_json_end(j, '}');
 }
 
-/* The driver and every GPU this process sees. */
-static void json_machine(gpuipc_json *j)
+/* The driver and every GPU this process sees, as the program gathered them. */
+static void json_machine(gpuipc_json *j, const gpuipc_doc_machine *m)
 {
     struct utsname u;
     char version[64];
-    int n = 0, i;
+    size_t i, len;
 
     const gpuipc_runinfo *who = gpuipc_runinfo_get();
 
@@ -177,7 +172,7 @@ static void json_machine(gpuipc_json *j)
     gpuipc_json_string(j, "hostname", who->hostname[0] ? who->hostname : NULL);
     gpuipc_json_string(j, "boot_id", who->boot_id[0] ? who->boot_id : NULL);
     gpuipc_json_string(j, "kernel", uname(&u) == 0 ? u.release : NULL);
-    if (gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&n, NULL) < 0) {
+    if (m == NULL || !m->have_driver) {
         gpuipc_json_string(j, "driver", NULL);
         gpuipc_json_string(j, "cuda_driver_version", NULL);
         gpuipc_json_array(j, "gpus");
@@ -185,34 +180,27 @@ static void json_machine(gpuipc_json *j)
         gpuipc_json_end(j, '}');
         return;
     }
-    gpuipc_cudrv_version(version, sizeof(version));
+    /* Cut where the document always cut it (64 bytes). */
+    len = strnlen(m->driver, sizeof(version) - 1);
+    memcpy(version, m->driver, len);
+    version[len] = '\0';
     gpuipc_json_string(j, "driver", version);
-    gpuipc_json_int(j, "cuda_driver_version", gpuipc_cu.driver_version);
+    gpuipc_json_int(j, "cuda_driver_version", m->cuda_driver_version);
     gpuipc_json_array(j, "gpus");
-    for (i = 0; i < n; i++) {
-        char name[128] = "", bus[32] = "", uuid[48] = "";
-        uint8_t raw[GPUIPC_UUID_LEN];
-        gpuipc_nvml_modes m;
-        gpuipc_err e;
-        CUdevice dev;
+    for (i = 0; i < m->ngpus; i++) {
+        const gpuipc_doc_gpu *g = &m->gpus[i];
 
-        if (GPUIPC_CU_CALL(cuDeviceGet, &dev, i) != CUDA_SUCCESS)
-            continue;
-        GPUIPC_CU_CALL(cuDeviceGetName, name, (int)sizeof(name), dev);
-        GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus, (int)sizeof(bus), dev);
         gpuipc_json_object(j, NULL);
-        gpuipc_json_int(j, "ordinal", i);
-        if (gpuipc_gpu_uuid_of(i, raw, &e) == 0) {
-            gpuipc_units_format_uuid(raw, uuid, sizeof(uuid));
-            gpuipc_nvml_gpu_modes(raw, &m, &e);
-            gpuipc_json_string(j, "uuid", uuid);
-            gpuipc_json_string(j, "modes", m.text);
+        gpuipc_json_int(j, "ordinal", g->ordinal);
+        if (g->have_uuid) {
+            gpuipc_json_string(j, "uuid", g->uuid);
+            gpuipc_json_string(j, "modes", g->modes);
         } else {
             gpuipc_json_string(j, "uuid", NULL);
             gpuipc_json_string(j, "modes", NULL);
         }
-        gpuipc_json_string(j, "name", name);
-        gpuipc_json_string(j, "pci_bus_id", bus[0] ? bus : NULL);
+        gpuipc_json_string(j, "name", g->name);
+        gpuipc_json_string(j, "pci_bus_id", g->bus[0] ? g->bus : NULL);
         gpuipc_json_end(j, '}');
     }
     gpuipc_json_end(j, ']');
@@ -263,22 +251,24 @@ static void json_usage(gpuipc_json *j, const char *key, const gpuipc_usage_figur
 }
 
 /* A scenario's steps, in ns from both processes' clocks, or null. */
-static void json_steps(gpuipc_json *j, const double *st)
+static void json_steps(gpuipc_json *j, const double *st, size_t nstages,
+                       const char *const *names)
 {
-    int k;
+    size_t k;
 
     if (st == NULL) {
         gpuipc_json_string(j, "steps_ns", NULL);
         return;
     }
     gpuipc_json_object(j, "steps_ns");
-    for (k = 0; k < GPUIPC_STAGE_COUNT; k++)
-        gpuipc_json_int(j, gpuipc_stage_names[k], st[k] > 0 ? (long long)st[k] : 0);
+    for (k = 0; k < nstages; k++)
+        gpuipc_json_int(j, names[k], st[k] > 0 ? (long long)st[k] : 0);
     gpuipc_json_end(j, '}');
 }
 
 /* A scenario, its cause and fix apart. */
-static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *steps)
+static void json_scenario(gpuipc_json *j, const gpuipc_doc *d, const gpuipc_result *r,
+                          const double *steps)
 {
     gpuipc_json_object(j, NULL);
     gpuipc_json_string(j, "name", r->mech);
@@ -296,7 +286,7 @@ static void json_scenario(gpuipc_json *j, const gpuipc_result *r, const double *
     json_check(j, "consumer_to_producer", &r->backward, r->size);
     json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size, r->consumer_wrote.ns);
     gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
-    json_steps(j, steps);
+    json_steps(j, steps, d->nstages, d->stage_names);
     gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
                                         ? NULL : r->reason);
     gpuipc_json_string(j, "cause", r->cause.what[0] ? r->cause.what : NULL);
@@ -330,21 +320,20 @@ size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, siz
  * rule) and the counts of the scenarios it took part in. */
 static void json_gpus(gpuipc_json *j, const gpuipc_doc *d)
 {
-    int gpus[GPUIPC_GPU_OPEN_MAX];
-    size_t n = gpuipc_doc_gpus_of(d->results, d->n, gpus, GPUIPC_GPU_OPEN_MAX), i;
+    int gpus[GPUIPC_DOC_GPUS_MAX];
+    size_t n = gpuipc_doc_gpus_of(d->results, d->n, gpus, GPUIPC_DOC_GPUS_MAX), i;
 
     gpuipc_json_array(j, "gpus");
     for (i = 0; i < n; i++) {
-        uint8_t uuid[GPUIPC_UUID_LEN];
         gpuipc_plan_tally t;
-        char text[48];
-        gpuipc_err err;
         int v = gpuipc_plan_gpu_verdict(d->results, d->n, gpus[i], &t);
+        const char *uuid = d->machine != NULL && gpus[i] < GPUIPC_DOC_GPUS_MAX &&
+                           d->machine->uuids[gpus[i]][0] != '\0' ? d->machine->uuids[gpus[i]]
+                                                                 : NULL;
 
         gpuipc_json_object(j, NULL);
         gpuipc_json_int(j, "ordinal", gpus[i]);
-        gpuipc_json_string(j, "uuid", gpuipc_gpu_uuid_of(gpus[i], uuid, &err) == 0
-                               ? gpuipc_units_format_uuid(uuid, text, sizeof(text)) : NULL);
+        gpuipc_json_string(j, "uuid", uuid);
         gpuipc_json_string(j, "verdict", gpuipc_status_name(v));
         gpuipc_json_int(j, "passed", t.passed);
         gpuipc_json_int(j, "failed", t.failed);
@@ -362,8 +351,8 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
 
     gpuipc_json_array(j, "scenarios");
     for (i = 0; i < d->n; i++)
-        json_scenario(j, &d->results[i],
-                      d->steps != NULL && d->have_steps[i] ? d->steps[i] : NULL);
+        json_scenario(j, d, &d->results[i], d->steps != NULL && d->have_steps[i]
+                                            ? d->steps + i * d->nstages : NULL);
     gpuipc_json_end(j, ']');
     gpuipc_json_object(j, "counts");
     if (d->verdict != NULL) {
@@ -382,7 +371,7 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
 
 static void json_body(gpuipc_json *j, const gpuipc_doc *d)
 {
-    const gpuipc_options *o = d->o;
+    const gpuipc_doc_program *o = d->o;
     char stamp[32], when[40];
     gpuipc_sbuf tb;
     time_t now = time(NULL);
@@ -395,8 +384,8 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_int(j, "schema_version", GPUIPC_RESULT_SCHEMA_VERSION);
     gpuipc_json_object(j, "program");
     gpuipc_json_string(j, "name", "gpuipc_test");
-    gpuipc_json_string(j, "version", GPUIPC_VERSION);
-    gpuipc_json_string(j, "commit", gpuipc_version_commit());
+    gpuipc_json_string(j, "version", o->version);
+    gpuipc_json_string(j, "commit", o->commit);
     gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_end(j, '}');
     strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
@@ -413,11 +402,11 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
         gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 1);
         gpuipc_json_string(j, "end_time", when);
     }
-    gpuipc_json_string(j, "mode", gpuipc_options_mode_name(o));
+    gpuipc_json_string(j, "mode", o->mode);
     gpuipc_json_string(j, "role", d->role);
     gpuipc_json_array(j, "argv");
-    for (a = 1; a < doc_argc; a++)
-        gpuipc_json_string(j, NULL, doc_argv[a]);
+    for (a = 1; a < o->argc; a++)
+        gpuipc_json_string(j, NULL, o->argv[a]);
     gpuipc_json_end(j, ']');
     gpuipc_json_object(j, "options");
     gpuipc_json_int(j, "size", (long long)o->size);
@@ -451,7 +440,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
                                                                     : NULL);
         gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
     }
-    json_machine(j);
+    json_machine(j, d->machine);
     gpuipc_json_object(j, "facts");
     json_facts(j, "self", d->own);
     json_facts(j, "peer", d->peer);
@@ -498,34 +487,32 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     } else {
         gpuipc_json_string(j, "producer_verdict", NULL);
     }
-    if (payload.fn != NULL)
-        payload.fn(j, payload.key, payload.arg);
+    if (state.payload.fn != NULL)
+        state.payload.fn(j, state.payload.key, state.payload.arg);
     gpuipc_json_end(j, '}');
 }
 
 /* --json FILE: checked before the run, written through the one writer of
  * output files (core/outfile.h). */
-static gpuipc_outfile out_file = {.dirfd = -1};
-
 int gpuipc_doc_check_path(const char *path, gpuipc_err *err)
 {
     int rc;
 
     if (strcmp(path, "-") == 0)
         return 0;
-    if ((rc = gpuipc_outfile_check(&out_file, path, err)) < 0)
+    if ((rc = gpuipc_outfile_check(&state.file, path, err)) < 0)
         gpuipc_err_prefix(err, "--json %s", path);
     return rc;
 }
 
 void gpuipc_doc_drop_file(void)
 {
-    gpuipc_outfile_close(&out_file);
+    gpuipc_outfile_close(&state.file);
 }
 
 gpuipc_outfile *gpuipc_doc_outfile(void)
 {
-    return out_file.dirfd >= 0 ? &out_file : NULL;
+    return state.file.dirfd >= 0 ? &state.file : NULL;
 }
 
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
@@ -535,15 +522,15 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
     FILE *out;
     int fd, to_stdout = path != NULL && strcmp(path, "-") == 0, rc, e;
 
-    doc_written = 1;
+    state.written = 1;
     if (path == NULL)
         return 0;
     if (to_stdout)
-        fd = fcntl(doc_stdout >= 0 ? doc_stdout : 1, F_DUPFD_CLOEXEC, 3);
-    else if (out_file.dirfd < 0)
+        fd = fcntl(state.out >= 0 ? state.out : 1, F_DUPFD_CLOEXEC, 3);
+    else if (state.file.dirfd < 0)
         return gpuipc_err_set(why, -EINVAL, "--json %s: not checked before the run", path);
     else
-        fd = gpuipc_outfile_open(&out_file, why);
+        fd = gpuipc_outfile_open(&state.file, why);
     if (fd < 0) {
         if (to_stdout)
             return gpuipc_err_sys(why, "fcntl", errno, "--json -: %s", strerror(errno));
@@ -554,7 +541,7 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
         e = errno;
         close(fd);
         if (!to_stdout)
-            gpuipc_outfile_abort(&out_file);
+            gpuipc_outfile_abort(&state.file);
         return gpuipc_err_sys(why, "fdopen", e, "--json %s: %s", path, strerror(e));
     }
     gpuipc_json_init(&j, out);
@@ -567,11 +554,11 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
     }
     if (rc < 0) {
         if (!to_stdout)
-            gpuipc_outfile_abort(&out_file);
+            gpuipc_outfile_abort(&state.file);
         return gpuipc_err_sys(why, "write", e, "--json %s: writing the document: %s", path,
                               strerror(e));
     }
-    if (!to_stdout && gpuipc_outfile_commit(&out_file, why) < 0) {
+    if (!to_stdout && gpuipc_outfile_commit(&state.file, why) < 0) {
         gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
@@ -598,5 +585,5 @@ char *gpuipc_doc_template(const gpuipc_doc *d)
 
 int gpuipc_doc_stdout_fd(void)
 {
-    return doc_stdout >= 0 ? doc_stdout : 1;
+    return state.out >= 0 ? state.out : 1;
 }

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* report_files.c: --prom FILE and --junit FILE (report_files.h). */
-#include "app/cuda/report_files.h"
+#include "run/report_files.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "app/version.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/outfile.h"
 #include "core/units.h"
-#include "gpu/cudrv.h"
-#include "gpu/gpu.h"
 #include "run/junit.h"
 #include "run/prom.h"
 #include "session/report.h"
@@ -27,21 +25,22 @@ static const struct {
     [GPUIPC_FILE_JUNIT] = {"--junit", gpuipc_junit_write},
 };
 
-/* Each file, checked before the run (dirfd -1: not given, or refused). */
-static gpuipc_outfile files[GPUIPC_FILE_COUNT] = {{.dirfd = -1}, {.dirfd = -1}};
+/* What the fleet files keep of this process, set up before the run and
+ * read by the watchdog at the deadline without a lock: each file, checked
+ * before the run (dirfd -1: not given, or refused), and the driver's
+ * version in words ("" before it is known), which the watchdog cannot ask
+ * for itself. */
+static struct {
+    gpuipc_outfile files[GPUIPC_FILE_COUNT];
+    char driver[128];
+} state = {.files = {{.dirfd = -1}, {.dirfd = -1}}};
 
-/* The driver's version, cached for the watchdog ("" before it is known). */
-static char driver_text[128];
-
-/* The UUIDs of the GPUs the results name, for the end's files. */
-static char uuid_text[GPUIPC_GPU_OPEN_MAX][GPUIPC_OUTCOME_UUID_LEN];
-
-static const char *path_of(const gpuipc_options *o, int which)
+static const char *path_of(const gpuipc_doc_program *o, int which)
 {
     return which == GPUIPC_FILE_PROM ? o->prom_path : o->junit_path;
 }
 
-int gpuipc_files_wanted(const gpuipc_options *o)
+int gpuipc_files_wanted(const gpuipc_doc_program *o)
 {
     return o->prom_path != NULL || o->junit_path != NULL;
 }
@@ -49,18 +48,18 @@ int gpuipc_files_wanted(const gpuipc_options *o)
 /* No FD was free to check file which with: every fleet file given is made
  * to claim nothing (an earlier run's pass must not stand for this one),
  * and err says so. */
-static void void_all(const gpuipc_options *o, int which, gpuipc_err *err)
+static void void_all(const gpuipc_doc_program *o, int which, gpuipc_err *err)
 {
     int k, failed = 0;
 
     for (k = 0; k < GPUIPC_FILE_COUNT; k++) {
         if (path_of(o, k) == NULL)
             continue;
-        if (files[k].dirfd >= 0)
-            failed |= gpuipc_outfile_void(&files[k]) < 0;
+        if (state.files[k].dirfd >= 0)
+            failed |= gpuipc_outfile_void(&state.files[k]) < 0;
         else
             failed |= gpuipc_outfile_void_path(path_of(o, k)) < 0;
-        gpuipc_outfile_close(&files[k]);
+        gpuipc_outfile_close(&state.files[k]);
     }
     gpuipc_err_prefix(err, "%s %s", kinds[which].option, path_of(o, which));
     if (strlen(err->msg) + 120 < sizeof(err->msg))
@@ -70,14 +69,14 @@ static void void_all(const gpuipc_options *o, int which, gpuipc_err *err)
                                   "claims anything (raise ulimit -n)");
 }
 
-int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err)
+int gpuipc_files_check(const gpuipc_doc_program *o, gpuipc_err *err)
 {
     int k, rc;
 
     for (k = 0; k < GPUIPC_FILE_COUNT; k++) {
         if (path_of(o, k) == NULL)
             continue;
-        if ((rc = gpuipc_outfile_check(&files[k], path_of(o, k), err)) < 0) {
+        if ((rc = gpuipc_outfile_check(&state.files[k], path_of(o, k), err)) < 0) {
             if (rc == -EMFILE || rc == -ENFILE)
                 void_all(o, k, err);
             else
@@ -93,13 +92,13 @@ void gpuipc_files_drop(void)
     int k;
 
     for (k = 0; k < GPUIPC_FILE_COUNT; k++)
-        gpuipc_outfile_close(&files[k]);
+        gpuipc_outfile_close(&state.files[k]);
 }
 
-void gpuipc_files_prepare(void)
+void gpuipc_files_prepare(const char *driver)
 {
-    if (driver_text[0] == '\0' && gpuipc_cu.driver_version != 0)
-        gpuipc_cudrv_version(driver_text, sizeof(driver_text));
+    if (state.driver[0] == '\0' && driver != NULL)
+        snprintf(state.driver, sizeof(state.driver), "%s", driver);
 }
 
 /* Renders oc into file which. With err NULL, system calls only (the
@@ -108,7 +107,7 @@ void gpuipc_files_prepare(void)
  * (err says why: the step is the caller's to add). */
 static int put(int which, const gpuipc_outcome *oc, int empty, gpuipc_err *err)
 {
-    gpuipc_outfile *f = &files[which];
+    gpuipc_outfile *f = &state.files[which];
     int fd, rc;
 
     if (f->dirfd < 0)
@@ -155,7 +154,8 @@ static int put(int which, const gpuipc_outcome *oc, int empty, gpuipc_err *err)
 
 /* "--prom FILE: <step>: <call>: " in front of err's reason, where the
  * reason does not name its call already. */
-static void name_it(gpuipc_err *err, const gpuipc_options *o, int which, const char *step)
+static void name_it(gpuipc_err *err, const gpuipc_doc_program *o, int which,
+                    const char *step)
 {
     char call[GPUIPC_ERR_CALL_LEN + 48] = "";
 
@@ -168,19 +168,19 @@ static void name_it(gpuipc_err *err, const gpuipc_options *o, int which, const c
 }
 
 /* What every outcome of this process has: the program, who and where. */
-static void outcome_base(gpuipc_outcome *oc, const gpuipc_options *o, const char *role)
+static void outcome_base(gpuipc_outcome *oc, const gpuipc_doc_program *o, const char *role)
 {
     memset(oc, 0, sizeof(*oc));
-    oc->version = GPUIPC_VERSION;
-    oc->commit = gpuipc_version_commit();
+    oc->version = o->version;
+    oc->commit = o->commit;
     oc->protocol = GPUIPC_WIRE_VERSION;
-    oc->mode = gpuipc_options_mode_name(o);
+    oc->mode = o->mode;
     oc->role = role;
     oc->who = gpuipc_runinfo_get();
-    oc->driver = driver_text[0] != '\0' ? driver_text : NULL;
+    oc->driver = state.driver[0] != '\0' ? state.driver : NULL;
 }
 
-void gpuipc_files_begin(const gpuipc_options *o)
+void gpuipc_files_begin(const gpuipc_doc_program *o)
 {
     gpuipc_outcome oc;
     gpuipc_err err;
@@ -200,11 +200,11 @@ int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err
     const char *result = gpuipc_log_last_result();
     gpuipc_counts c = gpuipc_report_count(d->results, d->n);
     gpuipc_outcome oc;
-    size_t i;
 
-    if (files[which].dirfd < 0)
+    if (state.files[which].dirfd < 0)
         return 0;
-    gpuipc_files_prepare();
+    gpuipc_files_prepare(d->machine != NULL && d->machine->driver[0] != '\0'
+                         ? d->machine->driver : NULL);
     outcome_base(&oc, d->o, d->role);
     oc.exit_code = exit_code;
     oc.result = result[0] != '\0' ? result : gpuipc_log_last_said();
@@ -221,21 +221,10 @@ int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err
     oc.failed = c.failed;
     oc.skipped = c.skipped;
     oc.stopped = c.stopped;
-    for (i = 0; i < d->n; i++) {
-        int side;
-
-        for (side = 0; side < 2; side++) {
-            int g = side ? d->results[i].peer_gpu : d->results[i].gpu;
-            uint8_t uuid[GPUIPC_UUID_LEN];
-            gpuipc_err e;
-
-            if (g >= 0 && g < GPUIPC_GPU_OPEN_MAX && uuid_text[g][0] == '\0' &&
-                gpuipc_gpu_uuid_of(g, uuid, &e) == 0)
-                gpuipc_units_format_uuid(uuid, uuid_text[g], sizeof(uuid_text[g]));
-        }
+    if (d->machine != NULL) { /* the GPUs' UUIDs, as the program gathered them */
+        oc.uuids = d->machine->uuids;
+        oc.nuuids = GPUIPC_DOC_GPUS_MAX;
     }
-    oc.uuids = (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text;
-    oc.nuuids = GPUIPC_GPU_OPEN_MAX;
     if (put(which, &oc, 0, why) < 0) {
         name_it(why, d->o, which, "writing the run's verdict at its end");
         return -1;
@@ -243,7 +232,7 @@ int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err
     return 0;
 }
 
-int gpuipc_files_at_deadline(const gpuipc_options *o, const char *role,
+int gpuipc_files_at_deadline(const gpuipc_doc_program *o, const char *role,
                              const gpuipc_result *results,
                              const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN],
                              size_t n, const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN],

@@ -3,14 +3,14 @@
 #ifndef GPUIPC_OUTPUTS_H
 #define GPUIPC_OUTPUTS_H
 
-#include "app/cuda/doc.h"
-#include "app/options.h"
+#include "run/doc.h"
 
 /* Whether the run writes a document or a file made from its data (--json,
  * --prom, --junit). */
-int gpuipc_outputs_wanted(const gpuipc_options *o);
+int gpuipc_outputs_wanted(const gpuipc_doc_program *o);
 
-/* Writes d (--json) and the files made from its data (--junit, --prom, in
+/* Writes d (--json) and the files made from its data (d->machine: what the
+ * program gathered of the driver and the GPUs, or NULL) (--junit, --prom, in
  * that order) and returns the exit status: exit_code, or GPUIPC_FAIL where
  * the run passed or skipped but one of them could not be written (a last
  * result: line says so, and those already written are written again with

@@ -2,16 +2,16 @@
 /* outputs.c: the run's result files together: --json, then --junit, then
  * --prom, from one gpuipc_doc, with what a file that cannot be written does
  * to the exit status. */
-#include "app/cuda/outputs.h"
+#include "run/outputs.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "app/cuda/report_files.h"
-#include "app/cuda/result_doc.h"
 #include "core/err.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "run/report_files.h"
+#include "run/result_doc.h"
 
 void gpuipc_outputs_drop(void)
 {
@@ -19,7 +19,7 @@ void gpuipc_outputs_drop(void)
     gpuipc_files_drop();
 }
 
-int gpuipc_outputs_wanted(const gpuipc_options *o)
+int gpuipc_outputs_wanted(const gpuipc_doc_program *o)
 {
     return o->json_path != NULL || gpuipc_files_wanted(o);
 }

@@ -13,8 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/cuda/doc.h"
-#include "app/options.h"
+#include "run/doc.h"
 #include "run/outcome.h"
 
 enum { GPUIPC_FILE_PROM, GPUIPC_FILE_JUNIT, GPUIPC_FILE_COUNT };
@@ -25,33 +24,35 @@ enum { GPUIPC_FILE_PROM, GPUIPC_FILE_JUNIT, GPUIPC_FILE_COUNT };
  * (exit 2, nothing touched), except -EMFILE or -ENFILE (no FD to look with:
  * the run fails, and every file given was made to claim nothing, as err
  * says). */
-int gpuipc_files_check(const gpuipc_options *o, gpuipc_err *err);
+int gpuipc_files_check(const gpuipc_doc_program *o, gpuipc_err *err);
 
 /* At the start, once every path passed its check: writes each file as a
  * run under way (no verdict). Where one cannot be written, an empty file
  * takes its place if it can (an empty textfile has no series, so no stale
  * pass either), and a line on standard error says so. */
-void gpuipc_files_begin(const gpuipc_options *o);
+void gpuipc_files_begin(const gpuipc_doc_program *o);
 
 /* Whether --prom or --junit was given. */
-int gpuipc_files_wanted(const gpuipc_options *o);
+int gpuipc_files_wanted(const gpuipc_doc_program *o);
 
 /* Writes file which (GPUIPC_FILE_PROM, _JUNIT; not given: nothing) from
- * d's data with exit status exit_code. Returns 0, or -1 with why naming the
+ * d's data (the driver and the GPUs' UUIDs from d->machine) with exit
+ * status exit_code. Returns 0, or -1 with why naming the
  * option, the path, the step, the call and its errno. */
 int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err *why);
 
-/* Caches what the watchdog cannot ask for itself (the driver's version),
- * once the driver is loaded; the run's thread calls it before the watchdog
- * can fire. */
-void gpuipc_files_prepare(void);
+/* Caches what the watchdog cannot ask for itself: the driver's version in
+ * words (gpu/cudrv.h), once the driver is loaded (NULL: not yet; the first
+ * one given stays); the run's thread calls it before the watchdog can
+ * fire. */
+void gpuipc_files_prepare(const char *driver);
 
 /* The watchdog's write of both files at the deadline or a stop the run did
  * not end (no stdio, no malloc): results[0..n) as far as they got, with
  * labels (their names) and the GPUs' UUIDs by ordinal. Returns 0, or -1
  * where a file could not be written whole (it then says the run is under
  * way, or is as it was: never the pass of an earlier run it replaced). */
-int gpuipc_files_at_deadline(const gpuipc_options *o, const char *role,
+int gpuipc_files_at_deadline(const gpuipc_doc_program *o, const char *role,
                              const gpuipc_result *results,
                              const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN],
                              size_t n, const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN],

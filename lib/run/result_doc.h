@@ -3,15 +3,17 @@
  * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
  * document per process, in the schema of docs/result.schema.json
  * (schema_version 3), written at the end of every run, a failed or
- * interrupted one included. */
+ * interrupted one included. The writer takes only data (run/doc.h); its
+ * state (the checked file, the standard output set aside) is the
+ * process's, set up before the run. */
 #ifndef GPUIPC_RESULT_DOC_H
 #define GPUIPC_RESULT_DOC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/cuda/doc.h"
 #include "core/json.h"
+#include "run/doc.h"
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
 
@@ -46,9 +48,6 @@ int gpuipc_doc_stdout_fd(void);
  * two-terminal runs need none. */
 typedef void (*gpuipc_doc_payload_fn)(gpuipc_json *j, const char *key, const void *arg);
 void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg);
-
-/* The program's arguments, for the document (set once by main). */
-void gpuipc_doc_set_argv(int argc, char **argv);
 
 /* Writes d to d->o->json_path ("-": the standard output main set aside
  * with gpuipc_doc_take_stdout), through the file checked before the run
