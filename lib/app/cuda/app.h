@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/log.h"
 #include "gpu/nvml.h"
+#include "run/cellset.h"
 #include "run/result_doc.h"
 #include "session/consumer.h"
 #include "session/env.h"
@@ -191,21 +192,9 @@ typedef struct gpuipc_producer_run {
     gpuipc_env env;
     gpuipc_wire *w;
     const gpuipc_options *o;
-    /* The scenarios, nsel of each (gpuipc_app_scenarios_size): sized once
-     * the run knows its GPUs; a watchdog may read them at any time, so a
-     * table that is replaced is kept (retired) until the run's end. */
-    const gpuipc_mech **sel;
-    gpuipc_result *results;
-    int (*pair)[2];      /* the exporter's and the importer's GPU; -1: the run's GPU, or none */
-    char (*label)[48];   /* the summary's and document's name: "vmm", or "vmm 0->1" across GPUs */
-    char (*group)[192];  /* the summary's heading for the scenario's GPU (several GPUs), or "" */
-    char (*ck_case)[48]; /* Check's case: "vmm-gpu0", "vmm-gpu0to1", "memfd-host"; the suite: "vmm" */
-    /* --json: each scenario's steps in ns (its last round's), as --bench
-     * derives them from both sides' clocks; have_steps[i] says they came. */
-    double (*steps)[GPUIPC_STAGE_COUNT];
-    unsigned char *have_steps;
-    void *retired;
-    size_t nsel;
+    /* The scenarios, the cells of the run (run/cellset.h): sized once the
+     * run knows its GPUs; a watchdog may read them at any time. */
+    gpuipc_cellset cells;
     /* The GPUs the scenarios run on (--device, or every GPU), once opened:
      * ngpus 0 before, or where the run has one GPU by o->device. */
     int *gpus;
@@ -249,18 +238,8 @@ typedef struct gpuipc_producer_run {
 
 /* ---- the producer's scenarios (scenarios.c) ------------------------------------------- */
 
-/* Gives run tables for n scenarios (the old ones retired, not freed).
- * Returns 0, or -1 out of memory (the old ones kept). */
-int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n);
-
-/* Frees every table the run had, and its GPU list. */
+/* Frees the run's cells, its GPU list and its compute modes. */
 void gpuipc_app_scenarios_free(gpuipc_producer_run *run);
-
-/* Names scenario i: mechanism m from GPU a to GPU b (a == b: on one GPU;
- * a < 0: on the run's GPU, o->device, or none for host memory), its
- * label and Check case; not run yet. */
-void gpuipc_app_name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a,
-                              int b);
 
 /* --pairs: the selection (its reference mechanism) over each pair. Returns
  * 0, GPUIPC_USAGE (said why) or GPUIPC_FAIL (out of memory). */

@@ -142,12 +142,12 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
         return GPUIPC_FAIL;
     }
     /* --bench runs on one GPU: each mechanism once, nsel of them at most. */
-    for (i = 0; i < run->nsel && nlat < GPUIPC_APP_NMECH_MAX; i++) {
-        if (run->results[i].status == -1)
-            lat[nlat++] = run->sel[i];
+    for (i = 0; i < run->cells.n && nlat < GPUIPC_APP_NMECH_MAX; i++) {
+        if (run->cells.results[i].status == -1)
+            lat[nlat++] = run->cells.sel[i];
         else if (run->o->level != GPUIPC_LOG_QUIET)
-            fprintf(stderr, "bench: %s is not measured: %s\n", run->sel[i]->name,
-                    run->results[i].reason);
+            fprintf(stderr, "bench: %s is not measured: %s\n", run->cells.sel[i]->name,
+                    run->cells.results[i].reason);
     }
     memset(&cfg, 0, sizeof(cfg));
     cfg.lat = lat;

@@ -266,13 +266,13 @@ static void put_rows(gpuipc_sbuf *b, int fd)
     gpuipc_sbuf_str(b, dl.run->where);
     gpuipc_sbuf_str(b, "\n");
     for (i = 0; i < n; i++) {
-        const gpuipc_result *r = &dl.run->results[i];
+        const gpuipc_result *r = &dl.run->cells.results[i];
         int st = r->status;
 
         (void)gpuipc_sbuf_write(b, fd); /* a closed output ends the printing only */
         gpuipc_sbuf_init(b, text, sizeof(text));
         gpuipc_sbuf_str(b, "  ");
-        gpuipc_sbuf_str(b, dl.run->label[i]);
+        gpuipc_sbuf_str(b, dl.run->cells.label[i]);
         if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0) {
             gpuipc_sbuf_str(b, " on GPU ");
             gpuipc_sbuf_uint(b, (uint64_t)r->gpu);
@@ -405,7 +405,7 @@ static void take_snapshot(void)
  * its --prom or --junit file did (write_files). */
 static int doc_failed, files_failed;
 
-_Static_assert(sizeof(((gpuipc_producer_run *)0)->label[0]) == GPUIPC_OUTCOME_LABEL_LEN,
+_Static_assert(sizeof(((gpuipc_producer_run *)0)->cells.label[0]) == GPUIPC_OUTCOME_LABEL_LEN,
               "the scenarios' names as run/outcome.h reads them");
 
 /* --prom and --junit at the deadline (report_files.h), from the results as
@@ -415,8 +415,8 @@ static void write_files(uint64_t now, const char *verdict, int sig)
     if (!gpuipc_files_wanted(&dl.prog))
         return;
     files_failed = gpuipc_files_at_deadline(
-        &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->results : NULL,
-        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->label : NULL,
+        &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->cells.results : NULL,
+        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->cells.label : NULL,
         gpuipc_deadline_nscen(dl.run),
         (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
         fire_code(sig), verdict, now - dl.t0) < 0;
@@ -546,8 +546,8 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
         .exit_code = GPUIPC_FAIL,
         .where = run->where[0] ? run->where : NULL,
         .lost = NULL,
-        .results = run->results,
-        .n = run->nsel,
+        .results = run->cells.results,
+        .n = run->cells.n,
         .rounds = run->rounds,
         .own = &run->env.facts,
         .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,

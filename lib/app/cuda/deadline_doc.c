@@ -25,23 +25,17 @@
  * tables are whole and at least this long once it is read). */
 size_t gpuipc_deadline_nscen(const gpuipc_producer_run *run)
 {
-    return run != NULL ? __atomic_load_n(&run->nsel, __ATOMIC_ACQUIRE) : 0;
+    return run != NULL ? gpuipc_cellset_count(&run->cells) : 0;
 }
 
 /* The counts of the producer's results that ended. */
 void gpuipc_deadline_counts(const gpuipc_producer_run *run, unsigned *passed, unsigned *failed,
                             unsigned *skipped)
 {
-    size_t n = gpuipc_deadline_nscen(run), i;
-
-    *passed = *failed = *skipped = 0;
-    for (i = 0; i < n; i++) {
-        int st = run->results[i].status;
-
-        *passed += st == GPUIPC_PASS;
-        *failed += st == GPUIPC_FAIL;
-        *skipped += st == GPUIPC_SKIP;
-    }
+    if (run != NULL)
+        gpuipc_cellset_tally(&run->cells, passed, failed, skipped);
+    else
+        *passed = *failed = *skipped = 0;
 }
 
 /* An ordinal, or null for -1. */
@@ -58,13 +52,14 @@ static void put_ordinal(gpuipc_sbuf *b, int g)
 static void put_gpus(gpuipc_sbuf *b, const gpuipc_deadline_doc *d)
 {
     int gpus[GPUIPC_GPU_OPEN_MAX];
-    size_t ns = gpuipc_deadline_nscen(d->run),
-           n = ns > 0 ? gpuipc_doc_gpus_of(d->run->results, ns, gpus, GPUIPC_GPU_OPEN_MAX) : 0, i;
+    size_t ns = gpuipc_deadline_nscen(d->run), i,
+           n = ns > 0 ? gpuipc_doc_gpus_of(d->run->cells.results, ns, gpus, GPUIPC_GPU_OPEN_MAX)
+                      : 0;
 
     gpuipc_sbuf_str(b, "[");
     for (i = 0; i < n; i++) {
         gpuipc_plan_tally t;
-        int v = gpuipc_plan_gpu_verdict(d->run->results, ns, gpus[i], &t);
+        int v = gpuipc_plan_gpu_verdict(d->run->cells.results, ns, gpus[i], &t);
 
         gpuipc_sbuf_str(b, i ? ",\n    {\"ordinal\": " : "\n    {\"ordinal\": ");
         gpuipc_sbuf_uint(b, (uint64_t)gpus[i]);
@@ -127,12 +122,12 @@ static void put_scenarios(gpuipc_sbuf *b, int fd, const gpuipc_deadline_doc *d)
 
     gpuipc_sbuf_str(b, "[");
     for (i = 0; i < n; i++) {
-        const gpuipc_result *r = &d->run->results[i];
+        const gpuipc_result *r = &d->run->cells.results[i];
         int st = r->status;
 
         doc_flush(b, fd, d);
         gpuipc_sbuf_str(b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-        gpuipc_sbuf_json(b, d->run->label[i]);
+        gpuipc_sbuf_json(b, d->run->cells.label[i]);
         gpuipc_sbuf_str(b, ", \"verdict\": \"");
         gpuipc_sbuf_str(b, gpuipc_status_name(st));
         gpuipc_sbuf_str(b, "\", \"gpu\": ");

@@ -228,8 +228,8 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
     size_t i, need_cuda = 0;
 
     run->opened = 1;
-    for (i = 0; i < run->nsel; i++)
-        need_cuda += run->sel[i]->needs_cuda;
+    for (i = 0; i < run->cells.n; i++)
+        need_cuda += run->cells.sel[i]->needs_cuda;
     if (o->expect_gpus > 0 && expect_gpus(run) < 0)
         return GPUIPC_FAIL;
     if (run->hello & GPUIPC_HELLO_NEEDS_CUDA) {
@@ -242,23 +242,23 @@ int gpuipc_app_producer_open(gpuipc_producer_run *run)
                      "MPS" : run->cuda == 1 ? "no driver or no device" : "the driver failed");
             /* Nothing can run here: a skip, unless --require asked for one
              * of them, whose skip is a failure. */
-            if (need_cuda == run->nsel && run->cuda == 1 && run->nreq > 0)
+            if (need_cuda == run->cells.n && run->cuda == 1 && run->nreq > 0)
                 gpuipc_err_prefix(&run->cuda_why, "required by --require, but skipped");
-            if (need_cuda == run->nsel)
+            if (need_cuda == run->cells.n)
                 return run->cuda == 1 && run->nreq == 0 ? GPUIPC_SKIP : GPUIPC_FAIL;
         }
     }
-    for (i = 0; i < run->nsel; i++) {
+    for (i = 0; i < run->cells.n; i++) {
         uint64_t avail;
         char a[32], b[32];
 
-        if (run->sel[i]->needs_cuda) /* host memory: memfd and its kin */
+        if (run->cells.sel[i]->needs_cuda) /* host memory: memfd and its kin */
             continue;
         avail = gpuipc_proc_mem_available();
         if (avail != 0 && o->size > avail) {
             gpuipc_log_say("--size %s: larger than the host's available memory "
                     "for %s (MemAvailable %s)",
-                    gpuipc_units_format_size(o->size, a, sizeof(a)), run->sel[i]->name,
+                    gpuipc_units_format_size(o->size, a, sizeof(a)), run->cells.sel[i]->name,
                     gpuipc_units_format_size(avail, b, sizeof(b)));
             return GPUIPC_USAGE;
         }

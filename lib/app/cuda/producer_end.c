@@ -90,12 +90,12 @@ static void say_bye(const gpuipc_producer_run *run, int code, gpuipc_msg_bye *by
     gpuipc_counts c = {0, 0, 0, 0};
     size_t i;
 
-    for (i = 0; i < run->nsel; i++) {
-        if (run->sel[i]->destructive)
+    for (i = 0; i < run->cells.n; i++) {
+        if (run->cells.sel[i]->destructive)
             continue;
-        c.passed += run->results[i].status == GPUIPC_PASS;
-        c.failed += run->results[i].status == GPUIPC_FAIL;
-        c.skipped += run->results[i].status == GPUIPC_SKIP;
+        c.passed += run->cells.results[i].status == GPUIPC_PASS;
+        c.failed += run->cells.results[i].status == GPUIPC_FAIL;
+        c.skipped += run->cells.results[i].status == GPUIPC_SKIP;
     }
     /* --bench's measurements are scenarios of the session too. */
     c.passed += run->bench_passed;
@@ -159,9 +159,9 @@ static int consumer_failed_one(const gpuipc_producer_run *run)
 {
     size_t i;
 
-    for (i = 0; i < run->nsel; i++)
-        if (run->results[i].status == GPUIPC_FAIL &&
-            run->results[i].failed_side == GPUIPC_ROLE_CONSUMER)
+    for (i = 0; i < run->cells.n; i++)
+        if (run->cells.results[i].status == GPUIPC_FAIL &&
+            run->cells.results[i].failed_side == GPUIPC_ROLE_CONSUMER)
             return 1;
     return 0;
 }
@@ -319,18 +319,18 @@ static void diagnose_results(gpuipc_producer_run *run)
     size_t i;
 
     gpu_map(gpus, sizeof(gpus));
-    for (i = 0; i < run->nsel; i++)
-        if (run->results[i].failure.cu == GPUIPC_DIAG_CU_SYSTEM_NOT_READY &&
+    for (i = 0; i < run->cells.n; i++)
+        if (run->cells.results[i].failure.cu == GPUIPC_DIAG_CU_SYSTEM_NOT_READY &&
             gpuipc_nvml_fabric_states(fabric, sizeof(fabric), &why) < 0)
             snprintf(fabric, sizeof(fabric), "not known (%.200s)", why.msg);
-    for (i = 0; i < run->nsel; i++) {
-        gpuipc_result *r = &run->results[i];
-        int a = run->pair != NULL ? run->pair[i][0] : -1;
-        int b = run->pair != NULL ? run->pair[i][1] : -1;
+    for (i = 0; i < run->cells.n; i++) {
+        gpuipc_result *r = &run->cells.results[i];
+        int a = run->cells.pair != NULL ? run->cells.pair[i][0] : -1;
+        int b = run->cells.pair != NULL ? run->cells.pair[i][1] : -1;
         int pair = run->cuda == 0 && a >= 0 && a != b && r->status == GPUIPC_FAIL;
         gpuipc_diag_case c = {
-            .mech = run->sel[i]->name,
-            .fetched_fd = run->sel[i]->fetched_fd,
+            .mech = run->cells.sel[i]->name,
+            .fetched_fd = run->cells.sel[i]->fetched_fd,
             .side = r->failed_side,
             .failure = &r->failure,
             .producer = &run->env.facts,

@@ -45,8 +45,8 @@ static void probe_consumer(gpuipc_producer_run *run, const gpuipc_scenario_ask *
  * is returned; the driver is not asked (the consumer never opens it). */
 static int mode_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
 {
-    int a = run->pair[i][0] >= 0 ? run->pair[i][0] : run->o->device;
-    int b = run->pair[i][0] >= 0 ? run->pair[i][1] : a;
+    int a = run->cells.pair[i][0] >= 0 ? run->cells.pair[i][0] : run->o->device;
+    int b = run->cells.pair[i][0] >= 0 ? run->cells.pair[i][1] : a;
     gpuipc_cause why;
     int who = -1;
 
@@ -100,9 +100,9 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
 {
     size_t i;
 
-    for (i = 0; i < run->nsel; i++) {
-        const gpuipc_mech *m = run->sel[i];
-        gpuipc_result *r = &run->results[i];
+    for (i = 0; i < run->cells.n; i++) {
+        const gpuipc_mech *m = run->cells.sel[i];
+        gpuipc_result *r = &run->cells.results[i];
         gpuipc_scenario_ask ask;
         gpuipc_app_devices dev;
         gpuipc_scenario sc;
@@ -155,13 +155,14 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
     run->o = o;
     run->child = -1;
     run->child2 = -1;
-    if (gpuipc_app_scenarios_size(run, nsel) < 0) {
+    gpuipc_cellset_init(&run->cells, GPUIPC_STAGE_COUNT);
+    if (gpuipc_cellset_size(&run->cells, nsel) < 0) {
         run->halted = 1; /* said at the start of the session */
         snprintf(run->lost, sizeof(run->lost), "out of memory for %zu scenarios", nsel);
         return;
     }
     for (i = 0; i < nsel; i++) {
-        gpuipc_app_name_scenario(run, i, sel[i], -1, -1);
+        gpuipc_cellset_name(&run->cells, i, sel[i], -1, -1, run->o->device);
         if (sel[i]->needs_cuda || o->bench) /* --bench always describes a GPU */
             run->hello |= GPUIPC_HELLO_NEEDS_CUDA;
         if (sel[i]->destructive)
@@ -198,13 +199,13 @@ static void hold_required(gpuipc_producer_run *run)
 {
     size_t i;
 
-    for (i = 0; i < run->nsel; i++) {
-        gpuipc_result *r = &run->results[i];
+    for (i = 0; i < run->cells.n; i++) {
+        gpuipc_result *r = &run->cells.results[i];
         gpuipc_status was = r->failure;
         char reason[GPUIPC_ERR_LEN];
 
         if (r->status == GPUIPC_PASS || r->status == GPUIPC_FAIL ||
-            gpuipc_mech_find(run->req, run->nreq, run->sel[i]->name) == NULL)
+            gpuipc_mech_find(run->req, run->nreq, run->cells.sel[i]->name) == NULL)
             continue;
         snprintf(reason, sizeof(reason), "%s", r->status == GPUIPC_SKIP ? r->reason
                  : "not selected by CK_RUN_SUITE/CK_RUN_CASE, so it never ran");
@@ -242,6 +243,6 @@ int gpuipc_app_producer_scenarios(gpuipc_producer_run *run)
     code = gpuipc_app_run_rounds(run);
     hold_required(run);
     if (code == GPUIPC_PASS)
-        code = gpuipc_report_exit_code(run->results, run->nsel, 1);
+        code = gpuipc_report_exit_code(run->cells.results, run->cells.n, 1);
     return code;
 }

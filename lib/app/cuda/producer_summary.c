@@ -29,12 +29,12 @@ static int one_cause(const gpuipc_producer_run *run)
 {
     size_t i;
 
-    if (run->nsel < 2 || run->results[0].cause.what[0] == '\0')
+    if (run->cells.n < 2 || run->cells.results[0].cause.what[0] == '\0')
         return 0;
-    for (i = 1; i < run->nsel; i++)
-        if (run->results[i].status != run->results[0].status ||
-            strcmp(run->results[i].reason, run->results[0].reason) != 0 ||
-            !gpuipc_cause_same(&run->results[i].cause, &run->results[0].cause))
+    for (i = 1; i < run->cells.n; i++)
+        if (run->cells.results[i].status != run->cells.results[0].status ||
+            strcmp(run->cells.results[i].reason, run->cells.results[0].reason) != 0 ||
+            !gpuipc_cause_same(&run->cells.results[i].cause, &run->cells.results[0].cause))
             return 0;
     return 1;
 }
@@ -53,24 +53,24 @@ void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
                             : " (an FD left open, said above) after nothing could run");
 
     if (cuda == 1) {
-        if (run->nsel > 0)
-            gpuipc_cause_line(&run->results[0].cause, cause, sizeof(cause));
+        if (run->cells.n > 0)
+            gpuipc_cause_line(&run->cells.results[0].cause, cause, sizeof(cause));
         else
             cause[0] = '\0';
         snprintf(line + used, sizeof(line) - used, "%s%s%s%s", cuda_why->msg,
                  cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
     } else if (one_cause(run)) {
         /* One reason and cause for all (WSL2, a compute mode): said once. */
-        for (i = 0; i < run->nsel && used < sizeof(line); i++)
+        for (i = 0; i < run->cells.n && used < sizeof(line); i++)
             used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? ", " : "",
-                                     run->results[i].mech);
+                                     run->cells.results[i].mech);
         if (used < sizeof(line))
-            snprintf(line + used, sizeof(line) - used, ": %s (%s)", run->results[0].reason,
-                     gpuipc_cause_line(&run->results[0].cause, cause, sizeof(cause)));
+            snprintf(line + used, sizeof(line) - used, ": %s (%s)", run->cells.results[0].reason,
+                     gpuipc_cause_line(&run->cells.results[0].cause, cause, sizeof(cause)));
     } else {
         /* Each reason with the cause the summary would name under it. */
-        for (i = 0; i < run->nsel && used < sizeof(line); i++) {
-            const gpuipc_result *r = &run->results[i];
+        for (i = 0; i < run->cells.n && used < sizeof(line); i++) {
+            const gpuipc_result *r = &run->cells.results[i];
 
             gpuipc_cause_line(&r->cause, cause, sizeof(cause));
             used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s%s%s%s",
@@ -122,8 +122,8 @@ static void note_outcome(const gpuipc_producer_run *run, int code, const char *c
     char first[GPUIPC_ERR_LEN + 160], cause[GPUIPC_ERR_LEN];
     size_t i;
 
-    for (i = 0; i < run->nsel; i++) {
-        const gpuipc_result *r = &run->results[i];
+    for (i = 0; i < run->cells.n; i++) {
+        const gpuipc_result *r = &run->cells.results[i];
 
         if (r->status == GPUIPC_FAIL && failed == NULL)
             failed = r;
@@ -179,11 +179,11 @@ int gpuipc_app_producer_finish(gpuipc_producer_run *run, int code, uint64_t t0)
             .where = run->where[0] ? run->where : NULL,
             .consumer = consumer[0] ? consumer : NULL,
             .lost = run->started ? NULL : run->lost[0] ? run->lost : NULL,
-            .results = run->started ? run->results : NULL,
-            .n = run->started ? run->nsel : 0,
-            .steps = run->steps != NULL ? &run->steps[0][0] : NULL,
-            .have_steps = run->have_steps,
-            .nstages = GPUIPC_STAGE_COUNT,
+            .results = run->started ? run->cells.results : NULL,
+            .n = run->started ? run->cells.n : 0,
+            .steps = run->cells.steps,
+            .have_steps = run->cells.have_steps,
+            .nstages = run->cells.nstages,
             .stage_names = gpuipc_stage_names,
             .rounds = run->rounds,
             .round_records = run->round_records,
@@ -301,7 +301,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         notes[nn++] = run->last;
     if (node_note(run, node, sizeof(node)))
         notes[nn++] = node;
-    gpuipc_report_summary(1, run->where, run->results, run->nsel, notes, consumer, exit_code,
-                          gpuipc_clock_ns() - t0);
+    gpuipc_report_summary(1, run->where, run->cells.results, run->cells.n, notes, consumer,
+                          exit_code, gpuipc_clock_ns() - t0);
     return exit_code;
 }

@@ -224,9 +224,9 @@ static void play_producer(ranks_run *rr, uint32_t c)
             /* The consumer died in the session: its cell says so, once. */
             const gpuipc_result *first = NULL;
 
-            for (i = 0; i < run.nsel && first == NULL; i++)
-                if (run.results[i].status == GPUIPC_FAIL)
-                    first = &run.results[i];
+            for (i = 0; i < run.cells.n && first == NULL; i++)
+                if (run.cells.results[i].status == GPUIPC_FAIL)
+                    first = &run.cells.results[i];
             side->gone = 1;
             snprintf(side->note, sizeof(side->note), "%.160s gone during %s%s%.200s",
                      gpuipc_ranks_who(rr, c),
@@ -234,12 +234,12 @@ static void play_producer(ranks_run *rr, uint32_t c)
                      first ? ": " : "", first ? first->reason : "");
         }
     }
-    side->n = run.nsel < GPUIPC_CELLS_SCENARIOS_MAX ? run.nsel : GPUIPC_CELLS_SCENARIOS_MAX;
+    side->n = run.cells.n < GPUIPC_CELLS_SCENARIOS_MAX ? run.cells.n : GPUIPC_CELLS_SCENARIOS_MAX;
     for (i = 0; i < side->n && run.started; i++) {
-        const gpuipc_result *r = &run.results[i];
+        const gpuipc_result *r = &run.cells.results[i];
         gpuipc_cell_scenario *cs = &side->s[i];
 
-        snprintf(cs->mech, sizeof(cs->mech), "%s", run.sel[i]->name);
+        snprintf(cs->mech, sizeof(cs->mech), "%s", run.cells.sel[i]->name);
         cs->status = r->status;
         cs->side = r->failed_side;
         cs->step = r->failure.step;
@@ -255,7 +255,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
         if (r->status == GPUIPC_FAIL) {
             char line[GPUIPC_ERR_LEN + 64];
 
-            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.sel[i]->name);
+            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.cells.sel[i]->name);
             say_failed(rr, line, r->reason);
         }
     }

@@ -26,8 +26,8 @@ static gpuipc_producer_run *g_run;
  * below (which longjmps in CK_NOFORK mode) can leave nothing behind. */
 START_TEST(test_scenario_both_ways)
 {
-    gpuipc_result *res = &g_run->results[_i];
-    const gpuipc_mech *m = g_run->sel[_i];
+    gpuipc_result *res = &g_run->cells.results[_i];
+    const gpuipc_mech *m = g_run->cells.sel[_i];
     gpuipc_scenario_ask ask;
     gpuipc_app_devices dev;
     gpuipc_err err;
@@ -37,7 +37,7 @@ START_TEST(test_scenario_both_ways)
      * blocked (run_suites). */
     if (gpuipc_stop_signal() != 0) {
         /* A stop came during an earlier scenario: this one is not run. */
-        res->mech = g_run->label[_i];
+        res->mech = g_run->cells.label[_i];
         res->mechanism = m->name;
         res->status = -1;
         snprintf(res->reason, sizeof(res->reason), "not run: the run was stopped before it");
@@ -60,13 +60,13 @@ START_TEST(test_scenario_both_ways)
         t.flags = GPUIPC_BEGIN_TIMES;
         ask.timing = g_run->o->json_path != NULL ? &t : NULL;
         gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, m), &ask, res);
-        g_run->have_steps[_i] = ask.timing != NULL && res->status == GPUIPC_PASS &&
-                                t.nlaps == GPUIPC_LAP_COUNT;
-        if (g_run->have_steps[_i])
-            gpuipc_bench_derive(&t, g_run->steps[_i]);
+        g_run->cells.have_steps[_i] = ask.timing != NULL && res->status == GPUIPC_PASS &&
+                                      t.nlaps == GPUIPC_LAP_COUNT;
+        if (g_run->cells.have_steps[_i])
+            gpuipc_bench_derive(&t, &g_run->cells.steps[(size_t)_i * g_run->cells.nstages]);
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
-    res->mech = g_run->label[_i];
+    res->mech = g_run->cells.label[_i];
     res->mechanism = m->name;
     gpuipc_app_block_stop_signals(1);
     ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
@@ -102,18 +102,18 @@ static int run_suites(gpuipc_producer_run *run)
     size_t i;
     int failed;
 
-    for (i = 0; i < run->nsel; i++) {
+    for (i = 0; i < run->cells.n; i++) {
         Suite *s;
         TCase *tc;
 
-        if (run->results[i].status != -1)
+        if (run->cells.results[i].status != -1)
             continue;
         /* The suite is the mechanism, the case the mechanism where it runs
          * ("vmm-gpu1", "vmm-gpu0to1", "memfd-host"): CK_RUN_SUITE=vmm runs
          * vmm on every GPU, CK_RUN_CASE=vmm-gpu1 that one scenario; Check's
          * TAP and XML name a test by its case. */
-        s = suite_create(run->sel[i]->name);
-        tc = tcase_create(run->ck_case[i]);
+        s = suite_create(run->cells.sel[i]->name);
+        tc = tcase_create(run->cells.ck_case[i]);
         tcase_add_loop_test(tc, test_scenario_both_ways, (int)i, (int)i + 1);
         suite_add_tcase(s, tc);
         srunner_add_suite(sr, s);
@@ -166,7 +166,7 @@ typedef struct soak {
 static int soak_round(gpuipc_producer_run *run, unsigned round, soak *k, uint64_t t0)
 {
     unsigned every = run->o->repeat >= 10 ? run->o->repeat / 10 : 1;
-    gpuipc_counts counts = gpuipc_report_count(run->results, run->nsel);
+    gpuipc_counts counts = gpuipc_report_count(run->cells.results, run->cells.n);
     gpuipc_usage_figures theirs, mine;
     int have_theirs = gpuipc_app_consumer_figures(run, &theirs);
     char drift[GPUIPC_ERR_LEN];
@@ -244,7 +244,7 @@ static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t bega
     memset(r, 0, sizeof(*r));
     r->round = round;
     r->ns = gpuipc_clock_ns() - began;
-    counts = gpuipc_report_count(run->results, run->nsel);
+    counts = gpuipc_report_count(run->cells.results, run->cells.n);
     r->passed = counts.passed;
     r->failed = counts.failed;
     r->skipped = counts.skipped;
@@ -258,14 +258,14 @@ static void record_round(gpuipc_producer_run *run, unsigned round, uint64_t bega
  * round it broke off, or the last whole one if the stop came after it. */
 static void say_stopped(gpuipc_producer_run *run, unsigned round, const soak *k)
 {
-    gpuipc_counts c = gpuipc_report_count(run->results, run->nsel);
+    gpuipc_counts c = gpuipc_report_count(run->cells.results, run->cells.n);
     int sig = gpuipc_stop_signal();
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
     unsigned whole = c.stopped == 0 && c.failed == 0;
     size_t i;
 
-    for (i = 0; i < run->nsel; i++)
-        whole = whole && run->results[i].status != -1;
+    for (i = 0; i < run->cells.n; i++)
+        whole = whole && run->cells.results[i].status != -1;
     if (whole)
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                         GPUIPC_LOG_NO_TIME, "soak: stopped by %s after round %u of %u; the %u "
@@ -289,25 +289,25 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
     size_t i;
     int code = GPUIPC_PASS;
 
-    for (i = 0; i < run->nsel; i++)
-        if (run->results[i].status == -1)
+    for (i = 0; i < run->cells.n; i++)
+        if (run->cells.results[i].status == -1)
             break;
-    if (i == run->nsel) /* nothing can run */
+    if (i == run->cells.n) /* nothing can run */
         return GPUIPC_PASS;
     memset(&k, 0, sizeof(k));
     /* What the probes left, the start of every round. */
-    if ((probed = malloc(run->nsel * sizeof(*probed))) == NULL) {
+    if ((probed = malloc(run->cells.n * sizeof(*probed))) == NULL) {
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_NONE,
                         GPUIPC_LOG_NO_TIME, "%s out of memory for %zu scenarios",
-                        gpuipc_status_word(GPUIPC_FAIL), run->nsel);
+                        gpuipc_status_word(GPUIPC_FAIL), run->cells.n);
         return GPUIPC_FAIL;
     }
-    memcpy(probed, run->results, run->nsel * sizeof(probed[0]));
+    memcpy(probed, run->cells.results, run->cells.n * sizeof(probed[0]));
     for (round = 1; round <= run->o->repeat; round++) {
         uint64_t began = gpuipc_clock_ns();
 
         if (round > 1) {
-            memcpy(run->results, probed, run->nsel * sizeof(probed[0]));
+            memcpy(run->cells.results, probed, run->cells.n * sizeof(probed[0]));
             /* After round 1, only failures and the progress lines. */
             if (run->env.log.level < GPUIPC_LOG_VERBOSE)
                 run->env.log.level = GPUIPC_LOG_QUIET;

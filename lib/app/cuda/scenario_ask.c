@@ -26,35 +26,35 @@ int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_
 
     memset(ask, 0, sizeof(*ask));
     memset(dev, 0, sizeof(*dev));
-    ask->mech = run->sel[i];
+    ask->mech = run->cells.sel[i];
     ask->size = run->o->size;
     ask->index = (unsigned)i;
     ask->chunks = run->o->chunks;
     ask->uuid = dev->uuid;
     ask->peer_uuid = dev->peer_uuid;
-    if (run->pair[i][0] < 0) {
+    if (run->cells.pair[i][0] < 0) {
         memcpy(dev->uuid, run->uuid, GPUIPC_UUID_LEN);
         /* --ranks: the consumer rank's GPU, where it holds another. */
         if (memcmp(run->peer_uuid, run->uuid, GPUIPC_UUID_LEN) != 0)
             memcpy(dev->peer_uuid, run->peer_uuid, GPUIPC_UUID_LEN);
         return 0;
     }
-    if ((rc = gpuipc_gpu_point(&run->env, run->pair[i][0], run->pair[i][1], dev->uuid,
+    if ((rc = gpuipc_gpu_point(&run->env, run->cells.pair[i][0], run->cells.pair[i][1], dev->uuid,
                                dev->peer_uuid, err)) < 0) {
-        if (run->pair[i][0] == run->pair[i][1])
-            gpuipc_err_prefix(err, "GPU %d", run->pair[i][0]);
+        if (run->cells.pair[i][0] == run->cells.pair[i][1])
+            gpuipc_err_prefix(err, "GPU %d", run->cells.pair[i][0]);
         else
-            gpuipc_err_prefix(err, "GPU pair %d->%d", run->pair[i][0], run->pair[i][1]);
+            gpuipc_err_prefix(err, "GPU pair %d->%d", run->cells.pair[i][0], run->cells.pair[i][1]);
     }
     return rc;
 }
 
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
 {
-    gpuipc_result *r = &run->results[i];
+    gpuipc_result *r = &run->cells.results[i];
     double rd, wr, min = run->o->min_gbps;
     char link[1024], rs[32], ws[32];
-    int a = run->pair[i][0], b = run->pair[i][1];
+    int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
 
     if (a < 0 || a == b || r->ns == 0) /* within one GPU: no link */
         return;
@@ -86,9 +86,9 @@ int gpuipc_app_consumer_figures(const gpuipc_producer_run *run, gpuipc_usage_fig
 {
     size_t i;
 
-    for (i = run->nsel; i > 0; i--) {
-        if (run->results[i - 1].status == GPUIPC_PASS) {
-            *f = run->results[i - 1].consumer_usage;
+    for (i = run->cells.n; i > 0; i--) {
+        if (run->cells.results[i - 1].status == GPUIPC_PASS) {
+            *f = run->cells.results[i - 1].consumer_usage;
             return 1;
         }
     }

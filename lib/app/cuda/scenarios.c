@@ -18,157 +18,18 @@
 #include "gpu/gpu.h"
 #include "run/plan.h"
 
-/* The run's tables: where each one's pointer is kept, and one entry's
- * size. Every table has an entry per scenario. */
-#define NTABLES 8
-
-static void tables_of(gpuipc_producer_run *run, void *where[NTABLES], size_t size[NTABLES])
-{
-    where[0] = &run->sel, size[0] = sizeof(*run->sel);
-    where[1] = &run->results, size[1] = sizeof(*run->results);
-    where[2] = &run->pair, size[2] = sizeof(*run->pair);
-    where[3] = &run->label, size[3] = sizeof(*run->label);
-    where[4] = &run->group, size[4] = sizeof(*run->group);
-    where[5] = &run->ck_case, size[5] = sizeof(*run->ck_case);
-    where[6] = &run->steps, size[6] = sizeof(*run->steps);
-    where[7] = &run->have_steps, size[7] = sizeof(*run->have_steps);
-}
-
-/* The table pointer kept at where (each is an object pointer), or its new
- * value. */
-static void *table_get(void *where)
-{
-    void *p;
-
-    memcpy(&p, where, sizeof(p));
-    return p;
-}
-
-static void table_set(void *where, void *p)
-{
-    memcpy(where, &p, sizeof(p));
-}
-
-/* Tables replaced, kept until the run's end (a watchdog may be reading
- * them). */
-typedef struct retired {
-    struct retired *next;
-    void *table[NTABLES];
-} retired;
-
-/* Puts the run's tables on its retired list, and leaves it with none. */
-static void retire(gpuipc_producer_run *run)
-{
-    void *where[NTABLES];
-    size_t size[NTABLES];
-    retired *r;
-    int t;
-
-    if (run->sel == NULL)
-        return;
-    if ((r = calloc(1, sizeof(*r))) == NULL)
-        return; /* kept in place, never freed: a small leak rather than a use after free */
-    tables_of(run, where, size);
-    for (t = 0; t < NTABLES; t++)
-        r->table[t] = table_get(where[t]);
-    r->next = run->retired;
-    run->retired = r;
-}
-
-int gpuipc_app_scenarios_size(gpuipc_producer_run *run, size_t n)
-{
-    /* At least as long as the tables they replace: a watchdog that read the
-     * old count just before the swap stays inside the new ones. */
-    size_t k = n > run->nsel ? n : run->nsel > 0 ? run->nsel : 1, size[NTABLES], i;
-    void *where[NTABLES], *fresh[NTABLES];
-    gpuipc_result *results;
-    int t, ok = 1;
-
-    tables_of(run, where, size);
-    for (t = 0; t < NTABLES; t++)
-        ok &= (fresh[t] = calloc(k, size[t])) != NULL;
-    if (!ok) {
-        for (t = 0; t < NTABLES; t++)
-            free(fresh[t]);
-        return -1;
-    }
-    results = fresh[1];
-    for (i = 0; i < k; i++)
-        results[i].status = -1; /* not run */
-    retire(run);
-    /* A watchdog reads nsel (acquire) and then the tables: each pointer is
-     * stored before the count that goes with it is released, and each
-     * table is as long as the old count, so an old count with new tables
-     * stays inside them too. */
-    for (t = 0; t < NTABLES; t++)
-        table_set(where[t], fresh[t]);
-    __atomic_store_n(&run->nsel, n, __ATOMIC_RELEASE);
-    return 0;
-}
-
 void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
 {
-    void *where[NTABLES];
-    size_t size[NTABLES];
-    retired *r, *next;
-    int t;
-
-    retire(run);
-    for (r = run->retired; r != NULL; r = next) {
-        next = r->next;
-        for (t = 0; t < NTABLES; t++)
-            free(r->table[t]);
-        free(r);
-    }
-    run->retired = NULL;
-    __atomic_store_n(&run->nsel, 0, __ATOMIC_RELEASE);
-    tables_of(run, where, size);
-    for (t = 0; t < NTABLES; t++)
-        table_set(where[t], NULL);
+    gpuipc_cellset_free(&run->cells);
     free(run->gpus);
     run->gpus = NULL;
     run->ngpus = 0;
     gpuipc_app_modes_free(&run->cmodes);
 }
 
-void gpuipc_app_name_scenario(gpuipc_producer_run *run, size_t i, const gpuipc_mech *m, int a,
-                              int b)
-{
-    gpuipc_result *r = &run->results[i];
-
-    run->sel[i] = m;
-    run->pair[i][0] = a;
-    run->pair[i][1] = b;
-    run->group[i][0] = '\0';
-    if (a < 0) {
-        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
-        if (m->needs_cuda)
-            snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%d", m->name,
-                     run->o->device);
-        else
-            snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-host", m->name);
-    } else if (a == b) {
-        /* Under its GPU's heading in the summary; the result's gpu says it
-         * where the name stands alone (--brief, the document). */
-        snprintf(run->label[i], sizeof(run->label[i]), "%s", m->name);
-        snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%d", m->name, a);
-    } else {
-        snprintf(run->label[i], sizeof(run->label[i]), "%s %d->%d", m->name, a, b);
-        snprintf(run->ck_case[i], sizeof(run->ck_case[i]), "%s-gpu%dto%d", m->name, a, b);
-    }
-    r->mech = run->label[i];
-    r->mechanism = m->name;
-    r->group = run->group[i];
-    r->gpu = a >= 0 ? a : m->needs_cuda ? run->o->device : -1;
-    r->peer_gpu = a >= 0 && b != a ? b : -1;
-    /* Not run until the probes or a round say otherwise: a scenario that
-     * never ran must never count as passed (a zeroed result would). */
-    r->status = -1;
-}
-
 int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
 {
-    const gpuipc_mech *m = run->sel[0];
+    const gpuipc_mech *m = run->cells.sel[0];
     size_t cap, np, i;
     int (*pairs)[2];
     gpuipc_err err;
@@ -190,12 +51,12 @@ int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
     if (gpuipc_options_pairs(run->o->pairs, n, pairs, cap, &np, &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if (gpuipc_app_scenarios_size(run, np) < 0) {
+    } else if (gpuipc_cellset_size(&run->cells, np) < 0) {
         gpuipc_log_say("--pairs: out of memory for %zu scenarios", np);
         rc = GPUIPC_FAIL;
     } else {
         for (i = 0; i < np; i++)
-            gpuipc_app_name_scenario(run, i, m, pairs[i][0], pairs[i][1]);
+            gpuipc_cellset_name(&run->cells, i, m, pairs[i][0], pairs[i][1], run->o->device);
         snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
                  "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
     }
@@ -224,13 +85,13 @@ static void heading(int g, char *buf, size_t len)
 int gpuipc_app_expand_devices(gpuipc_producer_run *run)
 {
     const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
-    size_t nsel = run->nsel, n = run->ngpus, nring, nusable = 0, k = 0, i, g, total;
+    size_t nsel = run->cells.n, n = run->ngpus, nring, nusable = 0, k = 0, i, g, total;
     gpuipc_plan_pair *ring;
     char names[160] = "";
     gpuipc_cause why;
     int *usable, first = -1;
 
-    memcpy(sel, run->sel, nsel * sizeof(sel[0]));
+    memcpy(sel, run->cells.sel, nsel * sizeof(sel[0]));
     ring = calloc(n, sizeof(*ring));
     usable = calloc(n, sizeof(*usable));
     if (ring == NULL || usable == NULL) {
@@ -254,7 +115,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         total += !sel[i]->needs_cuda ? 1 : sel[i]->destructive ? 1 : n;
     for (i = 0; i < nsel; i++)
         total += sel[i]->cross_device ? nring : 0;
-    if (gpuipc_app_scenarios_size(run, total) < 0) {
+    if (gpuipc_cellset_size(&run->cells, total) < 0) {
         free(ring);
         free(usable);
         return -1;
@@ -266,8 +127,8 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         for (i = 0; i < nsel; i++) {
             if (!sel[i]->needs_cuda || (sel[i]->destructive && run->gpus[g] != first))
                 continue;
-            gpuipc_app_name_scenario(run, k, sel[i], run->gpus[g], run->gpus[g]);
-            snprintf(run->group[k], sizeof(run->group[k]), "%s", head);
+            gpuipc_cellset_name(&run->cells, k, sel[i], run->gpus[g], run->gpus[g], run->o->device);
+            snprintf(run->cells.group[k], sizeof(run->cells.group[k]), "%s", head);
             k++;
         }
     }
@@ -281,15 +142,15 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         for (i = 0; i < nsel; i++) {
             if (!sel[i]->cross_device)
                 continue;
-            gpuipc_app_name_scenario(run, k, sel[i], ring[g].a, ring[g].b);
-            snprintf(run->group[k], sizeof(run->group[k]), "across GPUs, the ring: each GPU "
-                     "exports to the next (%.130s)", names);
+            gpuipc_cellset_name(&run->cells, k, sel[i], ring[g].a, ring[g].b, run->o->device);
+            snprintf(run->cells.group[k], sizeof(run->cells.group[k]), "across GPUs, the ring: "
+                     "each GPU exports to the next (%.130s)", names);
             k++;
         }
     for (i = 0; i < nsel; i++)
         if (!sel[i]->needs_cuda) {
-            gpuipc_app_name_scenario(run, k, sel[i], -1, -1);
-            snprintf(run->group[k], sizeof(run->group[k]), "host memory (no GPU)");
+            gpuipc_cellset_name(&run->cells, k, sel[i], -1, -1, run->o->device);
+            snprintf(run->cells.group[k], sizeof(run->cells.group[k]), "host memory (no GPU)");
             k++;
         }
     free(ring);

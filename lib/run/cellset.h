@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cellset.h: the cells of a run, as the producer plays them: each a
+ * mechanism from an exporter's GPU to an importer's (or in host memory),
+ * its names (the summary's, the heading of its GPU's group, Check's case),
+ * its result as fields (session/producer.h's gpuipc_result) and the times
+ * of its steps. A watchdog may read the set at any time without a lock:
+ * the tables are sized once the run knows its GPUs, a table that is
+ * replaced is kept (retired) until the set is freed, and the count is
+ * published (release) after the tables it goes with, so that a reader that
+ * loads it (acquire, gpuipc_cellset_count) stays inside whole tables. */
+#ifndef GPUIPC_RUN_CELLSET_H
+#define GPUIPC_RUN_CELLSET_H
+
+#include <stddef.h>
+
+#include "session/mech.h"
+#include "session/producer.h"
+
+#define GPUIPC_CELL_LABEL_LEN 48  /* "vmm-compressible 12->13" */
+#define GPUIPC_CELL_GROUP_LEN 192 /* the summary's heading of a GPU */
+#define GPUIPC_CELL_CASE_LEN 48   /* Check's case: "vmm-gpu0to1" */
+
+typedef struct gpuipc_cellset {
+    const gpuipc_mech **sel;  /* each cell's mechanism */
+    gpuipc_result *results;   /* each cell's result (status -1: not run) */
+    int (*pair)[2];           /* the exporter's and the importer's GPU; -1: the run's GPU, or none */
+    char (*label)[GPUIPC_CELL_LABEL_LEN]; /* the summary's and the document's name */
+    char (*group)[GPUIPC_CELL_GROUP_LEN]; /* the summary's heading for its GPU, or "" */
+    char (*ck_case)[GPUIPC_CELL_CASE_LEN]; /* Check's case; the suite is the mechanism */
+    /* Each cell's steps in ns (its last round's), nstages of them from
+     * steps[i * nstages]; have_steps[i] says they came. */
+    double *steps;
+    unsigned char *have_steps;
+    size_t nstages;
+    void *retired;            /* replaced tables, freed with the set */
+    size_t n;                 /* the cells; published with release */
+} gpuipc_cellset;
+
+/* An empty set whose cells will each hold nstages step times. */
+void gpuipc_cellset_init(gpuipc_cellset *cs, size_t nstages);
+
+/* Gives cs tables for n cells, each not run (the old ones retired, not
+ * freed: a reader may hold them). Returns 0, or -1 out of memory (the old
+ * ones kept). */
+int gpuipc_cellset_size(gpuipc_cellset *cs, size_t n);
+
+/* Frees every table cs had; it is empty afterwards. */
+void gpuipc_cellset_free(gpuipc_cellset *cs);
+
+/* The count of cells a reader may look at (acquire): the tables are whole
+ * and at least this long. */
+size_t gpuipc_cellset_count(const gpuipc_cellset *cs);
+
+/* Names cell i: mechanism m from GPU a to GPU b (a == b: on one GPU; a < 0:
+ * on the run's GPU, device, or none for host memory), its label, its Check
+ * case and its result's names and GPUs; not run yet. */
+void gpuipc_cellset_name(gpuipc_cellset *cs, size_t i, const gpuipc_mech *m, int a, int b,
+                         int device);
+
+/* The counts of the cells that ended, as far as a reader sees them. */
+void gpuipc_cellset_tally(const gpuipc_cellset *cs, unsigned *passed, unsigned *failed,
+                          unsigned *skipped);
+
+#endif
