@@ -24,6 +24,7 @@
 #include "core/account.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/stop.h"
 #include "gpu/nvml.h"
 #include "session/consumer.h"
 #include "session/env.h"
@@ -67,12 +68,13 @@ const gpuipc_mech *gpuipc_app_reference(void);
 /* The endpoint whose socket file --serve made, while it waits for a
  * consumer (NULL otherwise): a stop signal or the deadline removes that
  * file at once (gpuipc_endpoint_unlink: that socket and nothing put in its
- * place) and sets gpuipc_app_sock_removed. Set with gpuipc_app_sock_publish. */
-struct gpuipc_endpoint;
-extern volatile sig_atomic_t gpuipc_app_sock_removed;
-
-/* Publishes ep (NULL: none) to the handlers, with the stop signals blocked
+ * place), after which gpuipc_stop_file_removed() says 1. Kept by core/stop
+ * for the handlers.
+ *
+ * Publishes ep (NULL: none) to the handlers, with the stop signals blocked
  * meanwhile, so that a handler never sees half of it. */
+struct gpuipc_endpoint;
+
 void gpuipc_app_sock_publish(const struct gpuipc_endpoint *ep);
 
 /* For a handler or the watchdog: removes the published socket file, once.
@@ -88,16 +90,9 @@ void gpuipc_app_catch_stop_signals(void);
  * (the consumer's SIGTERM, when it does not come from its dying parent). */
 void gpuipc_app_on_stop(int sig, const siginfo_t *info);
 
-/* The other processes of the forked run (-1: none), which stop signals are
- * passed on to. */
-void gpuipc_app_stop_peers(pid_t a, pid_t b);
-
-/* pid was reaped: no signal goes to it any more (its number may be another
- * process's now). */
-void gpuipc_app_forget_peer(pid_t pid);
-
-/* The other process i (0 or 1) of the forked run not yet reaped, or -1.
- * Async-signal-safe. */
+/* The other process i (0 or 1) of the forked run not yet reaped, or -1:
+ * gpuipc_stop_peer's (core/stop.h keeps them, gpuipc_stop_set_peers), for
+ * deadline.c. Async-signal-safe. */
 pid_t gpuipc_app_peer(int i);
 
 /* Blocks (1) or unblocks (0) the stop signals; one that came meanwhile is
@@ -129,8 +124,10 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
 /* ---- the consumer's process (consumer_proc.c) ------------------------------------------- */
 
 /* The forked mode's producer, whose death the consumer reports; 0 with
- * --connect. */
-extern pid_t gpuipc_app_parent_pid;
+ * --connect. Kept by core/stop (gpuipc_stop_set_parent), since the
+ * consumer's parent-death handler reads it; this name is a value, not a
+ * variable, for deadline.c's reads (it can call gpuipc_stop_parent()). */
+#define gpuipc_app_parent_pid (gpuipc_stop_parent())
 
 /* The consumer's role over sock, until the session ends (in *end), with
  * cred_pid the producer's pid as SO_PEERCRED gave it (-1: not visible here;

@@ -89,7 +89,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
                     (unsigned)peer.uid);
-    gpuipc_app_parent_pid = 0;
+    gpuipc_stop_set_parent(0);
     code = gpuipc_app_consumer_main(sock, o, inject, t0, peer.pid > 0 ? (int)peer.pid : -1,
                                     &end);
     consumer_result_line(o->connect, code, &end, line, sizeof(line));

@@ -19,15 +19,12 @@
 #include "core/progress.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "bench/cuda/bandwidth.h"
 #include "gpu/gpu.h"
 #include "run/plan.h"
 #include "wire/wire.h"
-
-pid_t gpuipc_app_parent_pid; /* the forked mode's producer; 0 with --connect */
-
-static gpuipc_env *g_consumer_env;
 
 static size_t append(char *buf, size_t used, size_t cap, const char *s)
 {
@@ -65,14 +62,14 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     size_t n = 0;
 
     (void)context;
-    if (info == NULL || info->si_pid != gpuipc_app_parent_pid) {
+    if (info == NULL || info->si_pid != gpuipc_stop_parent()) {
         gpuipc_app_on_stop(sig, info); /* anyone else's SIGTERM stops the run */
         return;
     }
     /* The role has already printed why the connection broke. */
-    if (g_consumer_env != NULL && g_consumer_env->lost_reported)
+    if (gpuipc_stop_role_lost_reported())
         _exit(GPUIPC_FAIL);
-    step = gpuipc_step_name(g_consumer_env ? (unsigned)g_consumer_env->step : 0);
+    step = gpuipc_step_name((unsigned)gpuipc_stop_role_step());
     /* The step log's columns, without the time: snprintf is not safe here. */
     n = append(line, n, sizeof(line), "         -     consumer  -                ");
     n = append(line, n, sizeof(line), step);
@@ -81,7 +78,7 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     n = append(line, n, sizeof(line), " FAIL peer gone during ");
     n = append(line, n, sizeof(line), step);
     n = append(line, n, sizeof(line), ": the producer (pid ");
-    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_app_parent_pid);
+    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_stop_parent());
     n = append(line, n, sizeof(line), ") died (parent-death signal)\n");
     (void)!write(1, line, n);
     _exit(GPUIPC_FAIL);
@@ -186,7 +183,7 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
         env->log.level = GPUIPC_LOG_QUIET;
     env->prepare_cuda = consumer_prepare_cuda;
     env->prepare_arg = cr;
-    cr->early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
+    cr->early_device = gpuipc_stop_parent() > 0 && o->pairs == NULL ? o->device : -1;
     cr->o = o;
     env->bandwidth = gpuipc_bandwidth_run;
     env->gpu_bytes = gpuipc_gpu_process_bytes;
@@ -243,15 +240,15 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
 
     consumer_env(&cr, o, inject, t0, sacrificial);
     envp->cred_pid = cred_pid;
-    g_consumer_env = envp;
-    if (gpuipc_app_parent_pid > 0)
-        gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);
+    gpuipc_stop_set_role(&envp->step, &envp->lost_reported);
+    if (gpuipc_stop_parent() > 0)
+        gpuipc_stop_set_peers(gpuipc_stop_parent(), -1);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_parent_death;
     sa.sa_flags = SA_SIGINFO;
-    if (gpuipc_app_parent_pid > 0)
+    if (gpuipc_stop_parent() > 0)
         sigaction(SIGTERM, &sa, NULL);
-    if (gpuipc_app_parent_pid > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+    if (gpuipc_stop_parent() > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
         gpuipc_log_step(&envp->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
     /* The producer may have died before the request took effect, and then
@@ -263,11 +260,11 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
         close(sock);
         return GPUIPC_FAIL;
     }
-    if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
+    if (gpuipc_stop_parent() > 0 && getppid() != gpuipc_stop_parent()) {
         gpuipc_log_step(&envp->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "%s peer gone during hello: the producer (pid %d) exited before "
                         "the consumer started", gpuipc_status_word(GPUIPC_FAIL),
-                        (int)gpuipc_app_parent_pid);
+                        (int)gpuipc_stop_parent());
         close(sock);
         return GPUIPC_FAIL;
     }

@@ -43,7 +43,7 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     run.child = child;
     run.child2 = child2;
     run.oneshots = oneshots;
-    gpuipc_app_stop_peers(child, child2);
+    gpuipc_stop_set_peers(child, child2);
     if (gpuipc_app_deadline_producer(&run, t0) < 0) {
         close(sock);
         if (child2 > 0)
@@ -95,7 +95,7 @@ static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
         gpuipc_log_say("socketpair AF_UNIX SOCK_SEQPACKET: %s", strerror(errno));
         return GPUIPC_FAIL;
     }
-    gpuipc_app_parent_pid = getpid();
+    gpuipc_stop_set_parent(getpid());
     /* A destructive scenario gets a sacrificial consumer of its own, forked
      * like the other before any CUDA call. */
     for (i = 0; i < s->nsel; i++)

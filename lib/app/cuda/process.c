@@ -20,11 +20,6 @@
 #include "gpu/cudrv.h"
 #include "wire/endpoint.h"
 
-/* The endpoint whose socket file --serve made, while it waits. */
-static const gpuipc_endpoint *volatile sock_ep;
-
-volatile sig_atomic_t gpuipc_app_sock_removed;
-
 void gpuipc_app_sock_publish(const gpuipc_endpoint *ep)
 {
     sigset_t stops, old;
@@ -34,46 +29,24 @@ void gpuipc_app_sock_publish(const gpuipc_endpoint *ep)
     sigaddset(&stops, SIGTERM);
     sigaddset(&stops, SIGHUP);
     sigprocmask(SIG_BLOCK, &stops, &old);
-    sock_ep = ep != NULL && ep->file ? ep : NULL;
+    gpuipc_stop_set_file(ep != NULL && ep->file ? ep : NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void gpuipc_app_sock_unlink(void)
 {
-    const gpuipc_endpoint *ep = sock_ep;
+    /* Published by gpuipc_app_sock_publish: an endpoint. */
+    const gpuipc_endpoint *ep = gpuipc_stop_file();
 
-    if (ep != NULL && !gpuipc_app_sock_removed) {
+    if (ep != NULL && !gpuipc_stop_file_removed()) {
         gpuipc_endpoint_unlink(ep);
-        gpuipc_app_sock_removed = 1;
+        gpuipc_stop_file_gone();
     }
-}
-
-/* How many stop signals this process received from outside the run (not
- * stops passed on by another process of it). */
-static volatile sig_atomic_t stops_received;
-
-/* The other processes of the forked run, which a stop is passed on to: the
- * consumers (producer side), or the producer (consumer side). */
-static pid_t run_peers[2] = {-1, -1};
-
-void gpuipc_app_stop_peers(pid_t a, pid_t b)
-{
-    run_peers[0] = a;
-    run_peers[1] = b;
-}
-
-void gpuipc_app_forget_peer(pid_t pid)
-{
-    int i;
-
-    for (i = 0; i < 2; i++)
-        if (run_peers[i] == pid)
-            run_peers[i] = -1;
 }
 
 pid_t gpuipc_app_peer(int i)
 {
-    return i >= 0 && i < 2 ? run_peers[i] : -1;
+    return gpuipc_stop_peer(i);
 }
 
 /* SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the session: every wait, in this
@@ -89,20 +62,21 @@ pid_t gpuipc_app_peer(int i)
 void gpuipc_app_on_stop(int sig, const siginfo_t *info)
 {
     int saved = errno, i;
+    pid_t peer;
 
     if (info != NULL && info->si_code == SI_USER && sig == SIGINT &&
-        (info->si_pid == run_peers[0] || info->si_pid == run_peers[1])) {
+        (info->si_pid == gpuipc_stop_peer(0) || info->si_pid == gpuipc_stop_peer(1))) {
         gpuipc_stop_signal(); /* the channel says which signal */
         errno = saved;
         return;
     }
     gpuipc_app_sock_unlink();
-    if (stops_received++ > 0)
+    if (gpuipc_stop_count_received() > 0)
         _exit(128 + sig);
     gpuipc_stop_raise(sig);
     for (i = 0; i < 2; i++)
-        if (run_peers[i] > 0)
-            kill(run_peers[i], SIGINT);
+        if ((peer = gpuipc_stop_peer(i)) > 0)
+            kill(peer, SIGINT);
     errno = saved;
 }
 

@@ -45,7 +45,7 @@ static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *statu
     gpuipc_wire_close(*w);
     *w = NULL;
     if (rc >= 0) /* reaped: its number may be another process's from now */
-        gpuipc_app_forget_peer(pid);
+        gpuipc_stop_forget_peer(pid);
     if (rc < 0) {
         snprintf(desc, len, "%s", err.msg);
         return 0;

@@ -184,7 +184,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     say_refusals(&refused);
     /* One consumer per run: the name goes as soon as it has connected. */
     gpuipc_app_sock_publish(NULL);
-    if (gpuipc_app_sock_removed)
+    if (gpuipc_stop_file_removed())
         ep.file = 0;
     gpuipc_endpoint_close(&ep);
     if (rc < 0) {
