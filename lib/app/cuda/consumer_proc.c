@@ -84,8 +84,8 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     _exit(GPUIPC_FAIL);
 }
 
-/* A consumer's run: its session's env, and what env->prepare_cuda needs
- * of the mode (its prepare_arg). */
+/* A consumer's run: its session's env, and what env->prepare_cuda and
+ * env->last_check need of the mode (their prepare_arg and last_check_arg). */
 typedef struct consumer_run {
     gpuipc_env env;
     /* The consumer's options: in the forked mode the same as the
@@ -99,6 +99,8 @@ typedef struct consumer_run {
     /* This consumer is the sacrificial one (--destructive), with a side of
      * its own on the status page. */
     int sacrificial;
+    /* The mode's process: the FDs at the start, for the last check. */
+    const gpuipc_app_proc *proc;
 } consumer_run;
 
 /* The forked mode over several GPUs: opens the run's GPUs alongside the
@@ -166,10 +168,19 @@ static void consumer_prepare_cuda(gpuipc_env *env, void *arg)
                     gpuipc_gpu_open_times(env->gpu));
 }
 
+/* env->last_check: the FDs since the start of the mode's process. */
+static size_t consumer_last_check(gpuipc_env *env, void *arg, gpuipc_wire *w, gpuipc_err *why)
+{
+    const consumer_run *cr = arg;
+
+    (void)env;
+    return gpuipc_app_last_check_fds(cr->proc, w, why);
+}
+
 /* Sets cr up for the consumer's role under o (the sacrificial one's, or
- * not). */
+ * not), in the mode's process proc. */
 static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0, int sacrificial)
+                         uint64_t t0, int sacrificial, const gpuipc_app_proc *proc)
 {
     gpuipc_env *env = &cr->env;
 
@@ -185,9 +196,11 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
     env->prepare_arg = cr;
     cr->early_device = gpuipc_stop_parent() > 0 && o->pairs == NULL ? o->device : -1;
     cr->o = o;
+    cr->proc = proc;
     env->bandwidth = gpuipc_bandwidth_run;
     env->gpu_bytes = gpuipc_gpu_process_bytes;
-    env->last_check = gpuipc_app_last_check_fds;
+    env->last_check = consumer_last_check;
+    env->last_check_arg = cr;
     env->step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
 }
 
@@ -213,11 +226,12 @@ static int serve_on(gpuipc_env *env, int sock, gpuipc_session_end *end)
 
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
-                                uint32_t peer_rank, int cred_pid, gpuipc_session_end *end)
+                                uint32_t peer_rank, int cred_pid, const gpuipc_app_proc *proc,
+                                gpuipc_session_end *end)
 {
     consumer_run cr;
 
-    consumer_env(&cr, o, inject, t0, 0);
+    consumer_env(&cr, o, inject, t0, 0, proc);
     cr.env.cred_pid = cred_pid;
     cr.env.token = token;
     cr.env.rank = rank;
@@ -227,10 +241,12 @@ int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_
     return serve_on(&cr.env, sock, end);
 }
 
-/* The consumer's role over sock (the sacrificial one's, or not); the
- * session's end goes into *end. Returns the exit status. */
+/* The consumer's role over sock (the sacrificial one's, or not), in the
+ * mode's process proc; the session's end goes into *end. Returns the exit
+ * status. */
 static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0, int cred_pid, int sacrificial, gpuipc_session_end *end)
+                         uint64_t t0, int cred_pid, int sacrificial,
+                         const gpuipc_app_proc *proc, gpuipc_session_end *end)
 {
     struct sigaction sa;
     consumer_run cr;
@@ -238,7 +254,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     gpuipc_err err;
     int verdict;
 
-    consumer_env(&cr, o, inject, t0, sacrificial);
+    consumer_env(&cr, o, inject, t0, sacrificial, proc);
     envp->cred_pid = cred_pid;
     gpuipc_stop_set_role(&envp->step, &envp->lost_reported);
     if (gpuipc_stop_parent() > 0)
@@ -274,20 +290,22 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)
         return gpuipc_app_stop_code(verdict);
-    return gpuipc_app_check_fds_at_exit(&envp->log, gpuipc_app_stop_code(verdict));
+    return gpuipc_app_check_fds_at_exit(proc, &envp->log, gpuipc_app_stop_code(verdict));
 }
 
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                             uint64_t t0, int cred_pid, gpuipc_session_end *end)
+                             uint64_t t0, int cred_pid, const gpuipc_app_proc *proc,
+                             gpuipc_session_end *end)
 {
-    return consumer_main(sock, o, inject, t0, cred_pid, 0, end);
+    return consumer_main(sock, o, inject, t0, cred_pid, 0, proc, end);
 }
 
 /* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
  * are closed in it. Returns its pid, the parent keeping sv[0] only, or -1
  * after saying why (both ends of sv closed). */
 pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
-                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0,
+                               const gpuipc_app_proc *proc)
 {
     pid_t pid;
 
@@ -309,7 +327,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
             close(other[0]);
         if (other[1] >= 0)
             close(other[1]);
-        verdict = consumer_main(sv[1], o, inject, t0, 0, sacrificial, &end);
+        verdict = consumer_main(sv[1], o, inject, t0, 0, sacrificial, proc, &end);
         fflush(NULL);
         _exit(verdict);
     }

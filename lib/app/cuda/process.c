@@ -122,41 +122,44 @@ int gpuipc_app_stop_code(int code)
     return sig != 0 ? 128 + sig : code;
 }
 
-/* The FDs open when the program started. A process that never loaded the
- * CUDA driver must end with exactly these (the driver keeps FDs of its own
- * open until exit, so a process that loaded it relies on the per-scenario
- * accounting instead). */
-static gpuipc_fds g_fds_at_start;
-
-static int g_have_fds_at_start;
-
-void gpuipc_app_note_fds_at_start(void)
+/* The FDs open when the program started (p->fds). A process that never
+ * loaded the CUDA driver must end with exactly these (the driver keeps FDs
+ * of its own open until exit, so a process that loaded it relies on the
+ * per-scenario accounting instead). */
+void gpuipc_app_note_fds_at_start(gpuipc_app_proc *p)
 {
     gpuipc_err err;
 
     /* --ranks notes them again once its job is set up (PMIx, its listener),
      * and at each pair (the connections held for later pairs). */
-    if (g_have_fds_at_start)
-        gpuipc_account_free(&g_fds_at_start);
-    g_have_fds_at_start = gpuipc_account_snapshot(&g_fds_at_start, &err) == 0;
+    if (p->have_fds)
+        gpuipc_account_free(&p->fds);
+    p->have_fds = gpuipc_account_snapshot(&p->fds, &err) == 0;
+}
+
+void gpuipc_app_proc_free(gpuipc_app_proc *p)
+{
+    if (p->have_fds)
+        gpuipc_account_free(&p->fds);
+    p->have_fds = 0;
 }
 
 /* Counts the FDs this process holds now that it did not hold when the
  * program started, leaving out the connections keep[0] and keep[1] (-1:
  * none), and names them in why. 0 in a process that loaded the CUDA driver. */
-size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why)
+size_t gpuipc_app_fds_since_start(const gpuipc_app_proc *p, const int keep[2], gpuipc_err *why)
 {
     gpuipc_fds now;
     size_t i, j, n;
 
-    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+    if (p == NULL || !p->have_fds || gpuipc_cu.driver_version != 0 ||
         gpuipc_account_snapshot(&now, why) < 0)
         return 0;
     for (i = j = 0; i < now.n; i++)
         if (now.fd[i] != keep[0] && now.fd[i] != keep[1])
             now.fd[j++] = now.fd[i];
     now.n = j;
-    n = gpuipc_account_leaks(&g_fds_at_start, &now, why);
+    n = gpuipc_account_leaks(&p->fds, &now, why);
     gpuipc_account_free(&now);
     if (n > 0) {
         char text[GPUIPC_ERR_LEN];
@@ -168,26 +171,25 @@ size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why)
     return n;
 }
 
-/* env->last_check: the FDs of a process that never loaded CUDA, at the end
- * of its session, its connection aside. */
-size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why)
+/* A consumer's last check: the FDs of a process that never loaded CUDA, at
+ * the end of its session, its connection aside. */
+size_t gpuipc_app_last_check_fds(const gpuipc_app_proc *p, gpuipc_wire *w, gpuipc_err *why)
 {
     const int keep[2] = {w != NULL ? gpuipc_wire_fd(w) : -1, -1};
 
-    (void)env;
-    return gpuipc_app_fds_since_start(keep, why);
+    return gpuipc_app_fds_since_start(p, keep, why);
 }
 
 /* Returns code, or GPUIPC_FAIL after naming the FDs this process leaked. */
-int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code)
+int gpuipc_app_check_fds_at_exit(const gpuipc_app_proc *p, const gpuipc_log *log, int code)
 {
     gpuipc_fds now;
     gpuipc_err e;
 
-    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+    if (p == NULL || !p->have_fds || gpuipc_cu.driver_version != 0 ||
         gpuipc_account_snapshot(&now, &e) < 0)
         return code;
-    if (gpuipc_account_leaks(&g_fds_at_start, &now, &e) > 0) {
+    if (gpuipc_account_leaks(&p->fds, &now, &e) > 0) {
         gpuipc_log_step(log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
                         "%s at exit: %s (open now, not when the program started)",
                         gpuipc_status_word(GPUIPC_FAIL), e.msg);

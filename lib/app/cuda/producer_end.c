@@ -119,7 +119,7 @@ static int producer_last_check(gpuipc_producer_run *run)
 
     if (gpuipc_session_usage_leaks(&run->env.session, run->env.gpu_bytes,
                                    GPUIPC_ENV_SETTLE_NS, &e) == 0 &&
-        gpuipc_app_fds_since_start(keep, &e) == 0) {
+        gpuipc_app_fds_since_start(run->proc, keep, &e) == 0) {
         uint64_t ns;
         unsigned n;
 
