@@ -112,6 +112,9 @@ typedef struct gpuipc_app_proc {
      * checks' reference; have_fds: they were listed. */
     gpuipc_fds fds;
     int have_fds;
+    /* rounds.c's exit hook (for Check giving up with exit()) is
+     * registered: once a process, at its first scenarios. */
+    int check_hooked;
 } gpuipc_app_proc;
 
 /* Lists the FDs open now, into p, as those at the start (before any socket
@@ -264,9 +267,11 @@ typedef struct gpuipc_producer_run {
      * one GPU), and how its end is described ("rank 3 (host, GPU 1)"). */
     uint8_t peer_uuid[GPUIPC_UUID_LEN];
     const char *peer_label;
-    /* The mode's process (the FDs at the start); NULL where the mode set
-     * none. */
+    /* The mode's process (the FDs at the start, rounds.c's exit hook); NULL
+     * where the mode set none. */
     gpuipc_app_proc *proc;
+    /* --json: the step times of the scenario under way (rounds.c). */
+    gpuipc_timing timing;
 } gpuipc_producer_run;
 
 /* ---- the producer's scenarios (scenarios.c) ------------------------------------------- */
