@@ -21,7 +21,10 @@
  * handler would then kill both processes mid-scenario (exit 137, nothing
  * released, nothing said). While the program runs its scenarios through
  * Check (gpuipc_check_shield), a handler without SA_SIGINFO for SIGINT or
- * SIGTERM (Check's) is not installed: the program's own stays. */
+ * SIGTERM (Check's) is not installed: the program's own stays. Whether the
+ * shield is up is kept by core/stop, with the rest of what the program's
+ * stop handling knows of the process (a wrapper of sigaction gets no
+ * argument of the program's). */
 #include "app/check_shim.h"
 
 #include <errno.h>
@@ -30,16 +33,16 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/stop.h"
+
 int __real_mkstemp(char *template);
 int __wrap_mkstemp(char *template);
 int __real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
-static volatile sig_atomic_t shield;
-
 void gpuipc_check_shield(int on)
 {
-    shield = on;
+    gpuipc_stop_shield(on);
 }
 
 /* Whether template is Check's: ".../check_XXXXXX". */
@@ -73,7 +76,7 @@ int __wrap_mkstemp(char *template)
 
 int __wrap_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (shield && act != NULL && (sig == SIGINT || sig == SIGTERM) &&
+    if (gpuipc_stop_shielded() && act != NULL && (sig == SIGINT || sig == SIGTERM) &&
         !(act->sa_flags & SA_SIGINFO) && act->sa_handler != SIG_DFL &&
         act->sa_handler != SIG_IGN)
         return __real_sigaction(sig, NULL, old); /* what is there stays there */

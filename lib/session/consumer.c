@@ -132,7 +132,7 @@ static void answer_bye(gpuipc_consumer_session *cs, const gpuipc_msg_bye *bye,
     if (end->own == GPUIPC_PASS &&
         (gpuipc_session_usage_leaks(&env->session, env->gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) >
              0 ||
-         (env->last_check != NULL && env->last_check(env, cs->w, &e) > 0))) {
+         (env->last_check != NULL && env->last_check(env, env->last_check_arg, cs->w, &e) > 0))) {
         gpuipc_wire_status_err(&msg.u.bye_ack, GPUIPC_STEP_BYE_ACK, &e, "consumer, at the end "
                                "of the session: %s (held now, not at its scenarios' baseline)",
                                e.msg);

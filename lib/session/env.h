@@ -78,8 +78,9 @@ typedef struct gpuipc_env {
      * program checks beyond the scenarios (the FDs of a process that never
      * loaded CUDA, against those it had when it started, the connection w
      * aside). Returns the count of what leaked, named in why. NULL: nothing
-     * more. */
-    size_t (*last_check)(struct gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why);
+     * more. last_check_arg is what it works on (the mode's run). */
+    size_t (*last_check)(struct gpuipc_env *env, void *arg, gpuipc_wire *w, gpuipc_err *why);
+    void *last_check_arg;
 
     /* Producer: waits, within the deadline, for the consumer of a
      * destructive scenario to exit (its exit releases what it held), and

@@ -23,6 +23,7 @@
 #include "core/account.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/stop.h"
 #include "gpu/nvml.h"
 #include "run/cellset.h"
 #include "run/result_doc.h"
@@ -68,12 +69,13 @@ const gpuipc_mech *gpuipc_app_reference(void);
 /* The endpoint whose socket file --serve made, while it waits for a
  * consumer (NULL otherwise): a stop signal or the deadline removes that
  * file at once (gpuipc_endpoint_unlink: that socket and nothing put in its
- * place) and sets gpuipc_app_sock_removed. Set with gpuipc_app_sock_publish. */
-struct gpuipc_endpoint;
-extern volatile sig_atomic_t gpuipc_app_sock_removed;
-
-/* Publishes ep (NULL: none) to the handlers, with the stop signals blocked
+ * place), after which gpuipc_stop_file_removed() says 1. Kept by core/stop
+ * for the handlers.
+ *
+ * Publishes ep (NULL: none) to the handlers, with the stop signals blocked
  * meanwhile, so that a handler never sees half of it. */
+struct gpuipc_endpoint;
+
 void gpuipc_app_sock_publish(const struct gpuipc_endpoint *ep);
 
 /* For a handler or the watchdog: removes the published socket file, once.
@@ -89,16 +91,9 @@ void gpuipc_app_catch_stop_signals(void);
  * (the consumer's SIGTERM, when it does not come from its dying parent). */
 void gpuipc_app_on_stop(int sig, const siginfo_t *info);
 
-/* The other processes of the forked run (-1: none), which stop signals are
- * passed on to. */
-void gpuipc_app_stop_peers(pid_t a, pid_t b);
-
-/* pid was reaped: no signal goes to it any more (its number may be another
- * process's now). */
-void gpuipc_app_forget_peer(pid_t pid);
-
-/* The other process i (0 or 1) of the forked run not yet reaped, or -1.
- * Async-signal-safe. */
+/* The other process i (0 or 1) of the forked run not yet reaped, or -1:
+ * gpuipc_stop_peer's (core/stop.h keeps them, gpuipc_stop_set_peers), for
+ * deadline.c. Async-signal-safe. */
 pid_t gpuipc_app_peer(int i);
 
 /* Blocks (1) or unblocks (0) the stop signals; one that came meanwhile is
@@ -108,20 +103,41 @@ void gpuipc_app_block_stop_signals(int block);
 /* Returns code, or 128 + the stop signal if one came. */
 int gpuipc_app_stop_code(int code);
 
-/* Lists the FDs open when the program started (before any socket or fork). */
-void gpuipc_app_note_fds_at_start(void);
+/* What a mode keeps for its process as long as it runs, whatever runs it
+ * makes (--ranks makes a producer run for each pair): owned by the mode
+ * (on its stack or its run), pointed at by each of its runs, inherited by
+ * a forked consumer with the rest of its parent's memory. Zeroed: nothing
+ * noted yet. */
+typedef struct gpuipc_app_proc {
+    /* The FDs open when the program started, the end-of-session and exit
+     * checks' reference; have_fds: they were listed. */
+    gpuipc_fds fds;
+    int have_fds;
+    /* rounds.c's exit hook (for Check giving up with exit()) is
+     * registered: once a process, at its first scenarios. */
+    int check_hooked;
+} gpuipc_app_proc;
 
-/* Counts the FDs open now that were not at the start, keep[0] and keep[1]
- * aside (-1: none), named in why; 0 where the CUDA driver was loaded (it
- * keeps FDs of its own until exit). */
-size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why);
+/* Lists the FDs open now, into p, as those at the start (before any socket
+ * or fork; --ranks lists them again at each pair). */
+void gpuipc_app_note_fds_at_start(gpuipc_app_proc *p);
 
-/* env->last_check: the FDs since the start, the connection w aside. */
-size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why);
+/* Frees what p holds. */
+void gpuipc_app_proc_free(gpuipc_app_proc *p);
+
+/* Counts the FDs open now that were not at the start (p; NULL: none
+ * noted), keep[0] and keep[1] aside (-1: none), named in why; 0 where the
+ * CUDA driver was loaded (it keeps FDs of its own until exit). */
+size_t gpuipc_app_fds_since_start(const gpuipc_app_proc *p, const int keep[2], gpuipc_err *why);
+
+/* A consumer's last check: the FDs since the start (p), the connection w
+ * aside. */
+size_t gpuipc_app_last_check_fds(const gpuipc_app_proc *p, gpuipc_wire *w, gpuipc_err *why);
 
 /* At exit: returns code, or GPUIPC_FAIL after naming the FDs leaked since
- * the start (said at verbose level when there are none). */
-int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code);
+ * the start (p; NULL: none noted), said at verbose level when there are
+ * none. */
+int gpuipc_app_check_fds_at_exit(const gpuipc_app_proc *p, const gpuipc_log *log, int code);
 
 /* Sets env up for role under o and the test hooks. */
 void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
@@ -129,32 +145,33 @@ void gpuipc_app_env_init(gpuipc_env *env, int role, const gpuipc_options *o,
 
 /* ---- the consumer's process (consumer_proc.c) ------------------------------------------- */
 
-/* The forked mode's producer, whose death the consumer reports; 0 with
- * --connect. */
-extern pid_t gpuipc_app_parent_pid;
 
 /* The consumer's role over sock, until the session ends (in *end), with
  * cred_pid the producer's pid as SO_PEERCRED gave it (-1: not visible here;
  * 0 in the forked mode), for gpuipc_env.cred_pid. Returns the exit status. */
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                             uint64_t t0, int cred_pid, gpuipc_session_end *end);
+                             uint64_t t0, int cred_pid, const gpuipc_app_proc *proc,
+                             gpuipc_session_end *end);
 
 /* --ranks: one session as the consumer over sock (closed here), this rank
  * rank, with the job's token (GPUIPC_WIRE_TOKEN_LEN hex digits) that the
  * producer, rank peer_rank, must prove at HELLO (session/proof.h); no
  * signal handler, watchdog or exit check of its own (the rank has them).
- * cred_pid as for gpuipc_app_consumer_main. The session's end goes into
- * *end. Returns its status. */
+ * cred_pid as for gpuipc_app_consumer_main; its last check counts the FDs
+ * against proc's. The session's end goes into *end. Returns its status. */
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
-                                uint32_t peer_rank, int cred_pid, gpuipc_session_end *end);
+                                uint32_t peer_rank, int cred_pid, const gpuipc_app_proc *proc,
+                                gpuipc_session_end *end);
 
 /* Forks a consumer that serves on sv[1] (other's ends, -1: none, closed in
  * it); sacrificial: it is --destructive's consumer. Returns its pid with
- * sv[0] kept, or -1 after saying why (both ends of sv closed). Call before
- * any CUDA call. */
+ * sv[0] kept, or -1 after saying why (both ends of sv closed); proc is the
+ * mode's (the FDs at the start, which it inherits). Call before any CUDA
+ * call. */
 pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
-                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0);
+                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0,
+                               const gpuipc_app_proc *proc);
 
 /* ---- the producer's run (producer_proc.c, rounds.c) ------------------------------------- */
 
@@ -234,6 +251,11 @@ typedef struct gpuipc_producer_run {
      * one GPU), and how its end is described ("rank 3 (host, GPU 1)"). */
     uint8_t peer_uuid[GPUIPC_UUID_LEN];
     const char *peer_label;
+    /* The mode's process (the FDs at the start, rounds.c's exit hook); NULL
+     * where the mode set none. */
+    gpuipc_app_proc *proc;
+    /* --json: the step times of the scenario under way (rounds.c). */
+    gpuipc_timing timing;
 } gpuipc_producer_run;
 
 /* ---- the producer's scenarios (scenarios.c) ------------------------------------------- */

@@ -56,7 +56,9 @@ static int write_doc(const gpuipc_options *o, int code, uint64_t t0,
     return gpuipc_doc_finish(&d, code);
 }
 
-int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+/* --connect PATH: the consumer's role, its process's state in proc. */
+static int connect_run(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0,
+                       gpuipc_app_proc *proc)
 {
     gpuipc_log log = {GPUIPC_ROLE_CONSUMER, o->level, t0, 1};
     gpuipc_session_end end;
@@ -65,7 +67,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     char line[1024];
     int sock, code;
 
-    gpuipc_app_note_fds_at_start();
+    gpuipc_app_note_fds_at_start(proc);
     gpuipc_app_catch_stop_signals();
     sock = gpuipc_endpoint_connect(o->connect, o->allow_uid,
                                    gpuipc_clock_deadline(o->timeout_ns), &peer, &err);
@@ -80,7 +82,7 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     if (sock < 0) {
         /* The result line says why, once. */
         /* A path that is no socket is a bad argument, said at once. */
-        code = gpuipc_app_check_fds_at_exit(&log, gpuipc_app_stop_code(
+        code = gpuipc_app_check_fds_at_exit(proc, &log, gpuipc_app_stop_code(
             sock == -ENOTSOCK ? GPUIPC_USAGE : GPUIPC_FAIL));
         snprintf(line, sizeof(line), "result: %s: no session with %s: %.400s (exit %d)",
                  gpuipc_exit_word(code),
@@ -91,10 +93,19 @@ int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uin
     gpuipc_log_step(&log, GPUIPC_LOG_NORMAL, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                     "connected to %s: producer pid %d (uid %u)", o->connect, (int)peer.pid,
                     (unsigned)peer.uid);
-    gpuipc_app_parent_pid = 0;
+    gpuipc_stop_set_parent(0);
     code = gpuipc_app_consumer_main(sock, o, inject, t0, peer.pid > 0 ? (int)peer.pid : -1,
-                                    &end);
+                                    proc, &end);
     consumer_result_line(o->connect, code, &end, line, sizeof(line));
     gpuipc_log_line(1, line);
     return write_doc(o, code, t0, &end, NULL);
+}
+
+int gpuipc_app_connect(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_app_proc proc = {0};
+    int code = connect_run(o, inject, t0, &proc);
+
+    gpuipc_app_proc_free(&proc);
+    return code;
 }

@@ -18,16 +18,13 @@
 #include "core/progress.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
 #include "run/outputs.h"
 #include "run/plan.h"
 #include "run/result_doc.h"
 #include "wire/wire.h"
-
-pid_t gpuipc_app_parent_pid; /* the forked mode's producer; 0 with --connect */
-
-static gpuipc_env *g_consumer_env;
 
 static size_t append(char *buf, size_t used, size_t cap, const char *s)
 {
@@ -65,14 +62,14 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     size_t n = 0;
 
     (void)context;
-    if (info == NULL || info->si_pid != gpuipc_app_parent_pid) {
+    if (info == NULL || info->si_pid != gpuipc_stop_parent()) {
         gpuipc_app_on_stop(sig, info); /* anyone else's SIGTERM stops the run */
         return;
     }
     /* The role has already printed why the connection broke. */
-    if (g_consumer_env != NULL && g_consumer_env->lost_reported)
+    if (gpuipc_stop_role_lost_reported())
         _exit(GPUIPC_FAIL);
-    step = gpuipc_step_name(g_consumer_env ? (unsigned)g_consumer_env->step : 0);
+    step = gpuipc_step_name((unsigned)gpuipc_stop_role_step());
     /* The step log's columns, without the time: snprintf is not safe here. */
     n = append(line, n, sizeof(line), "         -     consumer  -                ");
     n = append(line, n, sizeof(line), step);
@@ -81,14 +78,14 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
     n = append(line, n, sizeof(line), " FAIL peer gone during ");
     n = append(line, n, sizeof(line), step);
     n = append(line, n, sizeof(line), ": the producer (pid ");
-    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_app_parent_pid);
+    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_stop_parent());
     n = append(line, n, sizeof(line), ") died (parent-death signal)\n");
     (void)!write(1, line, n);
     _exit(GPUIPC_FAIL);
 }
 
-/* A consumer's run: its session's env, and what env->prepare_cuda needs
- * of the mode (its prepare_arg). */
+/* A consumer's run: its session's env, and what env->prepare_cuda and
+ * env->last_check need of the mode (their prepare_arg and last_check_arg). */
 typedef struct consumer_run {
     gpuipc_env env;
     /* The consumer's options: in the forked mode the same as the
@@ -102,6 +99,8 @@ typedef struct consumer_run {
     /* This consumer is the sacrificial one (--destructive), with a side of
      * its own on the status page. */
     int sacrificial;
+    /* The mode's process: the FDs at the start, for the last check. */
+    const gpuipc_app_proc *proc;
 } consumer_run;
 
 /* The forked mode over several GPUs: opens the run's GPUs alongside the
@@ -169,10 +168,19 @@ static void consumer_prepare_cuda(gpuipc_env *env, void *arg)
                     gpuipc_gpu_open_times(env->gpu));
 }
 
+/* env->last_check: the FDs since the start of the mode's process. */
+static size_t consumer_last_check(gpuipc_env *env, void *arg, gpuipc_wire *w, gpuipc_err *why)
+{
+    const consumer_run *cr = arg;
+
+    (void)env;
+    return gpuipc_app_last_check_fds(cr->proc, w, why);
+}
+
 /* Sets cr up for the consumer's role under o (the sacrificial one's, or
- * not). */
+ * not), in the mode's process proc. */
 static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0, int sacrificial)
+                         uint64_t t0, int sacrificial, const gpuipc_app_proc *proc)
 {
     gpuipc_env *env = &cr->env;
 
@@ -186,11 +194,13 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
         env->log.level = GPUIPC_LOG_QUIET;
     env->prepare_cuda = consumer_prepare_cuda;
     env->prepare_arg = cr;
-    cr->early_device = gpuipc_app_parent_pid > 0 && o->pairs == NULL ? o->device : -1;
+    cr->early_device = gpuipc_stop_parent() > 0 && o->pairs == NULL ? o->device : -1;
     cr->o = o;
+    cr->proc = proc;
     env->bandwidth = gpuipc_bandwidth_run;
     env->gpu_bytes = gpuipc_gpu_process_bytes;
-    env->last_check = gpuipc_app_last_check_fds;
+    env->last_check = consumer_last_check;
+    env->last_check_arg = cr;
     env->step = GPUIPC_STEP_HELLO; /* from birth it waits for the producer's HELLO */
 }
 
@@ -216,11 +226,12 @@ static int serve_on(gpuipc_env *env, int sock, gpuipc_session_end *end)
 
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
-                                uint32_t peer_rank, int cred_pid, gpuipc_session_end *end)
+                                uint32_t peer_rank, int cred_pid, const gpuipc_app_proc *proc,
+                                gpuipc_session_end *end)
 {
     consumer_run cr;
 
-    consumer_env(&cr, o, inject, t0, 0);
+    consumer_env(&cr, o, inject, t0, 0, proc);
     cr.env.cred_pid = cred_pid;
     cr.env.token = token;
     cr.env.rank = rank;
@@ -230,10 +241,12 @@ int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_
     return serve_on(&cr.env, sock, end);
 }
 
-/* The consumer's role over sock (the sacrificial one's, or not); the
- * session's end goes into *end. Returns the exit status. */
+/* The consumer's role over sock (the sacrificial one's, or not), in the
+ * mode's process proc; the session's end goes into *end. Returns the exit
+ * status. */
 static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                         uint64_t t0, int cred_pid, int sacrificial, gpuipc_session_end *end)
+                         uint64_t t0, int cred_pid, int sacrificial,
+                         const gpuipc_app_proc *proc, gpuipc_session_end *end)
 {
     struct sigaction sa;
     consumer_run cr;
@@ -241,17 +254,17 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     gpuipc_err err;
     int verdict;
 
-    consumer_env(&cr, o, inject, t0, sacrificial);
+    consumer_env(&cr, o, inject, t0, sacrificial, proc);
     envp->cred_pid = cred_pid;
-    g_consumer_env = envp;
-    if (gpuipc_app_parent_pid > 0)
-        gpuipc_app_stop_peers(gpuipc_app_parent_pid, -1);
+    gpuipc_stop_set_role(&envp->step, &envp->lost_reported);
+    if (gpuipc_stop_parent() > 0)
+        gpuipc_stop_set_peers(gpuipc_stop_parent(), -1);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_parent_death;
     sa.sa_flags = SA_SIGINFO;
-    if (gpuipc_app_parent_pid > 0)
+    if (gpuipc_stop_parent() > 0)
         sigaction(SIGTERM, &sa, NULL);
-    if (gpuipc_app_parent_pid > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+    if (gpuipc_stop_parent() > 0 && prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
         gpuipc_log_step(&envp->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_HELLO,
                         GPUIPC_LOG_NO_TIME, "prctl PR_SET_PDEATHSIG: %s", strerror(errno));
     /* The producer may have died before the request took effect, and then
@@ -263,11 +276,11 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
         close(sock);
         return GPUIPC_FAIL;
     }
-    if (gpuipc_app_parent_pid > 0 && getppid() != gpuipc_app_parent_pid) {
+    if (gpuipc_stop_parent() > 0 && getppid() != gpuipc_stop_parent()) {
         gpuipc_log_step(&envp->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_HELLO, GPUIPC_LOG_NO_TIME,
                         "%s peer gone during hello: the producer (pid %d) exited before "
                         "the consumer started", gpuipc_status_word(GPUIPC_FAIL),
-                        (int)gpuipc_app_parent_pid);
+                        (int)gpuipc_stop_parent());
         close(sock);
         return GPUIPC_FAIL;
     }
@@ -277,20 +290,22 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)
         return gpuipc_app_stop_code(verdict);
-    return gpuipc_app_check_fds_at_exit(&envp->log, gpuipc_app_stop_code(verdict));
+    return gpuipc_app_check_fds_at_exit(proc, &envp->log, gpuipc_app_stop_code(verdict));
 }
 
 int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
-                             uint64_t t0, int cred_pid, gpuipc_session_end *end)
+                             uint64_t t0, int cred_pid, const gpuipc_app_proc *proc,
+                             gpuipc_session_end *end)
 {
-    return consumer_main(sock, o, inject, t0, cred_pid, 0, end);
+    return consumer_main(sock, o, inject, t0, cred_pid, 0, proc, end);
 }
 
 /* Forks a consumer that serves on sv[1]; the other pair's ends (-1: none)
  * are closed in it. Returns its pid, the parent keeping sv[0] only, or -1
  * after saying why (both ends of sv closed). */
 pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
-                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
+                               const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0,
+                               const gpuipc_app_proc *proc)
 {
     pid_t pid;
 
@@ -312,7 +327,7 @@ pid_t gpuipc_app_fork_consumer(int sv[2], const int other[2], int sacrificial,
             close(other[0]);
         if (other[1] >= 0)
             close(other[1]);
-        verdict = consumer_main(sv[1], o, inject, t0, 0, sacrificial, &end);
+        verdict = consumer_main(sv[1], o, inject, t0, 0, sacrificial, proc, &end);
         fflush(NULL);
         _exit(verdict);
     }

@@ -29,6 +29,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/stop.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
@@ -476,7 +477,7 @@ static void consumer_fire(void *arg, int sig)
 {
     uint64_t now = gpuipc_clock_ns();
     int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
-    int forked = gpuipc_app_parent_pid > 0;
+    int forked = gpuipc_stop_parent() > 0;
     gpuipc_sbuf b;
 
     (void)arg;
@@ -591,8 +592,8 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
     /* Forked, the producer ends the run: this is a backstop after it.
      * Without a deadline it still takes the stops no other thread can. */
     at = o->deadline_ns == 0 ? UINT64_MAX
-         : t0 + o->deadline_ns + (gpuipc_app_parent_pid > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
-    if (gpuipc_app_parent_pid == 0 && o->json_path != NULL) {
+         : t0 + o->deadline_ns + (gpuipc_stop_parent() > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
+    if (gpuipc_stop_parent() == 0 && o->json_path != NULL) {
         gpuipc_doc d = {.o = &dl.prog, .role = "consumer",
                         .exit_code = GPUIPC_FAIL, .own = &own, .deadline_template = 1};
         gpuipc_doc_machine *machine;

@@ -29,7 +29,7 @@
  * consumer's sock2 and child2, or -1). */
 static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const gpuipc_options *o,
                          const gpuipc_app_selection *s, const gpuipc_inject *inject,
-                         uint64_t t0, gpuipc_app_oneshots *oneshots)
+                         uint64_t t0, gpuipc_app_oneshots *oneshots, gpuipc_app_proc *proc)
 {
     /* On the stack: every return below goes through
      * gpuipc_app_producer_finish, which claims the run's end
@@ -43,7 +43,8 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     run.child = child;
     run.child2 = child2;
     run.oneshots = oneshots;
-    gpuipc_app_stop_peers(child, child2);
+    run.proc = proc;
+    gpuipc_stop_set_peers(child, child2);
     if (gpuipc_app_deadline_producer(&run, t0) < 0) {
         close(sock);
         if (child2 > 0)
@@ -73,16 +74,18 @@ static int producer_main(int sock, pid_t child, int sock2, pid_t child2, const g
     return gpuipc_app_producer_finish(&run, code, t0);
 }
 
-/* The forked mode, with --bench's one-shot runs into oneshots. */
+/* The forked mode, with --bench's one-shot runs into oneshots, its
+ * process's state in proc. */
 static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
-                      const gpuipc_inject *inject, uint64_t t0, gpuipc_app_oneshots *oneshots)
+                      const gpuipc_inject *inject, uint64_t t0, gpuipc_app_oneshots *oneshots,
+                      gpuipc_app_proc *proc)
 {
     int sv[2], sv2[2] = {-1, -1};
     pid_t child, child2 = -1;
     gpuipc_err err;
     size_t i;
 
-    gpuipc_app_note_fds_at_start();
+    gpuipc_app_note_fds_at_start(proc);
     gpuipc_app_catch_stop_signals();
     /* The status page the watchdogs read, shared with the consumers. */
     if (gpuipc_watch_map(&err) < 0) {
@@ -95,7 +98,7 @@ static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
         gpuipc_log_say("socketpair AF_UNIX SOCK_SEQPACKET: %s", strerror(errno));
         return GPUIPC_FAIL;
     }
-    gpuipc_app_parent_pid = getpid();
+    gpuipc_stop_set_parent(getpid());
     /* A destructive scenario gets a sacrificial consumer of its own, forked
      * like the other before any CUDA call. */
     for (i = 0; i < s->nsel; i++)
@@ -109,14 +112,14 @@ static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
             close(sv[1]);
             return GPUIPC_FAIL;
         }
-        child2 = gpuipc_app_fork_consumer(sv2, sv, 1, o, inject, t0);
+        child2 = gpuipc_app_fork_consumer(sv2, sv, 1, o, inject, t0, proc);
         if (child2 < 0) {
             close(sv[0]);
             close(sv[1]);
             return GPUIPC_FAIL;
         }
     }
-    child = gpuipc_app_fork_consumer(sv, sv2, 0, o, inject, t0);
+    child = gpuipc_app_fork_consumer(sv, sv2, 0, o, inject, t0, proc);
     if (child < 0) {
         if (child2 > 0) {
             close(sv2[0]);
@@ -126,16 +129,18 @@ static int forked_run(const gpuipc_options *o, const gpuipc_app_selection *s,
         return GPUIPC_FAIL;
     }
     return producer_main(sv[0], child, sv2[0], child2, o, s, inject, t0,
-                         o->bench ? oneshots : NULL);
+                         o->bench ? oneshots : NULL, proc);
 }
 
 int gpuipc_app_oneshot(const gpuipc_options *o, const gpuipc_app_selection *s,
                        const gpuipc_inject *inject, uint64_t t0)
 {
     gpuipc_app_oneshots oneshots = {0}; /* --bench's, measured before any CUDA call */
-    int code = forked_run(o, s, inject, t0, &oneshots);
+    gpuipc_app_proc proc = {0}; /* the consumers inherit it */
+    int code = forked_run(o, s, inject, t0, &oneshots, &proc);
 
     /* What the bench did not take over (a run that ended before it). */
     gpuipc_samples_free(&oneshots.ns);
+    gpuipc_app_proc_free(&proc);
     return code;
 }

@@ -20,11 +20,6 @@
 #include "gpu/cudrv.h"
 #include "wire/endpoint.h"
 
-/* The endpoint whose socket file --serve made, while it waits. */
-static const gpuipc_endpoint *volatile sock_ep;
-
-volatile sig_atomic_t gpuipc_app_sock_removed;
-
 void gpuipc_app_sock_publish(const gpuipc_endpoint *ep)
 {
     sigset_t stops, old;
@@ -34,46 +29,24 @@ void gpuipc_app_sock_publish(const gpuipc_endpoint *ep)
     sigaddset(&stops, SIGTERM);
     sigaddset(&stops, SIGHUP);
     sigprocmask(SIG_BLOCK, &stops, &old);
-    sock_ep = ep != NULL && ep->file ? ep : NULL;
+    gpuipc_stop_set_file(ep != NULL && ep->file ? ep : NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void gpuipc_app_sock_unlink(void)
 {
-    const gpuipc_endpoint *ep = sock_ep;
+    /* Published by gpuipc_app_sock_publish: an endpoint. */
+    const gpuipc_endpoint *ep = gpuipc_stop_file();
 
-    if (ep != NULL && !gpuipc_app_sock_removed) {
+    if (ep != NULL && !gpuipc_stop_file_removed()) {
         gpuipc_endpoint_unlink(ep);
-        gpuipc_app_sock_removed = 1;
+        gpuipc_stop_file_gone();
     }
-}
-
-/* How many stop signals this process received from outside the run (not
- * stops passed on by another process of it). */
-static volatile sig_atomic_t stops_received;
-
-/* The other processes of the forked run, which a stop is passed on to: the
- * consumers (producer side), or the producer (consumer side). */
-static pid_t run_peers[2] = {-1, -1};
-
-void gpuipc_app_stop_peers(pid_t a, pid_t b)
-{
-    run_peers[0] = a;
-    run_peers[1] = b;
-}
-
-void gpuipc_app_forget_peer(pid_t pid)
-{
-    int i;
-
-    for (i = 0; i < 2; i++)
-        if (run_peers[i] == pid)
-            run_peers[i] = -1;
 }
 
 pid_t gpuipc_app_peer(int i)
 {
-    return i >= 0 && i < 2 ? run_peers[i] : -1;
+    return gpuipc_stop_peer(i);
 }
 
 /* SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the session: every wait, in this
@@ -89,20 +62,21 @@ pid_t gpuipc_app_peer(int i)
 void gpuipc_app_on_stop(int sig, const siginfo_t *info)
 {
     int saved = errno, i;
+    pid_t peer;
 
     if (info != NULL && info->si_code == SI_USER && sig == SIGINT &&
-        (info->si_pid == run_peers[0] || info->si_pid == run_peers[1])) {
+        (info->si_pid == gpuipc_stop_peer(0) || info->si_pid == gpuipc_stop_peer(1))) {
         gpuipc_stop_signal(); /* the channel says which signal */
         errno = saved;
         return;
     }
     gpuipc_app_sock_unlink();
-    if (stops_received++ > 0)
+    if (gpuipc_stop_count_received() > 0)
         _exit(128 + sig);
     gpuipc_stop_raise(sig);
     for (i = 0; i < 2; i++)
-        if (run_peers[i] > 0)
-            kill(run_peers[i], SIGINT);
+        if ((peer = gpuipc_stop_peer(i)) > 0)
+            kill(peer, SIGINT);
     errno = saved;
 }
 
@@ -148,41 +122,44 @@ int gpuipc_app_stop_code(int code)
     return sig != 0 ? 128 + sig : code;
 }
 
-/* The FDs open when the program started. A process that never loaded the
- * CUDA driver must end with exactly these (the driver keeps FDs of its own
- * open until exit, so a process that loaded it relies on the per-scenario
- * accounting instead). */
-static gpuipc_fds g_fds_at_start;
-
-static int g_have_fds_at_start;
-
-void gpuipc_app_note_fds_at_start(void)
+/* The FDs open when the program started (p->fds). A process that never
+ * loaded the CUDA driver must end with exactly these (the driver keeps FDs
+ * of its own open until exit, so a process that loaded it relies on the
+ * per-scenario accounting instead). */
+void gpuipc_app_note_fds_at_start(gpuipc_app_proc *p)
 {
     gpuipc_err err;
 
     /* --ranks notes them again once its job is set up (PMIx, its listener),
      * and at each pair (the connections held for later pairs). */
-    if (g_have_fds_at_start)
-        gpuipc_account_free(&g_fds_at_start);
-    g_have_fds_at_start = gpuipc_account_snapshot(&g_fds_at_start, &err) == 0;
+    if (p->have_fds)
+        gpuipc_account_free(&p->fds);
+    p->have_fds = gpuipc_account_snapshot(&p->fds, &err) == 0;
+}
+
+void gpuipc_app_proc_free(gpuipc_app_proc *p)
+{
+    if (p->have_fds)
+        gpuipc_account_free(&p->fds);
+    p->have_fds = 0;
 }
 
 /* Counts the FDs this process holds now that it did not hold when the
  * program started, leaving out the connections keep[0] and keep[1] (-1:
  * none), and names them in why. 0 in a process that loaded the CUDA driver. */
-size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why)
+size_t gpuipc_app_fds_since_start(const gpuipc_app_proc *p, const int keep[2], gpuipc_err *why)
 {
     gpuipc_fds now;
     size_t i, j, n;
 
-    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+    if (p == NULL || !p->have_fds || gpuipc_cu.driver_version != 0 ||
         gpuipc_account_snapshot(&now, why) < 0)
         return 0;
     for (i = j = 0; i < now.n; i++)
         if (now.fd[i] != keep[0] && now.fd[i] != keep[1])
             now.fd[j++] = now.fd[i];
     now.n = j;
-    n = gpuipc_account_leaks(&g_fds_at_start, &now, why);
+    n = gpuipc_account_leaks(&p->fds, &now, why);
     gpuipc_account_free(&now);
     if (n > 0) {
         char text[GPUIPC_ERR_LEN];
@@ -194,26 +171,25 @@ size_t gpuipc_app_fds_since_start(const int keep[2], gpuipc_err *why)
     return n;
 }
 
-/* env->last_check: the FDs of a process that never loaded CUDA, at the end
- * of its session, its connection aside. */
-size_t gpuipc_app_last_check_fds(gpuipc_env *env, gpuipc_wire *w, gpuipc_err *why)
+/* A consumer's last check: the FDs of a process that never loaded CUDA, at
+ * the end of its session, its connection aside. */
+size_t gpuipc_app_last_check_fds(const gpuipc_app_proc *p, gpuipc_wire *w, gpuipc_err *why)
 {
     const int keep[2] = {w != NULL ? gpuipc_wire_fd(w) : -1, -1};
 
-    (void)env;
-    return gpuipc_app_fds_since_start(keep, why);
+    return gpuipc_app_fds_since_start(p, keep, why);
 }
 
 /* Returns code, or GPUIPC_FAIL after naming the FDs this process leaked. */
-int gpuipc_app_check_fds_at_exit(const gpuipc_log *log, int code)
+int gpuipc_app_check_fds_at_exit(const gpuipc_app_proc *p, const gpuipc_log *log, int code)
 {
     gpuipc_fds now;
     gpuipc_err e;
 
-    if (!g_have_fds_at_start || gpuipc_cu.driver_version != 0 ||
+    if (p == NULL || !p->have_fds || gpuipc_cu.driver_version != 0 ||
         gpuipc_account_snapshot(&now, &e) < 0)
         return code;
-    if (gpuipc_account_leaks(&g_fds_at_start, &now, &e) > 0) {
+    if (gpuipc_account_leaks(&p->fds, &now, &e) > 0) {
         gpuipc_log_step(log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BYE, GPUIPC_LOG_NO_TIME,
                         "%s at exit: %s (open now, not when the program started)",
                         gpuipc_status_word(GPUIPC_FAIL), e.msg);

@@ -45,7 +45,7 @@ static int reap(gpuipc_producer_run *run, gpuipc_wire **w, pid_t pid, int *statu
     gpuipc_wire_close(*w);
     *w = NULL;
     if (rc >= 0) /* reaped: its number may be another process's from now */
-        gpuipc_app_forget_peer(pid);
+        gpuipc_stop_forget_peer(pid);
     if (rc < 0) {
         snprintf(desc, len, "%s", err.msg);
         return 0;
@@ -119,7 +119,7 @@ static int producer_last_check(gpuipc_producer_run *run)
 
     if (gpuipc_session_usage_leaks(&run->env.session, run->env.gpu_bytes,
                                    GPUIPC_ENV_SETTLE_NS, &e) == 0 &&
-        gpuipc_app_fds_since_start(keep, &e) == 0) {
+        gpuipc_app_fds_since_start(run->proc, keep, &e) == 0) {
         uint64_t ns;
         unsigned n;
 

@@ -262,7 +262,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
      * says the status the program exits with. */
     exit_code = gpuipc_app_stop_code(code);
     if (!run->checked)
-        exit_code = gpuipc_app_check_fds_at_exit(&run->env.log, exit_code);
+        exit_code = gpuipc_app_check_fds_at_exit(run->proc, &run->env.log, exit_code);
     if (gpuipc_stop_signal() != 0) {
         const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 

@@ -218,7 +218,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     }
     /* The FDs of the job (PMIx's, the listener, the pidfds) are there from now:
      * each session's last check counts against this. */
-    gpuipc_app_note_fds_at_start();
+    gpuipc_app_note_fds_at_start(&rr.proc);
     /* The pairs stop where the deadline less a fifth (2 to 10 s) is left:
      * the verdict's time. */
     rr.pairs_until = UINT64_MAX;
@@ -248,6 +248,7 @@ out:
     free(rr.mine);
     free(rr.digests);
     free(rr.stuck);
+    gpuipc_app_proc_free(&rr.proc);
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
     code = gpuipc_app_stop_code(code);
     /* What this process holds now that it did not at its start (a process

@@ -156,7 +156,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
     /* What each session's last check counts from: the FDs now, which hold
      * the connections of ranks that came early for a later pair (held by
      * launch/meet until then). */
-    gpuipc_app_note_fds_at_start();
+    gpuipc_app_note_fds_at_start(&rr->proc);
     return sock;
 }
 
@@ -190,6 +190,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     run.env.rank = rr->rank;
     run.env.peer_rank = c;
     run.peer_label = gpuipc_ranks_who(rr, c);
+    run.proc = &rr->proc;
     if (rr->gpus[c].ordinal >= 0)
         memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
     snprintf(run.where, sizeof(run.where), "rank %u", rr->rank);
@@ -285,7 +286,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
         return;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
                                        gpuipc_job_token_of(rr->job)->hex, rr->rank, p, cred_pid,
-                                       &end);
+                                       &rr->proc, &end);
     side->code = code;
     side->met = end.met;
     side->said_bye = end.said_bye;

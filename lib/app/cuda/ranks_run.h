@@ -65,6 +65,7 @@ typedef struct ranks_run {
     gpuipc_outfile json;
     int json_checked;
     ranks_where where; /* the watchdog's (gpuipc_ranks_watch_start) */
+    gpuipc_app_proc proc; /* the FDs each session's last check counts from */
 } ranks_run;
 
 /* ---- the watchdog's side (ranks_watch.c) ------------------------------------------- */

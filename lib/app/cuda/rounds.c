@@ -19,6 +19,11 @@
 #include "run/brief.h"
 #include "session/report.h"
 
+/* The run whose scenarios Check is running, set only while
+ * srunner_run_all runs them (NULL otherwise). The one thing rounds.c keeps
+ * at file scope: Check calls a test function with its loop index alone
+ * (_i), and an exit hook (check_gave_up) gets no argument, so the run can
+ * reach neither through an argument. */
 static gpuipc_producer_run *g_run;
 
 /* One scenario, driven together with the consumer over the socket. The
@@ -54,16 +59,16 @@ START_TEST(test_scenario_both_ways)
     } else {
         /* --json: the consumer sends its step times too (one message more),
          * and the document gets each step's time from both clocks. */
-        static gpuipc_timing t;
+        gpuipc_timing *t = &g_run->timing;
 
-        memset(&t, 0, sizeof(t));
-        t.flags = GPUIPC_BEGIN_TIMES;
-        ask.timing = g_run->o->json_path != NULL ? &t : NULL;
+        memset(t, 0, sizeof(*t));
+        t->flags = GPUIPC_BEGIN_TIMES;
+        ask.timing = g_run->o->json_path != NULL ? t : NULL;
         gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, m), &ask, res);
         g_run->cells.have_steps[_i] = ask.timing != NULL && res->status == GPUIPC_PASS &&
-                                      t.nlaps == GPUIPC_LAP_COUNT;
+                                      t->nlaps == GPUIPC_LAP_COUNT;
         if (g_run->cells.have_steps[_i])
-            gpuipc_bench_derive(&t, &g_run->cells.steps[(size_t)_i * g_run->cells.nstages]);
+            gpuipc_bench_derive(t, &g_run->cells.steps[(size_t)_i * g_run->cells.nstages]);
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->cells.label[_i];
@@ -73,11 +78,9 @@ START_TEST(test_scenario_both_ways)
 }
 END_TEST
 
-/* Set while Check runs the scenarios: an exit() from inside it (Check
- * gives up with exit(2) when, say, it cannot create its temporary file) is
- * a failure of the run, not a usage error. */
-static volatile int in_check;
-
+/* While Check runs the scenarios (g_run is set), an exit() from inside it
+ * (Check gives up with exit(2) when, say, it cannot create its temporary
+ * file) is a failure of the run, not a usage error. */
 static void check_gave_up(void)
 {
     static const char why[] = "the test framework (Check) ended the run from inside "
@@ -86,9 +89,9 @@ static void check_gave_up(void)
                               "/tmp, else in memory, a memfd)";
     char line[sizeof(why) + 48];
 
-    if (!in_check)
+    if (g_run == NULL)
         return;
-    in_check = 0;
+    g_run = NULL;
     snprintf(line, sizeof(line), "%s%s: %s (exit %d)", gpuipc_brief_fd() >= 0 ? "" : "result: ",
              gpuipc_exit_word(GPUIPC_FAIL), why, GPUIPC_FAIL);
     gpuipc_log_line(gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1, line);
@@ -97,7 +100,6 @@ static void check_gave_up(void)
 
 static int run_suites(gpuipc_producer_run *run)
 {
-    static int registered;
     SRunner *sr = srunner_create(NULL);
     size_t i;
     int failed;
@@ -122,28 +124,28 @@ static int run_suites(gpuipc_producer_run *run)
      * use CUDA, so the scenarios run in this process; every wait in them has
      * its own deadline, since Check's timeouts work only in fork mode. */
     srunner_set_fork_status(sr, CK_NOFORK);
-    g_run = run;
     /* Between scenarios a stop signal waits, blocked in this thread, for
      * the next scenario or the end; Check's own SIGINT handler, which would
      * SIGKILL the whole process group, is kept out by the shield
      * (check_shim.c): the signal may land on a driver thread, whose mask
      * this does not set. */
     gpuipc_app_block_stop_signals(1);
+    /* The exit hook, once a process (every mode sets run->proc), and at
+     * its first scenarios, as it always was: after the driver's own. */
+    if (run->proc != NULL && !run->proc->check_hooked)
+        run->proc->check_hooked = atexit(check_gave_up) == 0;
     /* The console is the step log's and the summary's: Check's own lines
      * ("Running suite(s)", "100%: Checks: 9") stay out of it, while its TAP
      * and XML reports (CK_TAP_LOG_FILE_NAME, CK_XML_LOG_FILE_NAME) are
      * written as usual. */
-    if (!registered)
-        registered = atexit(check_gave_up) == 0;
-    in_check = 1;
+    g_run = run;
     gpuipc_check_shield(1);
     srunner_run_all(sr, CK_SILENT);
     gpuipc_check_shield(0);
-    in_check = 0;
+    g_run = NULL;
     gpuipc_app_block_stop_signals(0);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    g_run = NULL;
     return failed;
 }
 

@@ -124,11 +124,11 @@ static int end_early(gpuipc_producer_run *run, int code)
     return code;
 }
 
-/* --serve PATH: the producer's role, for one consumer that connects there.
- * What can be decided without a consumer (no GPU, an impossible --size) is
- * decided before the socket exists. */
-int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
-                     const gpuipc_inject *inject, uint64_t t0)
+/* --serve PATH: the producer's role, for one consumer that connects there,
+ * its process's state in proc. What can be decided without a consumer (no
+ * GPU, an impossible --size) is decided before the socket exists. */
+static int serve(const gpuipc_options *o, const gpuipc_app_selection *s,
+                 const gpuipc_inject *inject, uint64_t t0, gpuipc_app_proc *proc)
 {
     /* On the stack: every return below goes through
      * gpuipc_app_producer_finish (or end_early), which claims the run's end
@@ -147,8 +147,9 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
         gpuipc_log_say("%s", err.msg);
         return listen_code(rc);
     }
-    gpuipc_app_note_fds_at_start();
+    gpuipc_app_note_fds_at_start(proc);
     gpuipc_app_producer_init(&run, o, s->sel, s->nsel, s->req, s->nreq, inject, t0);
+    run.proc = proc;
     /* The deadline covers the wait for a consumer too. */
     if (gpuipc_watch_map(&err) < 0) {
         gpuipc_log_say("%s", err.msg);
@@ -184,7 +185,7 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     say_refusals(&refused);
     /* One consumer per run: the name goes as soon as it has connected. */
     gpuipc_app_sock_publish(NULL);
-    if (gpuipc_app_sock_removed)
+    if (gpuipc_stop_file_removed())
         ep.file = 0;
     gpuipc_endpoint_close(&ep);
     if (rc < 0) {
@@ -194,4 +195,14 @@ int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
     }
     code = gpuipc_app_producer_scenarios(&run);
     return gpuipc_app_producer_finish(&run, code, t0);
+}
+
+int gpuipc_app_serve(const gpuipc_options *o, const gpuipc_app_selection *s,
+                     const gpuipc_inject *inject, uint64_t t0)
+{
+    gpuipc_app_proc proc = {0};
+    int code = serve(o, s, inject, t0, &proc);
+
+    gpuipc_app_proc_free(&proc);
+    return code;
 }
