@@ -26,6 +26,13 @@ void gpuipc_cause_fix(gpuipc_cause *c, const char *fmt, ...)
     va_end(ap);
 }
 
+int gpuipc_cause_set(gpuipc_cause *c, const char *what, const char *fix)
+{
+    gpuipc_cause_what(c, "%s", what);
+    gpuipc_cause_fix(c, "%s", fix);
+    return 1;
+}
+
 void gpuipc_cause_clear(gpuipc_cause *c)
 {
     c->what[0] = '\0';

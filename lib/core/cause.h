@@ -24,6 +24,11 @@ void gpuipc_cause_what(gpuipc_cause *c, const char *fmt, ...)
 void gpuipc_cause_fix(gpuipc_cause *c, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* Both texts as they are (cut to fit), for a rule whose words need no
+ * figure: returns 1, the "it fired" of a rule that ends with it:
+ *   return gpuipc_cause_set(out, "MIG is on ...", "run both on one MIG device"); */
+int gpuipc_cause_set(gpuipc_cause *c, const char *what, const char *fix);
+
 /* Empties c. */
 void gpuipc_cause_clear(gpuipc_cause *c);
 

@@ -39,6 +39,21 @@ static const gpuipc_facts *failed_side(const gpuipc_diag_case *c, const char **w
     return consumer ? c->consumer : c->producer;
 }
 
+/* The consumer is in another namespace ns than the producer (its name in
+ * words and as /proc names it), which explains so: says it with fix.
+ * Returns 1. */
+static int other_namespace(gpuipc_cause *out, const gpuipc_diag_case *c, int ns,
+                           const char *name, const char *proc_name, const char *so,
+                           const char *fix)
+{
+    gpuipc_cause_what(out, "the consumer is in another %s namespace (%s:[%llu]) than the "
+                      "producer (%s:[%llu])%s", name, proc_name,
+                      (unsigned long long)c->consumer->ns[ns], proc_name,
+                      (unsigned long long)c->producer->ns[ns], so);
+    gpuipc_cause_fix(out, "%s", fix);
+    return 1;
+}
+
 /* pidfd_getfd refused (EPERM): another user namespace, a producer that is
  * not dumpable, another uid, Yama, a seccomp filter. */
 static int fetch_refused(const gpuipc_diag_case *c, gpuipc_cause *out)
@@ -46,24 +61,18 @@ static int fetch_refused(const gpuipc_diag_case *c, gpuipc_cause *out)
     const gpuipc_facts *p = c->producer, *k = c->consumer;
     int ptrace_cap = gpuipc_facts_has_cap(k, GPUIPC_CAP_SYS_PTRACE);
 
-    if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER)) {
-        gpuipc_cause_what(out,
-                          "the consumer is in another user namespace (user:[%llu]) than the "
-                          "producer (user:[%llu]); capabilities held there do not count over "
-                          "the producer's processes, so pidfd_getfd is refused",
-                          (unsigned long long)k->ns[GPUIPC_NS_USER],
-                          (unsigned long long)p->ns[GPUIPC_NS_USER]);
-        gpuipc_cause_fix(out, "run both in one user namespace, or use vmm");
-        return 1;
-    }
-    if (p->dumpable == 0 && !ptrace_cap) {
-        gpuipc_cause_what(out, "the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
-                               "changed its credentials), and only a process with "
-                               "CAP_SYS_PTRACE may take its FDs");
-        gpuipc_cause_fix(out, "leave the producer dumpable, give the consumer "
-                              "CAP_SYS_PTRACE, or use vmm");
-        return 1;
-    }
+    if (gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_USER))
+        return other_namespace(out, c, GPUIPC_NS_USER, "user", "user",
+                               "; capabilities held there do not count over the producer's "
+                               "processes, so pidfd_getfd is refused",
+                               "run both in one user namespace, or use vmm");
+    if (p->dumpable == 0 && !ptrace_cap)
+        return gpuipc_cause_set(out,
+                                "the producer is not dumpable (PR_SET_DUMPABLE 0, or it "
+                                "changed its credentials), and only a process with "
+                                "CAP_SYS_PTRACE may take its FDs",
+                                "leave the producer dumpable, give the consumer "
+                                "CAP_SYS_PTRACE, or use vmm");
     if (p->uid != k->uid && !ptrace_cap) {
         gpuipc_cause_what(out,
                           "the consumer runs as uid %u and the producer as uid %u; "
@@ -85,13 +94,13 @@ static int fetch_refused(const gpuipc_diag_case *c, gpuipc_cause *out)
                                         "CAP_SYS_PTRACE");
         return 1;
     }
-    if (k->seccomp == 2) {
-        gpuipc_cause_what(out, "a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd; "
-                               "Docker's default profile allows it only with CAP_SYS_PTRACE");
-        gpuipc_cause_fix(out, "docker run --cap-add SYS_PTRACE, or a seccomp profile that allows "
-                              "pidfd_open and pidfd_getfd, or use vmm");
-        return 1;
-    }
+    if (k->seccomp == 2)
+        return gpuipc_cause_set(
+            out,
+            "a seccomp filter in the consumer (Seccomp: 2) refuses pidfd_getfd; "
+            "Docker's default profile allows it only with CAP_SYS_PTRACE",
+            "docker run --cap-add SYS_PTRACE, or a seccomp profile that allows "
+            "pidfd_open and pidfd_getfd, or use vmm");
     return 0;
 }
 
@@ -103,18 +112,12 @@ static int fetched_fd(const gpuipc_diag_case *c, gpuipc_cause *out)
 
     if (!c->fetched_fd || p == NULL || k == NULL || c->side != GPUIPC_ROLE_CONSUMER)
         return 0;
-    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH)) {
-        gpuipc_cause_what(out,
-                          "the consumer is in another PID namespace (pid:[%llu]) than the "
-                          "producer (pid:[%llu]), so it cannot name the producer's process "
-                          "to pidfd_open",
-                          (unsigned long long)k->ns[GPUIPC_NS_PID],
-                          (unsigned long long)p->ns[GPUIPC_NS_PID]);
-        gpuipc_cause_fix(out, "run both in one PID namespace (docker run "
-                              "--pid=container:<producer>, Kubernetes shareProcessNamespace: "
-                              "true), or use vmm, which sends the FD over the socket");
-        return 1;
-    }
+    if ((gpuipc_facts_ns_differ(p, k) & (1u << GPUIPC_NS_PID)) && pidfd_failed(c, ESRCH))
+        return other_namespace(out, c, GPUIPC_NS_PID, "PID", "pid",
+                               ", so it cannot name the producer's process to pidfd_open",
+                               "run both in one PID namespace (docker run "
+                               "--pid=container:<producer>, Kubernetes shareProcessNamespace: "
+                               "true), or use vmm, which sends the FD over the socket");
     if (pidfd_failed(c, EPERM))
         return fetch_refused(c, out);
     if (pidfd_failed(c, ENOSYS) && k->kernel[0] != '\0' && !gpuipc_facts_kernel_at_least(k, 5, 6)) {
@@ -123,12 +126,11 @@ static int fetched_fd(const gpuipc_diag_case *c, gpuipc_cause *out)
         gpuipc_cause_fix(out, "a newer kernel, or use vmm");
         return 1;
     }
-    if (pidfd_failed(c, ENOSYS) && k->seccomp == 2) {
-        gpuipc_cause_what(out, "a seccomp filter in the consumer (Seccomp: 2) answers "
-                               "pidfd_open or pidfd_getfd with ENOSYS");
-        gpuipc_cause_fix(out, "a seccomp profile that allows them, or use vmm");
-        return 1;
-    }
+    if (pidfd_failed(c, ENOSYS) && k->seccomp == 2)
+        return gpuipc_cause_set(out,
+                                "a seccomp filter in the consumer (Seccomp: 2) answers "
+                                "pidfd_open or pidfd_getfd with ENOSYS",
+                                "a seccomp profile that allows them, or use vmm");
     return 0;
 }
 
@@ -362,21 +364,19 @@ static int gpu_mode(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech == NULL || strncmp(c->mech, "memfd", 5) == 0)
         return 0;
-    if (c->mig == 1) {
-        gpuipc_cause_what(out, "the producer's GPU is in MIG mode, and the driver "
-                               "shares memory between processes only in ways MIG allows "
-                               "(no CUDA IPC across GPU instances, no peer access)");
-        gpuipc_cause_fix(out, "run both processes on the same MIG device, or have an "
-                              "administrator turn MIG off for this GPU");
-        return 1;
-    }
-    if (c->cc == 1) {
-        gpuipc_cause_what(out, "confidential computing is on, and the driver does not "
-                               "support CUDA IPC in that mode");
-        gpuipc_cause_fix(out, "share within one process, or run where confidential "
-                              "computing is off");
-        return 1;
-    }
+    if (c->mig == 1)
+        return gpuipc_cause_set(out,
+                                "the producer's GPU is in MIG mode, and the driver "
+                                "shares memory between processes only in ways MIG allows "
+                                "(no CUDA IPC across GPU instances, no peer access)",
+                                "run both processes on the same MIG device, or have an "
+                                "administrator turn MIG off for this GPU");
+    if (c->cc == 1)
+        return gpuipc_cause_set(out,
+                                "confidential computing is on, and the driver does not "
+                                "support CUDA IPC in that mode",
+                                "share within one process, or run where confidential "
+                                "computing is off");
     return 0;
 }
 
@@ -399,21 +399,19 @@ static int slow_link(const gpuipc_diag_case *c, gpuipc_cause *out)
 static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
-        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED)) {
-        gpuipc_cause_what(out, "no IMEX channel that this process can open, and FABRIC handles "
-                               "need one (they serve NVLink systems of many nodes)");
-        gpuipc_cause_fix(out, "there, start the nvidia-imex service and give both processes "
-                              "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm");
-        return 1;
-    }
+        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED))
+        return gpuipc_cause_set(out,
+                                "no IMEX channel that this process can open, and FABRIC handles "
+                                "need one (they serve NVLink systems of many nodes)",
+                                "there, start the nvidia-imex service and give both processes "
+                                "/dev/nvidia-caps-imex-channels/channel0; on one node, use vmm");
     if (!cu_is(c, GPUIPC_DIAG_CU_NOT_SUPPORTED))
         return 0;
-    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap")) {
-        gpuipc_cause_what(out, "this driver maps only whole imported allocations (a cuMemMap "
-                               "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED)");
-        gpuipc_cause_fix(out, "map whole allocations and sub-allocate within the mapping");
-        return 1;
-    }
+    if (c->mech != NULL && strcmp(c->mech, "vmm-offset") == 0 && call_is(c, "cuMemMap"))
+        return gpuipc_cause_set(out,
+                                "this driver maps only whole imported allocations (a cuMemMap "
+                                "offset other than 0 is CUDA_ERROR_NOT_SUPPORTED)",
+                                "map whole allocations and sub-allocate within the mapping");
     gpuipc_cause_what(out,
                       "this driver or GPU does not support a call the mechanism needs (%s: "
                       "CUDA_ERROR_NOT_SUPPORTED)",
