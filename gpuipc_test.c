@@ -13,8 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
 #include "app/cuda/doc_data.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/registry.h"
 #include "app/options.h"
 #include "app/usage.h"
 #include "app/version.h"

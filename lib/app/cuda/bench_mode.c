@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/bench_mode.h"
+#include "app/cuda/producer_run.h"
+#include "app/cuda/registry.h"
 #include "app/version.h"
 #include "bench/bench.h"
 #include "bench/cuda/bench_run.h"

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/consumer_proc.h"
 #include "app/cuda/doc_data.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
 #include "core/clock.h"
 #include "core/facts.h"
 #include "core/status.h"

@@ -11,7 +11,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/consumer_proc.h"
+#include "app/cuda/deadline.h"
+#include "app/cuda/process.h"
+#include "app/cuda/producer_run.h"
+#include "app/cuda/registry.h"
 #include "bench/cuda/bandwidth.h"
 #include "core/clock.h"
 #include "core/log.h"

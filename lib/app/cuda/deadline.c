@@ -20,9 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/deadline.h"
 #include "app/cuda/deadline_doc.h"
 #include "app/cuda/doc_data.h"
+#include "app/cuda/process.h"
+#include "app/cuda/producer_run.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -36,6 +38,7 @@
 #include "run/brief.h"
 #include "run/outputs.h"
 #include "run/report_files.h"
+#include "run/result_doc.h"
 
 /* How long the producer's watchdog waits for the consumers it killed. */
 #define REAP_NS (1000ull * 1000000ull)

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
 #include "app/cuda/deadline_doc.h"
+#include "app/cuda/producer_run.h"
 #include "core/names.h"
 #include "core/outfile.h"
 #include "core/runinfo.h"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/producer_run.h"
 
 /* What the deadline's document is made from, gathered by the watchdog as
  * it fires. Every pointer is the caller's and outlives the call. */

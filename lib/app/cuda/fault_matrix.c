@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
+#include "app/cuda/registry.h"
 #include "app/matrix.h"
 #include "core/log.h"
 #include "core/names.h"

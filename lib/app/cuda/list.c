@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
+#include "app/cuda/registry.h"
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/json.h"

@@ -18,9 +18,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/bench_mode.h"
+#include "app/cuda/consumer_proc.h"
+#include "app/cuda/deadline.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_end.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/producer_summary.h"
+#include "app/cuda/registry.h"
 #include "core/log.h"
 #include "core/step.h"
 #include "core/stop.h"

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/process.h"
 #include "core/account.h"
 #include "core/err.h"
 #include "core/proc.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
 #include "app/cuda/producer_devices.h"
+#include "app/cuda/producer_run.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/proc.h"

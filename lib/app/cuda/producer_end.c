@@ -9,8 +9,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_end.h"
+#include "app/cuda/producer_run.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/proc.h"

@@ -10,8 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/bench_mode.h"
+#include "app/cuda/deadline.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_devices.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/log.h"
 #include "core/step.h"

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
 #include "app/cuda/doc_data.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_end.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/producer_summary.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/clock.h"

@@ -31,8 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
 #include "app/cuda/ranks_run.h"
+#include "app/cuda/registry.h"
 #include "core/account.h"
 #include "core/log.h"
 #include "core/outfile.h"

@@ -13,7 +13,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "app/cuda/consumer_proc.h"
 #include "app/cuda/producer_end.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/ranks_run.h"
 #include "core/clock.h"
 #include "core/status.h"

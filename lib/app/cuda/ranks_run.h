@@ -10,14 +10,15 @@
 
 #include <stdint.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/process.h"
+#include "app/cuda/registry.h"
 #include "core/err.h"
 #include "core/outfile.h"
-#include "wire/msg.h"
 #include "launch/job.h"
 #include "launch/meet.h"
 #include "launch/pmix.h"
 #include "run/cells.h"
+#include "wire/msg.h"
 
 #define KEY_GPU "gpuipc.gpu"
 #define KEY_RESULTS "gpuipc.results"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/registry.h"
 #include "core/log.h"
 
 /* The registry, one line per mechanism: the name of its table, which its

@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "app/check_shim.h"
-#include "app/cuda/app.h"
+#include "app/cuda/process.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/clock.h"
 #include "core/status.h"

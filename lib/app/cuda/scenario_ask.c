@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/step.h"
 #include "core/units.h"

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/producer_run.h"
+#include "app/cuda/registry.h"
 #include "core/log.h"
 #include "core/units.h"
 #include "gpu/cudrv.h"

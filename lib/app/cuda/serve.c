@@ -8,9 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "app/cuda/app.h"
+#include "app/cuda/deadline.h"
+#include "app/cuda/modes.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_devices.h"
+#include "app/cuda/producer_run.h"
 #include "app/cuda/producer_summary.h"
+#include "app/cuda/registry.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/status.h"

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* deadline.h: --deadline for each role (deadline.c). */
+#ifndef GPUIPC_APP_CUDA_DEADLINE_H
+#define GPUIPC_APP_CUDA_DEADLINE_H
+
+#include <stdint.h>
+
+#include "app/cuda/producer_run.h"
+#include "app/options.h"
+
+/* How long after the deadline the forked consumer ends itself, where the
+ * producer, which speaks for the run, did not end it. */
+#define GPUIPC_APP_DEADLINE_BACKSTOP_NS (3000ull * 1000000ull)
+
+/* The producer's watchdog for --deadline (none without one), for the run
+ * that started at t0: at the deadline it ends the run whatever is stuck,
+ * with the verdicts so far, the stuck process, step and call named, the
+ * consumers killed and the --json document written (deadline.c says how).
+ * Call after the fork. Returns 0, or -1 after saying why. */
+int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0);
+
+/* Renders again the document that watchdog writes, now that run knows more
+ * (the peer's facts, its GPU, its results so far). */
+void gpuipc_app_deadline_document(gpuipc_producer_run *run);
+
+/* The consumer's: forked, a backstop a little after the deadline, which
+ * the producer should have ended the run by; with --connect, at the
+ * deadline, reporting this side. Returns 0, or -1 after saying why. */
+int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0);
+
+#endif
