@@ -2,11 +2,15 @@
 /* test_json.c: the JSON writer's documents parse, escape what they must,
  * and an unbalanced document is reported; the tests' JSON reader
  * (tests/jschema.c) rejects what is not JSON. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/json.h"
+#include "core/sink.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -101,6 +105,114 @@ START_TEST(test_json_validator_accepts_json)
 }
 END_TEST
 
+/* gpuipc_sbuf_double(v) against snprintf's "%.15g": the bytes of both, or
+ * a message naming v where they differ. Returns 1 where they are the same. */
+static int same_as_printf(double v, char *msg, size_t len)
+{
+    char mem[64], ref[64];
+    gpuipc_sbuf b;
+    uint64_t bits;
+
+    gpuipc_sbuf_init(&b, mem, sizeof(mem));
+    gpuipc_sbuf_double(&b, v);
+    snprintf(ref, sizeof(ref), "%.15g", v);
+    if (strcmp(mem, ref) == 0 && !b.dropped)
+        return 1;
+    memcpy(&bits, &v, sizeof(bits));
+    snprintf(msg, len, "%a (bits 0x%016llx): \"%s\", printf \"%s\"", v,
+             (unsigned long long)bits, mem, ref);
+    return 0;
+}
+
+static const double double_edges[] = {
+    0.0, -0.0, 1e-5, 1e-4, 0.1, 0.5, 1.5, 30, 123456789012345.0, 1e15, 1e16, 1e300,
+    5e-324, DBL_MAX, -DBL_MAX, DBL_MIN, 2.2250738585072009e-308, 1e-300, 1e-320,
+    0.30000000000000004, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, -1.25e-7, 9.5, 99999.5,
+    /* Ties at the 15th digit, exact in binary: to even, either way. */
+    100000000000000.5, 100000000000001.5, 100000000000002.5, 999999999999999.5,
+    0.000123456789012345, 9.99999999999999e-5, 9.999999999999995e-5, 0.0001 - 1e-20,
+    999999999999999.0, 9999999999999995.0, 9.999999999999995e14, 1e15 - 0.5, 1e15 + 1,
+    1e22, 1e23, 123456.789, 1e-7, 4503599627370496.5, 9007199254740993.0, 1e100, 1e-100,
+    3.14159265358979, 2.718281828459045, 65536, 4294967296.0, 18446744073709551616.0,
+};
+
+START_TEST(test_sbuf_double_edges)
+{
+    char msg[256];
+
+    ck_assert_msg(same_as_printf(double_edges[_i], msg, sizeof(msg)), "%s", msg);
+}
+END_TEST
+
+/* What JSON cannot hold, as printf writes it (json.c writes null instead). */
+START_TEST(test_sbuf_double_not_finite)
+{
+    char msg[256];
+
+    ck_assert_msg(same_as_printf(INFINITY, msg, sizeof(msg)), "%s", msg);
+    ck_assert_msg(same_as_printf(-INFINITY, msg, sizeof(msg)), "%s", msg);
+    ck_assert_msg(same_as_printf(NAN, msg, sizeof(msg)), "%s", msg);
+}
+END_TEST
+
+/* xorshift64: the same pseudo-random doubles on every run. */
+static uint64_t next_bits(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* 1,100,000 pseudo-random doubles: 200,000 of any bit pattern (every
+ * magnitude, subnormals included), 800,000 of a 53-bit fraction times a
+ * power of ten from 1e-20 to 1e20, and 100,000 halves and quarters next to
+ * 15 digits (ties and near-ties), each byte for byte as printf writes it. */
+START_TEST(test_sbuf_double_random)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    char msg[256];
+    long i, bad = 0, n = 0;
+    double v;
+
+    for (i = 0; i < 1100000; i++) {
+        uint64_t r = next_bits(&s);
+
+        if (i < 200000) {
+            memcpy(&v, &r, sizeof(v));
+            if (!isfinite(v))
+                continue;
+        } else if (i < 1000000) {
+            v = (double)(r >> 11) / 9007199254740992.0 * pow(10, (int)(r % 41) - 20);
+        } else {
+            v = (double)(r % 1000000000000000ull) + (double)(r >> 62) * 0.25;
+            v = ldexp(v, (int)(r >> 58 & 7) - 3);
+        }
+        n++;
+        if (!same_as_printf(r & 1 ? -v : v, msg, sizeof(msg)) && bad++ == 0)
+            ck_assert_msg(0, "%s", msg);
+    }
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_gt(n, 1000000);
+}
+END_TEST
+
+START_TEST(test_sbuf_int)
+{
+    static const int64_t v[] = {0, 1, -1, 42, -42, INT64_MAX, INT64_MIN};
+    char mem[32], ref[32];
+    gpuipc_sbuf b;
+    size_t i;
+
+    for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        gpuipc_sbuf_init(&b, mem, sizeof(mem));
+        gpuipc_sbuf_int(&b, v[i]);
+        snprintf(ref, sizeof(ref), "%lld", (long long)v[i]);
+        ck_assert_str_eq(mem, ref);
+    }
+}
+END_TEST
+
 Suite *json_suite(void)
 {
     Suite *s = suite_create("json");
@@ -111,6 +223,14 @@ Suite *json_suite(void)
     tcase_add_loop_test(tc, test_json_validator_rejects_what_is_not_json, 0,
                         (int)(sizeof(not_json) / sizeof(not_json[0])));
     tcase_add_test(tc, test_json_validator_accepts_json);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("numbers");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_sbuf_double_edges, 0,
+                        (int)(sizeof(double_edges) / sizeof(double_edges[0])));
+    tcase_add_test(tc, test_sbuf_double_not_finite);
+    tcase_add_test(tc, test_sbuf_double_random);
+    tcase_add_test(tc, test_sbuf_int);
     suite_add_tcase(s, tc);
     return s;
 }
