@@ -2,12 +2,15 @@
 /* test_json.c: the JSON writer's documents parse, escape what they must,
  * and an unbalanced document is reported; the tests' JSON reader
  * (tests/jschema.c) rejects what is not JSON. */
+#include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/sink.h"
@@ -16,13 +19,30 @@
 
 static char *doc;
 static size_t doc_len;
+static char sink_mem[16384];
+static gpuipc_sink sink;
 
+/* A document is written through a sink on a temporary file, and read back
+ * into doc when it is closed. */
 static FILE *open_doc(void)
 {
-    FILE *f = open_memstream(&doc, &doc_len);
+    FILE *f = tmpfile();
 
     ck_assert_ptr_nonnull(f);
+    gpuipc_sink_init(&sink, fileno(f), sink_mem, sizeof(sink_mem));
     return f;
+}
+
+static void close_doc(FILE *f)
+{
+    off_t len = lseek(fileno(f), 0, SEEK_END);
+
+    ck_assert_int_ge(len, 0);
+    doc_len = (size_t)len;
+    ck_assert_ptr_nonnull(doc = malloc(doc_len + 1));
+    ck_assert_int_eq(pread(fileno(f), doc, doc_len, 0), (ssize_t)doc_len);
+    doc[doc_len] = '\0';
+    fclose(f);
 }
 
 START_TEST(test_json_writes_a_parsable_document)
@@ -31,7 +51,7 @@ START_TEST(test_json_writes_a_parsable_document)
     gpuipc_json j;
     char why[128];
 
-    gpuipc_json_init(&j, f);
+    gpuipc_json_init(&j, &sink);
     gpuipc_json_object(&j, NULL);
     gpuipc_json_string(&j, "schema", "gpuipc_test/capabilities");
     gpuipc_json_int(&j, "schema_version", 1);
@@ -48,7 +68,7 @@ START_TEST(test_json_writes_a_parsable_document)
     gpuipc_json_end(&j, ']');
     gpuipc_json_end(&j, '}');
     ck_assert_int_eq(gpuipc_json_finish(&j), 0);
-    fclose(f);
+    close_doc(f);
     ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     ck_assert_msg(strstr(doc, "\"schema_version\": 1,") != NULL, "%s", doc);
     ck_assert_msg(strstr(doc, "\"negative\": -42") != NULL, "%s", doc);
@@ -65,19 +85,53 @@ START_TEST(test_json_reports_unbalanced_nesting)
     FILE *f = open_doc();
     gpuipc_json j;
 
-    gpuipc_json_init(&j, f);
+    gpuipc_json_init(&j, &sink);
     gpuipc_json_object(&j, NULL);
     gpuipc_json_array(&j, "open");
     gpuipc_json_end(&j, ']');
     ck_assert_int_eq(gpuipc_json_finish(&j), -1); /* the object was never closed */
-    fclose(f);
+    close_doc(f);
     free(doc);
     f = open_doc();
-    gpuipc_json_init(&j, f);
+    gpuipc_json_init(&j, &sink);
     gpuipc_json_end(&j, '}');
     ck_assert_int_eq(gpuipc_json_finish(&j), -1); /* closed what was never opened */
-    fclose(f);
+    close_doc(f);
     free(doc);
+}
+END_TEST
+
+/* A string longer than the sink's buffer goes out whole, in pieces; a
+ * write that fails makes the document count as not written. */
+START_TEST(test_json_writes_past_its_buffer_and_says_a_failed_write)
+{
+    static char big[40000];
+    FILE *f = open_doc();
+    gpuipc_json j;
+    char why[128];
+    int fd;
+
+    memset(big, 'x', sizeof(big) - 1);
+    gpuipc_json_init(&j, &sink);
+    gpuipc_json_object(&j, NULL);
+    gpuipc_json_string(&j, "big", big);
+    gpuipc_json_double(&j, "third", 1.0 / 3);
+    gpuipc_json_end(&j, '}');
+    ck_assert_int_eq(gpuipc_json_finish(&j), 0);
+    close_doc(f);
+    ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s", why);
+    ck_assert_uint_eq(doc_len, sizeof(big) - 1 + strlen("{\n  \"big\": \"\",\n  \"third\": "
+                                                      "0.333333333333333\n}\n"));
+    free(doc);
+    if ((fd = open("/dev/full", O_WRONLY | O_CLOEXEC)) < 0)
+        return;
+    gpuipc_sink_init(&sink, fd, sink_mem, sizeof(sink_mem));
+    gpuipc_json_init(&j, &sink);
+    gpuipc_json_object(&j, NULL);
+    gpuipc_json_end(&j, '}');
+    ck_assert_int_eq(gpuipc_json_finish(&j), -1);
+    ck_assert_int_eq(errno, ENOSPC);
+    close(fd);
 }
 END_TEST
 
@@ -220,6 +274,7 @@ Suite *json_suite(void)
 
     tcase_add_test(tc, test_json_writes_a_parsable_document);
     tcase_add_test(tc, test_json_reports_unbalanced_nesting);
+    tcase_add_test(tc, test_json_writes_past_its_buffer_and_says_a_failed_write);
     tcase_add_loop_test(tc, test_json_validator_rejects_what_is_not_json, 0,
                         (int)(sizeof(not_json) / sizeof(not_json[0])));
     tcase_add_test(tc, test_json_validator_accepts_json);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -515,11 +516,15 @@ gpuipc_outfile *gpuipc_doc_outfile(void)
     return state.file.dirfd >= 0 ? &state.file : NULL;
 }
 
+/* The room the writer's sink buffers text in. */
+#define DOC_BUF (32 * 1024)
+
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 {
     const char *path = d->o->json_path;
+    char mem[DOC_BUF];
+    gpuipc_sink sink;
     gpuipc_json j;
-    FILE *out;
     int fd, to_stdout = path != NULL && strcmp(path, "-") == 0, rc, e;
 
     state.written = 1;
@@ -537,18 +542,12 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
         gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
-    if ((out = fdopen(fd, "w")) == NULL) {
-        e = errno;
-        close(fd);
-        if (!to_stdout)
-            gpuipc_outfile_abort(&state.file);
-        return gpuipc_err_sys(why, "fdopen", e, "--json %s: %s", path, strerror(e));
-    }
-    gpuipc_json_init(&j, out);
+    gpuipc_sink_init(&sink, fd, mem, sizeof(mem));
+    gpuipc_json_init(&j, &sink);
     json_body(&j, d);
     rc = gpuipc_json_finish(&j);
     e = errno;
-    if (fclose(out) != 0 && rc == 0) {
+    if (close(fd) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
@@ -567,19 +566,28 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 
 char *gpuipc_doc_template(const gpuipc_doc *d)
 {
-    char *text = NULL;
-    size_t len = 0;
+    char mem[DOC_BUF];
+    gpuipc_sink sink;
     gpuipc_json j;
-    FILE *out = open_memstream(&text, &len);
+    char *text = NULL;
+    off_t len;
+    int fd = memfd_create("gpuipc-doc", MFD_CLOEXEC);
 
-    if (out == NULL)
+    if (fd < 0)
         return NULL;
-    gpuipc_json_init(&j, out);
+    gpuipc_sink_init(&sink, fd, mem, sizeof(mem));
+    gpuipc_json_init(&j, &sink);
     json_body(&j, d);
-    if (gpuipc_json_finish(&j) < 0 || fclose(out) != 0) {
-        free(text);
-        return NULL;
+    if (gpuipc_json_finish(&j) == 0 && (len = lseek(fd, 0, SEEK_CUR)) >= 0 &&
+        (text = malloc((size_t)len + 1)) != NULL) {
+        if (pread(fd, text, (size_t)len, 0) == len) {
+            text[len] = '\0';
+        } else {
+            free(text);
+            text = NULL;
+        }
     }
+    close(fd);
     return text;
 }
 
