@@ -60,25 +60,48 @@ int gpuipc_doc_take_stdout(void)
 }
 
 
+/* The rendering below (json_body and what it calls) uses no stdio, no
+ * malloc and no locale: the watchdog renders the deadline's document with
+ * it. What needs more (the environment's effects, the machine) is gathered
+ * before. */
+
 /* errno's name for a device file's open, "ok" for 0. */
 static void json_open(gpuipc_json *j, const char *key, uint32_t e)
 {
     const char *name = e == 0 ? "ok" : gpuipc_errno_name((int)e);
     char text[24];
+    gpuipc_sbuf b;
 
     if (name == NULL) {
-        snprintf(text, sizeof(text), "errno %u", e);
+        gpuipc_sbuf_init(&b, text, sizeof(text));
+        gpuipc_sbuf_str(&b, "errno ");
+        gpuipc_sbuf_uint(&b, e);
         name = text;
     }
     gpuipc_json_string(j, key, name);
+}
+
+/* n bytes as lowercase hex digits into out, with a dash before the bytes
+ * that dash_at marks (a UUID's groups); out has room for them. */
+static void put_hex(char *out, const uint8_t *p, size_t n, const char *dash_at)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        if (dash_at != NULL && dash_at[i] == '-')
+            out[k++] = '-';
+        out[k++] = hex[p[i] >> 4];
+        out[k++] = hex[p[i] & 15];
+    }
+    out[k] = '\0';
 }
 
 /* The facts of /dev/shm, the device files, the platform and the boot. */
 static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
 {
     static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
-    char boot[40];
-    int i, used = 0;
+    char boot[2 * GPUIPC_FACTS_BOOT_ID_LEN + 8];
 
     gpuipc_json_object(j, "shm");
     gpuipc_json_bool(j, "present", !(f->flags & GPUIPC_FACT_SHM_ABSENT));
@@ -100,17 +123,14 @@ static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
         gpuipc_json_string(j, "boot_id", NULL);
         return;
     }
-    for (i = 0; i < GPUIPC_FACTS_BOOT_ID_LEN; i++)
-        used += snprintf(boot + used, sizeof(boot) - (size_t)used, "%s%02x",
-                         i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", f->boot_id[i]);
+    put_hex(boot, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN, "....-.-.-.-.....");
     gpuipc_json_string(j, "boot_id", boot);
 }
 
 /* The settings that change what applications on this node do, as found,
- * and what they make NCCL and PyTorch do. */
-static void json_environment(gpuipc_json *j)
+ * and what they make NCCL and PyTorch do (effects, gathered before). */
+static void json_environment(gpuipc_json *j, const char *effects)
 {
-    char effects[1024];
     int i;
 
     gpuipc_json_object(j, "environment");
@@ -119,7 +139,6 @@ static void json_environment(gpuipc_json *j)
         gpuipc_json_string(j, gpuipc_facts_env_names[i],
                            gpuipc_facts_env_get(gpuipc_facts_env_names[i]));
     gpuipc_json_end(j, '}');
-    gpuipc_facts_env_effects(effects, sizeof(effects));
     gpuipc_json_string(j, "effects", effects[0] ? effects : NULL);
     gpuipc_json_end(j, '}');
 }
@@ -127,6 +146,7 @@ static void json_environment(gpuipc_json *j)
 static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
 {
     char hex[24];
+    uint8_t cap[8];
     int i;
 
     if (f == NULL) {
@@ -153,7 +173,14 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
     FACT("nofile_soft", f->nofile_soft);
     FACT("nofile_hard", f->nofile_hard);
 #undef FACT
-    snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)f->cap_eff);
+    for (i = 0; i < 8; i++)
+        cap[i] = (uint8_t)(f->cap_eff >> (56 - 8 * i));
+    hex[0] = '0';
+    hex[1] = 'x';
+    put_hex(hex + 2, cap, sizeof(cap), NULL);
+    for (i = 2; hex[i] == '0' && hex[i + 1] != '\0'; i++)
+        ; /* as %llx: no leading zeros */
+    memmove(hex + 2, hex + i, strlen(hex + i) + 1);
     gpuipc_json_string(j, "cap_eff", hex);
     gpuipc_json_string(j, "kernel", f->kernel);
     json_facts_more(j, f);
@@ -370,13 +397,11 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     json_gpus(j, d);
 }
 
-static void json_body(gpuipc_json *j, const gpuipc_doc *d)
+static void json_body(gpuipc_json *j, const gpuipc_doc *d, const char *effects)
 {
     const gpuipc_doc_program *o = d->o;
     char stamp[32], when[40];
     gpuipc_sbuf tb;
-    time_t now = time(NULL);
-    struct tm tm;
     gpuipc_counts counts = gpuipc_report_count(d->results, d->n);
     size_t i;
     int a;
@@ -389,7 +414,9 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_string(j, "commit", o->commit);
     gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_end(j, '}');
-    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    gpuipc_sbuf_init(&tb, stamp, sizeof(stamp));
+    gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 0);
+    gpuipc_sbuf_str(&tb, "Z");
     gpuipc_json_string(j, "time", stamp);
     /* The run's start and end, to the millisecond (the watchdog's end is
      * its own: a marker in the deadline's template). */
@@ -446,7 +473,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     json_facts(j, "self", d->own);
     json_facts(j, "peer", d->peer);
     gpuipc_json_end(j, '}');
-    json_environment(j);
+    json_environment(j, effects);
     gpuipc_json_string(j, "where", d->where);
     gpuipc_json_string(j, "no_session", d->lost);
     if (d->deadline_template) {
@@ -522,7 +549,7 @@ gpuipc_outfile *gpuipc_doc_outfile(void)
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 {
     const char *path = d->o->json_path;
-    char mem[DOC_BUF];
+    char mem[DOC_BUF], effects[GPUIPC_DOC_EFFECTS_LEN];
     gpuipc_sink sink;
     gpuipc_json j;
     int fd, to_stdout = path != NULL && strcmp(path, "-") == 0, rc, e;
@@ -542,9 +569,10 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
         gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
+    gpuipc_facts_env_effects(effects, sizeof(effects));
     gpuipc_sink_init(&sink, fd, mem, sizeof(mem));
     gpuipc_json_init(&j, &sink);
-    json_body(&j, d);
+    json_body(&j, d, effects);
     rc = gpuipc_json_finish(&j);
     e = errno;
     if (close(fd) != 0 && rc == 0) {
@@ -566,7 +594,7 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 
 char *gpuipc_doc_template(const gpuipc_doc *d)
 {
-    char mem[DOC_BUF];
+    char mem[DOC_BUF], effects[GPUIPC_DOC_EFFECTS_LEN];
     gpuipc_sink sink;
     gpuipc_json j;
     char *text = NULL;
@@ -575,9 +603,10 @@ char *gpuipc_doc_template(const gpuipc_doc *d)
 
     if (fd < 0)
         return NULL;
+    gpuipc_facts_env_effects(effects, sizeof(effects));
     gpuipc_sink_init(&sink, fd, mem, sizeof(mem));
     gpuipc_json_init(&j, &sink);
-    json_body(&j, d);
+    json_body(&j, d, effects);
     if (gpuipc_json_finish(&j) == 0 && (len = lseek(fd, 0, SEEK_CUR)) >= 0 &&
         (text = malloc((size_t)len + 1)) != NULL) {
         if (pread(fd, text, (size_t)len, 0) == len) {

@@ -17,6 +17,10 @@
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
 
+/* The room for the environment's effects (core/facts.h), gathered before
+ * rendering. */
+#define GPUIPC_DOC_EFFECTS_LEN 1024
+
 /* The markers of a deadline template, each standing for one JSON value. */
 #define GPUIPC_DOC_MARK_EXIT "@@EXIT@@"
 #define GPUIPC_DOC_MARK_RESULT "@@RESULT@@"
