@@ -109,12 +109,6 @@ static void json_open(gpuipc_json *j, const char *key, char c)
     j->count[j->depth] = 0;
 }
 
-void gpuipc_json_raw(gpuipc_json *j, const char *key, const char *text)
-{
-    member(j, key);
-    put(j, text);
-}
-
 void gpuipc_json_object(gpuipc_json *j, const char *key)
 {
     json_open(j, key, '{');

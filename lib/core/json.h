@@ -29,9 +29,6 @@ void gpuipc_json_end(gpuipc_json *j, char close);           /* } or ] */
 void gpuipc_json_string(gpuipc_json *j, const char *key, const char *value); /* NULL: null */
 void gpuipc_json_int(gpuipc_json *j, const char *key, long long value);
 void gpuipc_json_bool(gpuipc_json *j, const char *key, int value);
-/* A member whose value is text, written as it is: what the caller vouches
- * is one JSON value, or a marker that it replaces with one later. */
-void gpuipc_json_raw(gpuipc_json *j, const char *key, const char *text);
 /* A number with up to 15 significant digits (integers below 10^15 exactly);
  * NaN and infinities, which JSON cannot hold, become null. */
 void gpuipc_json_double(gpuipc_json *j, const char *key, double value);
