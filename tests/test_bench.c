@@ -19,12 +19,28 @@
 static char *doc;
 static size_t doc_len;
 
+/* A document is written to a file with an FD (the JSON writer's sink
+ * writes to one), and read back into doc when it is closed. */
 static FILE *open_doc(void)
 {
-    FILE *f = open_memstream(&doc, &doc_len);
+    FILE *f = tmpfile();
 
     ck_assert_ptr_nonnull(f);
     return f;
+}
+
+static void close_doc(FILE *f)
+{
+    long len;
+
+    ck_assert_int_eq(fflush(f), 0);
+    ck_assert_int_ge(len = ftell(f), 0);
+    doc_len = (size_t)len;
+    ck_assert_ptr_nonnull(doc = malloc(doc_len + 1));
+    rewind(f);
+    ck_assert_uint_eq(fread(doc, 1, doc_len, f), doc_len);
+    doc[doc_len] = '\0';
+    fclose(f);
 }
 
 static void has(const char *needle)
@@ -201,7 +217,7 @@ START_TEST(test_bench_tables_show_median_min_max)
     gpuipc_bench_print_bandwidth(f, &b);
     gpuipc_bench_print_scaling(f, &b);
     gpuipc_bench_print_targets(f, &b);
-    fclose(f);
+    close_doc(f);
     has("## Latency of one allocation of 64 MiB");
     has("| vmm | 2.00 (1.00-3.00) | 2.00 (1.00-3.00) |");
     has("| 1 GiB | fill (bytes written) | 2632 (2632-2632) | 2684 (2684-2684) | 0.980 |");
@@ -224,7 +240,7 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     fill_known(&b);
     f = open_doc();
     ck_assert_int_eq(gpuipc_bench_write_json(f, &b), 0);
-    fclose(f);
+    close_doc(f);
     ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     has("\"schema\": \"gpuipc_test/bench\",\n  \"schema_version\": 2,");
     has("\"name\": \"Test GPU \\\"quoted\\\"\"");
@@ -247,18 +263,20 @@ END_TEST
 START_TEST(test_json_writes_numbers_and_refuses_non_finite)
 {
     const double v[] = {0, 1, -2.5, 123456789012345.0, NAN, INFINITY, 1e-9};
-    char why[128];
+    char why[128], mem[16384];
+    gpuipc_sink sink;
     gpuipc_json j;
     FILE *f = open_doc();
 
-    gpuipc_json_init(&j, f);
+    gpuipc_sink_init(&sink, fileno(f), mem, sizeof(mem));
+    gpuipc_json_init(&j, &sink);
     gpuipc_json_object(&j, NULL);
     gpuipc_json_numbers(&j, "v", v, sizeof(v) / sizeof(v[0]));
     gpuipc_json_numbers(&j, "none", NULL, 0);
     gpuipc_json_double(&j, "ratio", 0.9871);
     gpuipc_json_end(&j, '}');
     ck_assert_int_eq(gpuipc_json_finish(&j), 0);
-    fclose(f);
+    close_doc(f);
     ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
     has("\"v\": [0, 1, -2.5, 123456789012345, null, null, 1e-09]");
     has("\"none\": []");

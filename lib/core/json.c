@@ -1,14 +1,43 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* json.c: the streaming JSON writer. */
+/* json.c: the streaming JSON writer, through a sink (json.h). */
 #include "core/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
-void gpuipc_json_init(gpuipc_json *j, FILE *out)
+void gpuipc_json_init(gpuipc_json *j, gpuipc_sink *out)
 {
     memset(j, 0, sizeof(*j));
     j->out = out;
+}
+
+/* Text of any length into the sink, its buffer written out as it fills. */
+static void put(gpuipc_json *j, const char *s)
+{
+    gpuipc_sbuf *b = &j->out->b;
+    size_t n = strlen(s);
+
+    while (n > 0) {
+        size_t room;
+
+        gpuipc_sink_room(j->out, 1);
+        room = b->cap - b->len - 1;
+        if (room > n)
+            room = n;
+        memcpy(b->p + b->len, s, room);
+        b->len += room;
+        b->p[b->len] = '\0';
+        s += room;
+        n -= room;
+    }
+}
+
+static void put_char(gpuipc_json *j, char c)
+{
+    char t[2] = {c, '\0'};
+
+    put(j, t);
 }
 
 static void indent(gpuipc_json *j)
@@ -16,43 +45,47 @@ static void indent(gpuipc_json *j)
     int i;
 
     for (i = 0; i < j->depth; i++)
-        fputs("  ", j->out);
+        put(j, "  ");
 }
 
 static void put_string(gpuipc_json *j, const char *s)
 {
+    static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
 
-    fputc('"', j->out);
+    put_char(j, '"');
     for (; *p != '\0'; p++) {
         switch (*p) {
         case '"':
-            fputs("\\\"", j->out);
+            put(j, "\\\"");
             break;
         case '\\':
-            fputs("\\\\", j->out);
+            put(j, "\\\\");
             break;
         case '\n':
-            fputs("\\n", j->out);
+            put(j, "\\n");
             break;
         case '\t':
-            fputs("\\t", j->out);
+            put(j, "\\t");
             break;
         default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(j->out, "\\u%04x", *p);
-            else
-                fputc(*p, j->out);
+            if (*p < 0x20 || *p == 0x7f) {
+                char u[7] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15], '\0'};
+
+                put(j, u);
+            } else {
+                put_char(j, (char)*p);
+            }
         }
     }
-    fputc('"', j->out);
+    put_char(j, '"');
 }
 
 /* Starts a member: the comma, the line, the indentation and the key. */
 static void member(gpuipc_json *j, const char *key)
 {
     if (j->depth > 0) {
-        fputs(j->count[j->depth] > 0 ? ",\n" : "\n", j->out);
+        put(j, j->count[j->depth] > 0 ? ",\n" : "\n");
         j->count[j->depth]++;
         indent(j);
     } else if (j->count[0]++ > 0) {
@@ -60,26 +93,20 @@ static void member(gpuipc_json *j, const char *key)
     }
     if (key != NULL) {
         put_string(j, key);
-        fputs(": ", j->out);
+        put(j, ": ");
     }
 }
 
 static void json_open(gpuipc_json *j, const char *key, char c)
 {
     member(j, key);
-    fputc(c, j->out);
+    put_char(j, c);
     if (j->depth + 1 >= GPUIPC_JSON_DEPTH) {
         j->error = 1;
         return;
     }
     j->depth++;
     j->count[j->depth] = 0;
-}
-
-void gpuipc_json_raw(gpuipc_json *j, const char *key, const char *text)
-{
-    member(j, key);
-    fputs(text, j->out);
 }
 
 void gpuipc_json_object(gpuipc_json *j, const char *key)
@@ -99,20 +126,20 @@ void gpuipc_json_end(gpuipc_json *j, char close)
         return;
     }
     if (j->count[j->depth] > 0) {
-        fputc('\n', j->out);
+        put_char(j, '\n');
         j->depth--;
         indent(j);
     } else {
         j->depth--;
     }
-    fputc(close, j->out);
+    put_char(j, close);
 }
 
 void gpuipc_json_string(gpuipc_json *j, const char *key, const char *value)
 {
     member(j, key);
     if (value == NULL)
-        fputs("null", j->out);
+        put(j, "null");
     else
         put_string(j, value);
 }
@@ -120,21 +147,24 @@ void gpuipc_json_string(gpuipc_json *j, const char *key, const char *value)
 void gpuipc_json_int(gpuipc_json *j, const char *key, long long value)
 {
     member(j, key);
-    fprintf(j->out, "%lld", value);
+    gpuipc_sink_room(j->out, 24);
+    gpuipc_sbuf_int(&j->out->b, value);
 }
 
 void gpuipc_json_bool(gpuipc_json *j, const char *key, int value)
 {
     member(j, key);
-    fputs(value ? "true" : "false", j->out);
+    put(j, value ? "true" : "false");
 }
 
 static void put_double(gpuipc_json *j, double v)
 {
-    if (isfinite(v))
-        fprintf(j->out, "%.15g", v);
-    else
-        fputs("null", j->out);
+    if (isfinite(v)) {
+        gpuipc_sink_room(j->out, 32);
+        gpuipc_sbuf_double(&j->out->b, v);
+    } else {
+        put(j, "null");
+    }
 }
 
 void gpuipc_json_double(gpuipc_json *j, const char *key, double value)
@@ -148,19 +178,23 @@ void gpuipc_json_numbers(gpuipc_json *j, const char *key, const double *v, size_
     size_t i;
 
     member(j, key);
-    fputc('[', j->out);
+    put_char(j, '[');
     for (i = 0; i < n; i++) {
         if (i > 0)
-            fputs(", ", j->out);
+            put(j, ", ");
         put_double(j, v[i]);
     }
-    fputc(']', j->out);
+    put_char(j, ']');
 }
 
 int gpuipc_json_finish(gpuipc_json *j)
 {
-    fputc('\n', j->out);
-    if (fflush(j->out) != 0 || ferror(j->out))
+    int e;
+
+    put_char(j, '\n');
+    if ((e = gpuipc_sink_finish(j->out)) < 0) {
+        errno = -e;
         return -1;
+    }
     return j->error || j->depth != 0 ? -1 : 0;
 }

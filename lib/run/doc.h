@@ -94,9 +94,15 @@ typedef struct gpuipc_doc {
     const gpuipc_facts *own;
     const gpuipc_facts *peer;      /* NULL if it never said HELLO */
     const gpuipc_msg_bye *verdict; /* consumer side: the producer's BYE, or NULL */
-    /* The deadline's template (gpuipc_doc_template): the members only the
-     * deadline decides are markers. */
-    int deadline_template;
+    /* The result line without "result: ", or NULL: the step log's last
+     * (core/log.h). The watchdog's document gives its own. */
+    const char *result;
+    /* Each scenario's name (labels[i]), or NULL: results[i].mech. */
+    const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN];
+    /* The reason written for a scenario that failed or was skipped without
+     * one: it was under way when the document was written (the watchdog's,
+     * at the deadline), or NULL: none is. */
+    const char *under_way;
 } gpuipc_doc;
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/runinfo.h"
+#include "core/sink.h"
 #include "session/producer.h"
 
 /* The room for one GPU UUID's text ("GPU-" and 36 characters). */
@@ -46,23 +47,5 @@ const char *gpuipc_outcome_verdict(int status);
 
 /* GPU g's UUID text, or NULL where it is not known. */
 const char *gpuipc_outcome_uuid(const gpuipc_outcome *oc, int g);
-
-/* Where a renderer's text goes: a buffer flushed to fd with write(2). */
-typedef struct gpuipc_sink {
-    int fd;
-    int err;        /* the first write's errno, 0 while all went well */
-    gpuipc_sbuf b;
-} gpuipc_sink;
-
-/* Starts s on fd, with the buffer mem (cap bytes, at least 16 KiB: an item
- * of up to 1/4 of it is always written whole). */
-void gpuipc_sink_init(gpuipc_sink *s, int fd, char *mem, size_t cap);
-
-/* Writes out what the buffer holds if it is more than half full. */
-void gpuipc_sink_maybe_flush(gpuipc_sink *s);
-
-/* Writes out the rest. Returns 0, or a negative errno (of the first failed
- * write; -ENOBUFS where text had been dropped). */
-int gpuipc_sink_finish(gpuipc_sink *s);
 
 #endif

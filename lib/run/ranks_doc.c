@@ -12,8 +12,8 @@
 #include "wire/msg.h"
 
 /* The document's first members, the same in the verdict's document and in
- * the one of a run under way: the object opened on j, writing to f. */
-static void put_head(gpuipc_json *j, FILE *f, const char *version, int code,
+ * the one of a run under way: the object opened on j, writing through f. */
+static void put_head(gpuipc_json *j, gpuipc_sink *f, const char *version, int code,
                      const char *verdict)
 {
     char program[96];
@@ -30,7 +30,7 @@ static void put_head(gpuipc_json *j, FILE *f, const char *version, int code,
 }
 
 /* The document of the run's verdict, into f. */
-static void write_json(const gpuipc_ranks_doc *d, const char *version, FILE *f)
+static void write_json(const gpuipc_ranks_doc *d, const char *version, gpuipc_sink *f)
 {
     gpuipc_json j;
     uint32_t r, p, c;
@@ -101,33 +101,35 @@ static void write_json(const gpuipc_ranks_doc *d, const char *version, FILE *f)
 int gpuipc_ranks_doc_write(gpuipc_outfile *file, int *checked, const char *path,
                            const char *version, const gpuipc_ranks_doc *d)
 {
+    char mem[32 * 1024];
+    gpuipc_sink f;
     gpuipc_err err;
-    FILE *f;
-    int fd;
+    int fd, closed;
 
     gpuipc_err_clear(&err);
     if (!*checked)
         return 0;
-    if ((fd = gpuipc_outfile_open(file, &err)) < 0 || (f = fdopen(fd, "w")) == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if ((fd = gpuipc_outfile_open(file, &err)) < 0) {
         gpuipc_outfile_abort(file);
         printf("rank 0: --json %s: not written: %s\n", path, err.msg);
         return -1;
     }
+    gpuipc_sink_init(&f, fd, mem, sizeof(mem));
     if (d != NULL) {
-        write_json(d, version, f);
+        write_json(d, version, &f);
     } else {
         gpuipc_json j;
 
-        put_head(&j, f, version, GPUIPC_FAIL, "NOT FINISHED");
+        put_head(&j, &f, version, GPUIPC_FAIL, "NOT FINISHED");
         gpuipc_json_string(&j, "reason", "the run is under way, or it ended before rank 0's "
                            "verdict (the deadline, a signal, a crash: each rank's output says "
                            "which)");
         gpuipc_json_end(&j, '}');
         gpuipc_json_finish(&j);
     }
-    if (fclose(f) != 0 || gpuipc_outfile_commit(file, &err) < 0) {
+    /* A write that failed leaves the file out (as stdio's fclose did). */
+    closed = close(fd);
+    if (f.err != 0 || closed != 0 || gpuipc_outfile_commit(file, &err) < 0) {
         gpuipc_outfile_abort(file);
         printf("rank 0: --json %s: not written: %s\n", path,
                err.msg[0] ? err.msg : "a write failed");

@@ -23,8 +23,8 @@
 /* What the document's writer keeps of this process, in one place: set up
  * by main and the modes before the run (the checked file, the standard
  * output set aside, a mode's payload), read by the watchdog at the
- * deadline without a lock (file and out, through gpuipc_doc_outfile and
- * gpuipc_doc_stdout_fd), and written marks whether a document was. */
+ * deadline without a lock (file and out, by gpuipc_doc_write_kit), and
+ * written marks whether a document was. */
 static struct {
     gpuipc_outfile file; /* --json FILE, checked before the run (dirfd -1: none) */
     int out;             /* --json -: the standard output main set aside, or -1 */
@@ -59,25 +59,48 @@ int gpuipc_doc_take_stdout(void)
 }
 
 
+/* The rendering below (json_body and what it calls) uses no stdio, no
+ * malloc and no locale: the watchdog renders the deadline's document with
+ * it. What needs more (the environment's effects, the machine) is gathered
+ * before. */
+
 /* errno's name for a device file's open, "ok" for 0. */
 static void json_open(gpuipc_json *j, const char *key, uint32_t e)
 {
     const char *name = e == 0 ? "ok" : gpuipc_errno_name((int)e);
     char text[24];
+    gpuipc_sbuf b;
 
     if (name == NULL) {
-        snprintf(text, sizeof(text), "errno %u", e);
+        gpuipc_sbuf_init(&b, text, sizeof(text));
+        gpuipc_sbuf_str(&b, "errno ");
+        gpuipc_sbuf_uint(&b, e);
         name = text;
     }
     gpuipc_json_string(j, key, name);
+}
+
+/* n bytes as lowercase hex digits into out, with a dash before the bytes
+ * that dash_at marks (a UUID's groups); out has room for them. */
+static void put_hex(char *out, const uint8_t *p, size_t n, const char *dash_at)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        if (dash_at != NULL && dash_at[i] == '-')
+            out[k++] = '-';
+        out[k++] = hex[p[i] >> 4];
+        out[k++] = hex[p[i] & 15];
+    }
+    out[k] = '\0';
 }
 
 /* The facts of /dev/shm, the device files, the platform and the boot. */
 static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
 {
     static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
-    char boot[40];
-    int i, used = 0;
+    char boot[2 * GPUIPC_FACTS_BOOT_ID_LEN + 8];
 
     gpuipc_json_object(j, "shm");
     gpuipc_json_bool(j, "present", !(f->flags & GPUIPC_FACT_SHM_ABSENT));
@@ -99,17 +122,14 @@ static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
         gpuipc_json_string(j, "boot_id", NULL);
         return;
     }
-    for (i = 0; i < GPUIPC_FACTS_BOOT_ID_LEN; i++)
-        used += snprintf(boot + used, sizeof(boot) - (size_t)used, "%s%02x",
-                         i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", f->boot_id[i]);
+    put_hex(boot, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN, "....-.-.-.-.....");
     gpuipc_json_string(j, "boot_id", boot);
 }
 
 /* The settings that change what applications on this node do, as found,
- * and what they make NCCL and PyTorch do. */
-static void json_environment(gpuipc_json *j)
+ * and what they make NCCL and PyTorch do (effects, gathered before). */
+static void json_environment(gpuipc_json *j, const char *effects)
 {
-    char effects[1024];
     int i;
 
     gpuipc_json_object(j, "environment");
@@ -118,7 +138,6 @@ static void json_environment(gpuipc_json *j)
         gpuipc_json_string(j, gpuipc_facts_env_names[i],
                            gpuipc_facts_env_get(gpuipc_facts_env_names[i]));
     gpuipc_json_end(j, '}');
-    gpuipc_facts_env_effects(effects, sizeof(effects));
     gpuipc_json_string(j, "effects", effects[0] ? effects : NULL);
     gpuipc_json_end(j, '}');
 }
@@ -126,6 +145,7 @@ static void json_environment(gpuipc_json *j)
 static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
 {
     char hex[24];
+    uint8_t cap[8];
     int i;
 
     if (f == NULL) {
@@ -152,7 +172,14 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
     FACT("nofile_soft", f->nofile_soft);
     FACT("nofile_hard", f->nofile_hard);
 #undef FACT
-    snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)f->cap_eff);
+    for (i = 0; i < 8; i++)
+        cap[i] = (uint8_t)(f->cap_eff >> (56 - 8 * i));
+    hex[0] = '0';
+    hex[1] = 'x';
+    put_hex(hex + 2, cap, sizeof(cap), NULL);
+    for (i = 2; hex[i] == '0' && hex[i + 1] != '\0'; i++)
+        ; /* as %llx: no leading zeros */
+    memmove(hex + 2, hex + i, strlen(hex + i) + 1);
     gpuipc_json_string(j, "cap_eff", hex);
     gpuipc_json_string(j, "kernel", f->kernel);
     json_facts_more(j, f);
@@ -266,12 +293,24 @@ static void json_steps(gpuipc_json *j, const double *st, size_t nstages,
     gpuipc_json_end(j, '}');
 }
 
-/* A scenario, its cause and fix apart. */
-static void json_scenario(gpuipc_json *j, const gpuipc_doc *d, const gpuipc_result *r,
-                          const double *steps)
+/* A scenario's reason: none for a pass; for a failure or skip without one,
+ * d->under_way where the document says so (it was under way). */
+static const char *scenario_reason(const gpuipc_doc *d, const gpuipc_result *r)
 {
+    if (r->status == GPUIPC_PASS)
+        return NULL;
+    if (r->reason[0] != '\0')
+        return r->reason;
+    return r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP ? d->under_way : NULL;
+}
+
+/* Scenario i, its cause and fix apart. */
+static void json_scenario(gpuipc_json *j, const gpuipc_doc *d, size_t i, const double *steps)
+{
+    const gpuipc_result *r = &d->results[i];
+
     gpuipc_json_object(j, NULL);
-    gpuipc_json_string(j, "name", r->mech);
+    gpuipc_json_string(j, "name", d->labels != NULL ? d->labels[i] : r->mech);
     gpuipc_json_string(j, "verdict", gpuipc_status_name(r->status));
     if (r->gpu >= 0)
         gpuipc_json_int(j, "gpu", r->gpu);
@@ -287,8 +326,7 @@ static void json_scenario(gpuipc_json *j, const gpuipc_doc *d, const gpuipc_resu
     json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size, r->consumer_wrote.ns);
     gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
     json_steps(j, steps, d->nstages, d->stage_names);
-    gpuipc_json_string(j, "reason", r->status == GPUIPC_PASS || r->reason[0] == '\0'
-                                        ? NULL : r->reason);
+    gpuipc_json_string(j, "reason", scenario_reason(d, r));
     gpuipc_json_string(j, "cause", r->cause.what[0] ? r->cause.what : NULL);
     gpuipc_json_string(j, "fix", r->cause.what[0] && r->cause.fix[0] ? r->cause.fix : NULL);
     gpuipc_json_string(j, "detail", r->detail[0] ? r->detail : NULL);
@@ -351,8 +389,8 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
 
     gpuipc_json_array(j, "scenarios");
     for (i = 0; i < d->n; i++)
-        json_scenario(j, d, &d->results[i], d->steps != NULL && d->have_steps[i]
-                                            ? d->steps + i * d->nstages : NULL);
+        json_scenario(j, d, i, d->steps != NULL && d->have_steps[i]
+                                   ? d->steps + i * d->nstages : NULL);
     gpuipc_json_end(j, ']');
     gpuipc_json_object(j, "counts");
     if (d->verdict != NULL) {
@@ -369,13 +407,14 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     json_gpus(j, d);
 }
 
-static void json_body(gpuipc_json *j, const gpuipc_doc *d)
+/* The document; a mode's payload where with_payload is set. */
+static void json_body(gpuipc_json *j, const gpuipc_doc *d, const char *effects,
+                      int with_payload)
 {
     const gpuipc_doc_program *o = d->o;
+    const char *result;
     char stamp[32], when[40];
     gpuipc_sbuf tb;
-    time_t now = time(NULL);
-    struct tm tm;
     gpuipc_counts counts = gpuipc_report_count(d->results, d->n);
     size_t i;
     int a;
@@ -388,20 +427,17 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_string(j, "commit", o->commit);
     gpuipc_json_int(j, "protocol", GPUIPC_WIRE_VERSION);
     gpuipc_json_end(j, '}');
-    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    gpuipc_sbuf_init(&tb, stamp, sizeof(stamp));
+    gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 0);
+    gpuipc_sbuf_str(&tb, "Z");
     gpuipc_json_string(j, "time", stamp);
-    /* The run's start and end, to the millisecond (the watchdog's end is
-     * its own: a marker in the deadline's template). */
+    /* The run's start and end, to the millisecond. */
     gpuipc_sbuf_init(&tb, when, sizeof(when));
     gpuipc_sbuf_utc(&tb, gpuipc_runinfo_get()->start_real_ns, 1);
     gpuipc_json_string(j, "start_time", when);
-    if (d->deadline_template) {
-        gpuipc_json_raw(j, "end_time", GPUIPC_DOC_MARK_END);
-    } else {
-        gpuipc_sbuf_init(&tb, when, sizeof(when));
-        gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 1);
-        gpuipc_json_string(j, "end_time", when);
-    }
+    gpuipc_sbuf_init(&tb, when, sizeof(when));
+    gpuipc_sbuf_utc(&tb, gpuipc_runinfo_now_ns(), 1);
+    gpuipc_json_string(j, "end_time", when);
     gpuipc_json_string(j, "mode", o->mode);
     gpuipc_json_string(j, "role", d->role);
     gpuipc_json_array(j, "argv");
@@ -427,34 +463,22 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     else
         gpuipc_json_string(j, "min_gbps", NULL);
     gpuipc_json_end(j, '}');
-    if (d->deadline_template) {
-        gpuipc_json_raw(j, "exit", GPUIPC_DOC_MARK_EXIT);
-        gpuipc_json_raw(j, "result", GPUIPC_DOC_MARK_RESULT);
-        gpuipc_json_raw(j, "wall_s", GPUIPC_DOC_MARK_WALL);
-    } else {
-        gpuipc_json_object(j, "exit");
-        gpuipc_json_int(j, "status", d->exit_code);
-        gpuipc_json_string(j, "meaning", gpuipc_exit_meaning(d->exit_code));
-        gpuipc_json_end(j, '}');
-        gpuipc_json_string(j, "result", gpuipc_log_last_result()[0] ? gpuipc_log_last_result()
-                                                                    : NULL);
-        gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
-    }
+    gpuipc_json_object(j, "exit");
+    gpuipc_json_int(j, "status", d->exit_code);
+    gpuipc_json_string(j, "meaning", gpuipc_exit_meaning(d->exit_code));
+    gpuipc_json_end(j, '}');
+    result = d->result != NULL ? d->result : gpuipc_log_last_result();
+    gpuipc_json_string(j, "result", result[0] ? result : NULL);
+    gpuipc_json_double(j, "wall_s", (double)d->wall_ns / 1e9);
     json_machine(j, d->machine);
     gpuipc_json_object(j, "facts");
     json_facts(j, "self", d->own);
     json_facts(j, "peer", d->peer);
     gpuipc_json_end(j, '}');
-    json_environment(j);
+    json_environment(j, effects);
     gpuipc_json_string(j, "where", d->where);
     gpuipc_json_string(j, "no_session", d->lost);
-    if (d->deadline_template) {
-        gpuipc_json_raw(j, "scenarios", GPUIPC_DOC_MARK_SCENARIOS);
-        gpuipc_json_raw(j, "counts", GPUIPC_DOC_MARK_COUNTS);
-        gpuipc_json_raw(j, "gpus", GPUIPC_DOC_MARK_GPUS);
-    } else {
-        json_scenarios(j, d, counts);
-    }
+    json_scenarios(j, d, counts);
     gpuipc_json_int(j, "rounds", d->rounds);
     gpuipc_json_array(j, "round_records");
     for (i = 0; i < d->nround_records; i++) {
@@ -475,10 +499,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     }
     gpuipc_json_end(j, ']');
     gpuipc_json_int(j, "round_records_left_out", (long long)d->round_records_left_out);
-    if (d->deadline_template)
-        gpuipc_json_raw(j, "consumer", GPUIPC_DOC_MARK_CONSUMER);
-    else
-        gpuipc_json_string(j, "consumer", d->consumer);
+    gpuipc_json_string(j, "consumer", d->consumer);
     if (d->verdict != NULL) {
         gpuipc_json_object(j, "producer_verdict");
         gpuipc_json_int(j, "status", d->verdict->code);
@@ -487,7 +508,7 @@ static void json_body(gpuipc_json *j, const gpuipc_doc *d)
     } else {
         gpuipc_json_string(j, "producer_verdict", NULL);
     }
-    if (state.payload.fn != NULL)
+    if (with_payload && state.payload.fn != NULL)
         state.payload.fn(j, state.payload.key, state.payload.arg);
     gpuipc_json_end(j, '}');
 }
@@ -510,16 +531,26 @@ void gpuipc_doc_drop_file(void)
     gpuipc_outfile_close(&state.file);
 }
 
-gpuipc_outfile *gpuipc_doc_outfile(void)
+/* The room the writer's sink buffers text in. */
+#define DOC_BUF (32 * 1024)
+
+/* d rendered to fd through a sink in mem. Returns 0, or -1 (errno). */
+static int render_to(int fd, const gpuipc_doc *d, const char *effects, int with_payload,
+                     char *mem, size_t cap)
 {
-    return state.file.dirfd >= 0 ? &state.file : NULL;
+    gpuipc_sink sink;
+    gpuipc_json j;
+
+    gpuipc_sink_init(&sink, fd, mem, cap);
+    gpuipc_json_init(&j, &sink);
+    json_body(&j, d, effects, with_payload);
+    return gpuipc_json_finish(&j);
 }
 
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
 {
     const char *path = d->o->json_path;
-    gpuipc_json j;
-    FILE *out;
+    char mem[DOC_BUF], effects[GPUIPC_DOC_EFFECTS_LEN];
     int fd, to_stdout = path != NULL && strcmp(path, "-") == 0, rc, e;
 
     state.written = 1;
@@ -537,18 +568,10 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
         gpuipc_err_prefix(why, "--json %s", path);
         return -1;
     }
-    if ((out = fdopen(fd, "w")) == NULL) {
-        e = errno;
-        close(fd);
-        if (!to_stdout)
-            gpuipc_outfile_abort(&state.file);
-        return gpuipc_err_sys(why, "fdopen", e, "--json %s: %s", path, strerror(e));
-    }
-    gpuipc_json_init(&j, out);
-    json_body(&j, d);
-    rc = gpuipc_json_finish(&j);
+    gpuipc_facts_env_effects(effects, sizeof(effects));
+    rc = render_to(fd, d, effects, 1, mem, sizeof(mem));
     e = errno;
-    if (fclose(out) != 0 && rc == 0) {
+    if (close(fd) != 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
@@ -565,25 +588,38 @@ int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why)
     return 0;
 }
 
-char *gpuipc_doc_template(const gpuipc_doc *d)
+int gpuipc_doc_kit_make(gpuipc_doc_kit *k)
 {
-    char *text = NULL;
-    size_t len = 0;
-    gpuipc_json j;
-    FILE *out = open_memstream(&text, &len);
-
-    if (out == NULL)
-        return NULL;
-    gpuipc_json_init(&j, out);
-    json_body(&j, d);
-    if (gpuipc_json_finish(&j) < 0 || fclose(out) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    gpuipc_facts_env_effects(k->effects, sizeof(k->effects));
+    k->cap = 4 * DOC_BUF;
+    return (k->mem = malloc(k->cap)) != NULL ? 0 : -1;
 }
 
-int gpuipc_doc_stdout_fd(void)
+void gpuipc_doc_kit_free(gpuipc_doc_kit *k)
 {
-    return state.out >= 0 ? state.out : 1;
+    free(k->mem);
+    k->mem = NULL;
+}
+
+/* The run's own thread has not begun its document (it writes it only once
+ * it has claimed the end: core/watch.h's gpuipc_watch_claim). */
+int gpuipc_doc_write_kit(const gpuipc_doc *d, gpuipc_doc_kit *k)
+{
+    const char *path = d->o->json_path;
+    int fd, rc;
+
+    if (path == NULL || k->mem == NULL)
+        return path == NULL ? 0 : -1;
+    if (strcmp(path, "-") == 0)
+        return render_to(state.out >= 0 ? state.out : 1, d, k->effects, 0, k->mem, k->cap);
+    if (state.file.dirfd < 0 || (fd = gpuipc_outfile_open(&state.file, NULL)) < 0)
+        return -1;
+    rc = render_to(fd, d, k->effects, 0, k->mem, k->cap);
+    if (close(fd) < 0)
+        rc = -1;
+    if (rc < 0 || gpuipc_outfile_commit(&state.file, NULL) < 0) {
+        gpuipc_outfile_abort(&state.file);
+        return -1;
+    }
+    return 0;
 }

@@ -17,30 +17,14 @@
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
 
-/* The markers of a deadline template, each standing for one JSON value. */
-#define GPUIPC_DOC_MARK_EXIT "@@EXIT@@"
-#define GPUIPC_DOC_MARK_RESULT "@@RESULT@@"
-#define GPUIPC_DOC_MARK_WALL "@@WALL@@"
-#define GPUIPC_DOC_MARK_SCENARIOS "@@SCENARIOS@@"
-#define GPUIPC_DOC_MARK_COUNTS "@@COUNTS@@"
-#define GPUIPC_DOC_MARK_CONSUMER "@@CONSUMER@@"
-#define GPUIPC_DOC_MARK_GPUS "@@GPUS@@"
-#define GPUIPC_DOC_MARK_END "@@END@@"
-
-/* The document d as the watchdog writes it at the run's deadline, rendered
- * ahead, while malloc and stdio may still be used: every member as d has it,
- * but exit, result, wall_s, scenarios, counts and consumer, which are the
- * markers above for the watchdog to replace (memory and write(2) only).
- * Returns the text (the caller frees it), or NULL. */
-char *gpuipc_doc_template(const gpuipc_doc *d);
+/* The room for the environment's effects (core/facts.h), gathered before
+ * rendering. */
+#define GPUIPC_DOC_EFFECTS_LEN 1024
 
 /* The GPUs results[0..n) ran on (as exporter or importer; not-run ones
  * left out), in order of first use, into gpus (room for cap). Returns the
  * count. Async-signal-safe. */
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
-
-/* Where a document for "-" goes: the standard output main set aside, or 1. */
-int gpuipc_doc_stdout_fd(void);
 
 /* What a mode adds to its document: fn writes member key (an object or an
  * array) into j from arg, which must live until the document is written.
@@ -54,6 +38,27 @@ void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const voi
  * (core/outfile.h). Returns 0, or -1 with why. */
 int gpuipc_doc_write(const gpuipc_doc *d, gpuipc_err *why);
 
+/* What the writer needs besides the run's data, made ahead for a document
+ * written later with system calls only (the watchdog's, at the deadline):
+ * the environment's effects, and the sink's buffer. */
+typedef struct gpuipc_doc_kit {
+    char effects[GPUIPC_DOC_EFFECTS_LEN];
+    char *mem;                 /* the sink's buffer (malloc), cap bytes */
+    size_t cap;
+} gpuipc_doc_kit;
+
+/* Makes k. Returns 0, or -1 out of memory. */
+int gpuipc_doc_kit_make(gpuipc_doc_kit *k);
+void gpuipc_doc_kit_free(gpuipc_doc_kit *k);
+
+/* Writes d, as gpuipc_doc_write does but without a mode's payload, with
+ * k's buffer and system calls only (no stdio, no malloc, no driver): to the
+ * file checked before the run, replaced whole, or to the standard output
+ * main set aside. Async-signal-safe. Returns 0 (also where no document is
+ * wanted), or -1 where it could not be written whole: a file that was there
+ * is then left as it was. */
+int gpuipc_doc_write_kit(const gpuipc_doc *d, gpuipc_doc_kit *k);
+
 /* Checks, before the run, that the document may be written at path
  * (core/outfile.h: absent or a regular file, never followed; "-" is always
  * fine), and keeps its directory open for the write. Returns 0, or a
@@ -63,9 +68,6 @@ int gpuipc_doc_check_path(const char *path, gpuipc_err *err);
 /* In a forked consumer, which writes no file of the producer's: lets go of
  * the directory held for --json. */
 void gpuipc_doc_drop_file(void);
-
-/* The checked file, for the watchdog's document, or NULL (none, or "-"). */
-struct gpuipc_outfile *gpuipc_doc_outfile(void);
 
 /* Whether gpuipc_doc_write ran (main writes a short document for a run
  * that ended before its mode wrote one). */

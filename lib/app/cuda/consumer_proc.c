@@ -290,6 +290,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     }
     verdict = serve_on(envp, sock, end);
     gpuipc_watch_claim(gpuipc_app_stop_code(verdict));
+    gpuipc_app_deadline_done();
     /* A session that ended with BYE had its last checks then (and its status
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)

@@ -8,8 +8,8 @@
  * write(2) and memory set aside before, since the stuck thread may hold the
  * locks of stdio and malloc. The forked consumer's watchdog is a backstop a
  * little later (the producer speaks for the run); a --connect consumer, on
- * its own, reports itself at the deadline. The document's template is
- * filled in by deadline_doc.c. */
+ * its own, reports itself at the deadline. The document is the one writer's
+ * (run/result_doc.c), prepared at the start by deadline_doc.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -50,8 +50,8 @@ static struct {
     gpuipc_doc_program prog;   /* o, as the result files' writers read it */
     uint64_t t0, deadline_ns;
     int role;
-    char *doc;                 /* the document's template, or NULL */
-    char *older;               /* the one it replaced, kept: the watchdog may read it */
+    gpuipc_deadline_doc *doc;  /* the document as prepared, or NULL */
+    gpuipc_deadline_doc *older; /* the one it replaced, kept: the watchdog may read it */
 } dl;
 
 /* Text the watchdog builds, and the page as it was at the deadline: it owns
@@ -239,13 +239,20 @@ static void put_exit(gpuipc_sbuf *b, int sig)
     gpuipc_sbuf_str(b, ")");
 }
 
+/* How many cells the run's thread has published (none in a consumer). */
+static size_t published(void)
+{
+    return dl.run != NULL ? gpuipc_cellset_count(&dl.run->cells) : 0;
+}
+
 /* The result line's text, after "result: ", for the run ended now by the
  * deadline (sig 0) or a stop signal. */
 static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
 {
-    unsigned p, f, s;
+    unsigned p = 0, f = 0, s = 0;
 
-    gpuipc_deadline_counts(dl.run, &p, &f, &s);
+    if (dl.run != NULL)
+        gpuipc_cellset_tally(&dl.run->cells, &p, &f, &s);
     put_why(b, sig);
     put_stuck(b, now);
     gpuipc_sbuf_str(b, "; ");
@@ -264,7 +271,7 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
  * deadline, each written to fd as it is made (b is the text buffer). */
 static void put_rows(gpuipc_sbuf *b, int fd)
 {
-    size_t n = gpuipc_deadline_nscen(dl.run), i;
+    size_t n = published(), i;
 
     gpuipc_sbuf_str(b, "summary (at the deadline): ");
     gpuipc_sbuf_str(b, dl.run->where);
@@ -293,7 +300,7 @@ static void put_rows(gpuipc_sbuf *b, int fd)
 }
 
 /* The UUIDs of the run's GPUs by ordinal, as text, taken when the
- * document's template is made (the watchdog asks the driver nothing). */
+ * document is prepared (the watchdog asks the driver nothing). */
 static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
 
 /* How the consumer ended, for the producer's summary and document. */
@@ -308,21 +315,15 @@ static const char *consumer_end(void)
  * Returns 0, or -1 where the document could not be written whole. */
 static int write_doc(uint64_t now, const char *verdict, int sig)
 {
-    const gpuipc_deadline_doc d = {
-        .tmpl = dl.doc,
-        .path = dl.o->json_path,
+    const gpuipc_deadline_end end = {
         .run = dl.run,
         .verdict = verdict,
         .consumer = dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL,
-        .uuids = (const char (*)[48])uuid_text,
         .wall_ns = now - dl.t0,
         .code = fire_code(sig),
-        .sig = sig,
-        .text = text,
-        .text_len = sizeof(text),
     };
 
-    return gpuipc_deadline_doc_write(&d);
+    return gpuipc_deadline_doc_write(__atomic_load_n(&dl.doc, __ATOMIC_ACQUIRE), &end);
 }
 
 /* peer_end: how a consumer that ended by itself ended, from its status. */
@@ -409,9 +410,6 @@ static void take_snapshot(void)
  * its --prom or --junit file did (write_files). */
 static int doc_failed, files_failed;
 
-_Static_assert(sizeof(((gpuipc_producer_run *)0)->cells.label[0]) == GPUIPC_OUTCOME_LABEL_LEN,
-              "the scenarios' names as run/outcome.h reads them");
-
 /* --prom and --junit at the deadline (report_files.h), from the results as
  * far as they got (the producer's; none on a --connect consumer). */
 static void write_files(uint64_t now, const char *verdict, int sig)
@@ -421,7 +419,7 @@ static void write_files(uint64_t now, const char *verdict, int sig)
     files_failed = gpuipc_files_at_deadline(
         &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->cells.results : NULL,
         dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->cells.label : NULL,
-        gpuipc_deadline_nscen(dl.run),
+        published(),
         (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
         fire_code(sig), verdict, now - dl.t0) < 0;
 }
@@ -544,24 +542,10 @@ static void take_uuids(void)
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
     gpuipc_doc_program prog;
-    gpuipc_doc d = {
-        .o = gpuipc_doc_program_of(run->o, &prog),
-        .role = "producer",
-        .exit_code = GPUIPC_FAIL,
-        .where = run->where[0] ? run->where : NULL,
-        .lost = NULL,
-        .results = run->cells.results,
-        .n = run->cells.n,
-        .rounds = run->rounds,
-        .own = &run->env.facts,
-        .peer = run->env.have_peer_facts ? &run->env.peer_facts : NULL,
-        .deadline_template = 1,
-    };
-    gpuipc_doc_machine *machine;
+    gpuipc_deadline_doc *doc;
     char driver[128];
-    char *doc;
 
-    if (!gpuipc_outputs_wanted(&prog))
+    if (!gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)))
         return;
     if (run->cuda == 0)
         take_uuids();
@@ -569,22 +553,27 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
     if (run->o->json_path == NULL)
         return;
     /* The first is ready before the watchdog can fire; the second (once the
-     * probes are done) takes its place whole, and the first is kept to the
-     * process's end (the watchdog may be reading it). No third is made. */
+     * probes are done) takes its place whole, and the first is kept until
+     * the run claims its end (the watchdog may be reading it). No third is
+     * made. */
     if (dl.older != NULL)
         return;
-    d.machine = machine = gpuipc_doc_machine_gather(&prog, NULL, 0);
-    doc = gpuipc_doc_template(&d);
-    gpuipc_doc_machine_free(machine);
+    doc = gpuipc_deadline_doc_make(run->o, run, (const char (*)[48])uuid_text);
     if (doc != NULL) {
         dl.older = dl.doc;
-        dl.doc = doc;
+        __atomic_store_n(&dl.doc, doc, __ATOMIC_RELEASE);
     }
+}
+
+void gpuipc_app_deadline_done(void)
+{
+    gpuipc_deadline_doc_free(dl.doc);
+    gpuipc_deadline_doc_free(dl.older);
+    dl.doc = dl.older = NULL;
 }
 
 int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
 {
-    static gpuipc_facts own;
     gpuipc_err err;
     uint64_t at;
 
@@ -596,16 +585,8 @@ int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
      * Without a deadline it still takes the stops no other thread can. */
     at = o->deadline_ns == 0 ? UINT64_MAX
          : t0 + o->deadline_ns + (gpuipc_stop_parent() > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
-    if (gpuipc_stop_parent() == 0 && o->json_path != NULL) {
-        gpuipc_doc d = {.o = &dl.prog, .role = "consumer",
-                        .exit_code = GPUIPC_FAIL, .own = &own, .deadline_template = 1};
-        gpuipc_doc_machine *machine;
-
-        gpuipc_facts_gather(&own);
-        d.machine = machine = gpuipc_doc_machine_gather(&dl.prog, NULL, 0);
-        dl.doc = gpuipc_doc_template(&d);
-        gpuipc_doc_machine_free(machine);
-    }
+    if (gpuipc_stop_parent() == 0 && o->json_path != NULL)
+        dl.doc = gpuipc_deadline_doc_make(o, NULL, NULL);
     if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
         return -1;

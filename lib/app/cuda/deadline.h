@@ -19,9 +19,13 @@
  * Call after the fork. Returns 0, or -1 after saying why. */
 int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0);
 
-/* Renders again the document that watchdog writes, now that run knows more
- * (the peer's facts, its GPU, its results so far). */
+/* Prepares again the document that watchdog writes, now that run knows
+ * more (the peer's facts, its GPU, its place so far). */
 void gpuipc_app_deadline_document(gpuipc_producer_run *run);
+
+/* Frees what the watchdog's document was prepared in, once the run has
+ * claimed its end (gpuipc_watch_claim: the watchdog writes none then). */
+void gpuipc_app_deadline_done(void);
 
 /* The consumer's: forked, a backstop a little after the deadline, which
  * the producer should have ended the run by; with --connect, at the

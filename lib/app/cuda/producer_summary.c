@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "app/cuda/doc_data.h"
+#include "app/cuda/deadline.h"
 #include "app/cuda/process.h"
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_run.h"
@@ -244,6 +245,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     /* From here this thread says the verdict, not the watchdog (or, if the
      * deadline has fired already, it parks and the watchdog's stands). */
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
+    gpuipc_app_deadline_done();
     if (run->o->bench && started) {
         if (code != GPUIPC_SKIP) {
             char bench_line[1024];
