@@ -73,7 +73,6 @@ static int refused_options(int argc, char **argv, const gpuipc_err *why, uint64_
                     .lost = lost};
 
     gpuipc_options_outputs(&o, argc, argv);
-    gpuipc_doc_set_argv(argc, argv);
     if (!gpuipc_outputs_wanted(gpuipc_doc_program_of(&o, &prog)))
         return GPUIPC_USAGE;
     gpuipc_runinfo_gather(t0);
@@ -140,7 +139,6 @@ int main(int argc, char **argv)
     /* A live progress line for long work: on a terminal, never with -q or
      * --brief (both make the level quiet). */
     gpuipc_progress_enable(o.level != GPUIPC_LOG_QUIET);
-    gpuipc_doc_set_argv(argc, argv);
     gpuipc_doc_program_of(&o, &prog);
     gpuipc_runinfo_gather(t0);
     if (o.json_path != NULL && strcmp(o.json_path, "-") == 0 && !o.list &&

@@ -383,6 +383,8 @@ void gpuipc_options_outputs(gpuipc_options *o, int argc, char **argv)
     int c;
 
     defaults(o);
+    o->argc = argc;
+    o->argv = argv;
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {
@@ -426,6 +428,8 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
     int quiet = 0, verbose = 0, c, rc;
 
     defaults(o);
+    o->argc = argc;
+    o->argv = argv;
     opterr = 0; /* this function words every error itself */
     optind = 0; /* start afresh, so that tests may parse many times */
     while ((c = getopt_long(argc, argv, ":qvhV", longopts, NULL)) != -1) {

@@ -18,6 +18,8 @@
 #define GPUIPC_MIN_GBPS_MAX 1e6 /* --min-gbps: a petabyte a second is no link's speed */
 
 typedef struct gpuipc_options {
+    int argc;            /* the command line, as main got it (the result files print it) */
+    char **argv;
     uint64_t size;       /* --size: bytes per scenario */
     int device;          /* --device: the producer's first (or only) CUDA ordinal */
     const char *devices; /* --device as given: "all", or ordinals and ranges (run/plan.h) */

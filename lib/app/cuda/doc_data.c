@@ -15,15 +15,6 @@
 _Static_assert(GPUIPC_DOC_GPUS_MAX == GPUIPC_GPU_OPEN_MAX,
                "run/doc.h names as many GPUs as the program opens");
 
-static int doc_argc;
-static char **doc_argv;
-
-void gpuipc_doc_set_argv(int argc, char **argv)
-{
-    doc_argc = argc;
-    doc_argv = argv;
-}
-
 const gpuipc_doc_program *gpuipc_doc_program_of(const gpuipc_options *o,
                                                 gpuipc_doc_program *p)
 {
@@ -31,8 +22,8 @@ const gpuipc_doc_program *gpuipc_doc_program_of(const gpuipc_options *o,
         .version = GPUIPC_VERSION,
         .commit = gpuipc_version_commit(),
         .mode = gpuipc_options_mode_name(o),
-        .argc = doc_argc,
-        .argv = doc_argv,
+        .argc = o->argc,
+        .argv = o->argv,
         .json_path = o->json_path,
         .prom_path = o->prom_path,
         .junit_path = o->junit_path,

@@ -10,11 +10,8 @@
 #include "app/options.h"
 #include "run/doc.h"
 
-/* The program's arguments, for the document (set once by main). */
-void gpuipc_doc_set_argv(int argc, char **argv);
-
-/* Fills p from o (which must live as long as p is read: p points into
- * it) and the arguments main set. Returns p. */
+/* Fills p from o, its command line included (o must live as long as p is
+ * read: p points into it). Returns p. */
 const gpuipc_doc_program *gpuipc_doc_program_of(const gpuipc_options *o,
                                                 gpuipc_doc_program *p);
 
