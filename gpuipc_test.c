@@ -203,6 +203,7 @@ int main(int argc, char **argv)
         rc = gpuipc_doc_finish(&d, rc);
     }
     gpuipc_watch_claim(rc);
+    gpuipc_doc_drop_payload(); /* a mode's part of the document, written or not */
     if (o.brief)
         gpuipc_brief_end(&brief, rc);
     /* NVML's start-up thread, if it is still inside nvmlInit_v2 (a sick

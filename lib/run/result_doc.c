@@ -32,15 +32,26 @@ static struct {
     struct {
         const char *key;
         gpuipc_doc_payload_fn fn;
-        const void *arg;
+        void *arg;
+        void (*release)(void *arg);
     } payload;
 } state = {.file = {.dirfd = -1}, .out = -1};
 
-void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg)
+void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, void *arg,
+                            void (*release)(void *arg))
 {
+    gpuipc_doc_drop_payload();
     state.payload.key = key;
     state.payload.fn = fn;
     state.payload.arg = arg;
+    state.payload.release = release;
+}
+
+void gpuipc_doc_drop_payload(void)
+{
+    if (state.payload.release != NULL)
+        state.payload.release(state.payload.arg);
+    memset(&state.payload, 0, sizeof(state.payload));
 }
 
 int gpuipc_doc_written(void)

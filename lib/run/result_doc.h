@@ -27,11 +27,17 @@
 size_t gpuipc_doc_gpus_of(const gpuipc_result *results, size_t n, int *gpus, size_t cap);
 
 /* What a mode adds to its document: fn writes member key (an object or an
- * array) into j from arg, which must live until the document is written.
- * --list, --bench and --fault-matrix register theirs; the one-shot and
- * two-terminal runs need none. */
+ * array) into j from arg, which the writer holds from here (the mode may
+ * have returned by the time main writes the document) until
+ * gpuipc_doc_drop_payload, which hands it to release (NULL: nothing to
+ * release). --list, --bench and --fault-matrix register theirs; the
+ * one-shot and two-terminal runs need none. */
 typedef void (*gpuipc_doc_payload_fn)(gpuipc_json *j, const char *key, const void *arg);
-void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, const void *arg);
+void gpuipc_doc_set_payload(const char *key, gpuipc_doc_payload_fn fn, void *arg,
+                            void (*release)(void *arg));
+
+/* Lets go of the payload (its release), once no document will be written. */
+void gpuipc_doc_drop_payload(void);
 
 /* Writes d to d->o->json_path ("-": the standard output main set aside
  * with gpuipc_doc_take_stdout), through the file checked before the run

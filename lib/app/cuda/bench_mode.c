@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,11 +122,18 @@ static void bench_payload(gpuipc_json *j, const char *key, const void *arg)
     gpuipc_bench_json(j, key, arg);
 }
 
+/* What the document's writer lets go of once it is done with the results. */
+static void bench_release(void *arg)
+{
+    gpuipc_bench_free(arg);
+    free(arg);
+}
+
 /* --bench in the producer, once both sides have probed the selection.
  * Returns the exit code. */
 int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda_why)
 {
-    static gpuipc_bench b;
+    gpuipc_bench *b;
     const gpuipc_mech *lat[GPUIPC_APP_NMECH_MAX]; /* --bench: one GPU, each mechanism once */
     gpuipc_bench_cfg cfg;
     size_t i, nlat = 0;
@@ -171,21 +179,25 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
     cfg.version = GPUIPC_VERSION;
     /* Its progress lines, like every progress line, only on a terminal. */
     cfg.progress = run->o->level != GPUIPC_LOG_QUIET && isatty(2);
-    if (run->oneshots != NULL) {
-        b.oneshot_ns = run->oneshots->ns; /* the bench owns them from here */
-        memset(&run->oneshots->ns, 0, sizeof(run->oneshots->ns));
-        b.oneshot_failed = run->oneshots->failed;
-        b.bare_hwm = run->oneshots->bare_hwm;
+    if ((b = calloc(1, sizeof(*b))) == NULL) {
+        gpuipc_log_say("--bench: out of memory");
+        return GPUIPC_FAIL;
     }
-    rc = gpuipc_bench_run(&run->env, run->w, &cfg, &b);
+    if (run->oneshots != NULL) {
+        b->oneshot_ns = run->oneshots->ns; /* the bench owns them from here */
+        memset(&run->oneshots->ns, 0, sizeof(run->oneshots->ns));
+        b->oneshot_failed = run->oneshots->failed;
+        b->bare_hwm = run->oneshots->bare_hwm;
+    }
+    rc = gpuipc_bench_run(&run->env, run->w, &cfg, b);
     /* BYE counts them: the consumer saw each of them pass or fail. */
-    run->bench_passed = b.passed;
-    run->bench_failed = b.failed;
+    run->bench_passed = b->passed;
+    run->bench_failed = b->failed;
     /* --json: the results go into the run's document, which the end of the
-     * session writes; b (static) lives until the process exits. */
+     * session writes; its writer holds b until then. */
     if (run->o->json_path != NULL)
-        gpuipc_doc_set_payload("bench", bench_payload, &b);
+        gpuipc_doc_set_payload("bench", bench_payload, b, bench_release);
     else
-        gpuipc_bench_free(&b);
+        bench_release(b);
     return rc == 0 ? GPUIPC_PASS : GPUIPC_FAIL;
 }

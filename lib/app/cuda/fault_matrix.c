@@ -4,6 +4,7 @@
  * under way and the matrix. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,29 +38,31 @@ static int matrix_holds_gpu(void *arg, pid_t pid)
  * --connect pair of this program, over --only (default: the reference
  * mechanism). A stop signal ends the pair under way and the matrix, with 130
  * or 143. */
-/* What --json's document says of the matrix. */
-static struct {
+/* What --json's document says of the matrix (the document's writer holds
+ * it until main has written it). */
+typedef struct matrix_doc {
     const char *mech;
     double timeout_s, margin_s;
     int ran, stopped;
     gpuipc_matrix_totals t;
-} g_doc;
+} matrix_doc;
 
 static void doc_payload(gpuipc_json *j, const char *key, const void *arg)
 {
-    (void)arg;
+    const matrix_doc *doc = arg;
+
     gpuipc_json_object(j, key);
-    gpuipc_json_string(j, "mechanism", g_doc.mech);
-    gpuipc_json_double(j, "timeout_s", g_doc.timeout_s);
-    gpuipc_json_double(j, "margin_s", g_doc.margin_s);
-    gpuipc_json_bool(j, "ran", g_doc.ran);
-    gpuipc_json_bool(j, "stopped", g_doc.stopped);
-    gpuipc_json_int(j, "cases", g_doc.t.cases);
-    gpuipc_json_int(j, "survived", g_doc.t.survived);
-    gpuipc_json_int(j, "hangs", g_doc.t.hangs);
-    gpuipc_json_int(j, "leaks", g_doc.t.leaks);
-    gpuipc_json_int(j, "wrong_reports", g_doc.t.wrong);
-    gpuipc_json_double(j, "seconds", g_doc.t.seconds);
+    gpuipc_json_string(j, "mechanism", doc->mech);
+    gpuipc_json_double(j, "timeout_s", doc->timeout_s);
+    gpuipc_json_double(j, "margin_s", doc->margin_s);
+    gpuipc_json_bool(j, "ran", doc->ran);
+    gpuipc_json_bool(j, "stopped", doc->stopped);
+    gpuipc_json_int(j, "cases", doc->t.cases);
+    gpuipc_json_int(j, "survived", doc->t.survived);
+    gpuipc_json_int(j, "hangs", doc->t.hangs);
+    gpuipc_json_int(j, "leaks", doc->t.leaks);
+    gpuipc_json_int(j, "wrong_reports", doc->t.wrong);
+    gpuipc_json_double(j, "seconds", doc->t.seconds);
     gpuipc_json_end(j, '}');
 }
 
@@ -69,6 +72,7 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     char prog[4096], size[32], line[GPUIPC_ERR_LEN + 96], checked[GPUIPC_ERR_LEN + 64] = "";
     gpuipc_matrix_opts mo;
     gpuipc_matrix_totals t;
+    matrix_doc *doc;
     gpuipc_err err;
     uint64_t bytes;
     ssize_t n;
@@ -95,11 +99,14 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
     mo.margin_s = 3.0;
     mo.verbose = o->level == GPUIPC_LOG_VERBOSE;
     mo.fd = 1;
-    memset(&g_doc, 0, sizeof(g_doc));
-    g_doc.mech = mo.mech;
-    g_doc.timeout_s = mo.timeout_s;
-    g_doc.margin_s = mo.margin_s;
-    gpuipc_doc_set_payload("fault_matrix", doc_payload, NULL);
+    if ((doc = calloc(1, sizeof(*doc))) == NULL) {
+        gpuipc_log_say("--fault-matrix: out of memory");
+        return GPUIPC_FAIL;
+    }
+    doc->mech = mo.mech;
+    doc->timeout_s = mo.timeout_s;
+    doc->margin_s = mo.margin_s;
+    gpuipc_doc_set_payload("fault_matrix", doc_payload, doc, free);
     if (subject->needs_cuda) {
         /* The pairs exec at once, so this process may start the driver;
          * it opens no context of its own. */
@@ -125,9 +132,9 @@ int gpuipc_app_fault_matrix(const gpuipc_options *o, const gpuipc_app_selection 
            "exit, kill, hang, corrupt, extra-fds, close", mo.timeout_s, mo.margin_s, checked);
     fflush(stdout);
     rc = gpuipc_matrix_run(&mo, &t, &err);
-    g_doc.t = t;
-    g_doc.ran = rc >= 0 || rc == -EINTR;
-    g_doc.stopped = rc == -EINTR || gpuipc_stop_signal() != 0;
+    doc->t = t;
+    doc->ran = rc >= 0 || rc == -EINTR;
+    doc->stopped = rc == -EINTR || gpuipc_stop_signal() != 0;
     if (rc == -EINTR || gpuipc_stop_signal() != 0) {
         const char *name = gpuipc_sig_abbrev(gpuipc_stop_signal());
 

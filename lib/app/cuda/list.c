@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -363,10 +364,16 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
         gpuipc_json_end(j, ']');
 }
 
+/* --list's run: the environment its probes run in, and what they look at. */
+typedef struct list_run {
+    gpuipc_env env;
+    list_ctx lc;
+} list_run;
+
 /* --json: the listing as the document's "list" member. */
 static void list_payload(gpuipc_json *j, const char *key, const void *arg)
 {
-    list_ctx *lc = (list_ctx *)(uintptr_t)arg;
+    list_ctx *lc = &((list_run *)(uintptr_t)arg)->lc;
 
     gpuipc_json_object(j, key);
     gpuipc_json_string(j, "schema", "gpuipc_test/capabilities");
@@ -378,25 +385,30 @@ static void list_payload(gpuipc_json *j, const char *key, const void *arg)
 
 int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
 {
-    static gpuipc_env env;
-    static list_ctx lc;
+    list_run *lr = calloc(1, sizeof(*lr));
 
-    gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
+    if (lr == NULL) {
+        gpuipc_log_say("--list: out of memory");
+        return GPUIPC_FAIL;
+    }
+    gpuipc_app_env_init(&lr->env, GPUIPC_ROLE_PRODUCER, o, inject, t0);
     /* The listing is the output; probes keep their step-log lines to themselves. */
-    env.log.level = GPUIPC_LOG_QUIET;
-    lc.o = o;
-    lc.env = &env;
-    lc.pidfd = list_pidfd(&lc.pidfd_why); /* forks: before any CUDA call */
-    lc.imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &lc.imex_why);
+    lr->env.log.level = GPUIPC_LOG_QUIET;
+    lr->lc.o = o;
+    lr->lc.env = &lr->env;
+    lr->lc.pidfd = list_pidfd(&lr->lc.pidfd_why); /* forks: before any CUDA call */
+    lr->lc.imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &lr->lc.imex_why);
     if (o->json) {
-        /* main writes the document, and the listing into it, at the end;
-         * the driver is started first for the document's machine. */
+        /* main writes the document, and the listing into it, at the end
+         * (the writer holds lr until then); the driver is started first
+         * for the document's machine. */
         gpuipc_gpu_init(NULL);
-        gpuipc_doc_set_payload("list", list_payload, &lc);
+        gpuipc_doc_set_payload("list", list_payload, lr, free);
         return GPUIPC_PASS;
     }
     printf("gpuipc_test %s (commit %s), protocol %d\n", GPUIPC_VERSION, gpuipc_version_commit(),
            GPUIPC_WIRE_VERSION);
-    list_walk(&lc, NULL);
+    list_walk(&lr->lc, NULL);
+    free(lr);
     return GPUIPC_PASS;
 }
