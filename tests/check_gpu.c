@@ -22,7 +22,7 @@
 #include <check.h>
 #include <fcntl.h>
 
-#include "app/pair.h"
+#include "run/pair.h"
 #include "containers.h"
 #include "helpers.h"
 #include "jschema.h"

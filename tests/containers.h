@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "app/pair.h"
+#include "run/pair.h"
 
 #define CT_ROWS 24
 

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/matrix.h"
-#include "app/pair.h"
+#include "run/matrix.h"
+#include "run/pair.h"
 #include "core/step.h"
 #include "session/inject.h"
 #include "helpers.h"
@@ -24,7 +24,7 @@
 #define TIMEOUT_S 0.5
 #define MARGIN_S 1.5
 
-/* The cases are the fault matrix's (app/matrix.h): every step of both roles
+/* The cases are the fault matrix's (run/matrix.h): every step of both roles
  * times every action, the matrix also saying which step the survivor waits
  * in and what it says the peer did. faults_suite() lists them. */
 static gpuipc_matrix_case cases[GPUIPC_MATRIX_MAX];

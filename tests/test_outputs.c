@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "app/check_shim.h"
-#include "app/pair.h"
+#include "run/pair.h"
 #include "core/proc.h"
 #include "helpers.h"
 #include "jschema.h"

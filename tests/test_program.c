@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/matrix.h"
+#include "run/matrix.h"
 #include "core/step.h"
 #include "session/inject.h"
 #include "helpers.h"
@@ -435,7 +435,7 @@ START_TEST(test_program_sabotage_exits_1_naming_the_first_bad_word)
 }
 END_TEST
 
-/* The fault matrix's cases (app/matrix.h) where the peer dies, killed or by
+/* The fault matrix's cases (run/matrix.h) where the peer dies, killed or by
  * exiting: every step of both roles, twice. The matrix also says which step
  * the survivor waits in. program_suite() lists them. */
 static gpuipc_matrix_case deaths[GPUIPC_MATRIX_MAX];

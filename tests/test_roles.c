@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/matrix.h"
+#include "run/matrix.h"
 #include "core/clock.h"
 #include "session/consumer.h"
 #include "mech/memfd.h"
@@ -235,7 +235,7 @@ START_TEST(test_roles_consumer_refusal_does_not_desync_the_next_scenario)
 }
 END_TEST
 
-/* The fault matrix's cases (app/matrix.h) where role dies, killed or by
+/* The fault matrix's cases (run/matrix.h) where role dies, killed or by
  * exiting, at a step that this suite's sessions reach. They run in-process:
  * the producer calls the roles' functions itself and is not the program, so
  * two steps are left out on purpose. Returns the count, cases in out. */

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/pair.h"
+#include "run/pair.h"
 #include "helpers.h"
 #include "suites.h"
 

@@ -11,7 +11,7 @@
 #include "app/cuda/modes.h"
 #include "app/cuda/process.h"
 #include "app/cuda/registry.h"
-#include "app/matrix.h"
+#include "run/matrix.h"
 #include "core/log.h"
 #include "core/names.h"
 #include "core/status.h"

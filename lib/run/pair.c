@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pair.c: a --serve / --connect pair of processes under a deadline. */
-#include "app/pair.h"
+#include "run/pair.h"
 
 #include <errno.h>
 #include <fcntl.h>

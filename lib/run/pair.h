@@ -2,8 +2,8 @@
 /* pair.h: running the program as two separately started commands, a
  * --serve producer and a --connect consumer, under a deadline: what the
  * fault matrix and the fault suite drive, case after case. */
-#ifndef GPUIPC_PAIR_H
-#define GPUIPC_PAIR_H
+#ifndef GPUIPC_RUN_PAIR_H
+#define GPUIPC_RUN_PAIR_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -7,13 +7,13 @@
  * the pair is left, and (for GPU mechanisms, where NVML can tell) the driver
  * lists neither process as holding GPU memory any more. Each of these is
  * about the pair's own processes: other users of the GPU cannot fail a case. */
-#ifndef GPUIPC_MATRIX_H
-#define GPUIPC_MATRIX_H
+#ifndef GPUIPC_RUN_MATRIX_H
+#define GPUIPC_RUN_MATRIX_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "app/pair.h"
+#include "run/pair.h"
 
 typedef struct gpuipc_matrix_case {
     int role;      /* the role that misbehaves */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* matrix.c: the fault matrix, case by case. */
-#include "app/matrix.h"
+#include "run/matrix.h"
 
 #include <errno.h>
 #include <stdio.h>
