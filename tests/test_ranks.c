@@ -977,6 +977,55 @@ START_TEST(test_ranks_records_that_lie_are_refused)
 }
 END_TEST
 
+/* Rank 0's words for a run of 3 ranks: the pairs that are not proven, each
+ * scenario that did not pass with its cause marked, each cause once (the
+ * same cause of two pairs is said once), and the counts. */
+START_TEST(test_ranks_judge_says_each_cause_once)
+{
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    gpuipc_cells_tally t;
+    char *text = NULL;
+    size_t len = 0, i;
+    FILE *out = open_memstream(&text, &len);
+    const char *at;
+    int n = 0;
+
+    ck_assert_ptr_nonnull(cells);
+    ck_assert_ptr_nonnull(out);
+    for (i = 0; i < 9; i++) {
+        if (i / 3 == i % 3)
+            continue;
+        cells[i].prod = producer_side(2, 0);
+        cells[i].prod.have = 1;
+        cells[i].cons = consumer_side(2, 0, 0);
+        cells[i].cons.have = 1;
+    }
+    /* 0 -> 1 and 2 -> 0: a scenario failed, for one cause; 1 -> 2: the
+     * consumer never reported. */
+    cells[0 * 3 + 1].prod = producer_side(1, 1);
+    cells[0 * 3 + 1].prod.have = 1;
+    cells[0 * 3 + 1].cons = consumer_side(1, 1, 0);
+    cells[0 * 3 + 1].cons.have = 1;
+    cells[2 * 3 + 0].prod = cells[0 * 3 + 1].prod;
+    cells[2 * 3 + 0].cons = cells[0 * 3 + 1].cons;
+    cells[1 * 3 + 2].cons.have = 0;
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, out, &t), 0);
+    fclose(out);
+    ck_assert_uint_eq(t.proven, 3);
+    ck_assert_uint_eq(t.failed, 3);
+    ck_assert_uint_eq(t.skipped, 0);
+    ck_assert_msg(strstr(text, "FAIL 0 -> 1 memfd: reason\twith a tab 1 [cause below]\n") &&
+                  strstr(text, "FAIL 2 -> 0 memfd: reason\twith a tab 1 [cause below]\n") &&
+                  strstr(text, "FAIL 1 -> 2: ") != NULL, "%s", text);
+    for (at = text; (at = strstr(at, "  cause: x")) != NULL; at++)
+        n++;
+    ck_assert_msg(n == 1, "the cause said %d times:\n%s", n, text);
+    ck_assert_msg(strstr(text, "  cause: x\ty; fix: do z\n") != NULL, "%s", text);
+    free(text);
+    free(cells);
+}
+END_TEST
+
 START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
 {
     gpuipc_cell cell;
@@ -1113,6 +1162,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);
+    tcase_add_test(tc, test_ranks_judge_says_each_cause_once);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cause.h"
 #include "core/err.h"
 #include "core/status.h"
 #include "run/cells.h"
@@ -319,4 +320,59 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
     if (skipped != NULL)
         *skipped += ns;
     return verdict;
+}
+
+int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who,
+                       const char *const *mechs, size_t nmech, FILE *out,
+                       gpuipc_cells_tally *t)
+{
+    const gpuipc_cell_scenario **causes =
+            calloc((size_t)size * size * GPUIPC_CELLS_SCENARIOS_MAX + 1, sizeof(*causes));
+    char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
+    size_t ncauses = 0, i, k;
+    uint32_t p, c;
+
+    memset(t, 0, sizeof(*t));
+    if (causes == NULL)
+        return -ENOMEM;
+    for (p = 0; p < size; p++)
+        for (c = 0; c < size; c++) {
+            gpuipc_cell *cell = &cells[(size_t)p * size + c];
+            char why[GPUIPC_ERR_LEN];
+            int v;
+
+            if (p == c)
+                continue;
+            cell->p = p;
+            cell->c = c;
+            v = gpuipc_cell_verdict(cell, who, mechs, nmech, why, sizeof(why), &t->passed,
+                                    &t->sfailed, &t->sskipped);
+            t->proven += v == GPUIPC_PASS;
+            t->failed += v == GPUIPC_FAIL;
+            t->skipped += v == GPUIPC_SKIP;
+            if (why[0] != '\0') {
+                fprintf(out, "%s %u -> %u: %s\n",
+                        gpuipc_status_word(v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP), p, c,
+                        why);
+                continue;
+            }
+            for (i = 0; i < cell->prod.n; i++) {
+                const gpuipc_cell_scenario *s = &cell->prod.s[i];
+
+                if (s->status == GPUIPC_PASS)
+                    continue;
+                fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(s->status), p, c,
+                        s->mech, s->reason, s->what[0] ? " [cause below]" : "");
+                for (k = 0; k < ncauses && (strcmp(causes[k]->what, s->what) != 0 ||
+                                            strcmp(causes[k]->fix, s->fix) != 0); k++)
+                    ;
+                if (s->what[0] != '\0' && k == ncauses)
+                    causes[ncauses++] = s;
+            }
+        }
+    for (i = 0; i < ncauses; i++)
+        fprintf(out, "  %s\n", gpuipc_cause_line_of(causes[i]->what, causes[i]->fix, line,
+                                                    sizeof(line)));
+    free(causes);
+    return 0;
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/err.h"
 #include "wire/msg.h"
@@ -92,5 +93,22 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
 int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const char *const *mechs,
                         size_t nmech, char *why, size_t len, unsigned *passed, unsigned *failed,
                         unsigned *skipped);
+
+/* What gpuipc_cells_judge counts: the ordered pairs by verdict, and the
+ * scenarios of the sessions that took place. */
+typedef struct gpuipc_cells_tally {
+    unsigned proven, failed, skipped;       /* pairs */
+    unsigned passed, sfailed, sskipped;     /* their scenarios */
+} gpuipc_cells_tally;
+
+/* Judges every ordered pair p -> c (p != c) of size ranks, cells[p * size
+ * + c], by gpuipc_cell_verdict (who, mechs, nmech as there), and says on
+ * out each pair that is not proven: its reason as a whole, or each of its
+ * scenarios that did not pass, with " [cause below]" where a cause
+ * explains it; then each cause once ("  cause: ...; fix: ..."). Counts
+ * into *t (zeroed first). Returns 0, or -ENOMEM (nothing said). */
+int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who,
+                       const char *const *mechs, size_t nmech, FILE *out,
+                       gpuipc_cells_tally *t);
 
 #endif

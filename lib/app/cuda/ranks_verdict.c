@@ -85,22 +85,18 @@ static void linger(ranks_run *rr)
  * the run's status. */
 static int judge(ranks_run *rr, const char *own, int fenced)
 {
-    size_t ncells = (size_t)rr->size * rr->size, i, ncauses = 0;
-    gpuipc_cell *cells = calloc(ncells, sizeof(*cells));
+    gpuipc_cell *cells = calloc((size_t)rr->size * rr->size, sizeof(*cells));
     char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
-    const gpuipc_cell_scenario **causes = calloc(ncells * GPUIPC_CELLS_SCENARIOS_MAX + 1,
-                                                 sizeof(*causes));
-    char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
-    unsigned passed = 0, failed = 0, skipped = 0, proven = 0, pf = 0, ps = 0, silent = 0;
+    unsigned silent = 0;
+    gpuipc_cells_tally t;
     char refused[400];
-    uint32_t r, p, c;
+    uint32_t r, p;
     gpuipc_err err;
     int code;
 
-    if (cells == NULL || got == NULL || causes == NULL) {
+    if (cells == NULL || got == NULL) {
         free(cells);
         free(got);
-        free(causes);
         printf("rank 0: result: %s: out of memory for the verdicts of %u ranks (exit %d)\n",
                gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
         return GPUIPC_FAIL;
@@ -148,58 +144,23 @@ static int judge(ranks_run *rr, const char *own, int fenced)
             silent++;
         }
     }
-    for (p = 0; p < rr->size; p++)
-        for (c = 0; c < rr->size; c++) {
-            gpuipc_cell *cell = &cells[(size_t)p * rr->size + c];
-            char why[GPUIPC_ERR_LEN];
-            int v;
-
-            if (p == c)
-                continue;
-            cell->p = p;
-            cell->c = c;
-            v = gpuipc_cell_verdict(cell, rr->whop, rr->mechs, rr->s->nsel, why, sizeof(why),
-                                    &passed, &failed, &skipped);
-            proven += v == GPUIPC_PASS;
-            pf += v == GPUIPC_FAIL;
-            ps += v == GPUIPC_SKIP;
-            if (why[0] != '\0') {
-                printf("%s %u -> %u: %s\n",
-                       gpuipc_status_word(v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP), p, c, why);
-                continue;
-            }
-            for (i = 0; i < cell->prod.n; i++) {
-                const gpuipc_cell_scenario *s = &cell->prod.s[i];
-                size_t k;
-
-                if (s->status == GPUIPC_PASS)
-                    continue;
-                printf("%s %u -> %u %s: %s%s\n", s->status < 0 ? "NOT RUN"
-                       : gpuipc_status_word(s->status), p, c, s->mech,
-                       s->reason, s->what[0] ? " [cause below]" : "");
-                for (k = 0; k < ncauses && (strcmp(causes[k]->what, s->what) != 0 ||
-                                            strcmp(causes[k]->fix, s->fix) != 0); k++)
-                    ;
-                if (s->what[0] != '\0' && k == ncauses)
-                    causes[ncauses++] = s;
-            }
-        }
-    for (i = 0; i < ncauses; i++)
-        printf("  %s\n", gpuipc_cause_line_of(causes[i]->what, causes[i]->fix, line,
-                                              sizeof(line)));
-    code = gpuipc_status_verdict(proven, pf + silent, 0);
+    if (gpuipc_cells_judge(cells, rr->size, rr->whop, rr->mechs, rr->s->nsel, stdout, &t) < 0) {
+        printf("rank 0: out of memory for the causes of %u ranks' pairs\n", rr->size);
+        silent++;
+    }
+    code = gpuipc_status_verdict(t.proven, t.failed + silent, 0);
     code = gpuipc_app_stop_code(code);
-    if (gpuipc_ranks_json_write(rr, cells, code, proven, pf, ps) < 0)
+    if (gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
            gpuipc_exit_word(code), rr->size,
-           rr->size * (rr->size - 1), proven, pf, ps, passed, failed, skipped,
+           rr->size * (rr->size - 1), t.proven, t.failed, t.skipped, t.passed, t.sfailed,
+           t.sskipped,
            (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
     fflush(stdout);
     free(cells);
     free(got);
-    free(causes);
     return code;
 }
 
