@@ -24,66 +24,8 @@
 #include "run/brief.h"
 #include "run/outputs.h"
 #include "run/result_doc.h"
+#include "run/summary.h"
 #include "session/report.h"
-
-/* Whether every scenario was skipped with the same reason and cause. */
-static int one_cause(const gpuipc_producer_run *run)
-{
-    size_t i;
-
-    if (run->cells.n < 2 || run->cells.results[0].cause.what[0] == '\0')
-        return 0;
-    for (i = 1; i < run->cells.n; i++)
-        if (run->cells.results[i].status != run->cells.results[0].status ||
-            strcmp(run->cells.results[i].reason, run->cells.results[0].reason) != 0 ||
-            !gpuipc_cause_same(&run->cells.results[i].cause, &run->cells.results[0].cause))
-            return 0;
-    return 1;
-}
-
-/* The one-line reason for exit 77: the shared reason if CUDA is missing,
- * else each mechanism's. Where the check of the FDs at exit turned the
- * status into exit_code 1, the line says so. */
-void gpuipc_app_print_skip_line(const gpuipc_producer_run *run, int cuda,
-                                const gpuipc_err *cuda_why, int exit_code)
-{
-    char line[2048], cause[GPUIPC_ERR_LEN];
-    size_t i, used;
-
-    used = (size_t)snprintf(line, sizeof(line), "gpuipc_test: %s%s: ", gpuipc_exit_word(exit_code),
-                            exit_code == GPUIPC_SKIP ? ""
-                            : " (an FD left open, said above) after nothing could run");
-
-    if (cuda == 1) {
-        if (run->cells.n > 0)
-            gpuipc_cause_line(&run->cells.results[0].cause, cause, sizeof(cause));
-        else
-            cause[0] = '\0';
-        snprintf(line + used, sizeof(line) - used, "%s%s%s%s", cuda_why->msg,
-                 cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
-    } else if (one_cause(run)) {
-        /* One reason and cause for all (WSL2, a compute mode): said once. */
-        for (i = 0; i < run->cells.n && used < sizeof(line); i++)
-            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? ", " : "",
-                                     run->cells.results[i].mech);
-        if (used < sizeof(line))
-            snprintf(line + used, sizeof(line) - used, ": %s (%s)", run->cells.results[0].reason,
-                     gpuipc_cause_line(&run->cells.results[0].cause, cause, sizeof(cause)));
-    } else {
-        /* Each reason with the cause the summary would name under it. */
-        for (i = 0; i < run->cells.n && used < sizeof(line); i++) {
-            const gpuipc_result *r = &run->cells.results[i];
-
-            gpuipc_cause_line(&r->cause, cause, sizeof(cause));
-            used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s: %s%s%s%s",
-                                     i ? "; " : "", r->mech,
-                                     r->status < 0 ? "not selected by CK_RUN_SUITE/CK_RUN_CASE"
-                                                   : r->reason,
-                                     cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
-        }
-    }
-    gpuipc_log_line(1, line);
-}
 
 /* The summary's line on the leak accounting: what was counted, and where
  * NVML could not attribute GPU memory to a process. */
@@ -113,55 +55,6 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
 /* Less /dev/shm than this is named in the summary (Docker's default is 64
  * MiB, which NCCL's shared-memory transport outgrows on a node of GPUs). */
 #define GPUIPC_SHM_NOTE_BELOW (256ull << 20)
-
-/* --brief's notes, from the results as data: the first failure, as "<side>
- * <scenario> <step>: <reason>" (the reason as that side recorded it, its
- * leading step name dropped), or why no scenario ran; and the first cause,
- * the failure's where it has one, else the first that any result has. */
-static void note_outcome(const gpuipc_producer_run *run, int code, const char *consumer)
-{
-    const gpuipc_result *failed = NULL, *explained = NULL;
-    char first[GPUIPC_ERR_LEN + 160], cause[GPUIPC_ERR_LEN];
-    size_t i;
-
-    for (i = 0; i < run->cells.n; i++) {
-        const gpuipc_result *r = &run->cells.results[i];
-
-        if (r->status == GPUIPC_FAIL && failed == NULL)
-            failed = r;
-        if ((r->status == GPUIPC_FAIL || r->status == GPUIPC_SKIP) && r->cause.what[0] != '\0' &&
-            (explained == NULL || (r == failed && explained != failed)))
-            explained = r;
-    }
-    first[0] = '\0';
-    if (failed != NULL) {
-        const char *step = gpuipc_step_name(failed->failure.step);
-        const char *why = failed->failure.reason;
-        size_t n = strlen(step);
-
-        if (failed->failure.step != GPUIPC_STEP_NONE && strncmp(why, step, n) == 0 &&
-            strncmp(why + n, ": ", 2) == 0)
-            why += n + 2;
-        char name[96];
-
-        /* Over several GPUs the failing one is named. */
-        snprintf(first, sizeof(first), "%s %s %s: %.440s", gpuipc_role_name(failed->failed_side),
-                 gpuipc_report_name(failed, name, sizeof(name)), failed->failure.step ? step : "-",
-                 why);
-    } else if (!run->started || run->halted) {
-        snprintf(first, sizeof(first), "%.500s", run->lost);
-    } else if (code == GPUIPC_FAIL) {
-        /* No scenario failed: the end of the session did (the producer's
-         * last check, or how the consumer ended). */
-        if (run->last[0] != '\0')
-            snprintf(first, sizeof(first), "%.500s", run->last);
-        else
-            snprintf(first, sizeof(first), "consumer: %.500s", consumer);
-    }
-    gpuipc_brief_note(first, explained != NULL ? gpuipc_cause_line(&explained->cause, cause,
-                                                                   sizeof(cause))
-                                               : NULL);
-}
 
 /* Ends the session and prints the outcome (finish), then writes --json's
  * document, whatever the outcome. Returns the exit status. */
@@ -241,7 +134,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     if (started && gpuipc_stop_signal() == 0)
         accounting_note(run, accounting, sizeof(accounting));
     code = gpuipc_app_producer_end(run, code, consumer, len);
-    note_outcome(run, code, consumer);
+    gpuipc_summary_brief_notes(&run->cells, code, consumer,
+                               !run->started || run->halted ? run->lost : NULL, run->last);
     /* From here this thread says the verdict, not the watchdog (or, if the
      * deadline has fired already, it parks and the watchdog's stands). */
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
@@ -273,7 +167,7 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
                 "(exit %d)", name ? name : "?", exit_code);
     }
     if (code == GPUIPC_SKIP && gpuipc_stop_signal() == 0) {
-        gpuipc_app_print_skip_line(run, run->cuda, &run->cuda_why, exit_code);
+        gpuipc_summary_skip_line(&run->cells, run->cuda, &run->cuda_why, exit_code);
         return exit_code;
     }
     if (code == GPUIPC_USAGE && gpuipc_stop_signal() == 0) {

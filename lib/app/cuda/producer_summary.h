@@ -14,9 +14,4 @@ struct gpuipc_producer_run;
  * status. */
 int gpuipc_app_producer_finish(struct gpuipc_producer_run *run, int code, uint64_t t0);
 
-/* The one-line reason for exit 77 (or, where the FD check at exit turned
- * it into exit_code 1, that and the reason). */
-void gpuipc_app_print_skip_line(const struct gpuipc_producer_run *run, int cuda,
-                                const gpuipc_err *cuda_why, int exit_code);
-
 #endif

@@ -22,6 +22,7 @@
 #include "core/stop.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
+#include "run/summary.h"
 #include "wire/endpoint.h"
 
 /* Refused connections (another uid): the first is said in full, the rest
@@ -166,7 +167,7 @@ static int serve(const gpuipc_options *o, const gpuipc_app_selection *s,
         return end_early(&run, code);
     if (code == GPUIPC_SKIP) {
         gpuipc_watch_claim(GPUIPC_SKIP);
-        gpuipc_app_print_skip_line(&run, run.cuda, &run.cuda_why, GPUIPC_SKIP);
+        gpuipc_summary_skip_line(&run.cells, run.cuda, &run.cuda_why, GPUIPC_SKIP);
         return end_early(&run, GPUIPC_SKIP);
     }
     if (code != 0) {
