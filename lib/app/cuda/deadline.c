@@ -43,8 +43,12 @@
 /* How long the producer's watchdog waits for the consumers it killed. */
 #define REAP_NS (1000ull * 1000000ull)
 
-/* What the watchdogs work from, set up before they can fire. */
-static struct {
+/* What a watchdog works from and the memory it builds its text in: one
+ * object per process, made (calloc) before the watchdog starts and handed
+ * to it as its arg, freed once the run has claimed its end
+ * (gpuipc_app_deadline_done). The fire path writes only into it, with
+ * system calls: the stuck thread may hold the locks of stdio and malloc. */
+struct gpuipc_app_deadline {
     gpuipc_producer_run *run;  /* the producer's, or NULL in a consumer */
     const gpuipc_options *o;
     gpuipc_doc_program prog;   /* o, as the result files' writers read it */
@@ -52,24 +56,28 @@ static struct {
     int role;
     gpuipc_deadline_doc *doc;  /* the document as prepared, or NULL */
     gpuipc_deadline_doc *older; /* the one it replaced, kept: the watchdog may read it */
-} dl;
-
-/* Text the watchdog builds, and the page as it was at the deadline: it owns
- * this memory. */
-static char text[1 << 16];
-static char line[4096];
-static gpuipc_watch_page snap;
-static int have_snap;
-/* Each side's process state at the deadline (/proc/<pid>/stat's letter, 0
- * if unknown), read with the snapshot, before the consumers are killed. */
-static char snap_state[sizeof(snap.side) / sizeof(snap.side[0])];
-
-/* How the consumers ended, as the watchdog found them: peer_end says it
- * for the summary and the document; peer_died is set where the consumer had
- * died before the deadline (its slot on the page then says where it was
- * when it died, not where it waits). */
-static char peer_end[160];
-static int peer_died;
+    /* The UUIDs of the run's GPUs by ordinal, as text, taken when the
+     * document is prepared (the watchdog asks the driver nothing). */
+    char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
+    /* Text the watchdog builds, and the page as it was at the deadline. */
+    char text[1 << 16];
+    char line[4096];
+    gpuipc_watch_page snap;
+    int have_snap;
+    /* Each side's process state at the deadline (/proc/<pid>/stat's letter,
+     * 0 if unknown), read with the snapshot, before the consumers are
+     * killed. */
+    char snap_state[sizeof(((gpuipc_watch_page *)0)->side) / sizeof(gpuipc_watch_side)];
+    /* How the consumers ended, as the watchdog found them: peer_end says it
+     * for the summary and the document; peer_died is set where the consumer
+     * had died before the deadline (its slot on the page then says where it
+     * was when it died, not where it waits). */
+    char peer_end[160];
+    int peer_died;
+    /* Whether the deadline's --json document failed (write_doc), and
+     * whether its --prom or --junit file did (write_files). */
+    int doc_failed, files_failed;
+};
 
 /* Whether a side of the page waits for the other process (in a wire poll)
  * rather than being stuck in a call or in its own code. */
@@ -105,11 +113,11 @@ static void put_state(gpuipc_sbuf *b, const gpuipc_watch_side *s, uint64_t now)
  * /proc/<pid>/stat: SIGSTOP, job control, a debugger), says so into b, with
  * where it was, and returns 1; else 0. A stopped process waits for nothing:
  * it runs no further until it is resumed. */
-static int put_stopped(gpuipc_sbuf *b, const gpuipc_watch_side *s, const char *name,
+static int put_stopped(const gpuipc_app_deadline *dl, gpuipc_sbuf *b, const gpuipc_watch_side *s, const char *name,
                        uint64_t now)
 {
-    size_t i = (size_t)(s - snap.side);
-    char state[2] = {i < sizeof(snap_state) ? snap_state[i] : '\0', '\0'};
+    size_t i = (size_t)(s - dl->snap.side);
+    char state[2] = {i < sizeof(dl->snap_state) ? dl->snap_state[i] : '\0', '\0'};
 
     if (state[0] != 'T' && state[0] != 't')
         return 0;
@@ -130,12 +138,12 @@ static int put_stopped(gpuipc_sbuf *b, const gpuipc_watch_side *s, const char *n
 
 /* Who held the run up, from the page: the side not waiting for the other,
  * or both where both wait. Into b. */
-static void put_stuck(gpuipc_sbuf *b, uint64_t now)
+static void put_stuck(const gpuipc_app_deadline *dl, gpuipc_sbuf *b, uint64_t now)
 {
-    const gpuipc_watch_page *pg = have_snap ? &snap : NULL;
+    const gpuipc_watch_page *pg = dl->have_snap ? &dl->snap : NULL;
     const gpuipc_watch_side *me, *other;
-    const char *me_name = gpuipc_role_name(dl.role);
-    const char *other_name = dl.role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
+    const char *me_name = gpuipc_role_name(dl->role);
+    const char *other_name = dl->role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
 
     if (pg == NULL) {
         gpuipc_sbuf_str(b, "the ");
@@ -143,23 +151,23 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
         gpuipc_sbuf_str(b, "'s state is unknown");
         return;
     }
-    me = &pg->side[dl.role];
-    other = &pg->side[dl.role == GPUIPC_ROLE_PRODUCER ? GPUIPC_ROLE_CONSUMER
+    me = &pg->side[dl->role];
+    other = &pg->side[dl->role == GPUIPC_ROLE_PRODUCER ? GPUIPC_ROLE_CONSUMER
                                                        : GPUIPC_ROLE_PRODUCER];
     /* --destructive: the sacrificial consumer, where it is the one at work. */
-    if (dl.role == GPUIPC_ROLE_PRODUCER && pg->side[GPUIPC_WATCH_SACRIFICIAL].pid != 0 &&
+    if (dl->role == GPUIPC_ROLE_PRODUCER && pg->side[GPUIPC_WATCH_SACRIFICIAL].pid != 0 &&
         pg->side[GPUIPC_WATCH_SACRIFICIAL].step != 0 &&
         !waits(&pg->side[GPUIPC_WATCH_SACRIFICIAL]) && (other->pid == 0 || waits(other))) {
         other = &pg->side[GPUIPC_WATCH_SACRIFICIAL];
         other_name = "sacrificial consumer";
     }
-    if (dl.role == GPUIPC_ROLE_PRODUCER && peer_died) {
+    if (dl->role == GPUIPC_ROLE_PRODUCER && dl->peer_died) {
         /* What waited for it, and how it had ended. */
         gpuipc_sbuf_str(b, "the producer ");
         gpuipc_sbuf_str(b, waits(me) ? "waits " : "is stuck ");
         put_state(b, me, now);
         gpuipc_sbuf_str(b, "; the consumer ");
-        gpuipc_sbuf_str(b, peer_end);
+        gpuipc_sbuf_str(b, dl->peer_end);
         if (other->step != 0) {
             gpuipc_sbuf_str(b, " (it was last ");
             put_state(b, other, now);
@@ -167,7 +175,7 @@ static void put_stuck(gpuipc_sbuf *b, uint64_t now)
         }
         return;
     }
-    if (other->pid != 0 && put_stopped(b, other, other_name, now)) {
+    if (other->pid != 0 && put_stopped(dl, b, other, other_name, now)) {
         gpuipc_sbuf_str(b, "; the ");
         gpuipc_sbuf_str(b, me_name);
         gpuipc_sbuf_str(b, waits(me) ? " waits " : " is stuck ");
@@ -212,14 +220,14 @@ static int fire_code(int sig)
 
 /* What ended the run: "FAIL: --deadline 2.000 s passed: " or "STOPPED:
  * stopped by SIGINT, but the run did not end within 1.5 s: ". */
-static void put_why(gpuipc_sbuf *b, int sig)
+static void put_why(const gpuipc_app_deadline *dl, gpuipc_sbuf *b, int sig)
 {
     const char *name = gpuipc_sig_abbrev(sig);
 
     if (sig == 0) {
         gpuipc_sbuf_str(b, gpuipc_status_word(GPUIPC_FAIL));
         gpuipc_sbuf_str(b, ": --deadline ");
-        gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
+        gpuipc_sbuf_secs(b, dl->o->deadline_ns, 3);
         gpuipc_sbuf_str(b, " s passed: ");
         return;
     }
@@ -240,21 +248,21 @@ static void put_exit(gpuipc_sbuf *b, int sig)
 }
 
 /* How many cells the run's thread has published (none in a consumer). */
-static size_t published(void)
+static size_t published(const gpuipc_app_deadline *dl)
 {
-    return dl.run != NULL ? gpuipc_cellset_count(&dl.run->cells) : 0;
+    return dl->run != NULL ? gpuipc_cellset_count(&dl->run->cells) : 0;
 }
 
 /* The result line's text, after "result: ", for the run ended now by the
  * deadline (sig 0) or a stop signal. */
-static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
+static void put_verdict(const gpuipc_app_deadline *dl, gpuipc_sbuf *b, uint64_t now, int sig)
 {
     unsigned p = 0, f = 0, s = 0;
 
-    if (dl.run != NULL)
-        gpuipc_cellset_tally(&dl.run->cells, &p, &f, &s);
-    put_why(b, sig);
-    put_stuck(b, now);
+    if (dl->run != NULL)
+        gpuipc_cellset_tally(&dl->run->cells, &p, &f, &s);
+    put_why(dl, b, sig);
+    put_stuck(dl, b, now);
     gpuipc_sbuf_str(b, "; ");
     gpuipc_sbuf_uint(b, p);
     gpuipc_sbuf_str(b, " passed, ");
@@ -262,28 +270,28 @@ static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
     gpuipc_sbuf_str(b, " failed, ");
     gpuipc_sbuf_uint(b, s);
     gpuipc_sbuf_str(b, " skipped, in ");
-    gpuipc_sbuf_secs(b, now - dl.t0, 2);
+    gpuipc_sbuf_secs(b, now - dl->t0, 2);
     gpuipc_sbuf_str(b, " s");
     put_exit(b, sig);
 }
 
 /* The summary's rows: each scenario with what it reached before the
  * deadline, each written to fd as it is made (b is the text buffer). */
-static void put_rows(gpuipc_sbuf *b, int fd)
+static void put_rows(gpuipc_app_deadline *dl, gpuipc_sbuf *b, int fd)
 {
-    size_t n = published(), i;
+    size_t n = published(dl), i;
 
     gpuipc_sbuf_str(b, "summary (at the deadline): ");
-    gpuipc_sbuf_str(b, dl.run->where);
+    gpuipc_sbuf_str(b, dl->run->where);
     gpuipc_sbuf_str(b, "\n");
     for (i = 0; i < n; i++) {
-        const gpuipc_result *r = &dl.run->cells.results[i];
+        const gpuipc_result *r = &dl->run->cells.results[i];
         int st = r->status;
 
         (void)gpuipc_sbuf_write(b, fd); /* a closed output ends the printing only */
-        gpuipc_sbuf_init(b, text, sizeof(text));
+        gpuipc_sbuf_init(b, dl->text, sizeof(dl->text));
         gpuipc_sbuf_str(b, "  ");
-        gpuipc_sbuf_str(b, dl.run->cells.label[i]);
+        gpuipc_sbuf_str(b, dl->run->cells.label[i]);
         if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0) {
             gpuipc_sbuf_str(b, " on GPU ");
             gpuipc_sbuf_uint(b, (uint64_t)r->gpu);
@@ -299,31 +307,27 @@ static void put_rows(gpuipc_sbuf *b, int fd)
     }
 }
 
-/* The UUIDs of the run's GPUs by ordinal, as text, taken when the
- * document is prepared (the watchdog asks the driver nothing). */
-static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
-
 /* How the consumer ended, for the producer's summary and document. */
-static const char *consumer_end(void)
+static const char *consumer_end(const gpuipc_app_deadline *dl)
 {
-    return dl.run->child > 0 ? peer_end
+    return dl->run->child > 0 ? dl->peer_end
                              : "another process (--serve): its connection closes with this one";
 }
 
 /* --json at the deadline (deadline_doc.c), for the run ended now by the
  * deadline (sig 0) or a stop signal, with verdict as its result line.
  * Returns 0, or -1 where the document could not be written whole. */
-static int write_doc(uint64_t now, const char *verdict, int sig)
+static int write_doc(gpuipc_app_deadline *dl, uint64_t now, const char *verdict, int sig)
 {
     const gpuipc_deadline_end end = {
-        .run = dl.run,
+        .run = dl->run,
         .verdict = verdict,
-        .consumer = dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL,
-        .wall_ns = now - dl.t0,
+        .consumer = dl->role == GPUIPC_ROLE_PRODUCER ? consumer_end(dl) : NULL,
+        .wall_ns = now - dl->t0,
         .code = fire_code(sig),
     };
 
-    return gpuipc_deadline_doc_write(__atomic_load_n(&dl.doc, __ATOMIC_ACQUIRE), &end);
+    return gpuipc_deadline_doc_write(__atomic_load_n(&dl->doc, __ATOMIC_ACQUIRE), &end);
 }
 
 /* peer_end: how a consumer that ended by itself ended, from its status. */
@@ -348,7 +352,7 @@ static void put_status(gpuipc_sbuf *b, int status)
 /* Kills the consumers not yet reaped and waits for them, a bounded time;
  * says in peer_end how the consumer ended (one that had died before the
  * deadline keeps its own cause, and sets peer_died). */
-static void kill_consumers(int sig)
+static void kill_consumers(gpuipc_app_deadline *dl, int sig)
 {
     struct timespec ts = {0, 10 * 1000000L};
     pid_t pids[2] = {gpuipc_app_peer(0), gpuipc_app_peer(1)};
@@ -357,14 +361,14 @@ static void kill_consumers(int sig)
     gpuipc_sbuf b;
     int i, left = 0, status;
 
-    gpuipc_sbuf_init(&b, peer_end, sizeof(peer_end));
+    gpuipc_sbuf_init(&b, dl->peer_end, sizeof(dl->peer_end));
     if (pids[0] <= 0) {
         gpuipc_sbuf_str(&b, "ended before ");
         gpuipc_sbuf_str(&b, when);
     } else if (waitpid(pids[0], &status, WNOHANG) == pids[0]) {
         /* Ended already, of its own accord or its own cause. */
         pids[0] = -1;
-        peer_died = 1;
+        dl->peer_died = 1;
         gpuipc_sbuf_str(&b, sig != 0 ? "had ended: " : "had ended before the deadline: ");
         put_status(&b, status);
     } else {
@@ -391,50 +395,46 @@ static void kill_consumers(int sig)
 }
 
 /* The page as it is now, before anything moves. */
-static void take_snapshot(void)
+static void take_snapshot(gpuipc_app_deadline *dl)
 {
     const gpuipc_watch_page *pg = gpuipc_watch_page_get();
 
     size_t i;
 
     if (pg != NULL) {
-        memcpy(&snap, (const void *)pg, sizeof(snap));
-        have_snap = 1;
-        for (i = 0; i < sizeof(snap_state); i++)
-            snap_state[i] = snap.side[i].pid > 0 && snap.side[i].pid != (int32_t)getpid()
-                                ? gpuipc_proc_state((pid_t)snap.side[i].pid) : 0;
+        memcpy(&dl->snap, (const void *)pg, sizeof(dl->snap));
+        dl->have_snap = 1;
+        for (i = 0; i < sizeof(dl->snap_state); i++)
+            dl->snap_state[i] = dl->snap.side[i].pid > 0 && dl->snap.side[i].pid != (int32_t)getpid()
+                                ? gpuipc_proc_state((pid_t)dl->snap.side[i].pid) : 0;
     }
 }
 
-/* Whether the deadline's --json document failed (write_doc), and whether
- * its --prom or --junit file did (write_files). */
-static int doc_failed, files_failed;
-
 /* --prom and --junit at the deadline (report_files.h), from the results as
  * far as they got (the producer's; none on a --connect consumer). */
-static void write_files(uint64_t now, const char *verdict, int sig)
+static void write_files(gpuipc_app_deadline *dl, uint64_t now, const char *verdict, int sig)
 {
-    if (!gpuipc_files_wanted(&dl.prog))
+    if (!gpuipc_files_wanted(&dl->prog))
         return;
-    files_failed = gpuipc_files_at_deadline(
-        &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->cells.results : NULL,
-        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->cells.label : NULL,
-        published(),
-        (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
-        fire_code(sig), verdict, now - dl.t0) < 0;
+    dl->files_failed = gpuipc_files_at_deadline(
+        &dl->prog, gpuipc_role_name(dl->role), dl->run != NULL ? dl->run->cells.results : NULL,
+        dl->run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl->run->cells.label : NULL,
+        published(dl),
+        (const char (*)[GPUIPC_OUTCOME_UUID_LEN])dl->uuid_text, GPUIPC_GPU_OPEN_MAX,
+        fire_code(sig), verdict, now - dl->t0) < 0;
 }
 
 /* A line saying that the document was not written, where it was not. */
-static void put_doc_failure(gpuipc_sbuf *b)
+static void put_doc_failure(const gpuipc_app_deadline *dl, gpuipc_sbuf *b)
 {
-    if (files_failed)
+    if (dl->files_failed)
         gpuipc_sbuf_str(b, "gpuipc_test: --prom/--junit: a file of the deadline could not be "
                            "written whole (a full disk, a quota?); it is left saying that the "
                            "run is under way, with no verdict\n");
-    if (!doc_failed)
+    if (!dl->doc_failed)
         return;
     gpuipc_sbuf_str(b, "gpuipc_test: --json ");
-    gpuipc_sbuf_str(b, dl.o->json_path);
+    gpuipc_sbuf_str(b, dl->o->json_path);
     gpuipc_sbuf_str(b, ": the document of the deadline could not be written whole (a full "
                        "disk, a quota, or a closed output?); a file that was there is left "
                        "as it was\n");
@@ -446,26 +446,26 @@ static void producer_fire(void *arg, int sig)
 {
     uint64_t now = gpuipc_clock_ns();
     int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
+    gpuipc_app_deadline *dl = arg;
     gpuipc_sbuf b;
 
-    (void)arg;
-    take_snapshot();
+    take_snapshot(dl);
     gpuipc_app_sock_unlink();
-    kill_consumers(sig);
-    gpuipc_sbuf_init(&b, line, sizeof(line));
-    put_verdict(&b, now, sig);
-    doc_failed = write_doc(now, line, sig) < 0;
-    write_files(now, line, sig);
-    gpuipc_sbuf_init(&b, text, sizeof(text));
+    kill_consumers(dl, sig);
+    gpuipc_sbuf_init(&b, dl->line, sizeof(dl->line));
+    put_verdict(dl, &b, now, sig);
+    dl->doc_failed = write_doc(dl, now, dl->line, sig) < 0;
+    write_files(dl, now, dl->line, sig);
+    gpuipc_sbuf_init(&b, dl->text, sizeof(dl->text));
     if (gpuipc_brief_fd() < 0) {
-        put_rows(&b, out);
-        put_doc_failure(&b);
+        put_rows(dl, &b, out);
+        put_doc_failure(dl, &b);
         gpuipc_sbuf_str(&b, "consumer: ");
-        gpuipc_sbuf_str(&b, consumer_end());
+        gpuipc_sbuf_str(&b, consumer_end(dl));
         gpuipc_sbuf_str(&b, "\n");
         gpuipc_sbuf_str(&b, "result: ");
     }
-    gpuipc_sbuf_str(&b, line);
+    gpuipc_sbuf_str(&b, dl->line);
     gpuipc_sbuf_str(&b, "\n");
     gpuipc_sbuf_write(&b, out);
     _exit(fire_code(sig));
@@ -479,46 +479,63 @@ static void consumer_fire(void *arg, int sig)
     uint64_t now = gpuipc_clock_ns();
     int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
     int forked = gpuipc_stop_parent() > 0;
+    gpuipc_app_deadline *dl = arg;
     gpuipc_sbuf b;
 
-    (void)arg;
-    take_snapshot();
-    gpuipc_sbuf_init(&b, line, sizeof(line));
-    put_why(&b, sig);
-    put_stuck(&b, now);
+    take_snapshot(dl);
+    gpuipc_sbuf_init(&b, dl->line, sizeof(dl->line));
+    put_why(dl, &b, sig);
+    put_stuck(dl, &b, now);
     if (forked)
         gpuipc_sbuf_str(&b, sig == 0 ? "; the producer did not end the run, so this consumer "
                                        "ends itself" : "; this consumer ends itself");
     put_exit(&b, sig);
-    doc_failed = write_doc(now, line, sig) < 0;
+    dl->doc_failed = write_doc(dl, now, dl->line, sig) < 0;
     if (!forked) /* the forked consumer's files are the producer's */
-        write_files(now, line, sig);
-    gpuipc_sbuf_init(&b, text, sizeof(text));
+        write_files(dl, now, dl->line, sig);
+    gpuipc_sbuf_init(&b, dl->text, sizeof(dl->text));
     if (gpuipc_brief_fd() < 0)
-        put_doc_failure(&b);
+        put_doc_failure(dl, &b);
     if (gpuipc_brief_fd() < 0 || !forked)
         gpuipc_sbuf_str(&b, forked ? "gpuipc_test: consumer: " : gpuipc_brief_fd() < 0
                                                                  ? "result: " : "");
-    gpuipc_sbuf_str(&b, line);
+    gpuipc_sbuf_str(&b, dl->line);
     gpuipc_sbuf_str(&b, "\n");
     if (!forked || gpuipc_brief_fd() < 0) /* --brief's one line is the producer's */
         gpuipc_sbuf_write(&b, out);
     _exit(fire_code(sig));
 }
 
+/* A watchdog's object, for role from t0 with o's options; NULL (said why)
+ * where there is no memory for it. */
+static gpuipc_app_deadline *deadline_new(const gpuipc_options *o, int role, uint64_t t0)
+{
+    gpuipc_app_deadline *dl = calloc(1, sizeof(*dl));
+
+    if (dl == NULL) {
+        gpuipc_log_say("--deadline: the watchdog: out of memory");
+        return NULL;
+    }
+    dl->o = o;
+    gpuipc_doc_program_of(o, &dl->prog);
+    dl->t0 = t0;
+    dl->role = role;
+    return dl;
+}
+
 int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
 {
+    gpuipc_app_deadline *dl = deadline_new(run->o, GPUIPC_ROLE_PRODUCER, t0);
     gpuipc_err err;
 
+    if (dl == NULL)
+        return -1;
     /* Without a deadline it still takes the stops no other thread can. */
-    dl.run = run;
-    dl.o = run->o;
-    gpuipc_doc_program_of(run->o, &dl.prog);
-    dl.t0 = t0;
-    dl.role = GPUIPC_ROLE_PRODUCER;
-    dl.deadline_ns = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
+    dl->run = run;
+    dl->deadline_ns = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
+    run->deadline = dl;
     gpuipc_app_deadline_document(run);
-    if (gpuipc_watch_start(dl.deadline_ns, producer_fire, NULL, &err) < 0) {
+    if (gpuipc_watch_start(dl->deadline_ns, producer_fire, dl, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
         return -1;
     }
@@ -526,7 +543,7 @@ int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
 }
 
 /* uuid_text, for the GPUs the driver shows (once they are opened). */
-static void take_uuids(void)
+static void take_uuids(gpuipc_app_deadline *dl)
 {
     uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_err err;
@@ -535,20 +552,21 @@ static void take_uuids(void)
     if (gpuipc_gpu_count(&n, &err) < 0)
         return;
     for (g = 0; g < n && g < GPUIPC_GPU_OPEN_MAX; g++)
-        if (uuid_text[g][0] == '\0' && gpuipc_gpu_uuid_of(g, uuid, &err) == 0)
-            gpuipc_units_format_uuid(uuid, uuid_text[g], sizeof(uuid_text[g]));
+        if (dl->uuid_text[g][0] == '\0' && gpuipc_gpu_uuid_of(g, uuid, &err) == 0)
+            gpuipc_units_format_uuid(uuid, dl->uuid_text[g], sizeof(dl->uuid_text[g]));
 }
 
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
+    gpuipc_app_deadline *dl = run->deadline;
     gpuipc_doc_program prog;
     gpuipc_deadline_doc *doc;
     char driver[128];
 
-    if (!gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)))
+    if (dl == NULL || !gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)))
         return;
     if (run->cuda == 0)
-        take_uuids();
+        take_uuids(dl);
     gpuipc_files_prepare(gpuipc_doc_driver(driver, sizeof(driver)));
     if (run->o->json_path == NULL)
         return;
@@ -556,38 +574,41 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
      * probes are done) takes its place whole, and the first is kept until
      * the run claims its end (the watchdog may be reading it). No third is
      * made. */
-    if (dl.older != NULL)
+    if (dl->older != NULL)
         return;
-    doc = gpuipc_deadline_doc_make(run->o, run, (const char (*)[48])uuid_text);
+    doc = gpuipc_deadline_doc_make(run->o, run, (const char (*)[48])dl->uuid_text);
     if (doc != NULL) {
-        dl.older = dl.doc;
-        __atomic_store_n(&dl.doc, doc, __ATOMIC_RELEASE);
+        dl->older = dl->doc;
+        __atomic_store_n(&dl->doc, doc, __ATOMIC_RELEASE);
     }
 }
 
-void gpuipc_app_deadline_done(void)
+void gpuipc_app_deadline_done(gpuipc_app_deadline *dl)
 {
-    gpuipc_deadline_doc_free(dl.doc);
-    gpuipc_deadline_doc_free(dl.older);
-    dl.doc = dl.older = NULL;
+    if (dl != NULL) { /* freed whole: both documents, then the object */
+        gpuipc_deadline_doc_free(dl->doc);
+        gpuipc_deadline_doc_free(dl->older);
+        free(dl);
+    }
 }
 
-int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
+int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0,
+                                 gpuipc_app_deadline **made)
 {
+    gpuipc_app_deadline *dl = deadline_new(o, GPUIPC_ROLE_CONSUMER, t0);
     gpuipc_err err;
     uint64_t at;
 
-    dl.o = o;
-    gpuipc_doc_program_of(o, &dl.prog);
-    dl.t0 = t0;
-    dl.role = GPUIPC_ROLE_CONSUMER;
+    *made = dl;
+    if (dl == NULL)
+        return -1;
     /* Forked, the producer ends the run: this is a backstop after it.
      * Without a deadline it still takes the stops no other thread can. */
     at = o->deadline_ns == 0 ? UINT64_MAX
          : t0 + o->deadline_ns + (gpuipc_stop_parent() > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
     if (gpuipc_stop_parent() == 0 && o->json_path != NULL)
-        dl.doc = gpuipc_deadline_doc_make(o, NULL, NULL);
-    if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
+        dl->doc = gpuipc_deadline_doc_make(o, NULL, NULL);
+    if (gpuipc_watch_start(at, consumer_fire, dl, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
         return -1;
     }

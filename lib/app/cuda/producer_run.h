@@ -53,6 +53,9 @@ typedef struct gpuipc_app_oneshots {
     uint64_t bare_hwm; /* the bare context's peak RSS (0: not measured) */
 } gpuipc_app_oneshots;
 
+/* The producer's watchdog for --deadline (deadline.h). */
+struct gpuipc_app_deadline;
+
 typedef struct gpuipc_producer_run {
     gpuipc_env env;
     gpuipc_wire *w;
@@ -104,6 +107,9 @@ typedef struct gpuipc_producer_run {
     gpuipc_app_proc *proc;
     /* --json: the step times of the scenario under way (rounds.c). */
     gpuipc_timing timing;
+    /* The watchdog's object (deadline.c), or NULL: it reads the run until
+     * the run claims its end, and is freed then. */
+    struct gpuipc_app_deadline *deadline;
 } gpuipc_producer_run;
 
 /* Frees the run's cells, its GPU list and its compute modes. */
