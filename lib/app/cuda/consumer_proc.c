@@ -255,7 +255,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     struct sigaction sa;
     consumer_run cr;
     gpuipc_env *envp = &cr.env;
-    gpuipc_app_deadline *dl = NULL;
+    gpuipc_deadline *dl = NULL;
     gpuipc_err err;
     int verdict;
 

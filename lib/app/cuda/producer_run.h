@@ -16,6 +16,7 @@
 #include "core/err.h"
 #include "gpu/nvml.h"
 #include "run/cellset.h"
+#include "run/deadline.h"
 #include "run/doc.h"
 #include "session/env.h"
 #include "session/inject.h"
@@ -52,9 +53,6 @@ typedef struct gpuipc_app_oneshots {
     int failed;        /* a run failed, or could not be started or waited for */
     uint64_t bare_hwm; /* the bare context's peak RSS (0: not measured) */
 } gpuipc_app_oneshots;
-
-/* The producer's watchdog for --deadline (deadline.h). */
-struct gpuipc_app_deadline;
 
 typedef struct gpuipc_producer_run {
     gpuipc_env env;
@@ -107,9 +105,10 @@ typedef struct gpuipc_producer_run {
     gpuipc_app_proc *proc;
     /* --json: the step times of the scenario under way (rounds.c). */
     gpuipc_timing timing;
-    /* The watchdog's object (deadline.c), or NULL: it reads the run until
-     * the run claims its end, and is freed then. */
-    struct gpuipc_app_deadline *deadline;
+    /* The watchdog's view of the run (run/deadline.h; made by deadline.c),
+     * or NULL: it reads the run until the run claims its end, and is freed
+     * then. */
+    gpuipc_deadline *deadline;
 } gpuipc_producer_run;
 
 /* Frees the run's cells, its GPU list and its compute modes. */
