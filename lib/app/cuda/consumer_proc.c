@@ -255,6 +255,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     struct sigaction sa;
     consumer_run cr;
     gpuipc_env *envp = &cr.env;
+    gpuipc_deadline *dl = NULL;
     gpuipc_err err;
     int verdict;
 
@@ -276,7 +277,8 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     memset(end, 0, sizeof(*end));
     end->code = GPUIPC_FAIL;
     /* --connect maps a page of its own; forked, the producer's is shared. */
-    if (gpuipc_watch_map(&err) < 0 || gpuipc_app_deadline_consumer(o, t0) < 0) {
+    if (gpuipc_watch_map(&err) < 0 || gpuipc_app_deadline_consumer(o, t0, &dl) < 0) {
+        gpuipc_app_deadline_done(dl); /* no watchdog reads it */
         close(sock);
         return GPUIPC_FAIL;
     }
@@ -290,7 +292,7 @@ static int consumer_main(int sock, const gpuipc_options *o, const gpuipc_inject 
     }
     verdict = serve_on(envp, sock, end);
     gpuipc_watch_claim(gpuipc_app_stop_code(verdict));
-    gpuipc_app_deadline_done();
+    gpuipc_app_deadline_done(dl);
     /* A session that ended with BYE had its last checks then (and its status
      * is the one both sides agreed on); one that broke is checked now. */
     if (end->said_bye)

@@ -1,532 +1,68 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* deadline.c: the end of a run at its --deadline, however it is stuck. Each
- * process starts a watchdog (core/watch.h) after the fork. At the deadline
- * the producer's reads both processes' steps and calls from the shared
- * status page, kills the consumers, writes the summary and the result line
- * (FAIL, naming the stuck process, its step and its call, the verdicts
- * reached so far kept) and the --json document, and exits 1; all of it with
- * write(2) and memory set aside before, since the stuck thread may hold the
- * locks of stdio and malloc. The forked consumer's watchdog is a backstop a
- * little later (the producer speaks for the run); a --connect consumer, on
- * its own, reports itself at the deadline. The document is the one writer's
- * (run/result_doc.c), prepared at the start by deadline_doc.c. */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
+/* deadline.c: --deadline for each role (deadline.h). Each process starts a
+ * watchdog (core/watch.h) after the fork, with run/deadline.h's view of
+ * the run as its arg: made here before the watchdog can fire, filled with
+ * the run's cells and place, the options' values and, for the result
+ * files, what only the driver says (the GPUs' UUIDs, the machine, taken
+ * here, never by the watchdog). What the watchdog does at the deadline is
+ * run/deadline.c's; the document is prepared by deadline_doc.c. */
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "app/cuda/deadline.h"
 #include "app/cuda/deadline_doc.h"
 #include "app/cuda/doc_data.h"
 #include "app/cuda/process.h"
 #include "app/cuda/producer_run.h"
-#include "core/clock.h"
 #include "core/log.h"
-#include "core/names.h"
-#include "core/proc.h"
-#include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/units.h"
 #include "core/watch.h"
 #include "gpu/gpu.h"
-#include "run/brief.h"
 #include "run/outputs.h"
 #include "run/report_files.h"
-#include "run/result_doc.h"
 
-/* How long the producer's watchdog waits for the consumers it killed. */
-#define REAP_NS (1000ull * 1000000ull)
-
-/* What the watchdogs work from, set up before they can fire. */
-static struct {
-    gpuipc_producer_run *run;  /* the producer's, or NULL in a consumer */
-    const gpuipc_options *o;
-    gpuipc_doc_program prog;   /* o, as the result files' writers read it */
-    uint64_t t0, deadline_ns;
-    int role;
-    gpuipc_deadline_doc *doc;  /* the document as prepared, or NULL */
-    gpuipc_deadline_doc *older; /* the one it replaced, kept: the watchdog may read it */
-} dl;
-
-/* Text the watchdog builds, and the page as it was at the deadline: it owns
- * this memory. */
-static char text[1 << 16];
-static char line[4096];
-static gpuipc_watch_page snap;
-static int have_snap;
-/* Each side's process state at the deadline (/proc/<pid>/stat's letter, 0
- * if unknown), read with the snapshot, before the consumers are killed. */
-static char snap_state[sizeof(snap.side) / sizeof(snap.side[0])];
-
-/* How the consumers ended, as the watchdog found them: peer_end says it
- * for the summary and the document; peer_died is set where the consumer had
- * died before the deadline (its slot on the page then says where it was
- * when it died, not where it waits). */
-static char peer_end[160];
-static int peer_died;
-
-/* Whether a side of the page waits for the other process (in a wire poll)
- * rather than being stuck in a call or in its own code. */
-static int waits(const gpuipc_watch_side *s)
+/* A watchdog's view, for role from t0 with o's options; NULL (said why)
+ * where there is no memory for it. */
+static gpuipc_deadline *deadline_new(const gpuipc_options *o, int role, uint64_t t0)
 {
-    return strncmp(s->call, "poll", 4) == 0 || strcmp(s->call, "waitpid") == 0;
-}
+    gpuipc_deadline *dl = malloc(sizeof(*dl));
+    gpuipc_doc_program prog;
 
-/* "at <step> in <call> for N.NNN s (scenario <s>)" for side s, now at now. */
-static void put_state(gpuipc_sbuf *b, const gpuipc_watch_side *s, uint64_t now)
-{
-    gpuipc_sbuf_str(b, s->step ? "at " : "");
-    gpuipc_sbuf_str(b, s->step ? gpuipc_step_name(s->step)
-                               : "outside a session (before its HELLO or after its last step)");
-    if (s->call[0] != '\0') {
-        gpuipc_sbuf_str(b, " in ");
-        gpuipc_sbuf_str(b, s->call);
-        if (s->since_ns != 0 && now > s->since_ns) {
-            gpuipc_sbuf_str(b, " for ");
-            gpuipc_sbuf_secs(b, now - s->since_ns, 3);
-            gpuipc_sbuf_str(b, " s");
-        }
-    } else {
-        gpuipc_sbuf_str(b, " (no call in flight)");
+    if (dl == NULL) {
+        gpuipc_log_say("--deadline: the watchdog: out of memory");
+        return NULL;
     }
-    if (s->scenario[0] != '\0') {
-        gpuipc_sbuf_str(b, ", scenario ");
-        gpuipc_sbuf_str(b, s->scenario);
-    }
-}
-
-/* Where side s (called name) is a stopped process (its state in
- * /proc/<pid>/stat: SIGSTOP, job control, a debugger), says so into b, with
- * where it was, and returns 1; else 0. A stopped process waits for nothing:
- * it runs no further until it is resumed. */
-static int put_stopped(gpuipc_sbuf *b, const gpuipc_watch_side *s, const char *name,
-                       uint64_t now)
-{
-    size_t i = (size_t)(s - snap.side);
-    char state[2] = {i < sizeof(snap_state) ? snap_state[i] : '\0', '\0'};
-
-    if (state[0] != 'T' && state[0] != 't')
-        return 0;
-    gpuipc_sbuf_str(b, "the ");
-    gpuipc_sbuf_str(b, name);
-    gpuipc_sbuf_str(b, " (pid ");
-    gpuipc_sbuf_uint(b, (uint64_t)s->pid);
-    gpuipc_sbuf_str(b, ") is stopped (state ");
-    gpuipc_sbuf_str(b, state);
-    gpuipc_sbuf_str(b, " in /proc/");
-    gpuipc_sbuf_uint(b, (uint64_t)s->pid);
-    gpuipc_sbuf_str(b, state[0] == 't' ? "/stat: held by a debugger), last "
-                                       : "/stat: SIGSTOP or job control; SIGCONT resumes it), "
-                                         "last ");
-    put_state(b, s, now);
-    return 1;
-}
-
-/* Who held the run up, from the page: the side not waiting for the other,
- * or both where both wait. Into b. */
-static void put_stuck(gpuipc_sbuf *b, uint64_t now)
-{
-    const gpuipc_watch_page *pg = have_snap ? &snap : NULL;
-    const gpuipc_watch_side *me, *other;
-    const char *me_name = gpuipc_role_name(dl.role);
-    const char *other_name = dl.role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
-
-    if (pg == NULL) {
-        gpuipc_sbuf_str(b, "the ");
-        gpuipc_sbuf_str(b, me_name);
-        gpuipc_sbuf_str(b, "'s state is unknown");
-        return;
-    }
-    me = &pg->side[dl.role];
-    other = &pg->side[dl.role == GPUIPC_ROLE_PRODUCER ? GPUIPC_ROLE_CONSUMER
-                                                       : GPUIPC_ROLE_PRODUCER];
-    /* --destructive: the sacrificial consumer, where it is the one at work. */
-    if (dl.role == GPUIPC_ROLE_PRODUCER && pg->side[GPUIPC_WATCH_SACRIFICIAL].pid != 0 &&
-        pg->side[GPUIPC_WATCH_SACRIFICIAL].step != 0 &&
-        !waits(&pg->side[GPUIPC_WATCH_SACRIFICIAL]) && (other->pid == 0 || waits(other))) {
-        other = &pg->side[GPUIPC_WATCH_SACRIFICIAL];
-        other_name = "sacrificial consumer";
-    }
-    if (dl.role == GPUIPC_ROLE_PRODUCER && peer_died) {
-        /* What waited for it, and how it had ended. */
-        gpuipc_sbuf_str(b, "the producer ");
-        gpuipc_sbuf_str(b, waits(me) ? "waits " : "is stuck ");
-        put_state(b, me, now);
-        gpuipc_sbuf_str(b, "; the consumer ");
-        gpuipc_sbuf_str(b, peer_end);
-        if (other->step != 0) {
-            gpuipc_sbuf_str(b, " (it was last ");
-            put_state(b, other, now);
-            gpuipc_sbuf_str(b, ")");
-        }
-        return;
-    }
-    if (other->pid != 0 && put_stopped(b, other, other_name, now)) {
-        gpuipc_sbuf_str(b, "; the ");
-        gpuipc_sbuf_str(b, me_name);
-        gpuipc_sbuf_str(b, waits(me) ? " waits " : " is stuck ");
-        put_state(b, me, now);
-        return;
-    }
-    if (other->pid == 0 || !waits(me)) {
-        /* This side is stuck (or the other is out of sight: --serve,
-         * --connect). */
-        gpuipc_sbuf_str(b, "the ");
-        gpuipc_sbuf_str(b, me_name);
-        gpuipc_sbuf_str(b, waits(me) ? " waits for the " : " is stuck ");
-        if (waits(me)) {
-            gpuipc_sbuf_str(b, other_name);
-            gpuipc_sbuf_str(b, " ");
-        }
-        put_state(b, me, now);
-        if (other->pid == 0)
-            return;
-        gpuipc_sbuf_str(b, "; the ");
-        gpuipc_sbuf_str(b, other_name);
-        gpuipc_sbuf_str(b, waits(other) ? " waits " : " is ");
-        put_state(b, other, now);
-        return;
-    }
-    gpuipc_sbuf_str(b, waits(other) ? "both wait for each other: the " : "the ");
-    gpuipc_sbuf_str(b, other_name);
-    gpuipc_sbuf_str(b, waits(other) ? " " : " is stuck ");
-    put_state(b, other, now);
-    gpuipc_sbuf_str(b, "; the ");
-    gpuipc_sbuf_str(b, me_name);
-    gpuipc_sbuf_str(b, " waits ");
-    put_state(b, me, now);
-}
-
-/* The exit status of the watchdog's verdict: 1 at the deadline, 128 + sig
- * for a stop the run did not end by itself. */
-static int fire_code(int sig)
-{
-    return sig != 0 ? 128 + sig : GPUIPC_FAIL;
-}
-
-/* What ended the run: "FAIL: --deadline 2.000 s passed: " or "STOPPED:
- * stopped by SIGINT, but the run did not end within 1.5 s: ". */
-static void put_why(gpuipc_sbuf *b, int sig)
-{
-    const char *name = gpuipc_sig_abbrev(sig);
-
-    if (sig == 0) {
-        gpuipc_sbuf_str(b, gpuipc_status_word(GPUIPC_FAIL));
-        gpuipc_sbuf_str(b, ": --deadline ");
-        gpuipc_sbuf_secs(b, dl.o->deadline_ns, 3);
-        gpuipc_sbuf_str(b, " s passed: ");
-        return;
-    }
-    gpuipc_sbuf_str(b, gpuipc_status_word(GPUIPC_STOPPED));
-    gpuipc_sbuf_str(b, ": stopped by SIG");
-    gpuipc_sbuf_str(b, name != NULL ? name : "?");
-    gpuipc_sbuf_str(b, ", but the run did not end within ");
-    gpuipc_sbuf_secs(b, GPUIPC_WATCH_STOP_GRACE_NS, 1);
-    gpuipc_sbuf_str(b, " s: ");
-}
-
-/* " (exit N)" for the watchdog's verdict. */
-static void put_exit(gpuipc_sbuf *b, int sig)
-{
-    gpuipc_sbuf_str(b, " (exit ");
-    gpuipc_sbuf_uint(b, (uint64_t)fire_code(sig));
-    gpuipc_sbuf_str(b, ")");
-}
-
-/* How many cells the run's thread has published (none in a consumer). */
-static size_t published(void)
-{
-    return dl.run != NULL ? gpuipc_cellset_count(&dl.run->cells) : 0;
-}
-
-/* The result line's text, after "result: ", for the run ended now by the
- * deadline (sig 0) or a stop signal. */
-static void put_verdict(gpuipc_sbuf *b, uint64_t now, int sig)
-{
-    unsigned p = 0, f = 0, s = 0;
-
-    if (dl.run != NULL)
-        gpuipc_cellset_tally(&dl.run->cells, &p, &f, &s);
-    put_why(b, sig);
-    put_stuck(b, now);
-    gpuipc_sbuf_str(b, "; ");
-    gpuipc_sbuf_uint(b, p);
-    gpuipc_sbuf_str(b, " passed, ");
-    gpuipc_sbuf_uint(b, f);
-    gpuipc_sbuf_str(b, " failed, ");
-    gpuipc_sbuf_uint(b, s);
-    gpuipc_sbuf_str(b, " skipped, in ");
-    gpuipc_sbuf_secs(b, now - dl.t0, 2);
-    gpuipc_sbuf_str(b, " s");
-    put_exit(b, sig);
-}
-
-/* The summary's rows: each scenario with what it reached before the
- * deadline, each written to fd as it is made (b is the text buffer). */
-static void put_rows(gpuipc_sbuf *b, int fd)
-{
-    size_t n = published(), i;
-
-    gpuipc_sbuf_str(b, "summary (at the deadline): ");
-    gpuipc_sbuf_str(b, dl.run->where);
-    gpuipc_sbuf_str(b, "\n");
-    for (i = 0; i < n; i++) {
-        const gpuipc_result *r = &dl.run->cells.results[i];
-        int st = r->status;
-
-        (void)gpuipc_sbuf_write(b, fd); /* a closed output ends the printing only */
-        gpuipc_sbuf_init(b, text, sizeof(text));
-        gpuipc_sbuf_str(b, "  ");
-        gpuipc_sbuf_str(b, dl.run->cells.label[i]);
-        if (r->group != NULL && r->group[0] != '\0' && r->gpu >= 0 && r->peer_gpu < 0) {
-            gpuipc_sbuf_str(b, " on GPU ");
-            gpuipc_sbuf_uint(b, (uint64_t)r->gpu);
-        }
-        gpuipc_sbuf_str(b, "  ");
-        gpuipc_sbuf_str(b, st < 0 ? "not run (or under way)" : gpuipc_status_word(st));
-        if (st == GPUIPC_FAIL || st == GPUIPC_SKIP || st == GPUIPC_STOPPED) {
-            gpuipc_sbuf_str(b, "\n      ");
-            gpuipc_sbuf_str(b, r->reason[0] != '\0' ? r->reason
-                                                     : "under way when the deadline passed");
-        }
-        gpuipc_sbuf_str(b, "\n");
-    }
-}
-
-/* The UUIDs of the run's GPUs by ordinal, as text, taken when the
- * document is prepared (the watchdog asks the driver nothing). */
-static char uuid_text[GPUIPC_GPU_OPEN_MAX][48];
-
-/* How the consumer ended, for the producer's summary and document. */
-static const char *consumer_end(void)
-{
-    return dl.run->child > 0 ? peer_end
-                             : "another process (--serve): its connection closes with this one";
-}
-
-/* --json at the deadline (deadline_doc.c), for the run ended now by the
- * deadline (sig 0) or a stop signal, with verdict as its result line.
- * Returns 0, or -1 where the document could not be written whole. */
-static int write_doc(uint64_t now, const char *verdict, int sig)
-{
-    const gpuipc_deadline_end end = {
-        .run = dl.run,
-        .verdict = verdict,
-        .consumer = dl.role == GPUIPC_ROLE_PRODUCER ? consumer_end() : NULL,
-        .wall_ns = now - dl.t0,
-        .code = fire_code(sig),
-    };
-
-    return gpuipc_deadline_doc_write(__atomic_load_n(&dl.doc, __ATOMIC_ACQUIRE), &end);
-}
-
-/* peer_end: how a consumer that ended by itself ended, from its status. */
-static void put_status(gpuipc_sbuf *b, int status)
-{
-    if (WIFEXITED(status)) {
-        gpuipc_sbuf_str(b, "exited ");
-        gpuipc_sbuf_uint(b, (uint64_t)WEXITSTATUS(status));
-    } else if (WIFSIGNALED(status)) {
-        const char *name = gpuipc_sig_abbrev(WTERMSIG(status));
-
-        gpuipc_sbuf_str(b, "killed by signal ");
-        gpuipc_sbuf_uint(b, (uint64_t)WTERMSIG(status));
-        gpuipc_sbuf_str(b, " (SIG");
-        gpuipc_sbuf_str(b, name != NULL ? name : "?");
-        gpuipc_sbuf_str(b, ")");
-    } else {
-        gpuipc_sbuf_str(b, "ended");
-    }
-}
-
-/* Kills the consumers not yet reaped and waits for them, a bounded time;
- * says in peer_end how the consumer ended (one that had died before the
- * deadline keeps its own cause, and sets peer_died). */
-static void kill_consumers(int sig)
-{
-    struct timespec ts = {0, 10 * 1000000L};
-    pid_t pids[2] = {gpuipc_app_peer(0), gpuipc_app_peer(1)};
-    uint64_t until = gpuipc_clock_ns() + REAP_NS;
-    const char *when = sig != 0 ? "the stop" : "the deadline";
-    gpuipc_sbuf b;
-    int i, left = 0, status;
-
-    gpuipc_sbuf_init(&b, peer_end, sizeof(peer_end));
-    if (pids[0] <= 0) {
-        gpuipc_sbuf_str(&b, "ended before ");
-        gpuipc_sbuf_str(&b, when);
-    } else if (waitpid(pids[0], &status, WNOHANG) == pids[0]) {
-        /* Ended already, of its own accord or its own cause. */
-        pids[0] = -1;
-        peer_died = 1;
-        gpuipc_sbuf_str(&b, sig != 0 ? "had ended: " : "had ended before the deadline: ");
-        put_status(&b, status);
-    } else {
-        gpuipc_sbuf_str(&b, "killed by the producer at ");
-        gpuipc_sbuf_str(&b, when);
-        gpuipc_sbuf_str(&b, " (SIGKILL)");
-    }
-    for (i = 0; i < 2; i++)
-        if (pids[i] > 0 && kill(pids[i], SIGKILL) == 0)
-            left++;
-    while (left > 0 && gpuipc_clock_ns() < until) {
-        for (i = 0; i < 2; i++) {
-            pid_t r = pids[i] > 0 ? waitpid(pids[i], NULL, WNOHANG) : 0;
-
-            /* ECHILD: the run's own thread reaped it meanwhile. */
-            if (r == pids[i] || (r < 0 && errno == ECHILD)) {
-                pids[i] = -1;
-                left--;
-            }
-        }
-        if (left > 0)
-            nanosleep(&ts, NULL);
-    }
-}
-
-/* The page as it is now, before anything moves. */
-static void take_snapshot(void)
-{
-    const gpuipc_watch_page *pg = gpuipc_watch_page_get();
-
-    size_t i;
-
-    if (pg != NULL) {
-        memcpy(&snap, (const void *)pg, sizeof(snap));
-        have_snap = 1;
-        for (i = 0; i < sizeof(snap_state); i++)
-            snap_state[i] = snap.side[i].pid > 0 && snap.side[i].pid != (int32_t)getpid()
-                                ? gpuipc_proc_state((pid_t)snap.side[i].pid) : 0;
-    }
-}
-
-/* Whether the deadline's --json document failed (write_doc), and whether
- * its --prom or --junit file did (write_files). */
-static int doc_failed, files_failed;
-
-/* --prom and --junit at the deadline (report_files.h), from the results as
- * far as they got (the producer's; none on a --connect consumer). */
-static void write_files(uint64_t now, const char *verdict, int sig)
-{
-    if (!gpuipc_files_wanted(&dl.prog))
-        return;
-    files_failed = gpuipc_files_at_deadline(
-        &dl.prog, gpuipc_role_name(dl.role), dl.run != NULL ? dl.run->cells.results : NULL,
-        dl.run != NULL ? (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])dl.run->cells.label : NULL,
-        published(),
-        (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuid_text, GPUIPC_GPU_OPEN_MAX,
-        fire_code(sig), verdict, now - dl.t0) < 0;
-}
-
-/* A line saying that the document was not written, where it was not. */
-static void put_doc_failure(gpuipc_sbuf *b)
-{
-    if (files_failed)
-        gpuipc_sbuf_str(b, "gpuipc_test: --prom/--junit: a file of the deadline could not be "
-                           "written whole (a full disk, a quota?); it is left saying that the "
-                           "run is under way, with no verdict\n");
-    if (!doc_failed)
-        return;
-    gpuipc_sbuf_str(b, "gpuipc_test: --json ");
-    gpuipc_sbuf_str(b, dl.o->json_path);
-    gpuipc_sbuf_str(b, ": the document of the deadline could not be written whole (a full "
-                       "disk, a quota, or a closed output?); a file that was there is left "
-                       "as it was\n");
-}
-
-/* The producer's watchdog at the deadline, or after a stop the run did not
- * end by itself (sig). */
-static void producer_fire(void *arg, int sig)
-{
-    uint64_t now = gpuipc_clock_ns();
-    int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
-    gpuipc_sbuf b;
-
-    (void)arg;
-    take_snapshot();
-    gpuipc_app_sock_unlink();
-    kill_consumers(sig);
-    gpuipc_sbuf_init(&b, line, sizeof(line));
-    put_verdict(&b, now, sig);
-    doc_failed = write_doc(now, line, sig) < 0;
-    write_files(now, line, sig);
-    gpuipc_sbuf_init(&b, text, sizeof(text));
-    if (gpuipc_brief_fd() < 0) {
-        put_rows(&b, out);
-        put_doc_failure(&b);
-        gpuipc_sbuf_str(&b, "consumer: ");
-        gpuipc_sbuf_str(&b, consumer_end());
-        gpuipc_sbuf_str(&b, "\n");
-        gpuipc_sbuf_str(&b, "result: ");
-    }
-    gpuipc_sbuf_str(&b, line);
-    gpuipc_sbuf_str(&b, "\n");
-    gpuipc_sbuf_write(&b, out);
-    _exit(fire_code(sig));
-}
-
-/* A consumer's watchdog: a --connect consumer reports itself (its result
- * line); the forked one, whose producer should have ended the run, says so
- * in a line of its own (the producer's result line is the run's). */
-static void consumer_fire(void *arg, int sig)
-{
-    uint64_t now = gpuipc_clock_ns();
-    int out = gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1;
-    int forked = gpuipc_stop_parent() > 0;
-    gpuipc_sbuf b;
-
-    (void)arg;
-    take_snapshot();
-    gpuipc_sbuf_init(&b, line, sizeof(line));
-    put_why(&b, sig);
-    put_stuck(&b, now);
-    if (forked)
-        gpuipc_sbuf_str(&b, sig == 0 ? "; the producer did not end the run, so this consumer "
-                                       "ends itself" : "; this consumer ends itself");
-    put_exit(&b, sig);
-    doc_failed = write_doc(now, line, sig) < 0;
-    if (!forked) /* the forked consumer's files are the producer's */
-        write_files(now, line, sig);
-    gpuipc_sbuf_init(&b, text, sizeof(text));
-    if (gpuipc_brief_fd() < 0)
-        put_doc_failure(&b);
-    if (gpuipc_brief_fd() < 0 || !forked)
-        gpuipc_sbuf_str(&b, forked ? "gpuipc_test: consumer: " : gpuipc_brief_fd() < 0
-                                                                 ? "result: " : "");
-    gpuipc_sbuf_str(&b, line);
-    gpuipc_sbuf_str(&b, "\n");
-    if (!forked || gpuipc_brief_fd() < 0) /* --brief's one line is the producer's */
-        gpuipc_sbuf_write(&b, out);
-    _exit(fire_code(sig));
+    gpuipc_deadline_init(dl, role, t0, gpuipc_doc_program_of(o, &prog));
+    return dl;
 }
 
 int gpuipc_app_deadline_producer(gpuipc_producer_run *run, uint64_t t0)
 {
+    gpuipc_deadline *dl = deadline_new(run->o, GPUIPC_ROLE_PRODUCER, t0);
+    uint64_t at;
     gpuipc_err err;
 
+    if (dl == NULL)
+        return -1;
     /* Without a deadline it still takes the stops no other thread can. */
-    dl.run = run;
-    dl.o = run->o;
-    gpuipc_doc_program_of(run->o, &dl.prog);
-    dl.t0 = t0;
-    dl.role = GPUIPC_ROLE_PRODUCER;
-    dl.deadline_ns = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
+    at = run->o->deadline_ns == 0 ? UINT64_MAX : t0 + run->o->deadline_ns;
+    dl->cells = &run->cells;
+    dl->where = run->where;
+    dl->forked = run->child > 0;
+    dl->unlink_sock = gpuipc_app_sock_unlink;
+    run->deadline = dl;
     gpuipc_app_deadline_document(run);
-    if (gpuipc_watch_start(dl.deadline_ns, producer_fire, NULL, &err) < 0) {
+    if (gpuipc_watch_start(at, gpuipc_deadline_producer_fire, dl, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
         return -1;
     }
     return 0;
 }
 
-/* uuid_text, for the GPUs the driver shows (once they are opened). */
-static void take_uuids(void)
+/* dl's uuid_text, for the GPUs the driver shows (once they are opened). */
+static void take_uuids(gpuipc_deadline *dl)
 {
     uint8_t uuid[GPUIPC_UUID_LEN];
     gpuipc_err err;
@@ -534,21 +70,22 @@ static void take_uuids(void)
 
     if (gpuipc_gpu_count(&n, &err) < 0)
         return;
-    for (g = 0; g < n && g < GPUIPC_GPU_OPEN_MAX; g++)
-        if (uuid_text[g][0] == '\0' && gpuipc_gpu_uuid_of(g, uuid, &err) == 0)
-            gpuipc_units_format_uuid(uuid, uuid_text[g], sizeof(uuid_text[g]));
+    for (g = 0; g < n && g < GPUIPC_DOC_GPUS_MAX; g++)
+        if (dl->uuid_text[g][0] == '\0' && gpuipc_gpu_uuid_of(g, uuid, &err) == 0)
+            gpuipc_units_format_uuid(uuid, dl->uuid_text[g], sizeof(dl->uuid_text[g]));
 }
 
 void gpuipc_app_deadline_document(gpuipc_producer_run *run)
 {
+    gpuipc_deadline *dl = run->deadline;
     gpuipc_doc_program prog;
     gpuipc_deadline_doc *doc;
     char driver[128];
 
-    if (!gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)))
+    if (dl == NULL || !gpuipc_outputs_wanted(gpuipc_doc_program_of(run->o, &prog)))
         return;
     if (run->cuda == 0)
-        take_uuids();
+        take_uuids(dl);
     gpuipc_files_prepare(gpuipc_doc_driver(driver, sizeof(driver)));
     if (run->o->json_path == NULL)
         return;
@@ -556,38 +93,39 @@ void gpuipc_app_deadline_document(gpuipc_producer_run *run)
      * probes are done) takes its place whole, and the first is kept until
      * the run claims its end (the watchdog may be reading it). No third is
      * made. */
-    if (dl.older != NULL)
+    if (dl->older != NULL)
         return;
-    doc = gpuipc_deadline_doc_make(run->o, run, (const char (*)[48])uuid_text);
-    if (doc != NULL) {
-        dl.older = dl.doc;
-        __atomic_store_n(&dl.doc, doc, __ATOMIC_RELEASE);
+    doc = gpuipc_deadline_doc_make(run->o, run, (const char (*)[GPUIPC_OUTCOME_UUID_LEN])
+                                                dl->uuid_text);
+    if (doc != NULL && gpuipc_deadline_set_doc(dl, doc) < 0)
+        gpuipc_deadline_doc_free(doc);
+}
+
+void gpuipc_app_deadline_done(gpuipc_deadline *dl)
+{
+    if (dl != NULL) { /* freed whole: both documents, then the view */
+        gpuipc_deadline_doc_free(dl->doc);
+        gpuipc_deadline_doc_free(dl->older);
+        free(dl);
     }
 }
 
-void gpuipc_app_deadline_done(void)
+int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0, gpuipc_deadline **made)
 {
-    gpuipc_deadline_doc_free(dl.doc);
-    gpuipc_deadline_doc_free(dl.older);
-    dl.doc = dl.older = NULL;
-}
-
-int gpuipc_app_deadline_consumer(const gpuipc_options *o, uint64_t t0)
-{
+    gpuipc_deadline *dl = deadline_new(o, GPUIPC_ROLE_CONSUMER, t0);
     gpuipc_err err;
     uint64_t at;
 
-    dl.o = o;
-    gpuipc_doc_program_of(o, &dl.prog);
-    dl.t0 = t0;
-    dl.role = GPUIPC_ROLE_CONSUMER;
+    *made = dl;
+    if (dl == NULL)
+        return -1;
     /* Forked, the producer ends the run: this is a backstop after it.
      * Without a deadline it still takes the stops no other thread can. */
     at = o->deadline_ns == 0 ? UINT64_MAX
          : t0 + o->deadline_ns + (gpuipc_stop_parent() > 0 ? GPUIPC_APP_DEADLINE_BACKSTOP_NS : 0);
     if (gpuipc_stop_parent() == 0 && o->json_path != NULL)
-        dl.doc = gpuipc_deadline_doc_make(o, NULL, NULL);
-    if (gpuipc_watch_start(at, consumer_fire, NULL, &err) < 0) {
+        dl->doc = gpuipc_deadline_doc_make(o, NULL, NULL);
+    if (gpuipc_watch_start(at, gpuipc_deadline_consumer_fire, dl, &err) < 0) {
         gpuipc_log_say("--deadline: %s", err.msg);
         return -1;
     }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* deadline_doc.c: the --json document at the deadline (deadline_doc.h):
- * prepared at the start, rendered by run/result_doc.c at the deadline. */
+ * prepared at the start, finished by run/deadline.c and rendered by
+ * run/result_doc.c at the deadline. */
 #include "app/cuda/deadline_doc.h"
 
 #include <stdlib.h>
@@ -13,12 +14,11 @@
 
 _Static_assert(sizeof(((gpuipc_deadline_doc *)0)->where) ==
                sizeof(((gpuipc_producer_run *)0)->where), "the run's where, whole");
-_Static_assert(sizeof(((gpuipc_producer_run *)0)->cells.label[0]) == GPUIPC_OUTCOME_LABEL_LEN,
-               "the cells' names as run/doc.h reads them");
+_Static_assert(GPUIPC_GPU_OPEN_MAX == GPUIPC_DOC_GPUS_MAX, "the GPUs' UUIDs by ordinal");
 
 gpuipc_deadline_doc *gpuipc_deadline_doc_make(const gpuipc_options *o,
                                               const gpuipc_producer_run *run,
-                                              const char (*uuids)[48])
+                                              const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN])
 {
     gpuipc_deadline_doc *dd = calloc(1, sizeof(*dd));
     int g;
@@ -63,26 +63,4 @@ void gpuipc_deadline_doc_free(gpuipc_deadline_doc *dd)
     gpuipc_doc_machine_free(dd->machine);
     gpuipc_doc_kit_free(&dd->kit);
     free(dd);
-}
-
-int gpuipc_deadline_doc_write(gpuipc_deadline_doc *dd, const gpuipc_deadline_end *end)
-{
-    gpuipc_doc d;
-    const gpuipc_cellset *cells = end->run != NULL ? &end->run->cells : NULL;
-
-    if (dd == NULL)
-        return 0;
-    d = dd->d;
-    d.exit_code = end->code;
-    d.result = end->verdict;
-    d.wall_ns = end->wall_ns;
-    d.consumer = end->consumer;
-    if (cells != NULL && (d.n = gpuipc_cellset_count(cells)) > 0) {
-        /* The tables are whole and at least d.n long once the count is read. */
-        d.results = cells->results;
-        d.labels = (const char (*)[GPUIPC_OUTCOME_LABEL_LEN])cells->label;
-        d.steps = cells->steps;
-        d.have_steps = cells->have_steps;
-    }
-    return gpuipc_doc_write_kit(&d, &dd->kit);
 }

@@ -44,11 +44,6 @@ void gpuipc_app_sock_unlink(void)
     }
 }
 
-pid_t gpuipc_app_peer(int i)
-{
-    return gpuipc_stop_peer(i);
-}
-
 /* SIGINT (Ctrl-C), SIGTERM and SIGHUP stop the session: every wait, in this
  * process and in every process of the run, ends with the signal's name, each
  * role releases what it holds, and the process exits 128 + the signal. The

@@ -46,11 +46,6 @@ void gpuipc_app_catch_stop_signals(void);
  * (the consumer's SIGTERM, when it does not come from its dying parent). */
 void gpuipc_app_on_stop(int sig, const siginfo_t *info);
 
-/* The other process i (0 or 1) of the forked run not yet reaped, or -1:
- * gpuipc_stop_peer's (core/stop.h keeps them, gpuipc_stop_set_peers), for
- * deadline.c. Async-signal-safe. */
-pid_t gpuipc_app_peer(int i);
-
 /* Blocks (1) or unblocks (0) the stop signals; one that came meanwhile is
  * delivered when they are unblocked. */
 void gpuipc_app_block_stop_signals(int block);

@@ -16,6 +16,7 @@
 #include "core/err.h"
 #include "gpu/nvml.h"
 #include "run/cellset.h"
+#include "run/deadline.h"
 #include "run/doc.h"
 #include "session/env.h"
 #include "session/inject.h"
@@ -104,6 +105,10 @@ typedef struct gpuipc_producer_run {
     gpuipc_app_proc *proc;
     /* --json: the step times of the scenario under way (rounds.c). */
     gpuipc_timing timing;
+    /* The watchdog's view of the run (run/deadline.h; made by deadline.c),
+     * or NULL: it reads the run until the run claims its end, and is freed
+     * then. */
+    gpuipc_deadline *deadline;
 } gpuipc_producer_run;
 
 /* Frees the run's cells, its GPU list and its compute modes. */

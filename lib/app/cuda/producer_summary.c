@@ -139,7 +139,8 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     /* From here this thread says the verdict, not the watchdog (or, if the
      * deadline has fired already, it parks and the watchdog's stands). */
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
-    gpuipc_app_deadline_done();
+    gpuipc_app_deadline_done(run->deadline);
+    run->deadline = NULL;
     if (run->o->bench && started) {
         if (code != GPUIPC_SKIP) {
             char bench_line[1024];

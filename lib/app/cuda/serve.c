@@ -123,6 +123,8 @@ static int accept_consumer(gpuipc_producer_run *run, gpuipc_endpoint *ep, uint64
 static int end_early(gpuipc_producer_run *run, int code)
 {
     gpuipc_watch_claim(code);
+    gpuipc_app_deadline_done(run->deadline);
+    run->deadline = NULL;
     gpuipc_gpu_close_all();
     run->env.gpu = NULL;
     gpuipc_app_scenarios_free(run);
