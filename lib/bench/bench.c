@@ -655,18 +655,3 @@ void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
     gpuipc_json_end(jp, ']');
     gpuipc_json_end(jp, '}');
 }
-
-int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b)
-{
-    char mem[32 * 1024];
-    gpuipc_sink sink;
-    gpuipc_json j;
-
-    /* What out holds goes first; the document follows on its FD. */
-    if (fflush(out) != 0)
-        return -1;
-    gpuipc_sink_init(&sink, fileno(out), mem, sizeof(mem));
-    gpuipc_json_init(&j, &sink);
-    gpuipc_bench_json(&j, NULL, b);
-    return gpuipc_json_finish(&j);
-}

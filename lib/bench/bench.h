@@ -126,8 +126,4 @@ void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b);
  * j: --json's document holds it as its "bench" member. */
 void gpuipc_bench_json(gpuipc_json *j, const char *key, const gpuipc_bench *b);
 
-/* Writes b alone as one JSON document to out, after what out holds, on its
- * FD. Returns 0, or -1 if writing failed. */
-int gpuipc_bench_write_json(FILE *out, const gpuipc_bench *b);
-
 #endif
