@@ -3,9 +3,12 @@
  * --pairs, --serve, --connect, --list, --bench, --fault-matrix): one
  * document per process, in the schema of docs/result.schema.json
  * (schema_version 3), written at the end of every run, a failed or
- * interrupted one included. The writer takes only data (run/doc.h); its
- * state (the checked file, the standard output set aside) is the
- * process's, set up before the run. */
+ * interrupted one included, and at the deadline. The writer takes only
+ * data (run/doc.h); its state (the checked file, the standard output set
+ * aside) is the process's, set up before the run. Under --ranks, rank 0's
+ * document (gpuipc-ranks/1: every rank and every ordered pair with its
+ * verdict) is written here too, from the data the mode gathers
+ * (app/cuda/ranks_json.c). */
 #ifndef GPUIPC_RESULT_DOC_H
 #define GPUIPC_RESULT_DOC_H
 
@@ -13,6 +16,8 @@
 #include <stdint.h>
 
 #include "core/json.h"
+#include "core/outfile.h"
+#include "run/cells.h"
 #include "run/doc.h"
 
 #define GPUIPC_RESULT_SCHEMA_VERSION 3
@@ -82,5 +87,40 @@ int gpuipc_doc_written(void);
 /* --json -: keeps the real standard output for the document and sends what
  * the run prints there to standard error instead. Returns 0 or -1 (said). */
 int gpuipc_doc_take_stdout(void);
+
+/* ---- --ranks: rank 0's gpuipc-ranks/1 document ---------------------------------------- */
+
+/* One rank, as the document says it. */
+typedef struct gpuipc_ranks_doc_rank {
+    const char *host;    /* its card's host name, or NULL (no card) */
+    uint32_t pid;        /* its card's pid, 0 without one */
+    int gpu;             /* its GPU's ordinal, -1: none */
+    char gpu_uuid[48];   /* its GPU's UUID (with gpu >= 0) */
+    int on_this_node;    /* on rank 0's node (launch/job.h) */
+    char where[512];     /* where it is, in words */
+} gpuipc_ranks_doc_rank;
+
+/* The run's verdict as rank 0 judged it, for the document. */
+typedef struct gpuipc_ranks_doc {
+    int code;                 /* the exit status */
+    uint64_t wall_ns;         /* the run's time so far */
+    const char *pmix;         /* the PMIx library's version */
+    uint32_t size;            /* ranks[0..size), cells[0..size * size) */
+    unsigned proven, failed, skipped; /* ordered pairs */
+    const gpuipc_ranks_doc_rank *ranks;
+    const gpuipc_cell *cells; /* by producer * size + consumer */
+    const char *const *who;   /* the ranks named, for the verdicts' reasons */
+    const char *const *mechs; /* the selection's mechanisms */
+    size_t nmech;
+} gpuipc_ranks_doc;
+
+/* Writes the document (d NULL: the run under way, not finished) in place of
+ * whatever is at path, through file (checked before the run; *checked 0:
+ * nothing to write). version is the program's. After the under-way
+ * document, file is checked again for the verdict's (which replaces it, a
+ * regular file of ours). Returns 0, or -1 where it could not be written (a
+ * line on standard output says so). */
+int gpuipc_ranks_doc_write(gpuipc_outfile *file, int *checked, const char *path,
+                           const char *version, const gpuipc_ranks_doc *d);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ranks_json.c: rank 0's --json under --ranks: each rank's card, GPU and
- * place gathered for the gpuipc-ranks/1 document's writer (run/ranks_doc.h). */
+ * place gathered for the gpuipc-ranks/1 document's writer (run/result_doc.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,7 +8,7 @@
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/units.h"
-#include "run/ranks_doc.h"
+#include "run/result_doc.h"
 
 /* Writes the --json document (cells NULL: the run under way, not
  * finished) in place of whatever is at its path (a regular file: the check

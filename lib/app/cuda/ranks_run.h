@@ -4,7 +4,7 @@
  * of the mode calls in another: the watchdog's side (ranks_watch.c), the
  * job and its ranks (ranks_job.c), the pairs (ranks_pair.c), the verdict
  * (ranks_verdict.c) and rank 0's --json (ranks_json.c, gathering for
- * run/ranks_doc.h). Only ranks.c and the ranks_*.c files include it. */
+ * run/result_doc.h). Only ranks.c and the ranks_*.c files include it. */
 #ifndef GPUIPC_APP_CUDA_RANKS_RUN_H
 #define GPUIPC_APP_CUDA_RANKS_RUN_H
 
