@@ -16,7 +16,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/kernels.h"
 #include "gpu/nvml.h"
-#include "gpu/views.h"
+#include "gpu/selftest.h"
 #include "core/clock.h"
 #include "core/proc.h"
 #include "core/units.h"
@@ -106,7 +106,8 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result,
                    GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
     t[2] = gpuipc_clock_ns();
-    if (gpuipc_gpu_self_test_run(gpu, gpu->self_test, sizeof(gpu->self_test), err) != 0) {
+    if (gpuipc_selftest_run(&gpu->kernels, gpu->result, gpu->self_test,
+                            sizeof(gpu->self_test), err) != 0) {
         rc = CUDA_ERROR_UNKNOWN;
         goto out_result;
     }
