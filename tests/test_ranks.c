@@ -21,7 +21,7 @@
 
 #include "core/clock.h"
 #include "core/err.h"
-#include "core/proc.h"
+#include "core/procstat.h"
 #include "core/step.h"
 #include "launch/meet.h"
 #include "mech/memfd.h"

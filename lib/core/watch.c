@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "core/proc.h"
+#include "core/procstat.h"
 #include "core/step.h"
 
 static gpuipc_watch_page *page;

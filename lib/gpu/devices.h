@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* devices.h: the devices this process sees, without a context: ordinals and
- * UUIDs, names, bus ids and compute modes, the device an offer names, and
- * the path between two devices. */
+/* devices.h: the driver started once, and the devices this process sees,
+ * without a context: their count, ordinals and UUIDs, names, bus ids and
+ * compute modes, the device an offer names, and the path between two
+ * devices. */
 #ifndef GPUIPC_GPU_DEVICES_H
 #define GPUIPC_GPU_DEVICES_H
 
@@ -11,6 +12,33 @@
 #include "core/err.h"
 #include "session/scenario.h"
 #include "wire/msg.h"
+
+/* The driver's variable for the number of hardware work queues of a
+ * context, which gpuipc_gpu_init() sets to 1 when the user has not set it;
+ * gpuipc_gpu_connections_set says whether it did. */
+#define GPUIPC_GPU_CONNECTIONS_ENV "CUDA_DEVICE_MAX_CONNECTIONS"
+extern int gpuipc_gpu_connections_set;
+
+/* Sets CUDA_DEVICE_MAX_CONNECTIONS=1 unless the user set it (see
+ * gpuipc_gpu_init); call it before any thread exists. */
+void gpuipc_gpu_set_connections(void);
+
+/* Loads the driver and calls cuInit(0), once per process; later calls return
+ * the first result. Before cuInit it sets CUDA_DEVICE_MAX_CONNECTIONS=1 if
+ * unset (a context then starts and ends in half the time) and, in the host's
+ * PID namespace, starts NVML on a thread of its own (gpuipc_nvml_start), so
+ * call it before any other thread. Returns 0; -ENOENT (no
+ * driver) or -ENODEV (no device), which mean nothing can run here; or
+ * another negative errno for a driver that is present but failed. err says
+ * which, with the fix. */
+int gpuipc_gpu_init(gpuipc_err *err);
+
+/* Stores the number of visible devices in *count. Returns 0 or negative errno. */
+int gpuipc_gpu_count(int *count, gpuipc_err *err);
+
+/* How long cuInit took in this process (0 before gpuipc_gpu_init), for a
+ * device's open times (gpu.h's gpuipc_gpu_open_times). */
+uint64_t gpuipc_gpu_init_ns(void);
 
 /* Finds the ordinal under which this process sees the device with uuid.
  * Returns 0, or -ENODEV naming the UUID and the likely cause. */
@@ -26,13 +54,6 @@ int gpuipc_gpu_compute_mode(int ordinal);
 
 /* Reads the UUID of the device at ordinal. Returns 0 or a negative errno. */
 int gpuipc_gpu_uuid_of(int ordinal, uint8_t uuid[GPUIPC_UUID_LEN], gpuipc_err *err);
-
-/* Consumer, once sc->env->gpu is its device: finds the device that holds
- * the memory (sc->home_uuid) by UUID, sets sc->home_ordinal, and where that
- * is another device, checks with cuDeviceCanAccessPeer that this one can
- * reach its memory. Returns 0, -ENOTSUP with why (no peer path), or an
- * errno. */
-int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
 
 /* Consumer: checks that an offer names the device that BEGIN named as the
  * memory's (sc->home_uuid). Returns 0, or -EPROTO naming the offered one. */

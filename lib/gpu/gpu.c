@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* gpu.c: a device as a role holds it: the driver started once, a device
- * opened (its primary context, its kernels, their self-test) and kept open
- * for the run, the switch between open devices, and closing them. */
+/* gpu.c: a device as a role holds it: a device opened (its primary context,
+ * its kernels, their self-test) and kept open for the run, the switch
+ * between open devices, the peer check of the consumer's device, and
+ * closing them. The driver is started once by devices.c. */
 #include "gpu/gpu.h"
 
 #include <errno.h>
@@ -15,15 +16,11 @@
 #include "gpu/cudrv.h"
 #include "gpu/kernels.h"
 #include "gpu/nvml.h"
-#include "gpu/views.h"
+#include "gpu/selftest.h"
 #include "core/clock.h"
 #include "core/proc.h"
+#include "core/units.h"
 #include "core/watch.h"
-
-int gpuipc_gpu_connections_set;
-
-/* How long cuInit took in this process, for the open times. */
-static uint64_t init_ns;
 
 /* Devices open in this process, for gpuipc_gpu_process_bytes(), and each
  * of them, kept open until gpuipc_gpu_close_all: a run over several GPUs
@@ -45,18 +42,6 @@ struct gpuipc_gpu {
     char open_times[256]; /* where the time to open it went */
 };
 
-void gpuipc_gpu_set_connections(void)
-{
-    /* One hardware work queue per context instead of the driver's eight:
-     * this program runs one stream at a time, and on an H100 a context then
-     * starts in about 90 ms instead of 200 (two processes at once) and is
-     * released in 45 ms instead of 130. A value the user set is kept. This
-     * runs before any thread exists, as setenv() must. */
-    if (getenv(GPUIPC_GPU_CONNECTIONS_ENV) == NULL &&
-        setenv(GPUIPC_GPU_CONNECTIONS_ENV, "1", 0) == 0)
-        gpuipc_gpu_connections_set = 1;
-}
-
 int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err)
 {
     CUcontext ctx;
@@ -74,55 +59,6 @@ int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err)
     *hwm = gpuipc_proc_hwm();
 out:
     return gpuipc_cudrv_errno(rc);
-}
-
-int gpuipc_gpu_init(gpuipc_err *err)
-{
-    static int done;
-    static int result;
-    static gpuipc_err saved;
-    CUresult rc;
-
-    if (done) {
-        if (result != 0 && err != NULL)
-            *err = saved;
-        return result;
-    }
-    done = 1;
-    gpuipc_gpu_set_connections();
-    result = gpuipc_cudrv_load(&saved);
-    if (result == 0) {
-        uint64_t t = gpuipc_clock_ns();
-
-        gpuipc_nvml_start(); /* NVML loads on its own thread meanwhile */
-        rc = GPUIPC_CU_CALL(cuInit, 0);
-        init_ns = gpuipc_clock_ns() - t;
-        if (rc == CUDA_ERROR_NO_DEVICE)
-            result = gpuipc_err_set(&saved, -ENODEV, "no CUDA device: cuInit: "
-                                    "CUDA_ERROR_NO_DEVICE (check nvidia-smi, "
-                                    "CUDA_VISIBLE_DEVICES, and that the container was "
-                                    "given the GPU)");
-        else if (rc != CUDA_SUCCESS)
-            result = gpuipc_cudrv_errno(gpuipc_cudrv_fail(&saved, "cuInit", rc, __FILE__,
-                                                          __LINE__));
-    }
-    if (result != 0 && err != NULL)
-        *err = saved;
-    return result;
-}
-
-int gpuipc_gpu_count(int *count, gpuipc_err *err)
-{
-    CUresult rc;
-    int ret;
-
-    if ((ret = gpuipc_gpu_init(err)) < 0)
-        return ret;
-    rc = GPUIPC_CU_CALL(cuDeviceGetCount, count);
-    if (rc != CUDA_SUCCESS)
-        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceGetCount", rc, __FILE__,
-                                                    __LINE__));
-    return 0;
 }
 
 /* Counts gpu as open and keeps it in the table of open devices. */
@@ -170,7 +106,8 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result,
                    GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
     t[2] = gpuipc_clock_ns();
-    if (gpuipc_gpu_self_test_run(gpu, gpu->self_test, sizeof(gpu->self_test), err) != 0) {
+    if (gpuipc_selftest_run(&gpu->kernels, gpu->result, gpu->self_test,
+                            sizeof(gpu->self_test), err) != 0) {
         rc = CUDA_ERROR_UNKNOWN;
         goto out_result;
     }
@@ -178,8 +115,8 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
     snprintf(gpu->open_times, sizeof(gpu->open_times), "cuInit %.1f ms (once per process), "
              "primary context %.1f ms, kernels loaded %.1f ms, self-test %.1f ms; peak RSS "
              "%.1f MiB with the context, %.1f MiB after the kernels and the self-test",
-             (double)init_ns / 1e6, (double)(t[1] - t[0]) / 1e6, (double)(t[2] - t[1]) / 1e6,
-             (double)(t[3] - t[2]) / 1e6, (double)hwm_ctx / 1048576.0,
+             (double)gpuipc_gpu_init_ns() / 1e6, (double)(t[1] - t[0]) / 1e6,
+             (double)(t[2] - t[1]) / 1e6, (double)(t[3] - t[2]) / 1e6, (double)hwm_ctx / 1048576.0,
              (double)gpuipc_proc_hwm() / 1048576.0);
     *out = gpu;
     keep_open(gpu);
@@ -427,6 +364,37 @@ int gpuipc_gpu_point(gpuipc_env *env, int a, int b, uint8_t uuid[GPUIPC_UUID_LEN
         return rc;
     if (b != a && (rc = gpuipc_gpu_uuid_of(b, peer_uuid, err)) < 0)
         return rc;
+    return 0;
+}
+
+int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err)
+{
+    char home[48];
+    CUdevice dev;
+    CUresult rc;
+    int ret, can = 0;
+
+    if (sc->env->gpu == NULL)
+        return gpuipc_err_set(err, -ENODEV, "no GPU is open");
+    if (memcmp(sc->home_uuid, sc->uuid, GPUIPC_UUID_LEN) == 0) {
+        sc->home_ordinal = gpuipc_gpu_ordinal(sc->env->gpu);
+        return 0;
+    }
+    if ((ret = gpuipc_gpu_find_uuid(sc->home_uuid, &sc->home_ordinal, err)) < 0)
+        return ret;
+    rc = GPUIPC_CU_CALL(cuDeviceGet, &dev, sc->home_ordinal);
+    if (rc == CUDA_SUCCESS)
+        rc = GPUIPC_CU_CALL(cuDeviceCanAccessPeer, &can, gpuipc_gpu_device(sc->env->gpu), dev);
+    if (rc != CUDA_SUCCESS)
+        return gpuipc_cudrv_errno(gpuipc_cudrv_fail(err, "cuDeviceCanAccessPeer", rc,
+                                                    __FILE__, __LINE__));
+    if (!can)
+        return gpuipc_err_set(err, -ENOTSUP, "cuDeviceCanAccessPeer: GPU %d (%s) cannot access "
+                              "the memory of GPU %d (%s): no peer path between them (NVLink, "
+                              "or PCIe P2P, which IOMMU and ACS settings can disable)",
+                              gpuipc_gpu_ordinal(sc->env->gpu), gpuipc_gpu_name(sc->env->gpu),
+                              sc->home_ordinal,
+                              gpuipc_units_format_uuid(sc->home_uuid, home, sizeof(home)));
     return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpu.h: one CUDA device as a role uses it: its retained primary context, its
- * identity and its kernels. The devices seen without a context are in
- * gpu/devices.h, views of device memory for the roles in gpu/views.h; this
- * header includes both, for its callers. */
+ * identity and its kernels. The driver started once and the devices seen
+ * without a context are in gpu/devices.h, views of device memory for the
+ * roles in gpu/views.h; this header includes both, for its callers. */
 #ifndef GPUIPC_GPU_H
 #define GPUIPC_GPU_H
 
@@ -18,35 +18,12 @@
 
 typedef struct gpuipc_gpu gpuipc_gpu;
 
-/* The driver's variable for the number of hardware work queues of a
- * context, which gpuipc_gpu_init() sets to 1 when the user has not set it;
- * gpuipc_gpu_connections_set says whether it did. */
-#define GPUIPC_GPU_CONNECTIONS_ENV "CUDA_DEVICE_MAX_CONNECTIONS"
-extern int gpuipc_gpu_connections_set;
-
-/* Sets CUDA_DEVICE_MAX_CONNECTIONS=1 unless the user set it (see
- * gpuipc_gpu_init); call it before any thread exists. */
-void gpuipc_gpu_set_connections(void);
-
 /* For --bench, in a process forked for it alone: does what a bare CUDA
  * program does (cuInit, the primary context of GPU ordinal, made current,
  * with this program's CUDA_DEVICE_MAX_CONNECTIONS) and nothing else, and
  * stores the peak RSS then into *hwm: the driver's own share of every
  * process here. Returns 0 or a negative errno with err. */
 int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err);
-
-/* Loads the driver and calls cuInit(0), once per process; later calls return
- * the first result. Before cuInit it sets CUDA_DEVICE_MAX_CONNECTIONS=1 if
- * unset (a context then starts and ends in half the time) and, in the host's
- * PID namespace, starts NVML on a thread of its own (gpuipc_nvml_start), so
- * call it before any other thread. Returns 0; -ENOENT (no
- * driver) or -ENODEV (no device), which mean nothing can run here; or
- * another negative errno for a driver that is present but failed. err says
- * which, with the fix. */
-int gpuipc_gpu_init(gpuipc_err *err);
-
-/* Stores the number of visible devices in *count. Returns 0 or negative errno. */
-int gpuipc_gpu_count(int *count, gpuipc_err *err);
 
 /* Opens device ordinal: retains its primary context and makes it current,
  * loads the kernels and checks them against the CPU pattern. On success the
@@ -87,6 +64,13 @@ int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
 
 /* The same for the scenario's device, sc->uuid. */
 int gpuipc_gpu_attach(gpuipc_scenario *sc, gpuipc_err *err);
+
+/* Consumer, once sc->env->gpu is its device: finds the device that holds
+ * the memory (sc->home_uuid) by UUID, sets sc->home_ordinal, and where that
+ * is another device, checks with cuDeviceCanAccessPeer that this one can
+ * reach its memory. Returns 0, -ENOTSUP with why (no peer path), or an
+ * errno. */
+int gpuipc_gpu_peer_check(gpuipc_scenario *sc, gpuipc_err *err);
 
 /* Producer: makes GPU a this side's device (opened if need be), its UUID in
  * uuid, and names GPU b as the consumer's in peer_uuid (all zero when b ==

@@ -246,3 +246,28 @@ CUresult gpuipc_kernels_verify(const gpuipc_kernels *k, CUdeviceptr dptr, uint64
 {
     return launch_pattern(k, k->verify, dptr, nwords, first, seed, result, blocks, err);
 }
+
+/* Launches fill (verify: 0) or verify (1) over nwords at dptr with blocks
+ * (0: the device's grid), after the event after (if not NULL) on the GPU
+ * side only, waits, and reads the result words into r. */
+int gpuipc_kernels_run(const gpuipc_kernels *k, CUdeviceptr result, int verify, CUdeviceptr dptr,
+                       uint64_t nwords, uint64_t first, uint64_t seed, unsigned blocks,
+                       CUevent after, uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err)
+{
+    uint64_t fresh[GPUIPC_KERNELS_RESULT_WORDS] = {0, UINT64_MAX, 0, 0};
+    CUresult rc;
+
+    /* The result words are reset before the wait, so that the host waits
+     * for nothing but its own kernel at the end. */
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyHtoD, result, fresh, sizeof(fresh));
+    if (after != NULL)
+        GPUIPC_CU_GOTO(rc, err, out, cuStreamWaitEvent, NULL, after, 0);
+    rc = verify ? gpuipc_kernels_verify(k, dptr, nwords, first, seed, result, blocks, err)
+                : gpuipc_kernels_fill(k, dptr, nwords, first, seed, result, blocks, err);
+    if (rc != CUDA_SUCCESS)
+        goto out;
+    GPUIPC_CU_GOTO(rc, err, out, cuCtxSynchronize);
+    GPUIPC_CU_GOTO(rc, err, out, cuMemcpyDtoH, r, result, sizeof(fresh));
+out:
+    return gpuipc_cudrv_errno(rc);
+}

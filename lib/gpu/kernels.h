@@ -55,4 +55,13 @@ CUresult gpuipc_kernels_verify(const gpuipc_kernels *k, CUdeviceptr dptr, uint64
                                uint64_t first, uint64_t seed, CUdeviceptr result,
                                unsigned blocks, gpuipc_err *err);
 
+/* Launches fill (verify: 0) or verify (1) over nwords at dptr with blocks
+ * (0: the device's grid), with result's words reset first, after the event
+ * after (if not NULL) on the GPU side only; waits for it in the current
+ * context, and reads result's words into r. Returns 0 or a negative errno
+ * with err. */
+int gpuipc_kernels_run(const gpuipc_kernels *k, CUdeviceptr result, int verify, CUdeviceptr dptr,
+                       uint64_t nwords, uint64_t first, uint64_t seed, unsigned blocks,
+                       CUevent after, uint64_t r[GPUIPC_KERNELS_RESULT_WORDS], gpuipc_err *err);
+
 #endif

@@ -69,13 +69,4 @@ void gpuipc_gpu_note_oom(gpuipc_gpu *gpu, CUresult rc, uint64_t requested, gpuip
 int gpuipc_gpu_check_opened(CUdeviceptr ptr, uint64_t size, const char *call, int strict,
                             gpuipc_err *err);
 
-/* For gpu.c, which runs it when a device opens, its kernels loaded and its
- * result words allocated: proves on gpu that the kernels compute the same
- * pattern as the CPU, that every word of a buffer is written and read
- * however the grid-stride loop divides it, and that verify reports planted
- * errors at the right index, and writes what it proved, in one line, into
- * summary (len bytes). Returns 0, or a negative errno with err (its text
- * begins "self-test"). */
-int gpuipc_gpu_self_test_run(gpuipc_gpu *gpu, char *summary, size_t len, gpuipc_err *err);
-
 #endif

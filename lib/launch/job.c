@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "core/facts.h"
-#include "core/proc.h"
+#include "core/procstat.h"
 #include "core/random.h"
 
 #define CARD_MAGIC "gpuipc-card/2"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "core/proc.h"
+#include "core/procstat.h"
 #include "core/random.h"
 #include "core/stop.h"
 #include "core/watch.h"

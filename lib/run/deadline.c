@@ -13,7 +13,7 @@
 
 #include "core/clock.h"
 #include "core/names.h"
-#include "core/proc.h"
+#include "core/procstat.h"
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
