@@ -967,6 +967,13 @@ START_TEST(test_ranks_records_that_lie_are_refused)
                       "case %zu accepted: %s", i, bad[i]);
         ck_assert_msg(strstr(e.msg, "rank 1's results") != NULL, "%s", e.msg);
     }
+    /* A scenario in the form of an older build: said as maybe that. */
+    memset(cells, 0, 9 * sizeof(*cells));
+    ck_assert_int_eq(gpuipc_cells_decode("R 1 1 2 0 1 0 0 0 0 0 0 1\told\n"
+                                         "S 1 2 7 memfd\treason\tcause: x\n", 1, 3, cells, &e),
+                     -EPROTO);
+    ck_assert_msg(strstr(e.msg, "line 2: a bad scenario (does every rank run the same build")
+                  != NULL, "%s", e.msg);
     /* A note longer than a record carries. */
     memset(cells, 0, 9 * sizeof(*cells));
     snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);

@@ -43,6 +43,11 @@ static void put_text(char *out, size_t *len, const char *text)
     out[*len] = '\0';
 }
 
+/* What a record that does not parse may mean besides a lie: a rank of
+ * another build, whose records have other fields. */
+#define SAME_BUILD "does every rank run the same build of gpuipc_test? the records' fields " \
+                   "differ between builds"
+
 /* A call's name as the wire carries it: [A-Za-z0-9_-], "" for none. */
 static int valid_call(const char *c)
 {
@@ -175,7 +180,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
                                                  &n) < 0 || *f != '\t')
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
-                                  "its record", rank, line);
+                                  "its record (%s)", rank, line, SAME_BUILD);
         if ((uint32_t)(role == 1 ? a : b) != rank)
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a record of pair "
                                   "%ld -> %ld, which it was not the %s of", rank, line, a, b,
@@ -221,7 +226,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
                 *f++ != '\t' || text_field(&f, s->fix, sizeof(s->fix), 1) < 0 ||
                 *f != '\n')
                 return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad "
-                                      "scenario", rank, line);
+                                      "scenario (%s)", rank, line, SAME_BUILD);
             s->status = (int)st;
             s->side = (int)sd;
             s->step = (unsigned)step;
