@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cause.h"
+#include "run/cellset.h"
 #include "run/plan.h"
 #include "suites.h"
 
@@ -286,6 +287,39 @@ START_TEST(test_plan_compute_modes)
 }
 END_TEST
 
+/* The run's cells as a watchdog sees them: none between a sizing and the
+ * naming of the new cells, then every one, named; a table replaced is
+ * kept, and at least as long as the count a reader may hold. */
+START_TEST(test_plan_cells_are_shown_once_named)
+{
+    static const gpuipc_mech m = {.name = "memfd"};
+    gpuipc_cellset cs;
+    size_t i;
+
+    gpuipc_cellset_init(&cs, 4);
+    ck_assert_int_eq(gpuipc_cellset_size(&cs, 3), 0);
+    ck_assert_uint_eq(gpuipc_cellset_count(&cs), 0);
+    for (i = 0; i < 3; i++)
+        gpuipc_cellset_name(&cs, i, &m, (int)i, (int)(i + 1) % 3, 0);
+    gpuipc_cellset_publish(&cs, 3);
+    ck_assert_uint_eq(gpuipc_cellset_count(&cs), 3);
+    ck_assert_str_eq(cs.label[1], "memfd 1->2");
+    ck_assert_str_eq(cs.ck_case[2], "memfd-gpu2to0");
+    ck_assert_int_eq(cs.results[0].status, -1); /* not run until it runs */
+    /* Sized again (fewer): hidden until named, and no shorter than before. */
+    ck_assert_int_eq(gpuipc_cellset_size(&cs, 1), 0);
+    ck_assert_uint_eq(gpuipc_cellset_count(&cs), 0);
+    ck_assert_str_eq(cs.label[2], "");
+    gpuipc_cellset_name(&cs, 0, &m, -1, -1, 0);
+    gpuipc_cellset_publish(&cs, 1);
+    ck_assert_uint_eq(gpuipc_cellset_count(&cs), 1);
+    ck_assert_str_eq(cs.ck_case[0], "memfd-host");
+    gpuipc_cellset_free(&cs);
+    ck_assert_uint_eq(gpuipc_cellset_count(&cs), 0);
+    ck_assert_ptr_null(cs.results);
+}
+END_TEST
+
 Suite *plan_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -300,6 +334,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);
+    tcase_add_test(tc, test_plan_cells_are_shown_once_named);
     tcase_add_test(tc, test_plan_a_failed_pair_is_charged_to_the_failed_gpu);
     tcase_add_test(tc, test_plan_compute_modes);
     suite_add_tcase(s, tc);

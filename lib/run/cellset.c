@@ -93,14 +93,20 @@ int gpuipc_cellset_size(gpuipc_cellset *cs, size_t n)
     for (i = 0; i < k; i++)
         results[i].status = -1; /* not run */
     retire(cs);
-    /* A watchdog reads n (acquire) and then the tables: each pointer is
-     * stored before the count that goes with it is released, and each
-     * table is as long as the old count, so an old count with new tables
-     * stays inside them too. */
+    /* A watchdog reads n (acquire) and then the tables. No cell is shown
+     * until the new ones are named (gpuipc_cellset_publish); each table is
+     * as long as the old count, so a reader that read the old count just
+     * before stays inside the new tables too. */
+    __atomic_store_n(&cs->n, 0, __ATOMIC_RELEASE);
     for (t = 0; t < NTABLES; t++)
         table_set(where[t], fresh[t]);
-    __atomic_store_n(&cs->n, n, __ATOMIC_RELEASE);
+    (void)n;
     return 0;
+}
+
+void gpuipc_cellset_publish(gpuipc_cellset *cs, size_t n)
+{
+    __atomic_store_n(&cs->n, n, __ATOMIC_RELEASE);
 }
 
 void gpuipc_cellset_free(gpuipc_cellset *cs)

@@ -40,9 +40,15 @@ typedef struct gpuipc_cellset {
 void gpuipc_cellset_init(gpuipc_cellset *cs, size_t nstages);
 
 /* Gives cs tables for n cells, each not run (the old ones retired, not
- * freed: a reader may hold them). Returns 0, or -1 out of memory (the old
- * ones kept). */
+ * freed: a reader may hold them). A reader sees no cell from here until
+ * the caller has named them and published the count (gpuipc_cellset_publish),
+ * so that no row is said without its name. Returns 0, or -1 out of memory
+ * (the old ones kept, and shown). */
 int gpuipc_cellset_size(gpuipc_cellset *cs, size_t n);
+
+/* Shows a reader the first n cells (n no more than the set was sized for),
+ * once they are named. */
+void gpuipc_cellset_publish(gpuipc_cellset *cs, size_t n);
 
 /* Frees every table cs had; it is empty afterwards. */
 void gpuipc_cellset_free(gpuipc_cellset *cs);

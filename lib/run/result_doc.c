@@ -402,9 +402,12 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     size_t i;
 
     gpuipc_json_array(j, "scenarios");
-    for (i = 0; i < d->n; i++)
-        json_scenario(j, d, i, d->steps != NULL && d->have_steps[i]
-                                   ? d->steps + i * d->nstages : NULL);
+    for (i = 0; i < d->n; i++) {
+        /* The flag is set after the times (a watchdog may render now). */
+        int have = d->steps != NULL && __atomic_load_n(&d->have_steps[i], __ATOMIC_ACQUIRE);
+
+        json_scenario(j, d, i, have ? d->steps + i * d->nstages : NULL);
+    }
     gpuipc_json_end(j, ']');
     gpuipc_json_object(j, "counts");
     if (d->verdict != NULL) {

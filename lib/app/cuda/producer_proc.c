@@ -171,6 +171,7 @@ void gpuipc_app_producer_init(gpuipc_producer_run *run, const gpuipc_options *o,
         if (sel[i]->destructive)
             run->destructive = sel[i]->name;
     }
+    gpuipc_cellset_publish(&run->cells, nsel);
     run->nreq = nreq;
     memcpy(run->req, req, nreq * sizeof(run->req[0]));
     snprintf(run->where, sizeof(run->where), "host memory only, no GPU scenario selected");

@@ -58,6 +58,7 @@ int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
     } else {
         for (i = 0; i < np; i++)
             gpuipc_cellset_name(&run->cells, i, m, pairs[i][0], pairs[i][1], run->o->device);
+        gpuipc_cellset_publish(&run->cells, np);
         snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
                  "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
     }
@@ -154,6 +155,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
             snprintf(run->cells.group[k], sizeof(run->cells.group[k]), "host memory (no GPU)");
             k++;
         }
+    gpuipc_cellset_publish(&run->cells, total); /* k == total: each counted cell is named */
     free(ring);
     free(usable);
     return 0;
