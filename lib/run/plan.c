@@ -255,37 +255,41 @@ int gpuipc_plan_mode_blocks(int ordinal, int mode, int mps, const char *mps_dir,
                             gpuipc_cause *why)
 {
     if (mode == GPUIPC_PLAN_MODE_PROHIBITED) {
-        snprintf(why->what, sizeof(why->what),
-                 "GPU %d is in compute mode PROHIBITED: no process may hold a context on it, so "
-                 "nothing can be shared there (the site's choice, nvidia-smi -q -d COMPUTE shows "
-                 "it)",
-                 ordinal);
-        snprintf(why->fix, sizeof(why->fix),
-                 "none needed for this check; to use the GPU, an administrator sets DEFAULT "
-                 "(nvidia-smi -i %d -c DEFAULT)",
-                 ordinal);
+        gpuipc_cause_what(
+            why,
+            "GPU %d is in compute mode PROHIBITED: no process may hold a context on it, so "
+            "nothing can be shared there (the site's choice, nvidia-smi -q -d COMPUTE shows "
+            "it)",
+            ordinal);
+        gpuipc_cause_fix(
+            why,
+            "none needed for this check; to use the GPU, an administrator sets DEFAULT "
+            "(nvidia-smi -i %d -c DEFAULT)",
+            ordinal);
         return 1;
     }
     if (mode == GPUIPC_PLAN_MODE_EXCLUSIVE_PROCESS && !mps) {
-        snprintf(why->what, sizeof(why->what),
-                 "GPU %d is in compute mode EXCLUSIVE_PROCESS: one process at a time may hold a "
-                 "context on it, so a second process cannot map what the first exports (the site's "
-                 "choice, often for MPS or a scheduler; nvidia-smi -q -d COMPUTE shows it)",
-                 ordinal);
-        snprintf(why->fix, sizeof(why->fix),
-                 "none needed for this check; to share its memory between processes, an "
-                 "administrator sets DEFAULT (nvidia-smi -i %d -c DEFAULT)",
-                 ordinal);
+        gpuipc_cause_what(
+            why,
+            "GPU %d is in compute mode EXCLUSIVE_PROCESS: one process at a time may hold a "
+            "context on it, so a second process cannot map what the first exports (the site's "
+            "choice, often for MPS or a scheduler; nvidia-smi -q -d COMPUTE shows it)",
+            ordinal);
+        gpuipc_cause_fix(why,
+                         "none needed for this check; to share its memory between processes, an "
+                         "administrator sets DEFAULT (nvidia-smi -i %d -c DEFAULT)",
+                         ordinal);
         return 1;
     }
     if (mps) {
-        snprintf(why->what, sizeof(why->what),
-                 "an MPS control daemon serves the GPUs (its pipe directory %s): the two processes "
-                 "would be clients of one MPS server rather than processes with contexts of their "
-                 "own, which this check does not test",
-                 mps_dir != NULL ? mps_dir : "/tmp/nvidia-mps");
-        snprintf(why->fix, sizeof(why->fix),
-                 "run it where no MPS daemon runs (echo quit | nvidia-cuda-mps-control), or set "
+        gpuipc_cause_what(
+            why,
+            "an MPS control daemon serves the GPUs (its pipe directory %s): the two processes "
+            "would be clients of one MPS server rather than processes with contexts of their "
+            "own, which this check does not test",
+            mps_dir != NULL ? mps_dir : "/tmp/nvidia-mps");
+        gpuipc_cause_fix(
+            why, "run it where no MPS daemon runs (echo quit | nvidia-cuda-mps-control), or set "
                  "CUDA_MPS_PIPE_DIRECTORY to a directory without one");
         return 1;
     }

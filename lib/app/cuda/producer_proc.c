@@ -85,12 +85,13 @@ static int wsl_blocks(gpuipc_producer_run *run, gpuipc_result *r)
         return 0;
     gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
                       "probe: not run: %s under WSL2 (below)", who);
-    snprintf(r->cause.what, sizeof(r->cause.what), "%s under WSL2 (kernel %s), whose GPU "
-             "driver shares no GPU memory between processes (no CUDA IPC: legacy, VMM and "
-             "memory-pool handles fail there)", who,
-             (p->flags & GPUIPC_FACT_WSL) ? p->kernel : k->kernel);
-    snprintf(r->cause.fix, sizeof(r->cause.fix), "run on native Linux to test sharing; "
-             "within one process WSL2 works");
+    gpuipc_cause_what(&r->cause,
+                      "%s under WSL2 (kernel %s), whose GPU "
+                      "driver shares no GPU memory between processes (no CUDA IPC: legacy, VMM and "
+                      "memory-pool handles fail there)",
+                      who, (p->flags & GPUIPC_FACT_WSL) ? p->kernel : k->kernel);
+    gpuipc_cause_fix(&r->cause, "run on native Linux to test sharing; "
+                                "within one process WSL2 works");
     return 1;
 }
 
