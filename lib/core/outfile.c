@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/random.h"
+#include "core/watch.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -129,46 +130,25 @@ int gpuipc_outfile_check(gpuipc_outfile *f, const char *path, gpuipc_err *err)
     return 0;
 }
 
-/* Appends s to b (cap bytes, kept a string); async-signal-safe. */
-static void append(char *b, size_t cap, const char *s)
-{
-    size_t n = strlen(b);
-
-    while (*s != '\0' && n + 1 < cap)
-        b[n++] = *s++;
-    b[n] = '\0';
-}
-
-static void append_uint(char *b, size_t cap, uint64_t v)
-{
-    char digits[24];
-    size_t i = sizeof(digits) - 1;
-
-    digits[i] = '\0';
-    do {
-        digits[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    append(b, cap, digits + i);
-}
-
 /* f->tmp = ".<base>.<32 hex digits from getrandom>.tmp". Returns 0 or an
  * errno. System calls only. */
 static int random_name(gpuipc_outfile *f)
 {
     unsigned char raw[16];
     char digits[2 * sizeof(raw) + 1];
+    gpuipc_sbuf b;
     int e;
 
     f->tmp[0] = '\0';
     if ((e = gpuipc_random_bytes(raw, sizeof(raw))) != 0)
         return e;
     gpuipc_random_hex(digits, raw, sizeof(raw));
-    append(f->tmp, sizeof(f->tmp), ".");
-    append(f->tmp, sizeof(f->tmp), f->base);
-    append(f->tmp, sizeof(f->tmp), ".");
-    append(f->tmp, sizeof(f->tmp), digits);
-    append(f->tmp, sizeof(f->tmp), ".tmp");
+    gpuipc_sbuf_init(&b, f->tmp, sizeof(f->tmp));
+    gpuipc_sbuf_str(&b, ".");
+    gpuipc_sbuf_str(&b, f->base);
+    gpuipc_sbuf_str(&b, ".");
+    gpuipc_sbuf_str(&b, digits);
+    gpuipc_sbuf_str(&b, ".tmp");
     return 0;
 }
 
@@ -236,7 +216,8 @@ int gpuipc_outfile_open(gpuipc_outfile *f, gpuipc_err *err)
  * Returns 0 or an errno. System calls only. */
 static int copy_over(gpuipc_outfile *f)
 {
-    char proc[48] = "/proc/self/fd/", buf[4096];
+    char proc[48], buf[4096];
+    gpuipc_sbuf pb;
     struct stat st, st2;
     int pfd, src = -1, dst = -1, e = 0;
     ssize_t n;
@@ -247,7 +228,9 @@ static int copy_over(gpuipc_outfile *f)
         e = EINVAL;
         goto out;
     }
-    append_uint(proc, sizeof(proc), (uint64_t)pfd);
+    gpuipc_sbuf_init(&pb, proc, sizeof(proc));
+    gpuipc_sbuf_str(&pb, "/proc/self/fd/");
+    gpuipc_sbuf_uint(&pb, (uint64_t)pfd);
     if ((dst = open(proc, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0 || fstat(dst, &st2) < 0 ||
         (src = openat(f->dirfd, f->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         e = errno;

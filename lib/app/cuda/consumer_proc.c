@@ -30,27 +30,6 @@
 #include "run/result_doc.h"
 #include "wire/wire.h"
 
-static size_t append(char *buf, size_t used, size_t cap, const char *s)
-{
-    while (*s != '\0' && used + 1 < cap)
-        buf[used++] = *s++;
-    buf[used] = '\0';
-    return used;
-}
-
-static size_t append_uint(char *buf, size_t used, size_t cap, unsigned long v)
-{
-    char digits[24];
-    int i = (int)sizeof(digits) - 1;
-
-    digits[i] = '\0';
-    do {
-        digits[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0 && i > 0);
-    return append(buf, used, cap, digits + i);
-}
-
 /* SIGTERM, which PR_SET_PDEATHSIG sends when the producer dies, arrives even
  * while this process is inside a driver call; it reports the step it was in
  * with async-signal-safe calls only. A SIGTERM from anyone else keeps its
@@ -63,7 +42,7 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
 {
     const char *step;
     char line[256];
-    size_t n = 0;
+    gpuipc_sbuf b;
 
     (void)context;
     if (info == NULL || info->si_pid != gpuipc_stop_parent()) {
@@ -75,16 +54,17 @@ static void on_parent_death(int sig, siginfo_t *info, void *context)
         _exit(GPUIPC_FAIL);
     step = gpuipc_step_name((unsigned)gpuipc_stop_role_step());
     /* The step log's columns, without the time: snprintf is not safe here. */
-    n = append(line, n, sizeof(line), "         -     consumer  -                ");
-    n = append(line, n, sizeof(line), step);
-    while (n < 50 && n + 1 < sizeof(line)) /* pad the step column to 8 */
-        line[n++] = ' ';
-    n = append(line, n, sizeof(line), " FAIL peer gone during ");
-    n = append(line, n, sizeof(line), step);
-    n = append(line, n, sizeof(line), ": the producer (pid ");
-    n = append_uint(line, n, sizeof(line), (unsigned long)gpuipc_stop_parent());
-    n = append(line, n, sizeof(line), ") died (parent-death signal)\n");
-    (void)!write(1, line, n);
+    gpuipc_sbuf_init(&b, line, sizeof(line));
+    gpuipc_sbuf_str(&b, "         -     consumer  -                ");
+    gpuipc_sbuf_str(&b, step);
+    while (b.len < 50 && !b.dropped) /* pad the step column to 8 */
+        gpuipc_sbuf_str(&b, " ");
+    gpuipc_sbuf_str(&b, " FAIL peer gone during ");
+    gpuipc_sbuf_str(&b, step);
+    gpuipc_sbuf_str(&b, ": the producer (pid ");
+    gpuipc_sbuf_uint(&b, (uint64_t)gpuipc_stop_parent());
+    gpuipc_sbuf_str(&b, ") died (parent-death signal)\n");
+    (void)gpuipc_sbuf_write(&b, 1);
     _exit(GPUIPC_FAIL);
 }
 
