@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/names.h"
 #include "core/outfile.h"
+#include "core/random.h"
 #include "core/runinfo.h"
 #include "core/status.h"
 #include "core/step.h"
@@ -94,20 +95,20 @@ static void json_open(gpuipc_json *j, const char *key, uint32_t e)
     gpuipc_json_string(j, key, name);
 }
 
-/* n bytes as lowercase hex digits into out, with a dash before the bytes
- * that dash_at marks (a UUID's groups); out has room for them. */
-static void put_hex(char *out, const uint8_t *p, size_t n, const char *dash_at)
+/* 16 bytes as a UUID's text (8-4-4-4-12 lowercase hex digits) into out
+ * (37 bytes), with core/random's hex writer. */
+static void put_uuid(char *out, const uint8_t p[16])
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t i, k = 0;
+    static const size_t group[] = {4, 2, 2, 2, 6};
+    size_t g;
 
-    for (i = 0; i < n; i++) {
-        if (dash_at != NULL && dash_at[i] == '-')
-            out[k++] = '-';
-        out[k++] = hex[p[i] >> 4];
-        out[k++] = hex[p[i] & 15];
+    for (g = 0; g < sizeof(group) / sizeof(group[0]); g++) {
+        gpuipc_random_hex(out, p, group[g]);
+        out += 2 * group[g];
+        p += group[g];
+        if (g + 1 < sizeof(group) / sizeof(group[0]))
+            *out++ = '-';
     }
-    out[k] = '\0';
 }
 
 /* The facts of /dev/shm, the device files, the platform and the boot. */
@@ -136,7 +137,7 @@ static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
         gpuipc_json_string(j, "boot_id", NULL);
         return;
     }
-    put_hex(boot, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN, "....-.-.-.-.....");
+    put_uuid(boot, f->boot_id);
     gpuipc_json_string(j, "boot_id", boot);
 }
 
@@ -190,7 +191,7 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
         cap[i] = (uint8_t)(f->cap_eff >> (56 - 8 * i));
     hex[0] = '0';
     hex[1] = 'x';
-    put_hex(hex + 2, cap, sizeof(cap), NULL);
+    gpuipc_random_hex(hex + 2, cap, sizeof(cap));
     for (i = 2; hex[i] == '0' && hex[i + 1] != '\0'; i++)
         ; /* as %llx: no leading zeros */
     memmove(hex + 2, hex + i, strlen(hex + i) + 1);
