@@ -13,10 +13,11 @@
 #   4. a rank given another boot id (the facts' GPUIPC_TEST_SYSROOT hook):
 #      its pairs are skipped as "not on this node", the run passes;
 #   5. ranks with other options than rank 0's: every rank exits 2;
-#   6. a rank that hangs (GPUIPC_FAULT): its pairs fail once, it is not
-#      waited for again, rank 0's verdict comes before the deadline;
-#   7. rank 0 hangs: every rank ends at its deadline, and its --json says
-#      the run did not finish (the earlier run's PASS does not survive);
+#   6. a rank that hangs (GPUIPC_FAULT): its pairs fail, each naming where
+#      it is stuck, rank 0's verdict comes by the deadline;
+#   7. rank 0 wedged: its verdict thread gives the verdict by the deadline,
+#      each pair's state said, --json FAIL; and rank 0 killed: rank 1, the
+#      lowest living rank, gives the verdict and writes --json;
 #   8. --ranks with no launcher, and with --device: usage errors (exit 2);
 #   9. a stranger of the same user that reads every rank's listener name in
 #      /proc/net/unix: it cannot bind one (taken before anyone knew it), and
@@ -144,9 +145,11 @@ run -np 1 "$tmp/rank" "$prog" --ranks $only : -np 2 "$tmp/rank" "$prog" --ranks 
 [ $fails = $before ] && echo "PASS: ranks: ranks given other options than rank 0's: every rank says so and exits 2"
 
 # 6. A hung rank: rank 1 never answers HELLO as a consumer. The pairs
-# with it fail once (it is then not waited for), the pairs between the
-# others are proven, and rank 0's verdict comes long before the deadline
-# (mpirun itself ends when the hung rank's own deadline ends it).
+# with it fail, those between the others are proven, and rank 0's verdict
+# comes by the deadline: rank 1's verdict thread publishes where it is stuck
+# when the verdict's reserve begins (20 s less 4), and rank 0 names it in
+# each of its pairs that did not end (mpirun ends with every rank, the
+# hung one ended by its verdict thread).
 before=$fails
 started=$(date +%s)
 run -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20 --json "$tmp/doc.json" : \
@@ -154,27 +157,62 @@ run -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20 --json "$t
         --deadline 20 : \
     -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20
 took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
-grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: 2 proven, 4 failed' "$tmp/out" ||
-    fail "hung rank: rank 0's verdict is not 2 proven, 4 failed"
-grep -q '^FAIL 2 -> 1: .*did not come to an earlier pair in time\|^FAIL 1 -> [02]: ' "$tmp/out" ||
-    fail "hung rank: its later pairs are not named"
-[ -n "$took" ] && [ "$took" -lt 15 ] ||
-    fail "hung rank: rank 0's verdict came after ${took:-no} s: it waited for the deadline"
+[ "$(exits)" = "1 1 1 " ] || fail "hung rank: exit statuses '$(exits)', not 1 1 1"
+grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: [23] proven, [34] failed' "$tmp/out" ||
+    fail "hung rank: rank 0's verdict is not 2 or 3 proven, the rest failed"
+[ "$(grep -c '^FAIL [0-2] -> [0-2]: .*rank 1 ([^)]*) was in pair 2 -> 1 as its consumer, at hello in GPUIPC_FAULT hang for [0-9.]* s' "$tmp/out")" -ge 2 ] ||
+    fail "hung rank: rank 0 does not name where rank 1 is stuck in each pair it did not reach"
+grep -q '^FAIL 2 -> 1: under way when the verdict.s time came (--deadline less its reserve): rank 1 ' "$tmp/out" ||
+    fail "hung rank: the pair under way is not named first by the stuck side"
+grep -q '^FAIL 0 -> 1: not reached: rank 1 ([^)]*) was in pair 2 -> 1 .*; the producer: hello: timed out' "$tmp/out" ||
+    fail "hung rank: the timeout, not the stuck rank's own state, leads the pair 0 -> 1"
+[ -n "$took" ] && [ "$took" -lt 20 ] ||
+    fail "hung rank: rank 0's verdict came after ${took:-no} s: not by the deadline (20 s)"
 grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -c 300 "$tmp/doc.json")"
-[ $fails = $before ] && echo "PASS: ranks: a hung rank fails its pairs once, is not waited for again, and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
+[ $fails = $before ] && echo "PASS: ranks: a hung rank's pairs fail, each naming where it is stuck (its own record, published at the verdict's time), and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
 
-# 7. Rank 0 hangs: no verdict, and its --json says the run did not finish
-# (the PASS of run 1 is gone from it).
+# 7. Rank 0 wedged (GPUIPC_FAULT wedge: every signal blocked, a sleep
+# nothing ends) in its first pair: its verdict thread still gives the
+# verdict by the deadline, each pair's state said, --json written (not the
+# earlier run's PASS, and not NOT FINISHED), and both ranks exit 1.
 before=$fails
-run -np 1 env GPUIPC_FAULT=producer:hello:hang "$tmp/rank" "$prog" --ranks $only --timeout 2 \
+run -np 1 env GPUIPC_FAULT=producer:export:wedge "$tmp/rank" "$prog" --ranks $only --timeout 2 \
         --deadline 6 --json "$tmp/doc.json" : \
     -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 6
-[ "$(exits)" = "1 1 " ] || fail "rank 0 hung: exit statuses '$(exits)', not 1 1"
-grep -q '"verdict": "NOT FINISHED"' "$tmp/doc.json" ||
-    fail "rank 0 hung: --json: $(head -c 300 "$tmp/doc.json")"
-grep -q '^rank 0: result: FAIL: --deadline (6 s) passed' "$tmp/out" ||
-    fail "rank 0 hung: its deadline is not said"
-[ $fails = $before ] && echo "PASS: ranks: rank 0 stuck: each rank ends at its deadline (exit 1), and rank 0's --json says NOT FINISHED, not the earlier run's PASS"
+took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
+[ "$(exits)" = "1 1 " ] || fail "rank 0 wedged: exit statuses '$(exits)', not 1 1"
+grep -q '"verdict": "FAIL"' "$tmp/doc.json" ||
+    fail "rank 0 wedged: --json: $(head -c 300 "$tmp/doc.json")"
+grep -q '^rank 0: the verdict.s time came (--deadline less 2.0 s) before its pairs ended: rank 0 ([^)]*) was in pair 0 -> 1 as its producer, at export' "$tmp/out" ||
+    fail "rank 0 wedged: it does not say where it is stuck"
+grep -q '^FAIL 0 -> 1: under way when the verdict.s time came' "$tmp/out" &&
+    grep -q '^FAIL 1 -> 0: not reached: rank 0 ' "$tmp/out" ||
+    fail "rank 0 wedged: not every pair's state is said"
+grep -q '^result: FAIL: 2 ranks, 2 ordered pairs: 0 proven, 2 failed' "$tmp/out" ||
+    fail "rank 0 wedged: no verdict"
+[ -n "$took" ] && [ "$took" -lt 6 ] || fail "rank 0 wedged: the verdict came at ${took:-no} s, not by the deadline (6 s)"
+[ $fails = $before ] && echo "PASS: ranks: rank 0 wedged in its first pair: its verdict thread gives the verdict in $took s (deadline 6), each pair's state said, --json FAIL, every rank exit 1"
+
+# 7b. Rank 0 killed (SIGKILL) at its first BEGIN as a producer: the
+# lowest living rank (1) gives the verdict and writes --json in its place.
+before=$fails
+echo '{"verdict": "PASS"}' >"$tmp/doc.json"
+run -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only \
+        --json "$tmp/doc.json" : \
+    -np 2 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
+[ "$(exits)" = "137 1 1 " ] || fail "rank 0 killed: exit statuses '$(exits)', not 137 1 1"
+grep -q '^rank 1: rank 0 is gone (its process has ended): the lowest living rank, this one, gives the run.s verdict$' "$tmp/out" ||
+    fail "rank 0 killed: rank 1 does not take the verdict over"
+grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: 2 proven, 4 failed' "$tmp/out" ||
+    fail "rank 0 killed: no verdict of the 6 pairs (2 proven between ranks 1 and 2)"
+grep -q '^rank 2: result: FAIL: the run.s, from rank 1 (exit 1)$' "$tmp/out" ||
+    fail "rank 0 killed: rank 2 did not take rank 1's verdict"
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "rank 0 killed: --json: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "gpuipc-ranks/1" and d["verdict"] == "FAIL" and d["pairs_proven"] == 2, d
+EOP
+[ $fails = $before ] && echo "PASS: ranks: rank 0 killed in its first pair: rank 1, the lowest living rank, gives the verdict (2 of 6 pairs proven) and writes --json; rank 2 takes it from rank 1"
 
 # 8. Usage errors.
 before=$fails
@@ -272,7 +310,7 @@ grep -q '^stranger: 3 names seen, 0 taken, 3 in use, 3 connected, 3 refused$' "$
     fail "stranger: $(cat "$tmp/stranger.out")"
 [ "$(grep -c '^rank [0-2]: refused 1 connection to its listener from processes that are no rank of this job (the first: refused a connection from pid [0-9]* (uid [0-9]*): no rank of this job' "$tmp/out")" = 3 ] ||
     fail "stranger: not each rank named the connection it refused"
-[ "$(grep -c '^rank 0: rank [0-2] ([^)]*) refused 1 connection from processes that are no rank of this job' "$tmp/out")" = 3 ] ||
+[ "$(grep -c '^rank 0: rank [0-2] ([^)]*) refused 1 connection to its listener from processes that are no rank of this job' "$tmp/out")" = 3 ] ||
     fail "stranger: rank 0 does not name each rank's refusal"
 [ $fails = $before ] && echo "PASS: ranks: a stranger that reads every listener's name in /proc/net/unix takes none (each in use) and is refused at each, named by that rank and by rank 0; the pairs are proven"
 

@@ -936,25 +936,26 @@ START_TEST(test_ranks_records_that_lie_are_refused)
 {
     /* Each as rank 1 of 3 would send it; each must be refused whole. */
     static const char *const bad[] = {
-        "R 1 0 2 0 1 0 0 0 0 0 0 0\tnot its pair\n",         /* producer of 0 -> 2 */
-        "R 2 0 2 0 1 0 0 0 0 0 0 0\tnot its pair\n",         /* consumer of 0 -> 2 */
-        "R 1 1 3 0 1 0 0 0 0 0 0 0\tno rank 3\n",            /* out of range */
-        "R 1 1 1 0 1 0 0 0 0 0 0 0\tto itself\n",
-        "R 1 1 2 5 1 0 0 0 0 0 0 0\tno such status\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tone scenario promised\n", /* its S line missing */
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad mech\nS 0 0 0 0 0 Memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad status\nS 2 0 0 0 0 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad call\nS 1 2 7 1 0 memfd\tcu Mem\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad errno\nS 1 2 7 -1 0 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tbad CUresult\nS 1 2 7 0 -5 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tno fix field\nS 1 2 7 0 0 memfd\t\t\tcause\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1\tthe old form\nS 1 2 7 memfd\treason\tcause\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 0\ttwice\n",
-        "R 2 0 1 0 1 1 0 0 0 0 0 3\ta consumer with scenarios\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 0\tno newline",
-        "R 1 1 2 0 1 0 0 0 0 0 0 0 0\tan extra field\n",
+        "R 1 0 2 0 1 0 0 0 0 0 0 1 0\tnot its pair\n",         /* producer of 0 -> 2 */
+        "R 2 0 2 0 1 0 0 0 0 0 0 1 0\tnot its pair\n",         /* consumer of 0 -> 2 */
+        "R 1 1 3 0 1 0 0 0 0 0 0 1 0\tno rank 3\n",            /* out of range */
+        "R 1 1 1 0 1 0 0 0 0 0 0 1 0\tto itself\n",
+        "R 1 1 2 5 1 0 0 0 0 0 0 1 0\tno such status\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tone scenario promised\n", /* its S line missing */
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad mech\nS 0 0 0 0 0 Memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad status\nS 2 0 0 0 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad call\nS 1 2 7 1 0 memfd\tcu Mem\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad errno\nS 1 2 7 -1 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad CUresult\nS 1 2 7 0 -5 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tno fix field\nS 1 2 7 0 0 memfd\t\t\tcause\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tthe old form\nS 1 2 7 memfd\treason\tcause\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 1 0\ttwice\n",
+        "R 2 0 1 0 1 1 0 0 0 0 0 1 3\ta consumer with scenarios\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0\tno newline",
+        "R 1 1 2 0 1 0 0 0 0 0 0 4 0\tno such weight\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0 1 0\tan extra field\n",
         "X nothing\n",
-        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 0\toverflow\n",
+        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 1 0\toverflow\n",
     };
     gpuipc_cell *cells = calloc(9, sizeof(*cells));
     char big[2 * GPUIPC_CELL_TEXT_LEN];
@@ -969,17 +970,61 @@ START_TEST(test_ranks_records_that_lie_are_refused)
     }
     /* A scenario in the form of an older build: said as maybe that. */
     memset(cells, 0, 9 * sizeof(*cells));
-    ck_assert_int_eq(gpuipc_cells_decode("R 1 1 2 0 1 0 0 0 0 0 0 1\told\n"
+    ck_assert_int_eq(gpuipc_cells_decode("R 1 1 2 0 1 0 0 0 0 0 0 1 1\told\n"
                                          "S 1 2 7 memfd\treason\tcause: x\n", 1, 3, cells, &e),
                      -EPROTO);
     ck_assert_msg(strstr(e.msg, "line 2: a bad scenario (does every rank run the same build")
                   != NULL, "%s", e.msg);
     /* A note longer than a record carries. */
     memset(cells, 0, 9 * sizeof(*cells));
-    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
+    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 1 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
     ck_assert_int_eq(gpuipc_cells_decode(big, 1, 3, cells, &e), -EPROTO);
     /* The empty report is no lie: nothing to take. */
     ck_assert_int_eq(gpuipc_cells_decode("", 1, 3, cells, &e), 0);
+    free(cells);
+}
+END_TEST
+
+/* A pair with no session: the side whose note says more leads (a rank's
+ * own state, or a refusal, before the other's timeout waiting for it),
+ * and the weight travels in the record. */
+START_TEST(test_ranks_the_more_specific_side_leads)
+{
+    gpuipc_cell cell;
+    char why[GPUIPC_ERR_LEN], *buf = NULL;
+    size_t len = 0, cap = 0;
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    gpuipc_err e;
+
+    memset(&cell, 0, sizeof(cell));
+    cell.p = 0;
+    cell.c = 1;
+    cell.prod.have = cell.cons.have = 1;
+    cell.prod.code = cell.cons.code = GPUIPC_FAIL;
+    cell.prod.weight = GPUIPC_CELL_VAGUE;
+    snprintf(cell.prod.note, sizeof(cell.prod.note), "hello: timed out connecting to rank 1");
+    cell.cons.weight = GPUIPC_CELL_STUCK;
+    snprintf(cell.cons.note, sizeof(cell.cons.note), "not reached: rank 1 was at import in "
+             "cuMemImportFromShareableHandle");
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL,
+                                         NULL), GPUIPC_FAIL);
+    ck_assert_str_eq(why, "not reached: rank 1 was at import in cuMemImportFromShareableHandle; "
+                          "the producer: hello: timed out connecting to rank 1");
+    /* Of equal weight, the producer's first, as before. */
+    cell.cons.weight = GPUIPC_CELL_VAGUE;
+    gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL);
+    ck_assert_str_eq(why, "hello: timed out connecting to rank 1; the consumer: not reached: "
+                          "rank 1 was at import in cuMemImportFromShareableHandle");
+    /* A refusal at HELLO outweighs the producer's loss of its peer. */
+    cell.prod.weight = GPUIPC_CELL_PLAIN;
+    cell.cons.weight = GPUIPC_CELL_SURE;
+    gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL, NULL);
+    ck_assert_msg(strncmp(why, "not reached: rank 1", 19) == 0, "%s", why);
+    /* The weight comes back from the record as it went. */
+    ck_assert_int_eq(gpuipc_cells_encode(&buf, &len, &cap, 2, 0, 1, &cell.cons), 0);
+    ck_assert_msg(gpuipc_cells_decode(buf, 1, 3, cells, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(cells[0 * 3 + 1].cons.weight, GPUIPC_CELL_SURE);
+    free(buf);
     free(cells);
 }
 END_TEST
@@ -1170,6 +1215,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);
     tcase_add_test(tc, test_ranks_judge_says_each_cause_once);
+    tcase_add_test(tc, test_ranks_the_more_specific_side_leads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -441,7 +441,7 @@ int gpuipc_launch_detect(char *why, size_t len)
  * its value in (*out)->out, for the caller to release; or a negative errno
  * with err (the call released). */
 static int get_call(gpuipc_launch *l, uint32_t rank, const char *key, const char *about,
-                    call **out, gpuipc_err *err)
+                    int timeout_s, call **out, gpuipc_err *err)
 {
     call *c = call_new(OP_GET);
     int rc;
@@ -452,8 +452,10 @@ static int get_call(gpuipc_launch *l, uint32_t rank, const char *key, const char
     c->proc = l->me;
     c->proc.rank = rank;
     snprintf(c->key, sizeof(c->key), "%s", key);
-    call_info(c, l->timeout_s, 0);
-    rc = call_bounded(l, c, about, server_deadline(l), l->timeout_s, err);
+    call_info(c, timeout_s, 0);
+    rc = call_bounded(l, c, about,
+                      gpuipc_clock_deadline((uint64_t)timeout_s * GPUIPC_NS_PER_S + GRACE_NS),
+                      timeout_s, err);
     if (rc == 0)
         *out = c;
     return rc;
@@ -465,7 +467,7 @@ static int get_u32(gpuipc_launch *l, uint32_t rank, const char *key, uint32_t *v
                    gpuipc_err *err)
 {
     call *c;
-    int rc = get_call(l, rank, key, key, &c, err);
+    int rc = get_call(l, rank, key, key, l->timeout_s, &c, err);
 
     if (rc < 0)
         return rc;
@@ -551,6 +553,10 @@ int gpuipc_launch_init(gpuipc_launch **out, uint64_t timeout_ns, gpuipc_err *err
                             "the launcher says rank %u of %u, local rank %u of %u: not a "
                             "consistent place in a job", l->me.rank, l->size, l->local_rank,
                             l->local_size);
+    /* Made here, not at the first gpuipc_launch_forget: two threads may
+     * forget ranks at once (--ranks's verdict thread and its run's). */
+    if (rc == 0 && (l->gone = calloc(l->size, 1)) == NULL)
+        rc = gpuipc_err_set(err, -ENOMEM, "PMIx_Init: out of memory");
     if (rc < 0) {
         gpuipc_err e2;
 
@@ -710,13 +716,13 @@ void gpuipc_launch_forget(gpuipc_launch *l, uint32_t rank)
 {
     if (rank >= l->size || rank == l->me.rank)
         return;
-    if (l->gone == NULL && (l->gone = calloc(l->size, 1)) == NULL)
-        return;
-    l->gone[rank] = 1;
+    if (l->gone != NULL)
+        l->gone[rank] = 1;
 }
 
-int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
-                      gpuipc_err *err)
+/* gpuipc_launch_get's, with PMIX_TIMEOUT timeout_s. */
+static int get_string(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
+                      int timeout_s, gpuipc_err *err)
 {
     char about[96];
     call *c;
@@ -733,7 +739,7 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
         return gpuipc_err_set(err, -ESRCH, "PMIx_Get %s of rank %u: not called: that rank is "
                               "gone (a get of what it never put can wait for ever)", key, rank);
     snprintf(about, sizeof(about), "%s of rank %u", key, rank);
-    rc = get_call(l, rank, key, about, &c, err);
+    rc = get_call(l, rank, key, about, timeout_s, &c, err);
     if (rc == -ETIMEDOUT && l->stuck == NULL) {
         rc = -ENOENT; /* the server's timeout: the key never came */
         if (err != NULL)
@@ -753,6 +759,24 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
         memcpy(buf, c->out->data.string, strlen(c->out->data.string) + 1);
     call_release(c);
     return rc;
+}
+
+int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
+                      gpuipc_err *err)
+{
+    return get_string(l, rank, key, buf, len, l->timeout_s, err);
+}
+
+int gpuipc_launch_get_within(gpuipc_launch *l, uint32_t rank, const char *key, char *buf,
+                             size_t len, uint64_t wait_ns, gpuipc_err *err)
+{
+    uint64_t s = (wait_ns + GPUIPC_NS_PER_S - 1) / GPUIPC_NS_PER_S;
+
+    if (s < 1)
+        s = 1;
+    if (s > (uint64_t)l->timeout_s)
+        s = (uint64_t)l->timeout_s;
+    return get_string(l, rank, key, buf, len, (int)s, err);
 }
 
 int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)

@@ -104,6 +104,12 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err);
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
                       gpuipc_err *err);
 
+/* As gpuipc_launch_get, but the server waits at most wait_ns for the key
+ * (PMIX_TIMEOUT in whole seconds, rounded up: 1 s at least, --timeout at
+ * most), for a caller that asks again until a deadline of its own. */
+int gpuipc_launch_get_within(gpuipc_launch *l, uint32_t rank, const char *key, char *buf,
+                             size_t len, uint64_t wait_ns, gpuipc_err *err);
+
 /* rank is gone (the caller knows: on this node, its pidfd,
  * launch/meet.h): gpuipc_launch_get of it returns -ESRCH without asking
  * PMIx, and a fence does not look for its mark. A get of a key that a

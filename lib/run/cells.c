@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cells.c: a rank's records of its pairs as text, their strict decoder, and
  * a cell's verdict from both sides (cells.h). One record is a line
- *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <gone> <n>\t<note>
+ *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <gone> <weight>
+ *     <n>\t<note>
  * and, for a producer's, n lines
  *   S <status> <side> <step> <errno> <cu> <mech>\t<call>\t<reason>\t<what>\t<fix>
  * Text fields carry no tab, newline or other control byte (each becomes a
@@ -71,10 +72,13 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
              n * (128 + GPUIPC_CELL_MECH_LEN + GPUIPC_WIRE_CALL_LEN +
                   3 * GPUIPC_CELL_TEXT_LEN)) < 0)
         return -ENOMEM;
-    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %zu\t", role, p,
-                            c, side->code, side->met, side->said_bye, side->passed,
+    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %d %zu\t", role,
+                            p, c, side->code, side->met, side->said_bye, side->passed,
                             side->failed, side->skipped, side->own != GPUIPC_PASS,
-                            side->gone != 0, n);
+                            side->gone != 0,
+                            side->weight >= GPUIPC_CELL_VAGUE &&
+                            side->weight <= GPUIPC_CELL_STUCK ? side->weight : GPUIPC_CELL_PLAIN,
+                            n);
     put_text(*buf, len, side->note);
     (*buf)[(*len)++] = '\n';
     for (i = 0; i < n; i++) {
@@ -160,7 +164,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
     unsigned line = 0;
 
     while (*p != '\0') {
-        long role, a, b, code, met, bye, np, nf, ns, own, gone, n, i;
+        long role, a, b, code, met, bye, np, nf, ns, own, gone, weight, n, i;
         gpuipc_cell_side *side;
         const char *f = p;
 
@@ -177,6 +181,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &nf) < 0 ||
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
             number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
+            number(&f, GPUIPC_CELL_VAGUE, GPUIPC_CELL_STUCK, &weight) < 0 ||
             number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
                                                  &n) < 0 || *f != '\t')
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
@@ -204,6 +209,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
         side->skipped = (unsigned)ns;
         side->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
         side->gone = (int)gone;
+        side->weight = (int)weight;
         side->n = (size_t)n;
         for (i = 0; i < n; i++) {
             gpuipc_cell_scenario *s = &side->s[i];
@@ -280,12 +286,20 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
         return GPUIPC_FAIL;
     }
     if (!pr->met) {
-        /* No session: each side says why (a skip: not on this node). */
+        /* No session: each side says why (a skip: not on this node), the
+         * more specific first (a refusal, or a rank's own state, before a
+         * timeout waiting for it). */
         int skip = pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP);
         int both = !skip && co->have && co->note[0] && strcmp(co->note, pr->note) != 0;
+        int co_first = both && (co->weight > pr->weight || !pr->note[0]);
 
-        snprintf(why, len, "%.300s%s%.300s", pr->note[0] ? pr->note : "no session took place",
-                 both ? "; the consumer: " : "", both ? co->note : "");
+        if (co_first)
+            snprintf(why, len, "%.300s; the producer: %.300s", co->note,
+                     pr->note[0] ? pr->note : "no session took place");
+        else
+            snprintf(why, len, "%.300s%s%.300s",
+                     pr->note[0] ? pr->note : "no session took place",
+                     both ? "; the consumer: " : "", both ? co->note : "");
         return skip ? GPUIPC_SKIP : GPUIPC_FAIL;
     }
     if (mechs != NULL && !holds_the_run(pr, mechs, nmech, what, sizeof(what))) {

@@ -43,6 +43,15 @@ typedef struct gpuipc_cell_scenario {
     char fix[GPUIPC_CELL_TEXT_LEN];
 } gpuipc_cell_scenario;
 
+/* How much a side's note says of why its pair had no session, for the
+ * verdict's choice of which side's note leads (the more specific one). */
+enum gpuipc_cell_weight {
+    GPUIPC_CELL_VAGUE = 0, /* the peer did not come in time, or was not waited for */
+    GPUIPC_CELL_PLAIN = 1, /* a failure of this side's own (the default) */
+    GPUIPC_CELL_SURE = 2,  /* a refusal, or this rank's own state when the verdict's time came */
+    GPUIPC_CELL_STUCK = 3, /* this rank was in a driver call when the verdict's time came */
+};
+
 /* What one side of pair p -> c recorded. */
 typedef struct gpuipc_cell_side {
     int have;   /* this side reported */
@@ -54,6 +63,7 @@ typedef struct gpuipc_cell_side {
     unsigned passed, failed, skipped;
     int own;
     int gone;                        /* the peer died during the session (note says when) */
+    int weight;                      /* what the note is worth: enum gpuipc_cell_weight */
     char note[GPUIPC_CELL_TEXT_LEN]; /* why there was no session, or this side's failure */
     size_t n;                        /* the producer's scenarios */
     gpuipc_cell_scenario s[GPUIPC_CELLS_SCENARIOS_MAX];
@@ -86,7 +96,8 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
  * once (mechs NULL: not checked), every scenario that ran passed, none is
  * "not run", the consumer's own checks passed and BYE's counts are the
  * producer's. why gets the reason of a cell that failed or was skipped as
- * a whole (a side missing, the sides disagreeing, no session), "" where its
+ * a whole (a side missing, the sides disagreeing, no session: the side
+ * whose note weighs more leads, the other's follows), "" where its
  * scenarios say it. who[r] names rank r in text ("rank 2 (node1, GPU 0)").
  * Counts the scenarios of a session that took place into *passed, *failed
  * and *skipped (where not NULL; a STOPPED or not-run one as failed). */

@@ -186,11 +186,6 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         setup_failed(&rr, GPUIPC_FAIL, "setting up", "out of memory");
         goto out;
     }
-    for (i = 0; i < (size_t)rr.size * 2; i++) {
-        rr.mine[i].code = GPUIPC_FAIL;
-        snprintf(rr.mine[i].note, sizeof(rr.mine[i].note), "not played: the run was stopped "
-                 "before this pair");
-    }
     if ((rc = gpuipc_ranks_share_gpus(&rr, refused, &err)) != 0) {
         if (rc == GPUIPC_USAGE)
             code = GPUIPC_USAGE;
@@ -231,12 +226,20 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
                : keep;
         rr.pairs_until = keep < o->deadline_ns ? t0 + o->deadline_ns - keep : t0;
     }
-    if (gpuipc_ranks_play(&rr) < 0) {
-        setup_failed(&rr, GPUIPC_FAIL, "planning the pairs", "out of memory");
+    /* The verdict's thread: from here a verdict comes by the deadline,
+     * however the pairs end. */
+    if (gpuipc_ranks_verdict_start(&rr, &err) < 0) {
+        setup_failed(&rr, GPUIPC_FAIL, "the verdict's thread", err.msg);
         goto out;
     }
+    rc = gpuipc_ranks_play(&rr);
     code = gpuipc_ranks_conclude(&rr);
+    if (rc < 0)
+        code = setup_failed(&rr, GPUIPC_FAIL, "planning the pairs", "out of memory");
 out:
+    if (rr.verdict_started)
+        (void)gpuipc_ranks_conclude(&rr);
+    gpuipc_ranks_verdict_free(&rr);
     gpuipc_meet_close(rr.meet);
     gpuipc_job_free(rr.job);
     if (gpuipc_launch_finalize(&rr.l, &err) < 0)

@@ -36,9 +36,20 @@ static uint64_t meet_deadline(const ranks_run *rr)
 
 /* ---- one pair --------------------------------------------------------------------- */
 
-static gpuipc_cell_side *record(ranks_run *rr, uint32_t peer, int consumer)
+/* The record of the pair under way: the run's thread fills it, then hands
+ * it over (gpuipc_ranks_record). */
+static gpuipc_cell_side *record(ranks_run *rr)
 {
-    return &rr->mine[(size_t)peer * 2 + (consumer ? 1 : 0)];
+    return rr->work;
+}
+
+/* What a failure's errno says of why a pair had no session: a timeout
+ * says little (the peer may have been stuck for a cause its own record
+ * names), a refusal much. */
+static int weight_of(int errnum)
+{
+    return errnum == ETIMEDOUT ? GPUIPC_CELL_VAGUE
+           : errnum == EACCES || errnum == EPERM ? GPUIPC_CELL_SURE : GPUIPC_CELL_PLAIN;
 }
 
 static void note(gpuipc_cell_side *side, int code, const char *text)
@@ -70,12 +81,14 @@ static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
                  "time (alive, but stuck or far slower): not waited for",
                  gpuipc_ranks_who(rr, peer));
         side->code = GPUIPC_FAIL;
+        side->weight = GPUIPC_CELL_VAGUE;
         return 0;
     }
     if (gpuipc_clock_ns() >= rr->pairs_until) {
         snprintf(side->note, sizeof(side->note), "not run: the run's --deadline is near, and "
                  "its verdict goes first (raise --deadline for this many ranks)");
         side->code = GPUIPC_FAIL;
+        side->weight = GPUIPC_CELL_VAGUE;
         return 0;
     }
     return 1;
@@ -120,6 +133,10 @@ void gpuipc_ranks_say_refused(ranks_run *rr)
     snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
              "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
     say(rr, "%s", line);
+    /* For its records: the verdict's thread publishes the last said. */
+    pthread_mutex_lock(&rr->mu);
+    snprintf(rr->refused_line, sizeof(rr->refused_line), "%s", line);
+    pthread_mutex_unlock(&rr->mu);
 }
 
 /* Meets peer for their pair, this rank its producer (producer set) or its
@@ -151,6 +168,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
         else if (sock == -ETIMEDOUT)
             gpuipc_ranks_mark_stuck(rr, peer);
         note(side, GPUIPC_FAIL, err.msg);
+        side->weight = weight_of(-sock);
         say_failed(rr, "", err.msg);
         return -1;
     }
@@ -166,7 +184,7 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
 static void play_producer(ranks_run *rr, uint32_t c)
 {
     gpuipc_producer_run run; /* this pair's; gpuipc_app_producer_init zeroes it */
-    gpuipc_cell_side *side = record(rr, c, 0);
+    gpuipc_cell_side *side = record(rr);
     const gpuipc_app_selection *s = rr->s;
     const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
     char desc[GPUIPC_ERR_LEN + 160];
@@ -204,6 +222,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
         if (rc == -ETIMEDOUT)
             gpuipc_ranks_mark_stuck(rr, c);
+        side->weight = weight_of(-rc);
         code = GPUIPC_FAIL;
     } else {
         /* pidfd_getfd from a sibling needs ptrace permission, which Yama's
@@ -280,7 +299,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
 /* This rank imports from producer p. */
 static void play_consumer(ranks_run *rr, uint32_t p)
 {
-    gpuipc_cell_side *side = record(rr, p, 1);
+    gpuipc_cell_side *side = record(rr);
     gpuipc_session_end end;
     int sock, code, cred_pid;
 
@@ -297,6 +316,7 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     side->skipped = end.bye.skipped;
     side->own = end.own;
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
+    side->weight = weight_of(end.errnum);
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say_failed(rr, "as consumer: ", end.reason[0] ? end.reason : "(said above)");
         if (end.errnum == ETIMEDOUT)
@@ -335,6 +355,9 @@ int gpuipc_ranks_play(ranks_run *rr)
 
         if (p != rr->rank && c != rr->rank)
             continue;
+        memset(rr->work, 0, sizeof(*rr->work));
+        rr->work->code = GPUIPC_FAIL;
+        rr->work->weight = GPUIPC_CELL_PLAIN;
         gpuipc_ranks_watch_pair(rr, p, c, role);
         gpuipc_watch_role(role);
         gpuipc_watch_step(GPUIPC_STEP_NONE, "");
@@ -343,6 +366,10 @@ int gpuipc_ranks_play(ranks_run *rr)
         else
             play_consumer(rr, p);
         gpuipc_ranks_watch_no_pair(rr);
+        /* Handed over; where the verdict's thread has taken the records
+         * already, the pairs end here. */
+        if (gpuipc_ranks_record(rr, p == rr->rank ? c : p, p != rr->rank) < 0)
+            break;
     }
     free(plan);
     return 0;

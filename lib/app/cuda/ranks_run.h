@@ -8,6 +8,7 @@
 #ifndef GPUIPC_APP_CUDA_RANKS_RUN_H
 #define GPUIPC_APP_CUDA_RANKS_RUN_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "app/cuda/process.h"
@@ -67,6 +68,21 @@ typedef struct ranks_run {
     int json_checked;
     ranks_where where; /* the watchdog's (gpuipc_ranks_watch_start) */
     gpuipc_app_proc proc; /* the FDs each session's last check counts from */
+
+    /* The verdict's thread (ranks_verdict.c), which makes no GPU call, and
+     * what it shares with the run's thread, under mu. The run's thread
+     * plays a pair into work and hands it over (gpuipc_ranks_record) into
+     * mine, final[i] then set; once the verdict's thread has taken the
+     * records (published), later ones are not taken and no pair starts. */
+    gpuipc_cell_side *work;
+    unsigned char *final;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;   /* played, on CLOCK_MONOTONIC */
+    int mu_ready;        /* mu and cv are made */
+    int played, published;
+    char refused_line[400]; /* what its listener refused, as said last ("" none) */
+    pthread_t verdict;
+    int verdict_started, verdict_code;
 } ranks_run;
 
 /* ---- the watchdog's side (ranks_watch.c) ------------------------------------------- */
@@ -123,9 +139,31 @@ int gpuipc_ranks_play(ranks_run *rr);
 
 /* ---- the verdict (ranks_verdict.c) ------------------------------------------------- */
 
-/* Every rank: publishes its records; rank 0 judges and publishes the run's
- * status; the others take it. Returns the status this rank exits with. */
+/* Starts the verdict's thread. It waits until the run's thread has played
+ * its pairs (gpuipc_ranks_conclude) or the verdict's time comes
+ * (rr->pairs_until), whichever is first; then publishes this rank's
+ * records (the pairs ended, and for the others where this rank is: its
+ * pair, step and call); the lowest living rank (rank 0 unless it is gone)
+ * gathers every rank's, judges each ordered pair, prints them, writes the
+ * files and publishes the run's status, which every rank takes. Where the
+ * run's thread has not ended its pairs by then (stuck), the verdict's
+ * thread ends the process with that status. Returns 0, or a negative
+ * errno with err. */
+int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err);
+
+/* The run's thread hands over the record of its pair with peer (in work)
+ * as its consumer or producer. Returns 0, or -1 where the verdict's thread
+ * has published already (the record is dropped: no pair starts after). */
+int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer);
+
+/* The run's thread has played its pairs: waits for the verdict's thread
+ * and returns the status this rank exits with. Without the thread (it
+ * could not start), says so and returns GPUIPC_FAIL. */
 int gpuipc_ranks_conclude(ranks_run *rr);
+
+/* Frees what the verdict's side holds (after gpuipc_ranks_conclude, or
+ * where the thread never started). */
+void gpuipc_ranks_verdict_free(ranks_run *rr);
 
 /* ---- rank 0's --json (ranks_json.c) ------------------------------------------------ */
 

@@ -1,65 +1,226 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ranks_verdict.c: the end of --ranks: each rank publishes its records of
- * its pairs (run/cells); rank 0 gathers every rank's (after a fence where
- * every rank is alive, else as each comes), makes each ordered pair's
- * verdict from both sides, prints the failing and skipped ones with each
- * cause once and a count, writes --json, publishes the run's status and
- * stays until this node's other ranks have left; the others take that
- * status or say why it never came. */
+/* ranks_verdict.c: the end of --ranks, on a thread of its own that makes no
+ * GPU call, so that a verdict comes by the deadline even where a rank is
+ * stuck in the driver. The thread waits until the run's thread has played
+ * its pairs or the verdict's time comes (the deadline less its reserve,
+ * rr->pairs_until), whichever is first. Then each rank publishes its
+ * records (run/cells): the pairs it ended, and for the others where it is
+ * (its pair, step and call, from its watchdog's page). The lowest living
+ * rank (rank 0, unless its process is gone) gathers every rank's as each
+ * comes, makes each ordered pair's verdict from both sides, prints the
+ * failing and skipped ones with the more specific cause of the two, writes
+ * the files and publishes the run's status, and stays until this node's
+ * other ranks have left; the others take that status or say why it never
+ * came. A rank whose run's thread is still stuck then is ended by this
+ * thread with that status. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app/cuda/ranks_run.h"
-#include "core/cause.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "core/step.h"
 #include "core/stop.h"
+#include "core/watch.h"
 
-/* ---- the verdict ------------------------------------------------------------------ */
+/* How long one PMIx get may wait before the caller looks again at who is
+ * gone and at its own deadline. */
+#define ASK_NS (1000ull * 1000000ull)
 
-/* This rank's records as text, for KEY_RESULTS. Returns it (malloc'd) or
- * NULL out of memory. */
-static char *my_results(const ranks_run *rr)
+/* ---- this rank's records ------------------------------------------------------------ */
+
+/* Where the run's thread is now, for the records it did not end, into buf,
+ * and what that is worth as a cause (enum gpuipc_cell_weight): in a driver
+ * call, the most; waiting for a peer, little. */
+static int where_now(const ranks_run *rr, char *buf, size_t len)
 {
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    uint32_t peer;
+    const gpuipc_watch_page *page = gpuipc_watch_page_get();
+    const char *me = gpuipc_ranks_who(rr, rr->rank);
+    int role = rr->where.role;
+    uint32_t p = rr->where.pair_p, c = rr->where.pair_c;
+    const char *as = role == GPUIPC_ROLE_PRODUCER ? "producer" : "consumer";
+    const gpuipc_watch_side *w;
+    char call[GPUIPC_WATCH_CALL_LEN];
+    uint64_t since;
+    unsigned step;
 
-    if ((buf = malloc(1)) == NULL)
-        return NULL;
-    buf[0] = '\0';
-    cap = 1;
-    for (peer = 0; peer < rr->size; peer++) {
+    if (!rr->where.in_pair) {
+        snprintf(buf, len, "%s was between pairs", me);
+        return GPUIPC_CELL_VAGUE;
+    }
+    w = page != NULL && (role == GPUIPC_ROLE_PRODUCER || role == GPUIPC_ROLE_CONSUMER)
+                ? &page->side[role] : NULL;
+    step = w != NULL ? w->step : GPUIPC_STEP_NONE;
+    since = w != NULL ? w->since_ns : 0;
+    call[0] = '\0';
+    if (w != NULL) {
+        memcpy(call, w->call, sizeof(call));
+        call[sizeof(call) - 1] = '\0';
+    }
+    if (step == GPUIPC_STEP_NONE) {
+        snprintf(buf, len, "%s was in pair %u -> %u as its %s, waiting for its peer to come",
+                 me, p, c, as);
+        return GPUIPC_CELL_VAGUE;
+    }
+    if (call[0] == '\0' || since == 0) {
+        snprintf(buf, len, "%s was in pair %u -> %u as its %s, at %s", me, p, c, as,
+                 gpuipc_step_name(step));
+        return GPUIPC_CELL_SURE;
+    }
+    snprintf(buf, len, "%s was in pair %u -> %u as its %s, at %s in %s for %.1f s", me, p, c,
+             as, gpuipc_step_name(step), call,
+             (double)(gpuipc_clock_ns() - since) / 1e9);
+    return strncmp(call, "cu", 2) == 0 ? GPUIPC_CELL_STUCK
+           : strcmp(call, "poll") == 0 ? GPUIPC_CELL_PLAIN : GPUIPC_CELL_SURE;
+}
+
+/* The record of the pair with peer (k 0: this rank its producer, 1: its
+ * consumer) that the run's thread did not end, into side. */
+static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_side *side)
+{
+    char where[GPUIPC_CELL_TEXT_LEN - 64];
+    int weight = where_now(rr, where, sizeof(where));
+    int current = rr->where.in_pair &&
+                  (k == 0 ? rr->where.pair_p == rr->rank && rr->where.pair_c == peer
+                          : rr->where.pair_c == rr->rank && rr->where.pair_p == peer);
+
+    memset(side, 0, sizeof(*side));
+    side->code = GPUIPC_FAIL;
+    side->weight = weight;
+    if (rr->played)
+        snprintf(side->note, sizeof(side->note), "not played: the run was stopped before this "
+                 "pair");
+    else if (current)
+        snprintf(side->note, sizeof(side->note), "under way when the verdict's time came "
+                 "(--deadline less its reserve): %.320s", where);
+    else if (rr->where.in_pair)
+        snprintf(side->note, sizeof(side->note), "not reached: %.320s when the verdict's time "
+                 "came", where);
+    else {
+        snprintf(side->note, sizeof(side->note), "not reached: the verdict's time came first "
+                 "(raise --deadline for this many ranks)");
+        side->weight = GPUIPC_CELL_VAGUE;
+    }
+}
+
+/* This rank's records as text, for KEY_RESULTS, with what its listener
+ * refused into refused (len): taken under mu, after which the run's
+ * thread hands over no more. Returns the text (malloc'd) or NULL out of
+ * memory; *own_failed says whether one of its own ended pairs failed. */
+static char *take_records(ranks_run *rr, char *refused, size_t len, int *own_failed)
+{
+    gpuipc_cell_side *tmp = malloc(sizeof(*tmp));
+    char *buf = malloc(1);
+    size_t used = 0, cap = 1, i;
+    int rc = 0;
+
+    *own_failed = 0;
+    pthread_mutex_lock(&rr->mu);
+    rr->published = 1;
+    snprintf(refused, len, "%s", rr->refused_line[0] ? rr->refused_line : "none");
+    if (buf != NULL)
+        buf[0] = '\0';
+    for (i = 0; i < (size_t)rr->size * 2 && buf != NULL && tmp != NULL && rc == 0; i++) {
+        uint32_t peer = (uint32_t)(i / 2);
+        const gpuipc_cell_side *side = &rr->mine[i];
+        int k = (int)(i % 2);
+
         if (peer == rr->rank)
             continue;
-        if (gpuipc_cells_encode(&buf, &len, &cap, 1, rr->rank, peer,
-                                &rr->mine[(size_t)peer * 2]) < 0 ||
-            gpuipc_cells_encode(&buf, &len, &cap, 2, peer, rr->rank,
-                                &rr->mine[(size_t)peer * 2 + 1]) < 0) {
-            free(buf);
-            return NULL;
+        if (!rr->final[i]) {
+            not_ended(rr, peer, k, tmp);
+            side = tmp;
         }
+        *own_failed |= side->code != GPUIPC_PASS && side->code != GPUIPC_SKIP;
+        rc = gpuipc_cells_encode(&buf, &used, &cap, k == 0 ? 1 : 2,
+                                 k == 0 ? rr->rank : peer, k == 0 ? peer : rr->rank, side);
+    }
+    pthread_mutex_unlock(&rr->mu);
+    free(tmp);
+    if (tmp == NULL || rc < 0) {
+        free(buf);
+        return NULL;
     }
     return buf;
 }
 
-/* Looks at every rank: the PMIx layer then never waits for a gone one. */
-static void look_at_all(ranks_run *rr)
+int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer)
+{
+    size_t i = (size_t)peer * 2 + (consumer ? 1 : 0);
+    int taken;
+
+    pthread_mutex_lock(&rr->mu);
+    taken = !rr->published;
+    if (taken) {
+        rr->mine[i] = *rr->work;
+        rr->final[i] = 1;
+    }
+    pthread_mutex_unlock(&rr->mu);
+    return taken ? 0 : -1;
+}
+
+/* ---- the verdict -------------------------------------------------------------------- */
+
+/* The rank that gives the verdict: the lowest one not known to be gone. */
+static uint32_t reporter(ranks_run *rr)
 {
     uint32_t r;
 
     for (r = 0; r < rr->size; r++)
-        if (r != rr->rank)
-            (void)gpuipc_ranks_is_gone(rr, r);
+        if (r == rr->rank || !gpuipc_ranks_is_gone(rr, r))
+            return r;
+    return rr->rank;
 }
 
-/* Rank 0, its verdict committed: stays until every other rank of this node
- * has left (its process ended), at most --timeout, so that none of them
- * finds rank 0 gone and takes it for dead before its verdict. */
+/* Until when the lowest living rank gathers the others' records: with a
+ * deadline, a third of its reserve before it (the rest is for the words
+ * and the files); without one, twice --timeout from now. */
+static uint64_t gather_until(const ranks_run *rr)
+{
+    uint64_t reserve;
+
+    if (rr->o->deadline_ns == 0 || rr->pairs_until == UINT64_MAX)
+        return gpuipc_clock_deadline(2 * rr->o->timeout_ns);
+    reserve = rr->t0 + rr->o->deadline_ns - rr->pairs_until;
+    return rr->t0 + rr->o->deadline_ns - reserve / 3;
+}
+
+/* Asks rank r for key until it comes, r is gone, a stop, or until passes.
+ * Returns as gpuipc_launch_get does (-ESRCH: gone). */
+static int ask(ranks_run *rr, uint32_t r, const char *key, char *buf, size_t len,
+               uint64_t until, gpuipc_err *err)
+{
+    int rc;
+
+    for (;;) {
+        uint64_t t = gpuipc_clock_ns(), left = until > t ? until - t : 0;
+
+        if (gpuipc_ranks_is_gone(rr, r))
+            return gpuipc_err_set(err, -ESRCH, "%s is gone (its process has ended)",
+                                  gpuipc_ranks_who(rr, r));
+        rc = gpuipc_launch_get_within(rr->l, r, key, buf, len, left < ASK_NS ? left : ASK_NS,
+                                      err);
+        if (rc != -ENOENT || gpuipc_stop_signal() != 0 || gpuipc_clock_ns() >= until)
+            return rc;
+        /* A server that answers at once that nothing is there yet: not a
+         * busy loop. */
+        if (gpuipc_clock_ns() - t < ASK_NS / 10) {
+            struct timespec pause = {0, 20 * 1000000L};
+
+            nanosleep(&pause, NULL);
+        }
+    }
+}
+
+/* The lowest living rank, its verdict given: stays until every other rank
+ * of this node has left (its process ended), at most --timeout, so that
+ * none of them finds it gone and takes it for dead before its verdict. */
 static void linger(ranks_run *rr)
 {
     uint64_t deadline = gpuipc_clock_deadline(rr->o->timeout_ns);
@@ -67,10 +228,10 @@ static void linger(ranks_run *rr)
     uint32_t r;
 
     for (;;) {
-        for (r = 1; r < rr->size; r++) {
+        for (r = 0; r < rr->size; r++) {
             char why[256];
 
-            if (!rr->gone[r] &&
+            if (r != rr->rank && !rr->gone[r] &&
                 gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
                 !gpuipc_meet_ended(rr->meet, r))
                 break;
@@ -81,12 +242,13 @@ static void linger(ranks_run *rr)
     }
 }
 
-/* Rank 0: every rank's records, each pair's verdict, the summary. Returns
- * the run's status. */
-static int judge(ranks_run *rr, const char *own, int fenced)
+/* The lowest living rank: every rank's records, each pair's verdict, the
+ * words and the files. Returns the run's status. */
+static int judge(ranks_run *rr, const char *own)
 {
     gpuipc_cell *cells = calloc((size_t)rr->size * rr->size, sizeof(*cells));
     char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
+    uint64_t until = gather_until(rr);
     unsigned silent = 0;
     gpuipc_cells_tally t;
     char refused[400];
@@ -97,34 +259,23 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     if (cells == NULL || got == NULL) {
         free(cells);
         free(got);
-        printf("rank 0: result: %s: out of memory for the verdicts of %u ranks (exit %d)\n",
-               gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
+        printf("rank %u: result: %s: out of memory for the verdicts of %u ranks (exit %d)\n",
+               rr->rank, gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
         return GPUIPC_FAIL;
     }
+    if (rr->rank != 0)
+        printf("rank %u: rank 0 is gone (its process has ended): the lowest living rank, this "
+               "one, gives the run's verdict\n", rr->rank);
     for (r = 0; r < rr->size; r++) {
         const char *text = own;
 
-        if (r != 0) {
+        if (r != rr->rank) {
             /* A get of a key that a dead rank never put can wait for ever,
              * whatever its timeout (OpenPMIx 4.2, after the rank's exit):
              * a rank of this node whose process has ended is not asked. */
-            if (gpuipc_ranks_is_gone(rr, r)) {
-                printf("rank 0: %s's results never came: it is gone (its process has "
-                       "ended)\n", gpuipc_ranks_who(rr, r));
-                silent++;
-                continue;
-            }
-            if (rr->stuck[r]) {
-                printf("rank 0: %s's results are not waited for: it did not come to its pair "
-                       "with rank 0 in time\n", gpuipc_ranks_who(rr, r));
-                silent++;
-                continue;
-            }
-            if (gpuipc_launch_get(rr->l, r, KEY_RESULTS, got, GPUIPC_LAUNCH_VALUE_MAX,
-                                  &err) < 0) {
-                printf("rank 0: %s's results never came%s: %s\n", gpuipc_ranks_who(rr, r),
-                       fenced ? "" : " (without a fence: a rank is gone, stuck, or out of "
-                       "the fence)", err.msg);
+            if (ask(rr, r, KEY_RESULTS, got, GPUIPC_LAUNCH_VALUE_MAX, until, &err) < 0) {
+                printf("rank %u: %s's results never came: %s\n", rr->rank,
+                       gpuipc_ranks_who(rr, r), err.msg);
                 silent++;
                 continue;
             }
@@ -132,11 +283,14 @@ static int judge(ranks_run *rr, const char *own, int fenced)
             /* What the rank refused at its listener, named here too. */
             if (gpuipc_launch_get(rr->l, r, KEY_REFUSED, refused, sizeof(refused), &err) ==
                     0 && strncmp(refused, "refused ", 8) == 0)
-                printf("rank 0: %s %s\n", gpuipc_ranks_who(rr, r), refused);
+                printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), refused);
+        } else if (rr->refused_line[0] != '\0') {
+            printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), rr->refused_line);
         }
         if (gpuipc_cells_decode(text, r, rr->size, cells, &err) < 0) {
             /* Nothing of a rank that reports nonsense is taken. */
-            printf("rank 0: %s's results are refused: %s\n", gpuipc_ranks_who(rr, r), err.msg);
+            printf("rank %u: %s's results are refused: %s\n", rr->rank,
+                   gpuipc_ranks_who(rr, r), err.msg);
             for (p = 0; p < rr->size; p++) {
                 cells[(size_t)r * rr->size + p].prod.have = 0;
                 cells[(size_t)p * rr->size + r].cons.have = 0;
@@ -145,12 +299,21 @@ static int judge(ranks_run *rr, const char *own, int fenced)
         }
     }
     if (gpuipc_cells_judge(cells, rr->size, rr->whop, rr->mechs, rr->s->nsel, stdout, &t) < 0) {
-        printf("rank 0: out of memory for the causes of %u ranks' pairs\n", rr->size);
+        printf("rank %u: out of memory for the causes of %u ranks' pairs\n", rr->rank,
+               rr->size);
         silent++;
     }
     code = gpuipc_status_verdict(t.proven, t.failed + silent, 0);
     code = gpuipc_app_stop_code(code);
-    if (gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
+    /* A rank that gives the verdict in rank 0's place checks --json's
+     * path now (rank 0 checked it before the run). */
+    if (rr->o->json && !rr->json_checked &&
+        gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) == 0)
+        rr->json_checked = 1;
+    else if (rr->o->json && !rr->json_checked)
+        printf("rank %u: --json %s: %s\n", rr->rank, rr->o->json_path, err.msg);
+    if ((rr->o->json && !rr->json_checked) ||
+        gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
@@ -164,30 +327,77 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     return code;
 }
 
-/* Every rank: publishes its records; rank 0 judges and publishes the
- * status; the others take it. Returns the status this rank exits with. */
-int gpuipc_ranks_conclude(ranks_run *rr)
+/* A rank that does not give the verdict: the run's status from the one
+ * that does (another, where that one is found gone meanwhile), until the
+ * deadline's grace, or this rank gives it itself where it becomes the
+ * lowest living rank. Returns the status this rank exits with. */
+static int take_verdict(ranks_run *rr, const char *own, int own_failed)
 {
-    char *own = my_results(rr), got[32], first[256], refused[400] = "none";
-    unsigned n;
+    uint64_t until = rr->o->deadline_ns > 0
+                     ? rr->t0 + rr->o->deadline_ns + GPUIPC_WATCH_END_GRACE_NS / 2
+                     : gpuipc_clock_deadline(3 * rr->o->timeout_ns);
+    uint32_t from = 0;
+    char got[32];
     gpuipc_err err;
-    int fenced = 0, code = GPUIPC_FAIL, own_code = GPUIPC_PASS, rc;
-    uint32_t i, gone = 0;
+    int code, rc;
 
-    for (i = 0; i < rr->size * 2; i++)
-        if (i / 2 != rr->rank && rr->mine[i].code != GPUIPC_PASS &&
-            rr->mine[i].code != GPUIPC_SKIP)
-            own_code = GPUIPC_FAIL;
-    /* Whatever came to its listener and waits still is refused now, and
-     * counted with the rest. */
-    gpuipc_meet_sweep(rr->meet);
-    gpuipc_ranks_say_refused(rr);
-    n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
-    if (n > 0)
-        snprintf(refused, sizeof(refused), "refused %u connection%s from processes that are "
-                 "no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
-    if (rr->rank == 0 && n > 0)
-        printf("rank 0: %s %s\n", gpuipc_ranks_who(rr, 0), refused);
+    gpuipc_err_clear(&err);
+    for (;;) {
+        if ((from = reporter(rr)) == rr->rank) {
+            code = judge(rr, own);
+            snprintf(got, sizeof(got), "%d", code);
+            if (gpuipc_launch_put(rr->l, KEY_VERDICT, got, &err) < 0 ||
+                gpuipc_launch_commit(rr->l, &err) < 0)
+                printf("rank %u: the verdict may not reach every rank: %s\n", rr->rank,
+                       err.msg);
+            linger(rr);
+            return code;
+        }
+        rc = ask(rr, from, KEY_VERDICT, got, sizeof(got), until, &err);
+        if (rc == -ESRCH)
+            continue; /* gone meanwhile: the next one gives it */
+        if (rc == 0 &&
+            (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "2") == 0 ||
+             strcmp(got, "77") == 0 || (atoi(got) > 128 && atoi(got) < 160))) {
+            code = atoi(got);
+            if (rr->o->level >= GPUIPC_LOG_NORMAL)
+                printf("rank %u: result: %s: the run's, from rank %u (exit %d)\n", rr->rank,
+                       gpuipc_exit_word(code), from, code);
+            return code;
+        }
+        if (rc == 0)
+            gpuipc_err_set(&err, -EPROTO, "'%.20s' is no exit status", got);
+        break;
+    }
+    code = gpuipc_app_stop_code(GPUIPC_FAIL);
+    printf("rank %u: result: %s: rank %u's verdict never came (%s); this rank's own pairs "
+           "%s (exit %d)\n", rr->rank, gpuipc_exit_word(code), from, err.msg,
+           own_failed ? "failed" : "passed", code);
+    return GPUIPC_FAIL;
+}
+
+/* Publishes this rank's records, then gives or takes the verdict. */
+static int conclude_here(ranks_run *rr)
+{
+    char refused[400], where[GPUIPC_CELL_TEXT_LEN];
+    gpuipc_err err;
+    int own_failed, code, played;
+    char *own;
+
+    pthread_mutex_lock(&rr->mu);
+    played = rr->played;
+    pthread_mutex_unlock(&rr->mu);
+    /* From here this thread ends the run: the watchdog, at the deadline,
+     * gives it the grace of a run that claimed its end. */
+    gpuipc_watch_claim(GPUIPC_FAIL);
+    if (!played) {
+        (void)where_now(rr, where, sizeof(where));
+        printf("rank %u: the verdict's time came (--deadline less %.1f s) before its pairs "
+               "ended: %s; its records go as they stand\n", rr->rank,
+               (double)(rr->t0 + rr->o->deadline_ns - rr->pairs_until) / 1e9, where);
+        fflush(stdout);
+    }
+    own = take_records(rr, refused, sizeof(refused), &own_failed);
     if (own == NULL || gpuipc_launch_put(rr->l, KEY_RESULTS, own, &err) < 0 ||
         gpuipc_launch_put(rr->l, KEY_REFUSED, refused, &err) < 0 ||
         gpuipc_launch_commit(rr->l, &err) < 0) {
@@ -195,62 +405,103 @@ int gpuipc_ranks_conclude(ranks_run *rr)
         printf("rank %u: result: %s: its results could not be published: %s (exit %d)\n",
                rr->rank, gpuipc_exit_word(code), own == NULL ? "out of memory" : err.msg, code);
         free(own);
-        return GPUIPC_FAIL;
-    }
-    /* With every rank alive, one fence gathers the results. A fence over a
-     * job with a dead rank may end at once or only at its timeout: then
-     * none, and rank 0 reads each rank's results as they come (a get waits
-     * for that rank's commit). */
-    look_at_all(rr);
-    for (i = 0; i < rr->size; i++)
-        gone += rr->gone[i] || rr->stuck[i];
-    if (gone == 0) {
-        fenced = gpuipc_launch_fence(rr->l, "results", &err) == 0;
-        if (!fenced)
-            printf("rank %u: %s\n", rr->rank, err.msg);
-    }
-    gpuipc_ranks_watch_no_pair(rr);
-    if (rr->rank == 0) {
-        code = judge(rr, own, fenced);
-        free(own);
-        /* The others wait for this commit (no fence: a dead rank would
-         * hold it), and rank 0 stays until they have it. */
-        snprintf(got, sizeof(got), "%d", code);
-        if (gpuipc_launch_put(rr->l, KEY_VERDICT, got, &err) < 0 ||
-            gpuipc_launch_commit(rr->l, &err) < 0)
-            printf("rank 0: the verdict may not reach every rank: %s\n", err.msg);
-        linger(rr);
         return code;
     }
+    gpuipc_ranks_watch_no_pair(rr);
+    code = take_verdict(rr, own, own_failed);
     free(own);
-    /* A get wakes at rank 0's next commit, of whatever key: ask again
-     * while rank 0 is alive, until its verdict or the deadline. */
-    for (;;) {
-        if (gpuipc_ranks_is_gone(rr, 0)) {
-            gpuipc_err_set(&err, -ESRCH, "%s is gone", gpuipc_ranks_who(rr, 0));
-            break;
-        }
-        rc = gpuipc_launch_get(rr->l, 0, KEY_VERDICT, got, sizeof(got), &err);
-        if (rc == 0 &&
-            (strcmp(got, "0") == 0 || strcmp(got, "1") == 0 || strcmp(got, "2") == 0 ||
-             strcmp(got, "77") == 0 || (atoi(got) > 128 && atoi(got) < 160))) {
-            code = atoi(got);
-            if (rr->o->level >= GPUIPC_LOG_NORMAL)
-                printf("rank %u: result: %s: the run's, from rank 0 (exit %d)\n", rr->rank,
-                       gpuipc_exit_word(code), code);
-            return code;
-        }
-        if (rc == 0) {
-            gpuipc_err_set(&err, -EPROTO, "'%.20s' is no exit status", got);
-            break;
-        }
-        if (rc != -ENOENT || gpuipc_stop_signal() != 0 ||
-            (rr->o->deadline_ns > 0 && gpuipc_clock_ns() >= rr->t0 + rr->o->deadline_ns))
+    return code;
+}
+
+static void *verdict_main(void *arg)
+{
+    ranks_run *rr = arg;
+    int code, played;
+
+    pthread_mutex_lock(&rr->mu);
+    while (!rr->played) {
+        struct timespec ts = {(time_t)(rr->pairs_until / GPUIPC_NS_PER_S),
+                              (long)(rr->pairs_until % GPUIPC_NS_PER_S)};
+
+        if (rr->pairs_until == UINT64_MAX)
+            pthread_cond_wait(&rr->cv, &rr->mu);
+        else if (pthread_cond_timedwait(&rr->cv, &rr->mu, &ts) == ETIMEDOUT)
             break;
     }
-    code = gpuipc_app_stop_code(GPUIPC_FAIL);
-    printf("rank %u: result: %s: rank 0's verdict never came (%s); this rank's own pairs "
-           "%s (exit %d)\n", rr->rank, gpuipc_exit_word(code), err.msg,
-           own_code == GPUIPC_PASS ? "passed" : "failed", code);
-    return GPUIPC_FAIL;
+    pthread_mutex_unlock(&rr->mu);
+    code = conclude_here(rr);
+    pthread_mutex_lock(&rr->mu);
+    rr->verdict_code = code;
+    played = rr->played;
+    pthread_mutex_unlock(&rr->mu);
+    if (!played) {
+        /* The run's thread is stuck still (in the driver, or waiting for a
+         * stuck peer): the verdict is given, and the process ends here. */
+        gpuipc_watch_claim(code);
+        fflush(stdout);
+        _exit(code);
+    }
+    return NULL;
+}
+
+int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err)
+{
+    pthread_condattr_t attr;
+    sigset_t all, old;
+    int rc;
+
+    pthread_mutex_init(&rr->mu, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&rr->cv, &attr);
+    pthread_condattr_destroy(&attr);
+    rr->mu_ready = 1;
+    rr->work = calloc(1, sizeof(*rr->work));
+    rr->final = calloc((size_t)rr->size * 2, 1);
+    if (rr->work == NULL || rr->final == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "the verdict's thread: out of memory");
+    rr->verdict_code = GPUIPC_FAIL;
+    /* Its signals are the run's thread's and the watchdog's. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&rr->verdict, NULL, verdict_main, rr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return gpuipc_err_sys(err, "pthread_create", rc, "the verdict's thread: "
+                              "pthread_create: %s", strerror(rc));
+    rr->verdict_started = 1;
+    return 0;
+}
+
+int gpuipc_ranks_conclude(ranks_run *rr)
+{
+    if (!rr->verdict_started) {
+        printf("rank %u: result: %s: no verdict's thread (exit %d)\n", rr->rank,
+               gpuipc_exit_word(GPUIPC_FAIL), GPUIPC_FAIL);
+        return GPUIPC_FAIL;
+    }
+    /* Whatever came to its listener and waits still is refused now, and
+     * counted with the rest (the listener is the run's thread's). */
+    gpuipc_meet_sweep(rr->meet);
+    gpuipc_ranks_say_refused(rr);
+    pthread_mutex_lock(&rr->mu);
+    rr->played = 1;
+    pthread_cond_signal(&rr->cv);
+    pthread_mutex_unlock(&rr->mu);
+    pthread_join(rr->verdict, NULL);
+    rr->verdict_started = 0;
+    return rr->verdict_code;
+}
+
+void gpuipc_ranks_verdict_free(ranks_run *rr)
+{
+    if (rr->mu_ready) {
+        pthread_cond_destroy(&rr->cv);
+        pthread_mutex_destroy(&rr->mu);
+        rr->mu_ready = 0;
+    }
+    free(rr->work);
+    free(rr->final);
+    rr->work = NULL;
+    rr->final = NULL;
 }
