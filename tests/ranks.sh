@@ -92,6 +92,21 @@ EOP
 [ "$(ls "$tmp" | grep -c json)" = 1 ] || fail "4 ranks: files beside rank 0's --json: $(ls "$tmp")"
 [ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone ($(($(date +%s) - started)) s)"
 
+# 1b. --brief: the job's output is one line, the verdict's, from the rank
+# that gave it (the ranks' "EXIT" lines are the wrapper's); a failure
+# names its first pair with the more specific side's cause.
+before=$fails
+run -np 4 "$tmp/rank" "$prog" --ranks $only --brief
+[ "$(exits)" = "0 0 0 0 " ] && [ "$(grep -vc '^EXIT ' "$tmp/out")" = 1 ] &&
+    grep -q '^PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed, 0 skipped (their scenarios: 24 passed, 0 failed, 0 skipped), in [0-9.]* s (exit 0)$' "$tmp/out" ||
+    fail "--brief: not one PASS line, each rank exit 0"
+run -np 3 "$tmp/rank" "$prog" --ranks --only memfd --brief : \
+    -np 1 env GPUIPC_SABOTAGE=producer:wrong-token "$tmp/rank" "$prog" --ranks --only memfd --brief
+[ "$(exits)" = "1 1 1 1 " ] && [ "$(grep -vc '^EXIT ' "$tmp/out")" = 1 ] &&
+    grep -q '^FAIL: 4 ranks, 12 ordered pairs: 9 proven, 3 failed, 0 skipped .* | first failure: 3 -> 0: hello: refused the producer (pid [0-9]*): its AUTH does not prove this job.s token.*; the producer: ' "$tmp/out" ||
+    fail "--brief: a wrong token's run is not one FAIL line naming the refusal first"
+[ $fails = $before ] && echo "PASS: ranks: --brief: the job says one line, the verdict's (PASS of 12 pairs; a wrong token's FAIL naming the consumer's refusal before the producer's loss)"
+
 # 2. Rank 2 killed (SIGKILL) at its first BEGIN as a producer.
 before=$fails
 started=$(date +%s)

@@ -250,7 +250,7 @@ static int check_ranks(const gpuipc_options *o, gpuipc_err *err)
                     : o->repeat != 1 ? "--repeat" : o->expect_gpus ? "--expect-gpus"
                     : o->allow_uid >= 0 ? "--allow-uid (every rank runs as one user)"
                     : o->min_gbps > 0 ? "--min-gbps" : o->iters_set ? "--iters"
-                    : o->brief ? "--brief" : o->prom_path ? "--prom (not yet: rank 0's --json "
+                    : o->prom_path ? "--prom (not yet: rank 0's --json "
                                  "FILE holds every pair)"
                     : o->junit_path ? "--junit (not yet: rank 0's --json FILE holds every "
                                       "pair)" : NULL;

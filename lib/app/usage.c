@@ -178,8 +178,10 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  (mpirun -np 8 gpuipc_test --ranks; srun --mpi=pmix): every\n"
             "                  ordered pair of ranks on this node runs the same session\n"
             "                  both ways; rank 0 prints each failed or skipped pair with\n"
-            "                  its cause and a count, and writes --json FILE; every rank\n"
-            "                  exits with the run's status (docs/ranks.md)\n");
+            "                  its cause and a count, and writes --json FILE (where rank 0\n"
+            "                  is gone, the lowest living rank does); by --deadline a\n"
+            "                  stuck rank says where it is stuck, and the verdict comes;\n"
+            "                  every rank exits with the run's status (docs/ranks.md)\n");
     snprintf(text, sizeof(text), "run every GPUIPC_FAULT step x action of both roles as a "
              "--serve/--connect pair of this program over --only (one mechanism, default %s), "
              "and check that the survivor reports it in time and leaks nothing (--timeout "

@@ -22,6 +22,11 @@ const char *gpuipc_log_last_result(void)
     return last_result;
 }
 
+void gpuipc_log_keep_result(const char *text)
+{
+    snprintf(last_result, sizeof(last_result), "%s", text);
+}
+
 const char *gpuipc_log_last_said(void)
 {
     return last_said;

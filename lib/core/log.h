@@ -39,6 +39,10 @@ void gpuipc_log_line(int fd, const char *text);
  * none). */
 const char *gpuipc_log_last_result(void);
 
+/* Keeps text (without "result: ") as the last result line, for a line a
+ * mode wrote in a form of its own ("rank 2: result: ..."). */
+void gpuipc_log_keep_result(const char *text);
+
 /* Writes the program's own line "gpuipc_test: <text>" to standard error (a
  * usage error, a SKIP, a failure before any session), and keeps it for
  * gpuipc_log_last_said. */

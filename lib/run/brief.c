@@ -38,7 +38,34 @@ static struct {
     int out;                         /* the real standard output, or -1 */
     char first[GPUIPC_BRIEF_LEN];    /* the first failure noted */
     char cause[GPUIPC_BRIEF_LEN];    /* the first cause noted */
+    int quiet;                       /* no line from this process */
 } state = {.out = -1};
+
+void gpuipc_brief_quiet(void)
+{
+    state.quiet = 1;
+}
+
+/* The line for exit_code, from the run's data. */
+static void compose_now(int exit_code, char *line, size_t len)
+{
+    gpuipc_brief_facts f = {gpuipc_log_last_result(), gpuipc_log_last_said(), state.first,
+                            state.cause};
+
+    gpuipc_brief_compose(&f, exit_code, line, len);
+}
+
+void gpuipc_brief_now(int exit_code)
+{
+    char line[GPUIPC_BRIEF_LEN];
+
+    if (state.out < 0 || state.quiet)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    compose_now(exit_code, line, sizeof(line));
+    gpuipc_log_line(state.out, line);
+}
 
 int gpuipc_brief_fd(void)
 {
@@ -109,15 +136,13 @@ void gpuipc_brief_compose(const gpuipc_brief_facts *f, int exit_code, char *out,
 
 void gpuipc_brief_end(gpuipc_brief *b, int exit_code)
 {
-    gpuipc_brief_facts f = {gpuipc_log_last_result(), gpuipc_log_last_said(), state.first,
-                            state.cause};
     char line[GPUIPC_BRIEF_LEN];
 
     if (b->mem < 0)
         return;
     fflush(stdout);
     fflush(stderr);
-    gpuipc_brief_compose(&f, exit_code, line, sizeof(line));
+    compose_now(exit_code, line, sizeof(line));
     state.out = -1;
     dup2(b->saved_out, 1);
     dup2(b->saved_err, 2);
@@ -125,5 +150,6 @@ void gpuipc_brief_end(gpuipc_brief *b, int exit_code)
     close(b->saved_err);
     close(b->mem);
     b->saved_out = b->saved_err = b->mem = -1;
-    gpuipc_log_line(1, line);
+    if (!state.quiet)
+        gpuipc_log_line(1, line);
 }

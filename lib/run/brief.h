@@ -36,6 +36,17 @@ int gpuipc_brief_fd(void);
  * that exits with exit_code, taken from what it printed. */
 void gpuipc_brief_end(gpuipc_brief *b, int exit_code);
 
+/* This process writes no line at gpuipc_brief_end (a rank of --ranks that
+ * took the run's verdict from the rank that gave it, whose line is the
+ * run's). */
+void gpuipc_brief_quiet(void);
+
+/* For a thread that ends the process itself (--ranks's verdict thread,
+ * whose run's thread is stuck): writes the one line for exit_code to the
+ * real standard output now, as gpuipc_brief_end would (nothing where
+ * --brief is not in force, or gpuipc_brief_quiet was called). */
+void gpuipc_brief_now(int exit_code);
+
 /* What a run decided, as data, for its one line: the first failure, named
  * "<side> <scenario> <step>: <reason>", and the first cause ("cause: ...;
  * fix: ..."), each kept by the code that decided it; the first note of

@@ -373,6 +373,9 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                 fprintf(out, "%s %u -> %u: %s\n",
                         gpuipc_status_word(v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP), p, c,
                         why);
+                if (v == GPUIPC_FAIL && t->first[0] == '\0')
+                    snprintf(t->first, sizeof(t->first), "%u -> %u: %.*s", p, c,
+                             GPUIPC_CELL_TEXT_LEN, why);
                 continue;
             }
             for (i = 0; i < cell->prod.n; i++) {
@@ -382,6 +385,12 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                     continue;
                 fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(s->status), p, c,
                         s->mech, s->reason, s->what[0] ? " [cause below]" : "");
+                if (s->status != GPUIPC_SKIP && t->first[0] == '\0') {
+                    snprintf(t->first, sizeof(t->first), "%u -> %u %s: %s", p, c, s->mech,
+                             s->reason);
+                    if (s->what[0] != '\0')
+                        gpuipc_cause_line_of(s->what, s->fix, t->cause, sizeof(t->cause));
+                }
                 for (k = 0; k < ncauses && (strcmp(causes[k]->what, s->what) != 0 ||
                                             strcmp(causes[k]->fix, s->fix) != 0); k++)
                     ;

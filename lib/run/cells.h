@@ -110,6 +110,11 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
 typedef struct gpuipc_cells_tally {
     unsigned proven, failed, skipped;       /* pairs */
     unsigned passed, sfailed, sskipped;     /* their scenarios */
+    /* The first failure said ("p -> c mech: reason", "p -> c: why"), and
+     * its cause ("cause: ...; fix: ...", where a scenario's explains it),
+     * "" for none: --brief's notes. */
+    char first[GPUIPC_CELL_TEXT_LEN + 96];
+    char cause[2 * GPUIPC_CELL_TEXT_LEN + 32];
 } gpuipc_cells_tally;
 
 /* Judges every ordered pair p -> c (p != c) of size ranks, cells[p * size

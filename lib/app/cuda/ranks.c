@@ -56,12 +56,8 @@ static void drop_forked_only(gpuipc_app_selection *s)
 
 static int setup_failed(ranks_run *rr, int code, const char *what, const char *msg)
 {
-    const char *verdict = gpuipc_exit_word(code);
-
-    if (rr->l != NULL)
-        printf("rank %u: result: %s: %s: %s (exit %d)\n", rr->rank, verdict, what, msg, code);
-    else
-        printf("gpuipc_test: result: %s: %s: %s (exit %d)\n", verdict, what, msg, code);
+    gpuipc_ranks_say_result(rr, "%s: %s: %s (exit %d)", gpuipc_exit_word(code), what, msg,
+                            code);
     return code;
 }
 
@@ -74,8 +70,9 @@ static int rank_zero_json(ranks_run *rr)
     if (!rr->o->json || rr->rank != 0)
         return 0;
     if (gpuipc_outfile_check(&rr->json, rr->o->json_path, &err) < 0) {
-        printf("rank 0: result: %s: --json %s: %s (exit %d)\n", gpuipc_exit_word(GPUIPC_USAGE),
-               rr->o->json_path, err.msg, GPUIPC_USAGE);
+        gpuipc_ranks_say_result(rr, "%s: --json %s: %s (exit %d)",
+                                gpuipc_exit_word(GPUIPC_USAGE), rr->o->json_path, err.msg,
+                                GPUIPC_USAGE);
         return -1;
     }
     rr->json_checked = 1;

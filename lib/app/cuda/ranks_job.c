@@ -5,6 +5,7 @@
  * ranks named for messages, and which of them are gone (their pidfds) or
  * stuck. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,22 @@
 #include "core/random.h"
 #include "core/status.h"
 #include "gpu/gpu.h"
+
+void gpuipc_ranks_say_result(const ranks_run *rr, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (rr->l != NULL)
+        printf("rank %u: result: %s\n", rr->rank, text);
+    else
+        printf("gpuipc_test: result: %s\n", text);
+    fflush(stdout);
+    gpuipc_log_keep_result(text);
+}
 
 /* The name of rank r for messages. */
 const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r)
@@ -124,18 +141,18 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     rr->digests[rr->rank] = mine;
     if (zero_refused) {
         if (rr->rank != 0)
-            printf("rank %u: result: %s: rank 0 refused its options (it says why) (exit %d)\n",
-                   rr->rank, gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
+            gpuipc_ranks_say_result(rr, "%s: rank 0 refused its options (it says why) (exit "
+                                    "%d)", gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     for (r = 1; r < rr->size && differs < 0; r++)
         if (rr->digests[r] != zero)
             differs = (int)r;
     if (differs >= 0) {
-        printf("rank %u: result: %s: rank %d's options differ from rank 0's (--only, "
-               "--require, --size and --chunks must be the same on every rank: give every rank "
-               "one command line) (exit %d)\n",
-               rr->rank, gpuipc_exit_word(GPUIPC_USAGE), differs, GPUIPC_USAGE);
+        gpuipc_ranks_say_result(rr, "%s: rank %d's options differ from rank 0's (--only, "
+                                "--require, --size and --chunks must be the same on every "
+                                "rank: give every rank one command line) (exit %d)",
+                                gpuipc_exit_word(GPUIPC_USAGE), differs, GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     return 0;

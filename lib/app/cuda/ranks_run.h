@@ -104,6 +104,12 @@ void gpuipc_ranks_watch_no_pair(ranks_run *rr);
 
 /* ---- the job and its ranks (ranks_job.c) ------------------------------------------- */
 
+/* Says this rank's result line, "rank R: result: <text>" (before the job
+ * is joined, "gpuipc_test: result: <text>"), and keeps it as the run's
+ * result line (--brief's verdict). */
+void gpuipc_ranks_say_result(const ranks_run *rr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* The name of rank r for messages ("rank 2 (node1, GPU 0)"), owned by rr. */
 const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r);
 

@@ -28,6 +28,7 @@
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/watch.h"
+#include "run/brief.h"
 
 /* How long one PMIx get may wait before the caller looks again at who is
  * gone and at its own deadline. */
@@ -251,7 +252,7 @@ static int judge(ranks_run *rr, const char *own)
     uint64_t until = gather_until(rr);
     unsigned silent = 0;
     gpuipc_cells_tally t;
-    char refused[400];
+    char refused[400], line[512];
     uint32_t r, p;
     gpuipc_err err;
     int code;
@@ -259,8 +260,8 @@ static int judge(ranks_run *rr, const char *own)
     if (cells == NULL || got == NULL) {
         free(cells);
         free(got);
-        printf("rank %u: result: %s: out of memory for the verdicts of %u ranks (exit %d)\n",
-               rr->rank, gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
+        gpuipc_ranks_say_result(rr, "%s: out of memory for the verdicts of %u ranks (exit %d)",
+                                gpuipc_exit_word(GPUIPC_FAIL), rr->size, GPUIPC_FAIL);
         return GPUIPC_FAIL;
     }
     if (rr->rank != 0)
@@ -315,13 +316,15 @@ static int judge(ranks_run *rr, const char *own)
     if ((rr->o->json && !rr->json_checked) ||
         gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
-    printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
-           "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
-           gpuipc_exit_word(code), rr->size,
-           rr->size * (rr->size - 1), t.proven, t.failed, t.skipped, t.passed, t.sfailed,
-           t.sskipped,
-           (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
+    snprintf(line, sizeof(line), "result: %s: %u ranks, %u ordered pairs: %u proven, %u "
+             "failed, %u skipped (their scenarios: %u passed, %u failed, %u skipped), in %.2f s "
+             "(exit %d)", gpuipc_exit_word(code), rr->size, rr->size * (rr->size - 1), t.proven,
+             t.failed, t.skipped, t.passed, t.sfailed, t.sskipped,
+             (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
+    /* --brief's notes: the first failure said, and its cause. */
+    gpuipc_brief_note(t.first[0] ? t.first : NULL, t.cause[0] ? t.cause : NULL);
     fflush(stdout);
+    gpuipc_log_line(1, line);
     free(cells);
     free(got);
     return code;
@@ -363,6 +366,8 @@ static int take_verdict(ranks_run *rr, const char *own, int own_failed)
             if (rr->o->level >= GPUIPC_LOG_NORMAL)
                 printf("rank %u: result: %s: the run's, from rank %u (exit %d)\n", rr->rank,
                        gpuipc_exit_word(code), from, code);
+            /* The run's one line under --brief is the rank's that gave it. */
+            gpuipc_brief_quiet();
             return code;
         }
         if (rc == 0)
@@ -370,9 +375,9 @@ static int take_verdict(ranks_run *rr, const char *own, int own_failed)
         break;
     }
     code = gpuipc_app_stop_code(GPUIPC_FAIL);
-    printf("rank %u: result: %s: rank %u's verdict never came (%s); this rank's own pairs "
-           "%s (exit %d)\n", rr->rank, gpuipc_exit_word(code), from, err.msg,
-           own_failed ? "failed" : "passed", code);
+    gpuipc_ranks_say_result(rr, "%s: rank %u's verdict never came (%s); this rank's own pairs "
+                            "%s (exit %d)", gpuipc_exit_word(code), from, err.msg,
+                            own_failed ? "failed" : "passed", code);
     return GPUIPC_FAIL;
 }
 
@@ -402,8 +407,9 @@ static int conclude_here(ranks_run *rr)
         gpuipc_launch_put(rr->l, KEY_REFUSED, refused, &err) < 0 ||
         gpuipc_launch_commit(rr->l, &err) < 0) {
         code = gpuipc_app_stop_code(GPUIPC_FAIL);
-        printf("rank %u: result: %s: its results could not be published: %s (exit %d)\n",
-               rr->rank, gpuipc_exit_word(code), own == NULL ? "out of memory" : err.msg, code);
+        gpuipc_ranks_say_result(rr, "%s: its results could not be published: %s (exit %d)",
+                                gpuipc_exit_word(code), own == NULL ? "out of memory" : err.msg,
+                                code);
         free(own);
         return code;
     }
@@ -439,6 +445,7 @@ static void *verdict_main(void *arg)
          * stuck peer): the verdict is given, and the process ends here. */
         gpuipc_watch_claim(code);
         fflush(stdout);
+        gpuipc_brief_now(code);
         _exit(code);
     }
     return NULL;
@@ -476,8 +483,8 @@ int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err)
 int gpuipc_ranks_conclude(ranks_run *rr)
 {
     if (!rr->verdict_started) {
-        printf("rank %u: result: %s: no verdict's thread (exit %d)\n", rr->rank,
-               gpuipc_exit_word(GPUIPC_FAIL), GPUIPC_FAIL);
+        gpuipc_ranks_say_result(rr, "%s: no verdict's thread (exit %d)",
+                                gpuipc_exit_word(GPUIPC_FAIL), GPUIPC_FAIL);
         return GPUIPC_FAIL;
     }
     /* Whatever came to its listener and waits still is refused now, and

@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/watch.h"
+#include "run/brief.h"
 
 static void on_deadline(void *arg, int sig)
 {
@@ -64,7 +65,8 @@ static void on_deadline(void *arg, int sig)
     } else {
         gpuipc_sbuf_str(&b, "; the run's verdict is lost with it (exit 1)\n");
     }
-    gpuipc_sbuf_write(&b, 1);
+    /* Under --brief, this line is the rank's one line. */
+    gpuipc_sbuf_write(&b, gpuipc_brief_fd() >= 0 ? gpuipc_brief_fd() : 1);
     _exit(sig ? 128 + sig : GPUIPC_FAIL);
 }
 
