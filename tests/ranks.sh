@@ -3,10 +3,14 @@
 # ranks.sh: gpuipc_test --ranks under a real PMIx launcher (Open MPI's
 # mpirun), 4 ranks on this machine over the host-memory mechanisms:
 #   1. every ordered pair proven (12), every rank exits 0, rank 0's --json
-#      holds every pair and no other rank writes it;
+#      holds every pair and no other rank writes it; its --prom file passes
+#      `promtool check metrics` and its --junit file `xmllint --noout`
+#      (each check said SKIP where its tool is missing), each with 12 pairs
+#      x 2 mechanisms;
 #   2. a rank killed by SIGKILL during a pair (GPUIPC_FAULT), with
 #      Open MPI's abort setting off: the others name it and finish, each
-#      exiting 1, long before --timeout;
+#      exiting 1, long before --timeout; rank 0's --json names it alone
+#      among the culprits, with its node and each of its 6 pairs;
 #   3. a rank whose proof at HELLO is made with a wrong token
 #      (GPUIPC_SABOTAGE): each consumer refuses it before it sends any fact,
 #      its pairs fail, the others' pass;
@@ -16,7 +20,8 @@
 #   6. a rank that hangs (GPUIPC_FAULT): its pairs fail once, it is not
 #      waited for again, rank 0's verdict comes before the deadline;
 #   7. rank 0 hangs: every rank ends at its deadline, and its --json says
-#      the run did not finish (the earlier run's PASS does not survive);
+#      the run did not finish, its --prom and --junit that it is under way
+#      (the earlier run's PASS does not survive);
 #   8. --ranks with no launcher, and with --device: usage errors (exit 2);
 #   9. a stranger of the same user that reads every rank's listener name in
 #      /proc/net/unix: it cannot bind one (taken before anyone knew it), and
@@ -67,7 +72,8 @@ exits() { # the ranks' exit statuses, in rank order
 
 # 1. Four ranks.
 started=$(date +%s)
-run -np 4 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
+run -np 4 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json" --prom "$tmp/run.prom" \
+    --junit "$tmp/run.xml"
 if grep -q 'libpmix.so.2.*cannot\|result: SKIP: joining the job' "$tmp/out"; then
     echo "SKIP: tests/ranks.sh: $(grep -m1 'result: SKIP' "$tmp/out")"
     exit 0
@@ -89,14 +95,41 @@ for p in d["pairs"]:
     assert all(s["status"] == "PASS" for s in p["scenarios"]), p
 EOP
 [ "$(ls "$tmp" | grep -c json)" = 1 ] || fail "4 ranks: files beside rank 0's --json: $(ls "$tmp")"
-[ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone ($(($(date +%s) - started)) s)"
+# --prom and --junit: what their tools take, and a row per scenario of
+# each ordered pair (12 x 2), named by ranks.
+checked=
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics <"$tmp/run.prom" >"$tmp/tool.txt" 2>&1 ||
+        fail "4 ranks: promtool refuses --prom: $(cat "$tmp/tool.txt")"
+    checked="$checked promtool"
+else
+    echo "SKIP: ranks: --prom not checked by promtool (not installed; Debian: prometheus)"
+fi
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$tmp/run.xml" >"$tmp/tool.txt" 2>&1 ||
+        fail "4 ranks: xmllint refuses --junit: $(cat "$tmp/tool.txt")"
+    checked="$checked xmllint"
+else
+    echo "SKIP: ranks: --junit not checked by xmllint (not installed; Debian: libxml2-utils)"
+fi
+[ "$(grep -c '^gpuipc_test_scenario_success{mechanism="memfd\(-pidfd\)\{0,1\}",gpu="[0-3]",peer_gpu="[0-3]"} 1$' "$tmp/run.prom")" = 24 ] &&
+    grep -q '^gpuipc_test_success 1$' "$tmp/run.prom" &&
+    grep -q '^gpuipc_test_run_info{.*mode="ranks",role="rank 0"} 1$' "$tmp/run.prom" ||
+    fail "4 ranks: --prom does not hold 24 passed scenarios: $(grep -v '^#' "$tmp/run.prom" | head -20)"
+[ "$(grep -c '<testcase name="memfd\(-pidfd\)\{0,1\} [0-3]-&gt;[0-3]" classname="gpuipc_test.gpu[0-3]" time="[0-9.]*"/>$' "$tmp/run.xml")" = 24 ] &&
+    grep -q '<testcase name="memfd-pidfd 3-&gt;2"' "$tmp/run.xml" &&
+    grep -q '^<testsuites name="gpuipc_test" tests="25" failures="0" errors="0" skipped="0"' "$tmp/run.xml" ||
+    fail "4 ranks: --junit does not hold 24 passed testcases: $(head -c 600 "$tmp/run.xml")"
+[ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone, --prom and --junit with 24 scenarios (checked by:${checked:- nothing}) ($(($(date +%s) - started)) s)"
 
 # 2. Rank 2 killed (SIGKILL) at its first BEGIN as a producer.
 before=$fails
 started=$(date +%s)
-run -np 2 "$tmp/rank" "$prog" --ranks $only : \
-    -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only : \
-    -np 1 "$tmp/rank" "$prog" --ranks $only
+rm -f "$tmp/doc.json"
+run -np 2 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json" : \
+    -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only \
+        --json "$tmp/doc.json" : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
 took=$(($(date +%s) - started))
 [ "$(exits)" = "1 1 137 1 " ] || fail "rank killed: exit statuses '$(exits)', not 1 1 137 1"
 grep -q '^FAIL 2 -> [013]: rank 2 ([^)]*) never reported (it died, hung' "$tmp/out" &&
@@ -106,7 +139,25 @@ grep -q 'peer gone during begin' "$tmp/out" || fail "rank killed: the step it di
 grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: [1-9][0-9]* proven' "$tmp/out" ||
     fail "rank killed: the others' pairs were not proven"
 [ "$took" -lt 20 ] || fail "rank killed: took $took s (--timeout is 30): the dead rank was waited for"
-[ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s"
+# The culprits: rank 2 with each of its 6 pairs; any other rank only for a
+# pair that failed too (the others' pairs pass, but a slow machine may fail
+# one, and that pair's ranks are then culprits of their own).
+python3 - "$tmp/doc.json" "$(hostname)" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "rank killed: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "FAIL", d["verdict"]
+culprits = {c["rank"]: c for c in d["culprits"]}
+assert 2 in culprits, d["culprits"]
+two = culprits[2]
+assert two["node"] == sys.argv[2] and two["gpu_uuid"] is None, two
+assert sorted(two["pairs"]) == sorted(["%d->%d" % p for p in
+        [(2, 0), (2, 1), (2, 3), (0, 2), (1, 2), (3, 2)]]), two
+failed = {"%d->%d" % (p["producer"], p["consumer"]) for p in d["pairs"] if p["verdict"] == "FAIL"}
+for c in d["culprits"]:
+    assert set(c["pairs"]) <= failed, (c, failed)
+    assert all(str(c["rank"]) in p.split("->") for p in c["pairs"]), c
+EOP
+[ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s; --json names it among the culprits with its 6 pairs"
 
 # 3. Rank 3's proof as a producer is made with a wrong token.
 before=$fails
@@ -163,18 +214,23 @@ grep -q '^FAIL 2 -> 1: .*did not come to an earlier pair in time\|^FAIL 1 -> [02
 grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -c 300 "$tmp/doc.json")"
 [ $fails = $before ] && echo "PASS: ranks: a hung rank fails its pairs once, is not waited for again, and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
 
-# 7. Rank 0 hangs: no verdict, and its --json says the run did not finish
-# (the PASS of run 1 is gone from it).
+# 7. Rank 0 hangs: no verdict, and its --json says the run did not finish,
+# its --prom and --junit that it is under way (the PASS of run 1 is gone
+# from each).
 before=$fails
 run -np 1 env GPUIPC_FAULT=producer:hello:hang "$tmp/rank" "$prog" --ranks $only --timeout 2 \
-        --deadline 6 --json "$tmp/doc.json" : \
+        --deadline 6 --json "$tmp/doc.json" --prom "$tmp/run.prom" --junit "$tmp/run.xml" : \
     -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 6
 [ "$(exits)" = "1 1 " ] || fail "rank 0 hung: exit statuses '$(exits)', not 1 1"
 grep -q '"verdict": "NOT FINISHED"' "$tmp/doc.json" ||
     fail "rank 0 hung: --json: $(head -c 300 "$tmp/doc.json")"
+grep -q '^gpuipc_test_running 1$' "$tmp/run.prom" && ! grep -q '_success' "$tmp/run.prom" ||
+    fail "rank 0 hung: --prom: $(grep -v '^#' "$tmp/run.prom")"
+grep -q 'type="no verdict"' "$tmp/run.xml" && ! grep -q 'name="memfd' "$tmp/run.xml" ||
+    fail "rank 0 hung: --junit: $(head -c 600 "$tmp/run.xml")"
 grep -q '^rank 0: result: FAIL: --deadline (6 s) passed' "$tmp/out" ||
     fail "rank 0 hung: its deadline is not said"
-[ $fails = $before ] && echo "PASS: ranks: rank 0 stuck: each rank ends at its deadline (exit 1), and rank 0's --json says NOT FINISHED, not the earlier run's PASS"
+[ $fails = $before ] && echo "PASS: ranks: rank 0 stuck: each rank ends at its deadline (exit 1), and rank 0's --json says NOT FINISHED, its --prom and --junit under way, not the earlier run's PASS"
 
 # 8. Usage errors.
 before=$fails

@@ -152,6 +152,8 @@ static int judge(ranks_run *rr, const char *own, int fenced)
     code = gpuipc_app_stop_code(code);
     if (gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
+    if (gpuipc_ranks_files_write(rr, cells, code, &t) < 0)
+        code = GPUIPC_FAIL;
     printf("result: %s: %u ranks, %u ordered pairs: %u proven, %u failed, %u skipped "
            "(their scenarios: %u passed, %u failed, %u skipped), in %.2f s (exit %d)\n",
            gpuipc_exit_word(code), rr->size,
