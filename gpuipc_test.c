@@ -148,7 +148,7 @@ int main(int argc, char **argv)
                             &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if ((frc = gpuipc_files_check(&prog, &err)) < 0 ||
+    } else if ((frc = o.ranks ? 0 : gpuipc_files_check(&prog, &err)) < 0 ||
                (o.json_path != NULL && !o.ranks &&
                 gpuipc_doc_check_path(o.json_path, &err) < 0)) {
         /* Said before the run, not after minutes of --fault-matrix; every
@@ -160,8 +160,10 @@ int main(int argc, char **argv)
         json_refused = 1;
     } else {
         /* From here no earlier run's verdict stays in --prom's or --junit's
-         * file, however this one ends: before anything else that can fail. */
-        gpuipc_files_begin(&prog);
+         * file, however this one ends: before anything else that can fail.
+         * --ranks: rank 0's alone, checked and begun by the mode. */
+        if (!o.ranks)
+            gpuipc_files_begin(&prog);
         /* Before any fork, so that a stop reaches every process of the run,
          * and before the FDs at the start are noted, which it is one of. */
         if (gpuipc_stop_open(&err) < 0) {

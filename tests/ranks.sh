@@ -3,10 +3,14 @@
 # ranks.sh: gpuipc_test --ranks under a real PMIx launcher (Open MPI's
 # mpirun), 4 ranks on this machine over the host-memory mechanisms:
 #   1. every ordered pair proven (12), every rank exits 0, rank 0's --json
-#      holds every pair and no other rank writes it;
+#      holds every pair and no other rank writes it; its --prom file passes
+#      `promtool check metrics` and its --junit file `xmllint --noout`
+#      (each check said SKIP where its tool is missing), each with 12 pairs
+#      x 2 mechanisms;
 #   2. a rank killed by SIGKILL during a pair (GPUIPC_FAULT), with
 #      Open MPI's abort setting off: the others name it and finish, each
-#      exiting 1, long before --timeout;
+#      exiting 1, long before --timeout; rank 0's --json names it alone
+#      among the culprits, with its node and each of its 6 pairs;
 #   3. a rank whose proof at HELLO is made with a wrong token
 #      (GPUIPC_SABOTAGE): each consumer refuses it before it sends any fact,
 #      its pairs fail, the others' pass;
@@ -68,7 +72,8 @@ exits() { # the ranks' exit statuses, in rank order
 
 # 1. Four ranks.
 started=$(date +%s)
-run -np 4 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
+run -np 4 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json" --prom "$tmp/run.prom" \
+    --junit "$tmp/run.xml"
 if grep -q 'libpmix.so.2.*cannot\|result: SKIP: joining the job' "$tmp/out"; then
     echo "SKIP: tests/ranks.sh: $(grep -m1 'result: SKIP' "$tmp/out")"
     exit 0
@@ -90,7 +95,32 @@ for p in d["pairs"]:
     assert all(s["status"] == "PASS" for s in p["scenarios"]), p
 EOP
 [ "$(ls "$tmp" | grep -c json)" = 1 ] || fail "4 ranks: files beside rank 0's --json: $(ls "$tmp")"
-[ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone ($(($(date +%s) - started)) s)"
+# --prom and --junit: what their tools take, and a row per scenario of
+# each ordered pair (12 x 2), named by ranks.
+checked=
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics <"$tmp/run.prom" >"$tmp/tool.txt" 2>&1 ||
+        fail "4 ranks: promtool refuses --prom: $(cat "$tmp/tool.txt")"
+    checked="$checked promtool"
+else
+    echo "SKIP: ranks: --prom not checked by promtool (not installed; Debian: prometheus)"
+fi
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$tmp/run.xml" >"$tmp/tool.txt" 2>&1 ||
+        fail "4 ranks: xmllint refuses --junit: $(cat "$tmp/tool.txt")"
+    checked="$checked xmllint"
+else
+    echo "SKIP: ranks: --junit not checked by xmllint (not installed; Debian: libxml2-utils)"
+fi
+[ "$(grep -c '^gpuipc_test_scenario_success{mechanism="memfd\(-pidfd\)\{0,1\}",gpu="[0-3]",peer_gpu="[0-3]"} 1$' "$tmp/run.prom")" = 24 ] &&
+    grep -q '^gpuipc_test_success 1$' "$tmp/run.prom" &&
+    grep -q '^gpuipc_test_run_info{.*mode="ranks",role="rank 0"} 1$' "$tmp/run.prom" ||
+    fail "4 ranks: --prom does not hold 24 passed scenarios: $(grep -v '^#' "$tmp/run.prom" | head -20)"
+[ "$(grep -c '<testcase name="memfd\(-pidfd\)\{0,1\} [0-3]-&gt;[0-3]" classname="gpuipc_test.gpu[0-3]" time="[0-9.]*"/>$' "$tmp/run.xml")" = 24 ] &&
+    grep -q '<testcase name="memfd-pidfd 3-&gt;2"' "$tmp/run.xml" &&
+    grep -q '^<testsuites name="gpuipc_test" tests="25" failures="0" errors="0" skipped="0"' "$tmp/run.xml" ||
+    fail "4 ranks: --junit does not hold 24 passed testcases: $(head -c 600 "$tmp/run.xml")"
+[ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone, --prom and --junit with 24 scenarios (checked by:${checked:- nothing}) ($(($(date +%s) - started)) s)"
 
 # 1b. --brief: the job's output is one line, the verdict's, from the rank
 # that gave it (the ranks' "EXIT" lines are the wrapper's); a failure
@@ -110,9 +140,11 @@ run -np 3 "$tmp/rank" "$prog" --ranks --only memfd --brief : \
 # 2. Rank 2 killed (SIGKILL) at its first BEGIN as a producer.
 before=$fails
 started=$(date +%s)
-run -np 2 "$tmp/rank" "$prog" --ranks $only : \
-    -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only : \
-    -np 1 "$tmp/rank" "$prog" --ranks $only
+rm -f "$tmp/doc.json"
+run -np 2 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json" : \
+    -np 1 env GPUIPC_FAULT=producer:begin:kill "$tmp/rank" "$prog" --ranks $only \
+        --json "$tmp/doc.json" : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only --json "$tmp/doc.json"
 took=$(($(date +%s) - started))
 [ "$(exits)" = "1 1 137 1 " ] || fail "rank killed: exit statuses '$(exits)', not 1 1 137 1"
 grep -q '^FAIL 2 -> [013]: rank 2 ([^)]*) never reported (it died, hung' "$tmp/out" &&
@@ -122,12 +154,39 @@ grep -q 'peer gone during begin' "$tmp/out" || fail "rank killed: the step it di
 grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: [1-9][0-9]* proven' "$tmp/out" ||
     fail "rank killed: the others' pairs were not proven"
 [ "$took" -lt 20 ] || fail "rank killed: took $took s (--timeout is 30): the dead rank was waited for"
-[ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s"
+# The culprits: rank 2 with each of its 6 pairs; any other rank only for a
+# pair that failed too (the others' pairs pass, but a slow machine may fail
+# one, and that pair's ranks are then culprits of their own).
+python3 - "$tmp/doc.json" "$(hostname)" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "rank killed: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "FAIL", d["verdict"]
+culprits = {c["rank"]: c for c in d["culprits"]}
+assert 2 in culprits, d["culprits"]
+two = culprits[2]
+assert two["node"] == sys.argv[2] and two["gpu_uuid"] is None, two
+assert sorted(two["pairs"]) == sorted(["%d->%d" % p for p in
+        [(2, 0), (2, 1), (2, 3), (0, 2), (1, 2), (3, 2)]]), two
+failed = {"%d->%d" % (p["producer"], p["consumer"]) for p in d["pairs"] if p["verdict"] == "FAIL"}
+for c in d["culprits"]:
+    assert set(c["pairs"]) <= failed, (c, failed)
+    assert all(str(c["rank"]) in p.split("->") for p in c["pairs"]), c
+EOP
+[ $fails = $before ] && echo "PASS: ranks: a rank killed during its first pair as producer is named gone (during begin), the 3 others finish and exit 1, in $took s; --json names it among the culprits with its 6 pairs"
 
 # 3. Rank 3's proof as a producer is made with a wrong token.
 before=$fails
-run -np 3 "$tmp/rank" "$prog" --ranks --only memfd : \
+run -np 3 "$tmp/rank" "$prog" --ranks --only memfd --json "$tmp/doc.json" : \
     -np 1 env GPUIPC_SABOTAGE=producer:wrong-token "$tmp/rank" "$prog" --ranks --only memfd
+# The culprit is rank 3 alone: each consumer's refusal of its token leads
+# the pair's verdict, and blames the producer.
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "wrong token: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["culprits"]
+assert [x["rank"] for x in c] == [3], c
+assert sorted(c[0]["pairs"]) == ["3->0", "3->1", "3->2"], c
+EOP
 [ "$(exits)" = "1 1 1 1 " ] || fail "wrong token: exit statuses '$(exits)', not 1 for each"
 [ "$(grep -c "^rank [0-2]: FAIL as consumer: hello: refused the producer (pid [0-9]*): its AUTH does not prove this job's token" "$tmp/out")" = 3 ] ||
     fail "wrong token: not every consumer refused rank 3"
@@ -184,6 +243,11 @@ grep -q '^FAIL 0 -> 1: not reached: rank 1 ([^)]*) was in pair 2 -> 1 .*; the pr
 [ -n "$took" ] && [ "$took" -lt 20 ] ||
     fail "hung rank: rank 0's verdict came after ${took:-no} s: not by the deadline (20 s)"
 grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -c 300 "$tmp/doc.json")"
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "hung rank: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+c = json.load(open(sys.argv[1]))["culprits"]
+assert [x["rank"] for x in c] == [1], c  # the hung rank alone, by its own record
+EOP
 [ $fails = $before ] && echo "PASS: ranks: a hung rank's pairs fail, each naming where it is stuck (its own record, published at the verdict's time), and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
 
 # 7. Rank 0 wedged (GPUIPC_FAULT wedge: every signal blocked, a sleep
@@ -192,7 +256,7 @@ grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -
 # earlier run's PASS, and not NOT FINISHED), and both ranks exit 1.
 before=$fails
 run -np 1 env GPUIPC_FAULT=producer:export:wedge "$tmp/rank" "$prog" --ranks $only --timeout 2 \
-        --deadline 6 --json "$tmp/doc.json" : \
+        --deadline 6 --json "$tmp/doc.json" --prom "$tmp/run.prom" --junit "$tmp/run.xml" : \
     -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 6
 took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
 [ "$(exits)" = "1 1 " ] || fail "rank 0 wedged: exit statuses '$(exits)', not 1 1"
@@ -205,8 +269,12 @@ grep -q '^FAIL 0 -> 1: under way when the verdict.s time came' "$tmp/out" &&
     fail "rank 0 wedged: not every pair's state is said"
 grep -q '^result: FAIL: 2 ranks, 2 ordered pairs: 0 proven, 2 failed' "$tmp/out" ||
     fail "rank 0 wedged: no verdict"
+grep -q '^gpuipc_test_running 0$' "$tmp/run.prom" && grep -q '^gpuipc_test_success 0$' "$tmp/run.prom" ||
+    fail "rank 0 wedged: --prom has no verdict: $(grep -v '^#' "$tmp/run.prom" | head -5)"
+grep -q '<failure message="under way when the verdict&apos;s time came' "$tmp/run.xml" ||
+    fail "rank 0 wedged: --junit has no verdict: $(head -c 600 "$tmp/run.xml")"
 [ -n "$took" ] && [ "$took" -lt 6 ] || fail "rank 0 wedged: the verdict came at ${took:-no} s, not by the deadline (6 s)"
-[ $fails = $before ] && echo "PASS: ranks: rank 0 wedged in its first pair: its verdict thread gives the verdict in $took s (deadline 6), each pair's state said, --json FAIL, every rank exit 1"
+[ $fails = $before ] && echo "PASS: ranks: rank 0 wedged in its first pair: its verdict thread gives the verdict in $took s (deadline 6), each pair's state said, --json, --prom and --junit FAIL, every rank exit 1"
 
 # 7b. Rank 0 killed (SIGKILL) at its first BEGIN as a producer: the
 # lowest living rank (1) gives the verdict and writes --json in its place.

@@ -37,6 +37,7 @@ Suite *plan_suite(void);
 Suite *causes_suite(void);
 Suite *launch_suite(void);
 Suite *ranks_suite(void);
+Suite *rank_results_suite(void);
 Suite *sha256_suite(void);
 
 #endif

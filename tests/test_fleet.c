@@ -572,6 +572,9 @@ static const struct {
     {{"--json", "same", "--prom", "same"}, "--json and --prom: both name same"},
     {{"--prom", "a", "--prom", "b"}, "--prom given twice"},
     {{"--junit", ""}, "--junit: the file name is empty"},
+    {{"--ranks", "--prom", "-"}, "--prom: give a FILE, not standard output"},
+    {{"--ranks", "--junit", "-"}, "--junit: give a FILE, not standard output"},
+    {{"--ranks", "--json", "same", "--junit", "same"}, "--json and --junit: both name same"},
 };
 
 START_TEST(test_fleet_options_refused)
@@ -592,7 +595,7 @@ END_TEST
 START_TEST(test_fleet_options_taken_by_the_verdict_modes)
 {
     const char *modes[][4] = {{"--repeat", "2"}, {"--pairs", "all"}, {"--serve", "@x"},
-                              {"--connect", "@x"}, {NULL}};
+                              {"--connect", "@x"}, {"--ranks", "-q"}, {NULL}};
     gpuipc_options o;
     gpuipc_err err;
     int m;

@@ -936,26 +936,27 @@ START_TEST(test_ranks_records_that_lie_are_refused)
 {
     /* Each as rank 1 of 3 would send it; each must be refused whole. */
     static const char *const bad[] = {
-        "R 1 0 2 0 1 0 0 0 0 0 0 1 0\tnot its pair\n",         /* producer of 0 -> 2 */
-        "R 2 0 2 0 1 0 0 0 0 0 0 1 0\tnot its pair\n",         /* consumer of 0 -> 2 */
-        "R 1 1 3 0 1 0 0 0 0 0 0 1 0\tno rank 3\n",            /* out of range */
-        "R 1 1 1 0 1 0 0 0 0 0 0 1 0\tto itself\n",
-        "R 1 1 2 5 1 0 0 0 0 0 0 1 0\tno such status\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tone scenario promised\n", /* its S line missing */
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad mech\nS 0 0 0 0 0 Memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad status\nS 2 0 0 0 0 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad call\nS 1 2 7 1 0 memfd\tcu Mem\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad errno\nS 1 2 7 -1 0 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tbad CUresult\nS 1 2 7 0 -5 memfd\t\t\t\t\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tno fix field\nS 1 2 7 0 0 memfd\t\t\tcause\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 1\tthe old form\nS 1 2 7 memfd\treason\tcause\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 1 0\ttwice\n",
-        "R 2 0 1 0 1 1 0 0 0 0 0 1 3\ta consumer with scenarios\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 0\tno newline",
-        "R 1 1 2 0 1 0 0 0 0 0 0 4 0\tno such weight\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 0 1 0\tan extra field\n",
+        "R 1 0 2 0 1 0 0 0 0 0 0 1 0 0\tnot its pair\n",         /* producer of 0 -> 2 */
+        "R 2 0 2 0 1 0 0 0 0 0 0 1 0 0\tnot its pair\n",         /* consumer of 0 -> 2 */
+        "R 1 1 3 0 1 0 0 0 0 0 0 1 0 0\tno rank 3\n",            /* out of range */
+        "R 1 1 1 0 1 0 0 0 0 0 0 1 0 0\tto itself\n",
+        "R 1 1 2 5 1 0 0 0 0 0 0 1 0 0\tno such status\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tone scenario promised\n", /* its S line missing */
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tbad mech\nS 0 0 0 0 0 Memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tbad status\nS 2 0 0 0 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tbad call\nS 1 2 7 1 0 memfd\tcu Mem\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tbad errno\nS 1 2 7 -1 0 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tbad CUresult\nS 1 2 7 0 -5 memfd\t\t\t\t\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tno fix field\nS 1 2 7 0 0 memfd\t\t\tcause\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\tthe old form\nS 1 2 7 memfd\treason\tcause\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 0\tonce\nR 1 1 2 0 1 0 0 0 0 0 0 1 0 0\ttwice\n",
+        "R 2 0 1 0 1 1 0 0 0 0 0 1 0 3\ta consumer with scenarios\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 0 0\tno newline",
+        "R 1 1 2 0 1 0 0 0 0 0 0 4 0 0\tno such weight\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 3 0\tno such blame\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 0 1 0 0\tan extra field\n",
         "X nothing\n",
-        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 1 0\toverflow\n",
+        "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 1 0 0\toverflow\n",
     };
     gpuipc_cell *cells = calloc(9, sizeof(*cells));
     char big[2 * GPUIPC_CELL_TEXT_LEN];
@@ -970,14 +971,14 @@ START_TEST(test_ranks_records_that_lie_are_refused)
     }
     /* A scenario in the form of an older build: said as maybe that. */
     memset(cells, 0, 9 * sizeof(*cells));
-    ck_assert_int_eq(gpuipc_cells_decode("R 1 1 2 0 1 0 0 0 0 0 0 1 1\told\n"
+    ck_assert_int_eq(gpuipc_cells_decode("R 1 1 2 0 1 0 0 0 0 0 0 1 0 1\told\n"
                                          "S 1 2 7 memfd\treason\tcause: x\n", 1, 3, cells, &e),
                      -EPROTO);
     ck_assert_msg(strstr(e.msg, "line 2: a bad scenario (does every rank run the same build")
                   != NULL, "%s", e.msg);
     /* A note longer than a record carries. */
     memset(cells, 0, 9 * sizeof(*cells));
-    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 1 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
+    snprintf(big, sizeof(big), "R 1 1 2 0 1 0 0 0 0 0 0 1 0 0\t%0*d\n", GPUIPC_CELL_TEXT_LEN, 0);
     ck_assert_int_eq(gpuipc_cells_decode(big, 1, 3, cells, &e), -EPROTO);
     /* The empty report is no lie: nothing to take. */
     ck_assert_int_eq(gpuipc_cells_decode("", 1, 3, cells, &e), 0);

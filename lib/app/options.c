@@ -202,7 +202,8 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
 }
 
 /* --prom and --junit: files of a run's verdict, so only for the modes that
- * end with one (the one-shot run, --repeat, --pairs, --serve, --connect);
+ * end with one (the one-shot run, --repeat, --pairs, --serve, --connect,
+ * --ranks);
  * never standard output (the textfile collector reads whole files, put in
  * place by a rename), and never one file for two writers. */
 static int check_report_files(const gpuipc_options *o, gpuipc_err *err)
@@ -250,17 +251,15 @@ static int check_ranks(const gpuipc_options *o, gpuipc_err *err)
                     : o->repeat != 1 ? "--repeat" : o->expect_gpus ? "--expect-gpus"
                     : o->allow_uid >= 0 ? "--allow-uid (every rank runs as one user)"
                     : o->min_gbps > 0 ? "--min-gbps" : o->iters_set ? "--iters"
-                    : o->prom_path ? "--prom (not yet: rank 0's --json "
-                                 "FILE holds every pair)"
-                    : o->junit_path ? "--junit (not yet: rank 0's --json FILE holds every "
-                                      "pair)" : NULL;
+                    : NULL;
 
     if (bad != NULL)
         return gpuipc_err_set(err, -EINVAL, "--ranks: does not combine with %s", bad);
     if (o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
         return gpuipc_err_set(err, -EINVAL, "--json: --ranks writes rank 0's document to a "
                               "FILE (every rank shares standard output through the launcher)");
-    return 0;
+    /* --prom and --junit: rank 0's files, as the forked mode's. */
+    return check_report_files(o, err);
 }
 
 /* Which options combine with which. */

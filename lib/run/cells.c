@@ -2,7 +2,7 @@
 /* cells.c: a rank's records of its pairs as text, their strict decoder, and
  * a cell's verdict from both sides (cells.h). One record is a line
  *   R <role> <p> <c> <code> <met> <said_bye> <passed> <failed> <skipped> <own> <gone> <weight>
- *     <n>\t<note>
+ *     <blame> <n>\t<note>
  * and, for a producer's, n lines
  *   S <status> <side> <step> <errno> <cu> <mech>\t<call>\t<reason>\t<what>\t<fix>
  * Text fields carry no tab, newline or other control byte (each becomes a
@@ -72,12 +72,15 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
              n * (128 + GPUIPC_CELL_MECH_LEN + GPUIPC_WIRE_CALL_LEN +
                   3 * GPUIPC_CELL_TEXT_LEN)) < 0)
         return -ENOMEM;
-    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %d %zu\t", role,
+    *len += (size_t)sprintf(*buf + *len, "R %d %u %u %d %d %d %u %u %u %d %d %d %d %zu\t", role,
                             p, c, side->code, side->met, side->said_bye, side->passed,
                             side->failed, side->skipped, side->own != GPUIPC_PASS,
                             side->gone != 0,
                             side->weight >= GPUIPC_CELL_VAGUE &&
                             side->weight <= GPUIPC_CELL_STUCK ? side->weight : GPUIPC_CELL_PLAIN,
+                            side->blame >= GPUIPC_CELL_BLAME_NONE &&
+                            side->blame <= GPUIPC_CELL_BLAME_PEER ? side->blame
+                                                                  : GPUIPC_CELL_BLAME_NONE,
                             n);
     put_text(*buf, len, side->note);
     (*buf)[(*len)++] = '\n';
@@ -164,7 +167,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
     unsigned line = 0;
 
     while (*p != '\0') {
-        long role, a, b, code, met, bye, np, nf, ns, own, gone, weight, n, i;
+        long role, a, b, code, met, bye, np, nf, ns, own, gone, weight, blame, n, i;
         gpuipc_cell_side *side;
         const char *f = p;
 
@@ -182,6 +185,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
             number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
             number(&f, GPUIPC_CELL_VAGUE, GPUIPC_CELL_STUCK, &weight) < 0 ||
+            number(&f, GPUIPC_CELL_BLAME_NONE, GPUIPC_CELL_BLAME_PEER, &blame) < 0 ||
             number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
                                                  &n) < 0 || *f != '\t')
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
@@ -210,6 +214,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
         side->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
         side->gone = (int)gone;
         side->weight = (int)weight;
+        side->blame = (int)blame;
         side->n = (size_t)n;
         for (i = 0; i < n; i++) {
             gpuipc_cell_scenario *s = &side->s[i];
@@ -267,6 +272,15 @@ static int holds_the_run(const gpuipc_cell_side *pr, const char *const *mechs, s
     return 1;
 }
 
+const gpuipc_cell_side *gpuipc_cell_lead(const gpuipc_cell *cell)
+{
+    const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
+
+    if (co->have && co->note[0] && (!pr->have || co->weight > pr->weight || !pr->note[0]))
+        return co;
+    return pr;
+}
+
 int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const char *const *mechs,
                         size_t nmech, char *why, size_t len, unsigned *passed, unsigned *failed,
                         unsigned *skipped)
@@ -291,7 +305,7 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
          * timeout waiting for it). */
         int skip = pr->code == GPUIPC_SKIP && (!co->have || co->code == GPUIPC_SKIP);
         int both = !skip && co->have && co->note[0] && strcmp(co->note, pr->note) != 0;
-        int co_first = both && (co->weight > pr->weight || !pr->note[0]);
+        int co_first = both && gpuipc_cell_lead(cell) == co;
 
         if (co_first)
             snprintf(why, len, "%.300s; the producer: %.300s", co->note,

@@ -52,6 +52,14 @@ enum gpuipc_cell_weight {
     GPUIPC_CELL_STUCK = 3, /* this rank was in a driver call when the verdict's time came */
 };
 
+/* Whom a side's note blames for its pair's failure: for the culprits
+ * (run/rank_results.h), taken from the side whose note leads. */
+enum gpuipc_cell_blame {
+    GPUIPC_CELL_BLAME_NONE = 0, /* neither rank, or not known */
+    GPUIPC_CELL_BLAME_SELF = 1, /* the rank that wrote it (stuck in a call) */
+    GPUIPC_CELL_BLAME_PEER = 2, /* the other rank (refused, gone, never came) */
+};
+
 /* What one side of pair p -> c recorded. */
 typedef struct gpuipc_cell_side {
     int have;   /* this side reported */
@@ -64,6 +72,7 @@ typedef struct gpuipc_cell_side {
     int own;
     int gone;                        /* the peer died during the session (note says when) */
     int weight;                      /* what the note is worth: enum gpuipc_cell_weight */
+    int blame;                       /* whom the note blames: enum gpuipc_cell_blame */
     char note[GPUIPC_CELL_TEXT_LEN]; /* why there was no session, or this side's failure */
     size_t n;                        /* the producer's scenarios */
     gpuipc_cell_scenario s[GPUIPC_CELLS_SCENARIOS_MAX];
@@ -88,6 +97,10 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
  * the line and field. */
 int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_cell *cells,
                         gpuipc_err *err);
+
+/* Of a pair with no session, the side whose note leads (the one whose note
+ * weighs more; the producer's on a tie or where the consumer has none). */
+const gpuipc_cell_side *gpuipc_cell_lead(const gpuipc_cell *cell);
 
 /* A cell's verdict from both sides (the producer's scenarios, checked
  * against the consumer's record): GPUIPC_PASS (proven), _FAIL, _SKIP (no

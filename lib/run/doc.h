@@ -99,6 +99,11 @@ typedef struct gpuipc_doc {
     const char *result;
     /* Each scenario's name (labels[i]), or NULL: results[i].mech. */
     const char (*labels)[GPUIPC_OUTCOME_LABEL_LEN];
+    /* The UUIDs of the numbers results' gpu and peer_gpu hold, nuuids long,
+     * where those are not this machine's GPUs by ordinal (--ranks: ranks,
+     * each its GPU's UUID, "" for none); NULL: d->machine's. */
+    const char (*uuids)[GPUIPC_OUTCOME_UUID_LEN];
+    size_t nuuids;
     /* The reason written for a scenario that failed or was skipped without
      * one: it was under way when the document was written (the watchdog's,
      * at the deadline), or NULL: none is. */

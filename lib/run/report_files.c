@@ -182,11 +182,16 @@ static void outcome_base(gpuipc_outcome *oc, const gpuipc_doc_program *o, const 
 
 void gpuipc_files_begin(const gpuipc_doc_program *o)
 {
+    gpuipc_files_begin_as(o, o->connect != NULL ? "consumer" : "producer");
+}
+
+void gpuipc_files_begin_as(const gpuipc_doc_program *o, const char *role)
+{
     gpuipc_outcome oc;
     gpuipc_err err;
     int k;
 
-    outcome_base(&oc, o, o->connect != NULL ? "consumer" : "producer");
+    outcome_base(&oc, o, role);
     oc.running = 1;
     for (k = 0; k < GPUIPC_FILE_COUNT; k++)
         if (put(k, &oc, 1, &err) < 0) {
@@ -197,7 +202,7 @@ void gpuipc_files_begin(const gpuipc_doc_program *o)
 
 int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err *why)
 {
-    const char *result = gpuipc_log_last_result();
+    const char *result = d->result != NULL ? d->result : gpuipc_log_last_result();
     gpuipc_counts c = gpuipc_report_count(d->results, d->n);
     gpuipc_outcome oc;
 
@@ -221,7 +226,10 @@ int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err
     oc.failed = c.failed;
     oc.skipped = c.skipped;
     oc.stopped = c.stopped;
-    if (d->machine != NULL) { /* the GPUs' UUIDs, as the program gathered them */
+    if (d->uuids != NULL) { /* the numbers are not the machine's GPUs (--ranks) */
+        oc.uuids = d->uuids;
+        oc.nuuids = d->nuuids;
+    } else if (d->machine != NULL) { /* the GPUs' UUIDs, as the program gathered them */
         oc.uuids = d->machine->uuids;
         oc.nuuids = GPUIPC_DOC_GPUS_MAX;
     }

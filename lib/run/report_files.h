@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* report_files.h: --prom FILE and --junit FILE, the files fleet tools read
  * (run/prom.h, run/junit.h), for the modes that end with a verdict: the
- * one-shot run, --repeat, --pairs, --serve and --connect. Each path is
+ * one-shot run, --repeat, --pairs, --serve, --connect and --ranks (rank 0's,
+ * app/cuda/ranks_files.c). Each path is
  * checked before the run as --json's is (core/outfile.h); at the start the
  * files are replaced by ones that say the run is under way and claim no
  * verdict, so that nothing after that (a failure, the deadline, SIGKILL, a
@@ -32,12 +33,16 @@ int gpuipc_files_check(const gpuipc_doc_program *o, gpuipc_err *err);
  * pass either), and a line on standard error says so. */
 void gpuipc_files_begin(const gpuipc_doc_program *o);
 
+/* The same, the files naming role as the process's (--ranks: "rank 0"). */
+void gpuipc_files_begin_as(const gpuipc_doc_program *o, const char *role);
+
 /* Whether --prom or --junit was given. */
 int gpuipc_files_wanted(const gpuipc_doc_program *o);
 
 /* Writes file which (GPUIPC_FILE_PROM, _JUNIT; not given: nothing) from
- * d's data (the driver and the GPUs' UUIDs from d->machine) with exit
- * status exit_code. Returns 0, or -1 with why naming the
+ * d's data (the driver and the GPUs' UUIDs from d->machine, or the UUIDs
+ * from d->uuids; the result line d->result, else the step log's last) with
+ * exit status exit_code. Returns 0, or -1 with why naming the
  * option, the path, the step, the call and its errno. */
 int gpuipc_files_write(const gpuipc_doc *d, int which, int exit_code, gpuipc_err *why);
 

@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
+#include "run/rank_results.h"
 #include "session/report.h"
 #include "wire/msg.h"
 
@@ -662,6 +663,59 @@ static void ranks_put_head(gpuipc_json *j, gpuipc_sink *f, const char *version, 
     gpuipc_json_string(j, "verdict", verdict);
 }
 
+/* Pair p -> c in rank r's entry of "culprits" where the pair implicates r
+ * in its role there; the entry is opened at its first pair (*open). */
+static void ranks_culprit_pair(gpuipc_json *j, const gpuipc_ranks_doc *d, uint32_t r,
+                               uint32_t p, uint32_t c, int *open)
+{
+    unsigned role = p == r ? GPUIPC_CELL_BLAMES_PRODUCER : GPUIPC_CELL_BLAMES_CONSUMER;
+    char text[32];
+
+    if (p == c ||
+        !(gpuipc_cell_blames(&d->cells[(size_t)p * d->size + c], d->who, d->mechs, d->nmech) &
+          role))
+        return;
+    if (!*open) {
+        const gpuipc_ranks_doc_rank *k = &d->ranks[r];
+
+        gpuipc_json_object(j, NULL);
+        gpuipc_json_int(j, "rank", r);
+        gpuipc_json_string(j, "node", k->host);
+        gpuipc_json_string(j, "gpu_uuid", k->gpu >= 0 ? k->gpu_uuid : NULL);
+        gpuipc_json_array(j, "pairs");
+        *open = 1;
+    }
+    snprintf(text, sizeof(text), "%u->%u", p, c);
+    gpuipc_json_string(j, NULL, text);
+}
+
+/* "culprits": each rank a failed pair implicates (run/rank_results.h),
+ * with its node, its GPU and those pairs, for the automation that drains
+ * a node or a GPU; empty where no pair failed. */
+static void ranks_culprits(gpuipc_json *j, const gpuipc_ranks_doc *d)
+{
+    uint32_t r, p, c;
+    int open;
+
+    gpuipc_json_array(j, "culprits");
+    for (r = 0; r < d->size; r++) {
+        open = 0;
+        for (p = 0; p < d->size; p++) {
+            if (p != r) {
+                ranks_culprit_pair(j, d, r, p, r, &open);
+                continue;
+            }
+            for (c = 0; c < d->size; c++)
+                ranks_culprit_pair(j, d, r, r, c, &open);
+        }
+        if (open) {
+            gpuipc_json_end(j, ']');
+            gpuipc_json_end(j, '}');
+        }
+    }
+    gpuipc_json_end(j, ']');
+}
+
 /* The document of the run's verdict, into f. */
 static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpuipc_sink *f)
 {
@@ -727,6 +781,7 @@ static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpu
             gpuipc_json_end(&j, '}');
         }
     gpuipc_json_end(&j, ']');
+    ranks_culprits(&j, d);
     gpuipc_json_end(&j, '}');
     gpuipc_json_finish(&j);
 }

@@ -20,11 +20,11 @@
  *   4. publishes its records of its pairs (run/cells); rank 0 gathers every
  *      rank's, makes the verdict of each ordered pair from both sides,
  *      prints the failing and skipped ones with each cause once and a
- *      count, writes --json, and publishes the run's status, which every
- *      rank exits with.
+ *      count, writes --json, --junit and --prom, and publishes the run's
+ *      status, which every rank exits with.
  * This file is the mode's flow and its failures of set-up; the steps live
- * in ranks_job.c (2), ranks_pair.c (3), ranks_verdict.c and ranks_json.c
- * (4), and the watchdog's side in ranks_watch.c; ranks_run.h is what they
+ * in ranks_job.c (2), ranks_pair.c (3), ranks_verdict.c, ranks_json.c and
+ * ranks_files.c (4), and the watchdog's side in ranks_watch.c; ranks_run.h is what they
  * share. No MPI library is linked or loaded. */
 #include <errno.h>
 #include <stdio.h>
@@ -146,9 +146,12 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         setup_failed(&rr, GPUIPC_FAIL, "the watchdog", err.msg);
         goto out;
     }
-    /* Rank 0's refusal of its --json is every rank's usage error, found
-     * when they share their options below. */
-    refused = rank_zero_json(&rr) < 0;
+    /* Rank 0's refusal of its --json, --prom or --junit is every rank's
+     * usage error, found when they share their options below; the files
+     * are touched only once every path passed. */
+    refused = gpuipc_ranks_files_check(&rr) < 0 || rank_zero_json(&rr) < 0;
+    if (!refused)
+        gpuipc_ranks_files_begin(&rr);
     /* Its listener first: the card names it, and nobody can know the name
      * before, so nobody can bind it first. */
     if (gpuipc_meet_open(&rr.meet, rr.size, rr.rank, &err) < 0) {
@@ -243,6 +246,7 @@ out:
         printf("rank %u: %s\n", rr.rank, err.msg);
     if (rr.json_checked)
         gpuipc_outfile_close(&rr.json);
+    gpuipc_ranks_files_close(&rr);
     free(rr.gpus);
     free(rr.who);
     free(rr.whop);

@@ -74,6 +74,7 @@ static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
         snprintf(side->note, sizeof(side->note), "%.200s gone during an earlier pair: not "
                  "waited for", gpuipc_ranks_who(rr, peer));
         side->code = GPUIPC_FAIL;
+        side->blame = GPUIPC_CELL_BLAME_PEER;
         return 0;
     }
     if (rr->stuck[peer]) {
@@ -82,6 +83,7 @@ static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
                  gpuipc_ranks_who(rr, peer));
         side->code = GPUIPC_FAIL;
         side->weight = GPUIPC_CELL_VAGUE;
+        side->blame = GPUIPC_CELL_BLAME_PEER;
         return 0;
     }
     if (gpuipc_clock_ns() >= rr->pairs_until) {
@@ -169,6 +171,9 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
             gpuipc_ranks_mark_stuck(rr, peer);
         note(side, GPUIPC_FAIL, err.msg);
         side->weight = weight_of(-sock);
+        /* The peer gone or not come; a stranger at its name is neither's. */
+        side->blame = sock == -EACCES || sock == -EPERM ? GPUIPC_CELL_BLAME_NONE
+                                                        : GPUIPC_CELL_BLAME_PEER;
         say_failed(rr, "", err.msg);
         return -1;
     }
@@ -223,6 +228,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
         if (rc == -ETIMEDOUT)
             gpuipc_ranks_mark_stuck(rr, c);
         side->weight = weight_of(-rc);
+        side->blame = GPUIPC_CELL_BLAME_PEER; /* refused, lost or silent at HELLO */
         code = GPUIPC_FAIL;
     } else {
         /* pidfd_getfd from a sibling needs ptrace permission, which Yama's
@@ -317,6 +323,8 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     side->own = end.own;
     snprintf(side->note, sizeof(side->note), "%.390s", end.reason);
     side->weight = weight_of(end.errnum);
+    if (!end.met)
+        side->blame = GPUIPC_CELL_BLAME_PEER; /* refused, lost or silent at HELLO */
     if (code != GPUIPC_PASS && code != GPUIPC_SKIP) {
         say_failed(rr, "as consumer: ", end.reason[0] ? end.reason : "(said above)");
         if (end.errnum == ETIMEDOUT)

@@ -3,8 +3,8 @@
  * holds it (ranks_run), the keys it publishes, and the functions one file
  * of the mode calls in another: the watchdog's side (ranks_watch.c), the
  * job and its ranks (ranks_job.c), the pairs (ranks_pair.c), the verdict
- * (ranks_verdict.c) and rank 0's --json (ranks_json.c, gathering for
- * run/result_doc.h). Only ranks.c and the ranks_*.c files include it. */
+ * (ranks_verdict.c), rank 0's --json (ranks_json.c, gathering for
+ * run/result_doc.h) and its --prom and --junit (ranks_files.c). Only ranks.c and the ranks_*.c files include it. */
 #ifndef GPUIPC_APP_CUDA_RANKS_RUN_H
 #define GPUIPC_APP_CUDA_RANKS_RUN_H
 
@@ -66,6 +66,7 @@ typedef struct ranks_run {
     uint64_t pairs_until; /* no pair starts after this (CLOCK_MONOTONIC): the verdict's time */
     gpuipc_outfile json;
     int json_checked;
+    int files_checked;   /* --prom's and --junit's paths checked (run/report_files.h) */
     ranks_where where; /* the watchdog's (gpuipc_ranks_watch_start) */
     gpuipc_app_proc proc; /* the FDs each session's last check counts from */
 
@@ -182,5 +183,29 @@ void gpuipc_ranks_verdict_free(ranks_run *rr);
  * (said). */
 int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, unsigned proven,
                             unsigned pf, unsigned ps);
+
+/* ---- the verdict's --prom and --junit (ranks_files.c) ----------------------------- */
+
+/* Before the run, on rank 0: checks --prom's and --junit's paths as the
+ * forked mode does (run/report_files.h). Returns 0 (also on another rank,
+ * or with neither given), or -1 after saying why: a usage error, which the
+ * caller makes every rank's. */
+int gpuipc_ranks_files_check(ranks_run *rr);
+
+/* At the start, where the paths were checked: each file is replaced by one
+ * that says the run is under way and claims no verdict. */
+void gpuipc_ranks_files_begin(ranks_run *rr);
+
+/* The verdict's files, from cells (rr->size x rr->size, judged) with exit
+ * status code and t's counts (gpuipc_cells_judge's); on a rank whose paths
+ * were not checked before (not rank 0), they are checked now. Nothing
+ * where neither is given. Returns 0, or -1 where one could not be checked
+ * or written (said): then a PASS or SKIP is no more, and the file and the
+ * --json written before it say FAIL; the caller's status is to be FAIL. */
+int gpuipc_ranks_files_write(ranks_run *rr, const gpuipc_cell *cells, int code,
+                             const gpuipc_cells_tally *t);
+
+/* Lets go of the directories held for the files (every rank, at its end). */
+void gpuipc_ranks_files_close(ranks_run *rr);
 
 #endif

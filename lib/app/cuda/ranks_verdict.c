@@ -94,6 +94,10 @@ static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_sid
     memset(side, 0, sizeof(*side));
     side->code = GPUIPC_FAIL;
     side->weight = weight;
+    /* Stuck in a call or a step of its own: this rank; waiting for its
+     * peer to come: the peer. */
+    side->blame = weight >= GPUIPC_CELL_SURE ? GPUIPC_CELL_BLAME_SELF
+                  : rr->where.in_pair ? GPUIPC_CELL_BLAME_PEER : GPUIPC_CELL_BLAME_NONE;
     if (rr->played)
         snprintf(side->note, sizeof(side->note), "not played: the run was stopped before this "
                  "pair");
@@ -107,6 +111,7 @@ static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_sid
         snprintf(side->note, sizeof(side->note), "not reached: the verdict's time came first "
                  "(raise --deadline for this many ranks)");
         side->weight = GPUIPC_CELL_VAGUE;
+        side->blame = GPUIPC_CELL_BLAME_NONE;
     }
 }
 
@@ -316,6 +321,8 @@ static int judge(ranks_run *rr, const char *own)
     if ((rr->o->json && !rr->json_checked) ||
         gpuipc_ranks_json_write(rr, cells, code, t.proven, t.failed, t.skipped) < 0)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
+    if (gpuipc_ranks_files_write(rr, cells, code, &t) < 0)
+        code = GPUIPC_FAIL;
     snprintf(line, sizeof(line), "result: %s: %u ranks, %u ordered pairs: %u proven, %u "
              "failed, %u skipped (their scenarios: %u passed, %u failed, %u skipped), in %.2f s "
              "(exit %d)", gpuipc_exit_word(code), rr->size, rr->size * (rr->size - 1), t.proven,

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_rank_results.c: a --ranks run's cells as the other outputs take
+ * them (run/rank_results.c), without a launcher:
+ * - the rows of --prom and --junit: one per scenario of each ordered pair,
+ *   named "<mechanism> <p>-><c>" by ranks, every one of many made whole
+ *   (a mechanism's longest name included); a pair failed as a whole is one
+ *   row with its reason; a scenario that passed in a pair not proven is no
+ *   pass; and the renderers' files from them;
+ * - the culprits: a pair failed on the consumer's side names the consumer
+ *   alone, a rank gone names that rank, a pass names none; and the
+ *   gpuipc-ranks/1 document's "culprits" from them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/outfile.h"
+#include "core/status.h"
+#include "core/step.h"
+#include "run/junit.h"
+#include "run/prom.h"
+#include "run/rank_results.h"
+#include "run/result_doc.h"
+#include "helpers.h"
+#include "suites.h"
+
+static const char *const who4[] = {"rank 0 (n0, GPU 0)", "rank 1 (n0, GPU 1)",
+                                   "rank 2 (n1, GPU 0)", "rank 3 (n1, GPU 1)"};
+static const char *const mechs2[] = {"memfd", "memfd-pidfd"};
+
+/* Pair p -> c of a run over mechs (nmech of them) where every scenario
+ * passed and both sides agree. */
+static void proven(gpuipc_cell *cell, uint32_t p, uint32_t c, const char *const *mechs,
+                   size_t nmech)
+{
+    size_t i;
+
+    memset(cell, 0, sizeof(*cell));
+    cell->p = p;
+    cell->c = c;
+    cell->prod.have = cell->cons.have = 1;
+    cell->prod.met = cell->cons.met = 1;
+    cell->prod.code = cell->cons.code = GPUIPC_PASS;
+    cell->prod.n = nmech;
+    for (i = 0; i < nmech; i++) {
+        snprintf(cell->prod.s[i].mech, sizeof(cell->prod.s[i].mech), "%s", mechs[i]);
+        cell->prod.s[i].status = GPUIPC_PASS;
+    }
+    cell->cons.said_bye = 1;
+    cell->cons.passed = (unsigned)nmech;
+    cell->cons.own = GPUIPC_PASS;
+}
+
+/* size x size cells, every pair proven over mechs2. */
+static gpuipc_cell *all_proven(uint32_t size)
+{
+    gpuipc_cell *cells = calloc((size_t)size * size, sizeof(*cells));
+    uint32_t p, c;
+
+    ck_assert_ptr_nonnull(cells);
+    for (p = 0; p < size; p++)
+        for (c = 0; c < size; c++)
+            if (p != c)
+                proven(&cells[(size_t)p * size + c], p, c, mechs2, 2);
+    return cells;
+}
+
+/* Scenario i of cell failed on side, at step, for reason. */
+static void fail_scenario(gpuipc_cell *cell, size_t i, int side, unsigned step,
+                          const char *reason)
+{
+    gpuipc_cell_scenario *s = &cell->prod.s[i];
+
+    s->status = GPUIPC_FAIL;
+    s->side = side;
+    s->step = step;
+    snprintf(s->reason, sizeof(s->reason), "%s", reason);
+    cell->prod.code = cell->cons.code = GPUIPC_FAIL;
+    cell->cons.passed--;
+    cell->cons.failed++;
+}
+
+/* The row named name, or NULL. */
+static const gpuipc_result *row(const gpuipc_rank_results *rows, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < rows->n; i++)
+        if (strcmp(rows->results[i].mech, name) == 0)
+            return &rows->results[i];
+    return NULL;
+}
+
+START_TEST(test_rank_results_a_row_per_scenario_of_each_pair)
+{
+    gpuipc_cell *cells = all_proven(4);
+    gpuipc_rank_results rows;
+    const gpuipc_result *r;
+
+    ck_assert_int_eq(gpuipc_rank_results_make(&rows, cells, 4, who4, mechs2, 2), 0);
+    ck_assert_uint_eq(rows.n, 4 * 3 * 2);
+    r = row(&rows, "memfd-pidfd 2->1");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r->mechanism, "memfd-pidfd");
+    ck_assert_int_eq(r->gpu, 2);
+    ck_assert_int_eq(r->peer_gpu, 1);
+    ck_assert_int_eq(r->status, GPUIPC_PASS);
+    ck_assert_str_eq(r->reason, "");
+    ck_assert_ptr_null(row(&rows, "memfd 1->1"));
+    /* The rows own their text: the cells may go first. */
+    free(cells);
+    ck_assert_str_eq(rows.results[0].mech, "memfd 0->1");
+    gpuipc_rank_results_free(&rows);
+    ck_assert_ptr_null(rows.results);
+}
+END_TEST
+
+/* Many rows, each named whole: the longest mechanism name a record carries
+ * and two-digit ranks make a name the outcome's fixed label room (48) would
+ * not be asked for: the rows carry their own. */
+START_TEST(test_rank_results_every_row_of_many_ranks_whole)
+{
+    const uint32_t size = 24;
+    char mech[GPUIPC_CELL_MECH_LEN], name[96];
+    const char *const mechs[] = {mech, "memfd"};
+    gpuipc_cell *cells = calloc((size_t)size * size, sizeof(*cells));
+    const char **who = calloc(size, sizeof(*who));
+    gpuipc_rank_results rows;
+    uint32_t p, c;
+
+    ck_assert_ptr_nonnull(cells);
+    ck_assert_ptr_nonnull(who);
+    memset(mech, 'm', sizeof(mech) - 1);
+    mech[sizeof(mech) - 1] = '\0';
+    for (p = 0; p < size; p++) {
+        who[p] = "rank";
+        for (c = 0; c < size; c++)
+            if (p != c)
+                proven(&cells[(size_t)p * size + c], p, c, mechs, 2);
+    }
+    ck_assert_int_eq(gpuipc_rank_results_make(&rows, cells, size, who, mechs, 2), 0);
+    ck_assert_uint_eq(rows.n, (size_t)size * (size - 1) * 2);
+    snprintf(name, sizeof(name), "%s 23->22", mech);
+    ck_assert_ptr_nonnull(row(&rows, name));
+    ck_assert_str_eq(row(&rows, name)->mechanism, mech);
+    ck_assert_ptr_nonnull(row(&rows, "memfd 22->23"));
+    gpuipc_rank_results_free(&rows);
+    free(cells);
+    free(who);
+}
+END_TEST
+
+/* A pair with no scenario (its producer never reported; another node) is
+ * one row, "pair p->c", with the pair's verdict and reason. */
+START_TEST(test_rank_results_a_pair_failed_whole_is_one_row)
+{
+    gpuipc_cell *cells = all_proven(4);
+    gpuipc_rank_results rows;
+    const gpuipc_result *r;
+
+    memset(&cells[1 * 4 + 2].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[3 * 4 + 0], 0, sizeof(cells[0]));
+    cells[3 * 4 + 0].p = 3;
+    cells[3 * 4 + 0].prod.have = cells[3 * 4 + 0].cons.have = 1;
+    cells[3 * 4 + 0].prod.code = cells[3 * 4 + 0].cons.code = GPUIPC_SKIP;
+    snprintf(cells[3 * 4 + 0].prod.note, sizeof(cells[0].prod.note), "not on this node");
+    ck_assert_int_eq(gpuipc_rank_results_make(&rows, cells, 4, who4, mechs2, 2), 0);
+    ck_assert_uint_eq(rows.n, 10 * 2 + 2);
+    ck_assert_ptr_null(row(&rows, "memfd 1->2"));
+    r = row(&rows, "pair 1->2");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r->mechanism, "pair");
+    ck_assert_int_eq(r->status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(r->reason, "rank 1 (n0, GPU 1) never reported") != NULL, "%s",
+                  r->reason);
+    r = row(&rows, "pair 3->0");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, GPUIPC_SKIP);
+    ck_assert_str_eq(r->reason, "not on this node");
+    gpuipc_rank_results_free(&rows);
+    free(cells);
+}
+END_TEST
+
+/* The consumer never reported its side: the scenarios that passed prove
+ * nothing, and their rows say why; one that failed keeps its own reason. */
+START_TEST(test_rank_results_a_pass_in_a_pair_not_proven_is_no_pass)
+{
+    gpuipc_cell *cells = all_proven(3);
+    gpuipc_rank_results rows;
+    const gpuipc_result *r;
+
+    fail_scenario(&cells[0 * 3 + 1], 1, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_VERIFY, "3 mismatches");
+    cells[0 * 3 + 1].cons.have = 0;
+    ck_assert_int_eq(gpuipc_rank_results_make(&rows, cells, 3, who4, mechs2, 2), 0);
+    r = row(&rows, "memfd 0->1");
+    ck_assert_int_eq(r->status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(r->reason, "the pair is not proven: rank 1 (n0, GPU 1) never "
+                                    "reported its side") != NULL, "%s", r->reason);
+    r = row(&rows, "memfd-pidfd 0->1");
+    ck_assert_int_eq(r->status, GPUIPC_FAIL);
+    ck_assert_str_eq(r->reason, "3 mismatches");
+    ck_assert_int_eq(r->failed_side, GPUIPC_ROLE_CONSUMER);
+    ck_assert_uint_eq(r->failure.step, GPUIPC_STEP_VERIFY);
+    ck_assert_int_eq(row(&rows, "memfd 1->0")->status, GPUIPC_PASS);
+    gpuipc_rank_results_free(&rows);
+    free(cells);
+}
+END_TEST
+
+/* The renderers take the rows: the textfile's series and the JUnit
+ * testcases by rank, each GPU by its UUID. */
+START_TEST(test_rank_results_render_as_prom_and_junit)
+{
+    static const char uuids[3][GPUIPC_OUTCOME_UUID_LEN] = {"GPU-a", "", "GPU-c"};
+    gpuipc_cell *cells = all_proven(3);
+    gpuipc_rank_results rows;
+    gpuipc_outcome oc = {.version = "9.9", .commit = "abc", .mode = "ranks", .role = "rank 0",
+                         .exit_code = 1, .result = "FAIL: 3 ranks", .uuids = uuids,
+                         .nuuids = 3};
+    char why[256], *text;
+    size_t i, n;
+    off_t len;
+    int fd;
+
+    fail_scenario(&cells[2 * 3 + 0], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_EXPORT,
+                  "export: <EPERM> & more");
+    ck_assert_int_eq(gpuipc_rank_results_make(&rows, cells, 3, who4, mechs2, 2), 0);
+    oc.results = rows.results;
+    oc.n = rows.n;
+    for (i = 0; i < rows.n; i++) {
+        oc.passed += rows.results[i].status == GPUIPC_PASS;
+        oc.failed += rows.results[i].status == GPUIPC_FAIL;
+    }
+    fd = memfd_create("prom", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(gpuipc_prom_write(fd, &oc), 0);
+    len = lseek(fd, 0, SEEK_CUR);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_int_eq(pread(fd, text, (size_t)len, 0), len);
+    ck_assert_msg(strstr(text, "\ngpuipc_test_scenario_success{mechanism=\"memfd\",gpu=\"2\","
+                               "gpu_uuid=\"GPU-c\",peer_gpu=\"0\",peer_gpu_uuid=\"GPU-a\"} 0\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "\ngpuipc_test_scenario_success{mechanism=\"memfd-pidfd\","
+                               "gpu=\"1\",peer_gpu=\"2\",peer_gpu_uuid=\"GPU-c\"} 1\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "gpuipc_test_scenarios{verdict=\"pass\"} 11\n"), "%s", text);
+    free(text);
+    close(fd);
+    fd = memfd_create("junit", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(gpuipc_junit_write(fd, &oc), 0);
+    len = lseek(fd, 0, SEEK_CUR);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_int_eq(pread(fd, text, (size_t)len, 0), len);
+    n = (size_t)len;
+    ck_assert_msg(th_xml_valid(text, n, why, sizeof(why)), "%s\n%s", why, text);
+    ck_assert_msg(strstr(text, "<testcase name=\"memfd 2-&gt;0\" classname=\"gpuipc_test.gpu2\" "
+                               "time=\"0.000\">\n      <failure message=\"export: &lt;EPERM&gt; "
+                               "&amp; more\" type=\"producer export\">"), "%s", text);
+    ck_assert_msg(strstr(text, "<testsuite name=\"GPU 2 (GPU-c)\" tests=\"4\" failures=\"1\""),
+                  "%s", text);
+    free(text);
+    close(fd);
+    gpuipc_rank_results_free(&rows);
+    free(cells);
+}
+END_TEST
+
+/* ---- culprits ---- */
+
+START_TEST(test_rank_results_a_consumer_side_failure_names_the_consumer_alone)
+{
+    gpuipc_cell *cells = all_proven(3);
+
+    fail_scenario(&cells[0 * 3 + 1], 1, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_VERIFY, "mismatch");
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 1], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
+    /* On the producer's side: the producer alone. */
+    fail_scenario(&cells[1 * 3 + 2], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_EXPORT, "export");
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 3 + 2], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_PRODUCER);
+    /* On no known side: both. */
+    fail_scenario(&cells[2 * 3 + 0], 0, 0, 0, "stopped");
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[2 * 3 + 0], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_PRODUCER | GPUIPC_CELL_BLAMES_CONSUMER);
+    free(cells);
+}
+END_TEST
+
+START_TEST(test_rank_results_a_gone_rank_is_named)
+{
+    gpuipc_cell *cells = all_proven(3);
+
+    /* Rank 1 never reported: as producer and as consumer, it alone. */
+    memset(&cells[1 * 3 + 0].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[1 * 3 + 2].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[0 * 3 + 1].cons, 0, sizeof(cells[0].cons));
+    memset(&cells[2 * 3 + 1].cons, 0, sizeof(cells[0].cons));
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 3 + 0], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_PRODUCER);
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 1], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
+    /* Rank 2, the consumer, died during the session, which its producer
+     * saw: rank 2, though its scenario failed on the producer's side. */
+    fail_scenario(&cells[0 * 3 + 2], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_REPORT, "EOF");
+    cells[0 * 3 + 2].prod.gone = 1;
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 2], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
+    free(cells);
+}
+END_TEST
+
+/* No session: the side whose note leads says whom it blames. */
+START_TEST(test_rank_results_no_session_the_leading_side_names_the_culprit)
+{
+    gpuipc_cell *cells = all_proven(2);
+    gpuipc_cell *c = &cells[0 * 2 + 1];
+
+    memset(c, 0, sizeof(*c));
+    c->p = 0;
+    c->c = 1;
+    c->prod.have = c->cons.have = 1;
+    c->prod.code = c->cons.code = GPUIPC_FAIL;
+    /* A wrong token: the consumer refused the producer (its note weighs
+     * more than the producer's lost connection): the producer alone. */
+    c->prod.weight = GPUIPC_CELL_PLAIN;
+    c->prod.blame = GPUIPC_CELL_BLAME_PEER;
+    snprintf(c->prod.note, sizeof(c->prod.note), "peer gone during hello");
+    c->cons.weight = GPUIPC_CELL_SURE;
+    c->cons.blame = GPUIPC_CELL_BLAME_PEER;
+    snprintf(c->cons.note, sizeof(c->cons.note), "hello: refused the producer");
+    ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2), GPUIPC_CELL_BLAMES_PRODUCER);
+    /* The consumer stuck in the driver, the producer timed out: the
+     * consumer alone. */
+    c->cons.weight = GPUIPC_CELL_STUCK;
+    c->cons.blame = GPUIPC_CELL_BLAME_SELF;
+    c->prod.weight = GPUIPC_CELL_VAGUE;
+    ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2), GPUIPC_CELL_BLAMES_CONSUMER);
+    /* Neither says: both. */
+    c->cons.blame = GPUIPC_CELL_BLAME_NONE;
+    ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_PRODUCER | GPUIPC_CELL_BLAMES_CONSUMER);
+    free(cells);
+}
+END_TEST
+
+START_TEST(test_rank_results_a_pass_or_skip_names_none)
+{
+    gpuipc_cell *cells = all_proven(2);
+
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 2 + 1], who4, mechs2, 2), 0);
+    memset(&cells[1 * 2 + 0], 0, sizeof(cells[0]));
+    cells[1 * 2 + 0].p = 1;
+    cells[1 * 2 + 0].prod.have = cells[1 * 2 + 0].cons.have = 1;
+    cells[1 * 2 + 0].prod.code = cells[1 * 2 + 0].cons.code = GPUIPC_SKIP;
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 2 + 0], who4, mechs2, 2), 0);
+    free(cells);
+}
+END_TEST
+
+/* The document of a run of 4 ranks, cells judged, at path. */
+static jnode *ranks_doc(const char *path, const gpuipc_cell *cells, int code)
+{
+    gpuipc_ranks_doc_rank ranks[4];
+    gpuipc_ranks_doc d = {.code = code, .pmix = "test", .size = 4, .ranks = ranks,
+                          .cells = cells, .who = who4, .mechs = mechs2, .nmech = 2};
+    gpuipc_outfile file = {.dirfd = -1};
+    gpuipc_err err;
+    char why[256], *text;
+    jnode *doc;
+    size_t n;
+    int checked = 1, r;
+
+    memset(ranks, 0, sizeof(ranks));
+    for (r = 0; r < 4; r++) {
+        ranks[r].host = r < 2 ? "n0" : "n1";
+        ranks[r].gpu = r == 3 ? -1 : r % 2;
+        snprintf(ranks[r].gpu_uuid, sizeof(ranks[r].gpu_uuid), "GPU-%d", r);
+    }
+    ck_assert_msg(gpuipc_outfile_check(&file, path, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(gpuipc_ranks_doc_write(&file, &checked, path, "9.9", &d), 0);
+    gpuipc_outfile_close(&file);
+    text = th_read_file(path, &n);
+    ck_assert_ptr_nonnull(text);
+    doc = js_parse(text, why, sizeof(why));
+    ck_assert_msg(doc != NULL, "%s: %s", why, text);
+    free(text);
+    return doc;
+}
+
+START_TEST(test_rank_results_the_document_names_the_culprits)
+{
+    char dir[] = "/tmp/gpuipc-culprits-XXXXXX", path[64];
+    gpuipc_cell *cells = all_proven(4);
+    const jnode *culprits, *c;
+    jnode *doc;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/doc.json", dir);
+    /* A pass: an empty array. */
+    doc = ranks_doc(path, cells, GPUIPC_PASS);
+    culprits = js_get(doc, "culprits");
+    ck_assert_ptr_nonnull(culprits);
+    ck_assert_uint_eq(js_len(culprits), 0);
+    ck_assert_ptr_null(js_at(culprits, 0));
+    js_free(doc);
+    /* 0 -> 1 failed on the consumer's side; rank 3 (no GPU) never reported. */
+    fail_scenario(&cells[0 * 4 + 1], 0, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_VERIFY, "mismatch");
+    memset(&cells[3 * 4 + 0].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[3 * 4 + 1].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[3 * 4 + 2].prod, 0, sizeof(cells[0].prod));
+    memset(&cells[2 * 4 + 3].cons, 0, sizeof(cells[0].cons));
+    doc = ranks_doc(path, cells, GPUIPC_FAIL);
+    culprits = js_get(doc, "culprits");
+    ck_assert_uint_eq(js_len(culprits), 2);
+    c = js_at(culprits, 0);
+    ck_assert_int_eq((int)js_num(js_get(c, "rank")), 1);
+    ck_assert_str_eq(js_str(js_get(c, "node")), "n0");
+    ck_assert_str_eq(js_str(js_get(c, "gpu_uuid")), "GPU-1");
+    ck_assert_uint_eq(js_len(js_get(c, "pairs")), 1);
+    ck_assert_str_eq(js_str(js_at(js_get(c, "pairs"), 0)), "0->1");
+    c = js_at(culprits, 1);
+    ck_assert_int_eq((int)js_num(js_get(c, "rank")), 3);
+    ck_assert_str_eq(js_str(js_get(c, "node")), "n1");
+    ck_assert_ptr_nonnull(js_get(c, "gpu_uuid"));
+    ck_assert_ptr_null(js_str(js_get(c, "gpu_uuid"))); /* null: no GPU */
+    ck_assert_uint_eq(js_len(js_get(c, "pairs")), 4);
+    ck_assert_str_eq(js_str(js_at(js_get(c, "pairs"), 0)), "2->3");
+    ck_assert_str_eq(js_str(js_at(js_get(c, "pairs"), 1)), "3->0");
+    ck_assert_str_eq(js_str(js_at(js_get(c, "pairs"), 3)), "3->2");
+    js_free(doc);
+    th_remove_tree(dir);
+    free(cells);
+}
+END_TEST
+
+Suite *rank_results_suite(void)
+{
+    Suite *s = suite_create("rank_results");
+    TCase *tc = tcase_create("rank_results");
+
+    tcase_add_test(tc, test_rank_results_a_row_per_scenario_of_each_pair);
+    tcase_add_test(tc, test_rank_results_every_row_of_many_ranks_whole);
+    tcase_add_test(tc, test_rank_results_a_pair_failed_whole_is_one_row);
+    tcase_add_test(tc, test_rank_results_a_pass_in_a_pair_not_proven_is_no_pass);
+    tcase_add_test(tc, test_rank_results_render_as_prom_and_junit);
+    tcase_add_test(tc, test_rank_results_a_consumer_side_failure_names_the_consumer_alone);
+    tcase_add_test(tc, test_rank_results_a_gone_rank_is_named);
+    tcase_add_test(tc, test_rank_results_a_pass_or_skip_names_none);
+    tcase_add_test(tc, test_rank_results_no_session_the_leading_side_names_the_culprit);
+    tcase_add_test(tc, test_rank_results_the_document_names_the_culprits);
+    suite_add_tcase(s, tc);
+    return s;
+}
