@@ -340,10 +340,64 @@ START_TEST(test_rank_results_no_session_the_leading_side_names_the_culprit)
     c->cons.blame = GPUIPC_CELL_BLAME_SELF;
     c->prod.weight = GPUIPC_CELL_VAGUE;
     ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2), GPUIPC_CELL_BLAMES_CONSUMER);
-    /* Neither says: both. */
+    /* The leading note names nobody: the other's does (the producer
+     * blamed its peer). */
     c->cons.blame = GPUIPC_CELL_BLAME_NONE;
+    ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2), GPUIPC_CELL_BLAMES_CONSUMER);
+    /* Neither says: both. */
+    c->prod.blame = GPUIPC_CELL_BLAME_NONE;
     ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_PRODUCER | GPUIPC_CELL_BLAMES_CONSUMER);
+    free(cells);
+}
+END_TEST
+
+/* The culprits follow the waits the records name: rank 0 waited for rank
+ * 2 in pair 0 -> 2, rank 2 for rank 1 in pair 2 -> 1, where rank 1 was
+ * stuck in the driver: every failed pair names rank 1 alone. */
+START_TEST(test_rank_results_culprits_follow_the_waits_to_the_stuck_rank)
+{
+    gpuipc_cell *cells = all_proven(3);
+    uint32_t *c, p, q;
+    size_t k;
+
+    for (k = 0; k < 9; k++) {
+        gpuipc_cell *x = &cells[k];
+
+        if (k / 3 == k % 3)
+            continue;
+        memset(&x->prod, 0, sizeof(x->prod));
+        memset(&x->cons, 0, sizeof(x->cons));
+        x->prod.have = x->cons.have = 1;
+        x->prod.code = x->cons.code = GPUIPC_FAIL;
+        snprintf(x->prod.note, sizeof(x->prod.note), "not reached");
+        snprintf(x->cons.note, sizeof(x->cons.note), "not reached");
+        x->prod.weight = x->cons.weight = GPUIPC_CELL_VAGUE;
+    }
+    /* Rank 1: stuck in cuMemImportFromShareableHandle (all its records). */
+    cells[0 * 3 + 1].cons.weight = cells[2 * 3 + 1].cons.weight = GPUIPC_CELL_STUCK;
+    cells[1 * 3 + 0].prod.weight = cells[1 * 3 + 2].prod.weight = GPUIPC_CELL_STUCK;
+    cells[0 * 3 + 1].cons.blame = cells[2 * 3 + 1].cons.blame = GPUIPC_CELL_BLAME_SELF;
+    cells[1 * 3 + 0].prod.blame = cells[1 * 3 + 2].prod.blame = GPUIPC_CELL_BLAME_SELF;
+    /* Rank 2 waits in 2 -> 1 (in poll), rank 0 in 0 -> 2. */
+    cells[2 * 3 + 1].prod.weight = GPUIPC_CELL_PLAIN;
+    cells[2 * 3 + 1].prod.blame = GPUIPC_CELL_BLAME_WAITS;
+    cells[0 * 3 + 2].prod.blame = GPUIPC_CELL_BLAME_WAITS;
+    ck_assert_int_eq(gpuipc_rank_culprits(cells, 3, who4, mechs2, 2, &c), 0);
+    for (p = 0; p < 3; p++)
+        for (q = 0; q < 3; q++) {
+            if (p == q)
+                continue;
+            ck_assert_msg((c[(p * 3 + q) * 2] == 1 && c[(p * 3 + q) * 2 + 1] == UINT32_MAX) ||
+                          (c[(p * 3 + q) * 2] == UINT32_MAX && c[(p * 3 + q) * 2 + 1] == 1),
+                          "pair %u -> %u: %u %u", p, q, c[(p * 3 + q) * 2],
+                          c[(p * 3 + q) * 2 + 1]);
+        }
+    free(c);
+    /* Without the waits, pair 0 -> 2 would name rank 2, whom rank 0 waited
+     * for: the chain is what clears it. */
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 2], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
     free(cells);
 }
 END_TEST
@@ -374,7 +428,10 @@ static jnode *ranks_doc(const char *path, const gpuipc_cell *cells, int code)
     jnode *doc;
     size_t n;
     int checked = 1, r;
+    uint32_t *culprits;
 
+    ck_assert_int_eq(gpuipc_rank_culprits(cells, 4, who4, mechs2, 2, &culprits), 0);
+    d.culprits = culprits;
     memset(ranks, 0, sizeof(ranks));
     for (r = 0; r < 4; r++) {
         ranks[r].host = r < 2 ? "n0" : "n1";
@@ -384,6 +441,7 @@ static jnode *ranks_doc(const char *path, const gpuipc_cell *cells, int code)
     ck_assert_msg(gpuipc_outfile_check(&file, path, &err) == 0, "%s", err.msg);
     ck_assert_int_eq(gpuipc_ranks_doc_write(&file, &checked, path, "9.9", &d), 0);
     gpuipc_outfile_close(&file);
+    free(culprits);
     text = th_read_file(path, &n);
     ck_assert_ptr_nonnull(text);
     doc = js_parse(text, why, sizeof(why));
@@ -452,6 +510,7 @@ Suite *rank_results_suite(void)
     tcase_add_test(tc, test_rank_results_a_gone_rank_is_named);
     tcase_add_test(tc, test_rank_results_a_pass_or_skip_names_none);
     tcase_add_test(tc, test_rank_results_no_session_the_leading_side_names_the_culprit);
+    tcase_add_test(tc, test_rank_results_culprits_follow_the_waits_to_the_stuck_rank);
     tcase_add_test(tc, test_rank_results_the_document_names_the_culprits);
     suite_add_tcase(s, tc);
     return s;

@@ -953,7 +953,7 @@ START_TEST(test_ranks_records_that_lie_are_refused)
         "R 2 0 1 0 1 1 0 0 0 0 0 1 0 3\ta consumer with scenarios\n",
         "R 1 1 2 0 1 0 0 0 0 0 0 1 0 0\tno newline",
         "R 1 1 2 0 1 0 0 0 0 0 0 4 0 0\tno such weight\n",
-        "R 1 1 2 0 1 0 0 0 0 0 0 1 3 0\tno such blame\n",
+        "R 1 1 2 0 1 0 0 0 0 0 0 1 4 0\tno such blame\n",
         "R 1 1 2 0 1 0 0 0 0 0 0 0 1 0 0\tan extra field\n",
         "X nothing\n",
         "R 1 1 2 0 1 0 99999999999999999999 0 0 0 0 1 0 0\toverflow\n",

@@ -79,7 +79,7 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
                             side->weight >= GPUIPC_CELL_VAGUE &&
                             side->weight <= GPUIPC_CELL_STUCK ? side->weight : GPUIPC_CELL_PLAIN,
                             side->blame >= GPUIPC_CELL_BLAME_NONE &&
-                            side->blame <= GPUIPC_CELL_BLAME_PEER ? side->blame
+                            side->blame <= GPUIPC_CELL_BLAME_WAITS ? side->blame
                                                                   : GPUIPC_CELL_BLAME_NONE,
                             n);
     put_text(*buf, len, side->note);
@@ -185,7 +185,7 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
             number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
             number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
             number(&f, GPUIPC_CELL_VAGUE, GPUIPC_CELL_STUCK, &weight) < 0 ||
-            number(&f, GPUIPC_CELL_BLAME_NONE, GPUIPC_CELL_BLAME_PEER, &blame) < 0 ||
+            number(&f, GPUIPC_CELL_BLAME_NONE, GPUIPC_CELL_BLAME_WAITS, &blame) < 0 ||
             number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
                                                  &n) < 0 || *f != '\t')
             return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "

@@ -58,6 +58,10 @@ enum gpuipc_cell_blame {
     GPUIPC_CELL_BLAME_NONE = 0, /* neither rank, or not known */
     GPUIPC_CELL_BLAME_SELF = 1, /* the rank that wrote it (stuck in a call) */
     GPUIPC_CELL_BLAME_PEER = 2, /* the other rank (refused, gone, never came) */
+    GPUIPC_CELL_BLAME_WAITS = 3, /* the other rank, for whom this one still waited in
+                                  * this pair when the verdict's time came: its
+                                  * pair under way (the culprits follow such waits
+                                  * to the rank that is stuck itself) */
 };
 
 /* What one side of pair p -> c recorded. */

@@ -194,10 +194,14 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
      * producer; a rank stuck in a call: itself), else both. */
     if (!pr->met) {
         const gpuipc_cell_side *lead = gpuipc_cell_lead(cell);
-        unsigned self = lead == pr ? GPUIPC_CELL_BLAMES_PRODUCER : GPUIPC_CELL_BLAMES_CONSUMER;
+        const gpuipc_cell_side *other = lead == pr ? co : pr;
 
-        return lead->blame == GPUIPC_CELL_BLAME_SELF ? self
-               : lead->blame == GPUIPC_CELL_BLAME_PEER ? both & ~self : both;
+        if (lead->blame == GPUIPC_CELL_BLAME_NONE && other->have &&
+            other->blame != GPUIPC_CELL_BLAME_NONE)
+            lead = other; /* the leading note names nobody: the other's does */
+        blames = lead == pr ? GPUIPC_CELL_BLAMES_PRODUCER : GPUIPC_CELL_BLAMES_CONSUMER;
+        return lead->blame == GPUIPC_CELL_BLAME_SELF ? blames
+               : lead->blame == GPUIPC_CELL_BLAME_NONE ? both : both & ~blames;
     }
     if (!holds_the_run(pr, mechs, nmech))
         return GPUIPC_CELL_BLAMES_PRODUCER;
@@ -217,6 +221,70 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
     if (co->said_bye && co->own == GPUIPC_PASS && agree(pr, co) && pr->code == GPUIPC_FAIL)
         return GPUIPC_CELL_BLAMES_PRODUCER;
     return both;
+}
+
+/* The rank r waited for, in its pair under way when the verdict's time
+ * came (its side's blame GPUIPC_CELL_BLAME_WAITS), or r itself. */
+static uint32_t waits_for(const gpuipc_cell *cells, uint32_t size, uint32_t r)
+{
+    uint32_t k;
+
+    for (k = 0; k < size; k++) {
+        if (k == r)
+            continue;
+        if (cells[(size_t)r * size + k].prod.have &&
+            cells[(size_t)r * size + k].prod.blame == GPUIPC_CELL_BLAME_WAITS)
+            return k;
+        if (cells[(size_t)k * size + r].cons.have &&
+            cells[(size_t)k * size + r].cons.blame == GPUIPC_CELL_BLAME_WAITS)
+            return k;
+    }
+    return r;
+}
+
+/* The end of r's chain of waits: the rank that waited for nobody (stuck
+ * itself, or gone); r where the chain goes round. */
+static uint32_t chain_end(const gpuipc_cell *cells, uint32_t size, uint32_t r)
+{
+    uint32_t at = r, steps, next;
+
+    for (steps = 0; steps < size; steps++) {
+        if ((next = waits_for(cells, size, at)) == at)
+            return at;
+        at = next;
+    }
+    return r;
+}
+
+int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *const *who,
+                         const char *const *mechs, size_t nmech, uint32_t **out)
+{
+    uint32_t *ends = malloc((size_t)size * sizeof(*ends));
+    uint32_t *c = malloc((size_t)size * size * 2 * sizeof(*c));
+    uint32_t p, q;
+
+    *out = NULL;
+    if (ends == NULL || c == NULL) {
+        free(ends);
+        free(c);
+        return -ENOMEM;
+    }
+    for (p = 0; p < size; p++)
+        ends[p] = chain_end(cells, size, p);
+    for (p = 0; p < size; p++)
+        for (q = 0; q < size; q++) {
+            uint32_t *at = &c[((size_t)p * size + q) * 2];
+            unsigned b = p == q ? 0 : gpuipc_cell_blames(&cells[(size_t)p * size + q], who,
+                                                         mechs, nmech);
+
+            at[0] = b & GPUIPC_CELL_BLAMES_PRODUCER ? ends[p] : UINT32_MAX;
+            at[1] = b & GPUIPC_CELL_BLAMES_CONSUMER ? ends[q] : UINT32_MAX;
+            if (at[1] == at[0])
+                at[1] = UINT32_MAX;
+        }
+    free(ends);
+    *out = c;
+    return 0;
 }
 
 const char *gpuipc_rank_results_line(char *buf, size_t len, int code, uint32_t size,

@@ -52,6 +52,16 @@ void gpuipc_rank_results_free(gpuipc_rank_results *out);
 unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
                             const char *const *mechs, size_t nmech);
 
+/* The culprits of a run of size ranks: for each ordered pair p -> c, the
+ * ranks it implicates (gpuipc_cell_blames), each followed along the waits
+ * that the records name (a rank that waited for its peer in its pair under
+ * way when the verdict's time came is not the culprit: the rank it waited
+ * for is, or the one that rank waited for, and so on, to a rank stuck
+ * itself). Into *out (malloc'd, size * size * 2: [(p * size + c) * 2 + k],
+ * UINT32_MAX for none, the two never equal). Returns 0 or -ENOMEM. */
+int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *const *who,
+                         const char *const *mechs, size_t nmech, uint32_t **out);
+
 /* The run's result in words, as rank 0's result line says it but for the
  * time: "PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed, 0 skipped
  * (their scenarios: 24 passed, 0 failed, 0 skipped) (exit 0)", into buf

@@ -663,17 +663,15 @@ static void ranks_put_head(gpuipc_json *j, gpuipc_sink *f, const char *version, 
     gpuipc_json_string(j, "verdict", verdict);
 }
 
-/* Pair p -> c in rank r's entry of "culprits" where the pair implicates r
- * in its role there; the entry is opened at its first pair (*open). */
+/* Pair p -> c in rank r's entry of "culprits" where the pair's culprits
+ * (d->culprits) name r; the entry is opened at its first pair (*open). */
 static void ranks_culprit_pair(gpuipc_json *j, const gpuipc_ranks_doc *d, uint32_t r,
                                uint32_t p, uint32_t c, int *open)
 {
-    unsigned role = p == r ? GPUIPC_CELL_BLAMES_PRODUCER : GPUIPC_CELL_BLAMES_CONSUMER;
+    const uint32_t *at = d->culprits + ((size_t)p * d->size + c) * 2;
     char text[32];
 
-    if (p == c ||
-        !(gpuipc_cell_blames(&d->cells[(size_t)p * d->size + c], d->who, d->mechs, d->nmech) &
-          role))
+    if (p == c || (at[0] != r && at[1] != r))
         return;
     if (!*open) {
         const gpuipc_ranks_doc_rank *k = &d->ranks[r];
@@ -698,16 +696,11 @@ static void ranks_culprits(gpuipc_json *j, const gpuipc_ranks_doc *d)
     int open;
 
     gpuipc_json_array(j, "culprits");
-    for (r = 0; r < d->size; r++) {
+    for (r = 0; r < d->size && d->culprits != NULL; r++) {
         open = 0;
-        for (p = 0; p < d->size; p++) {
-            if (p != r) {
-                ranks_culprit_pair(j, d, r, p, r, &open);
-                continue;
-            }
+        for (p = 0; p < d->size; p++)
             for (c = 0; c < d->size; c++)
-                ranks_culprit_pair(j, d, r, r, c, &open);
-        }
+                ranks_culprit_pair(j, d, r, p, c, &open);
         if (open) {
             gpuipc_json_end(j, ']');
             gpuipc_json_end(j, '}');

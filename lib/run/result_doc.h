@@ -112,6 +112,9 @@ typedef struct gpuipc_ranks_doc {
     const char *const *who;   /* the ranks named, for the verdicts' reasons */
     const char *const *mechs; /* the selection's mechanisms */
     size_t nmech;
+    /* Each pair's culprits (run/rank_results.h: gpuipc_rank_culprits), or
+     * NULL for none known. */
+    const uint32_t *culprits;
 } gpuipc_ranks_doc;
 
 /* Writes the document (d NULL: the run under way, not finished) in place of

@@ -8,6 +8,7 @@
 #include "app/version.h"
 #include "core/clock.h"
 #include "core/units.h"
+#include "run/rank_results.h"
 #include "run/result_doc.h"
 
 /* Writes the --json document (cells NULL: the run under way, not
@@ -21,7 +22,7 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
                           .skipped = ps, .cells = cells, .who = rr->whop, .mechs = rr->mechs,
                           .nmech = rr->s->nsel};
     gpuipc_ranks_doc_rank *ranks;
-    uint32_t r;
+    uint32_t r, *culprits = NULL;
     int rc;
 
     if (!rr->json_checked)
@@ -29,10 +30,14 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
     if (cells == NULL)
         return gpuipc_ranks_doc_write(&rr->json, &rr->json_checked, rr->o->json_path,
                                       GPUIPC_VERSION, NULL);
-    if ((ranks = calloc(rr->size, sizeof(*ranks))) == NULL) {
-        printf("rank 0: --json %s: not written: out of memory\n", rr->o->json_path);
+    if ((ranks = calloc(rr->size, sizeof(*ranks))) == NULL ||
+        gpuipc_rank_culprits(cells, rr->size, rr->whop, rr->mechs, rr->s->nsel,
+                             &culprits) < 0) {
+        printf("rank %u: --json %s: not written: out of memory\n", rr->rank, rr->o->json_path);
+        free(ranks);
         return -1;
     }
+    d.culprits = culprits;
     d.wall_ns = gpuipc_clock_ns() - rr->t0;
     d.pmix = gpuipc_launch_version(rr->l);
     for (r = 0; r < rr->size; r++) {
@@ -52,5 +57,6 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
     rc = gpuipc_ranks_doc_write(&rr->json, &rr->json_checked, rr->o->json_path, GPUIPC_VERSION,
                                 &d);
     free(ranks);
+    free(culprits);
     return rc;
 }

@@ -95,9 +95,10 @@ static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_sid
     side->code = GPUIPC_FAIL;
     side->weight = weight;
     /* Stuck in a call or a step of its own: this rank; waiting for its
-     * peer to come: the peer. */
+     * peer in the pair under way: that peer (the culprits follow the
+     * wait); a pair after it: nobody. */
     side->blame = weight >= GPUIPC_CELL_SURE ? GPUIPC_CELL_BLAME_SELF
-                  : rr->where.in_pair ? GPUIPC_CELL_BLAME_PEER : GPUIPC_CELL_BLAME_NONE;
+                  : current ? GPUIPC_CELL_BLAME_WAITS : GPUIPC_CELL_BLAME_NONE;
     if (rr->played)
         snprintf(side->note, sizeof(side->note), "not played: the run was stopped before this "
                  "pair");
