@@ -12,6 +12,7 @@
 #include "app/cuda/ranks_run.h"
 #include "core/log.h"
 #include "core/random.h"
+#include "core/sha256.h"
 #include "core/status.h"
 #include "gpu/gpu.h"
 
@@ -55,13 +56,15 @@ void gpuipc_ranks_name(ranks_run *rr)
 
 /* ---- the GPU of each rank ---------------------------------------------------------- */
 
-/* The options every rank must share, as a 64-bit FNV-1a digest of their
- * text: the mechanisms, --require, --size and --chunks. */
+/* The options every rank must share, as the first 64 bits of the SHA-256
+ * (core/sha256) of their text: the mechanisms, --require, --size and
+ * --chunks. */
 static uint64_t config_digest(const ranks_run *rr)
 {
+    uint8_t sum[GPUIPC_SHA256_LEN];
     char text[2048];
     size_t i, n = 0;
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 0;
 
     for (i = 0; i < rr->s->nsel && n + 40 < sizeof(text); i++)
         n += (size_t)snprintf(text + n, sizeof(text) - n, "%s,", rr->s->sel[i]->name);
@@ -69,10 +72,9 @@ static uint64_t config_digest(const ranks_run *rr)
         n += (size_t)snprintf(text + n, sizeof(text) - n, "req=%s,", rr->s->req[i]->name);
     snprintf(text + n, sizeof(text) - n, "size=%llu,chunks=%u",
              (unsigned long long)rr->o->size, rr->o->chunks);
-    for (i = 0; text[i] != '\0'; i++) {
-        h ^= (unsigned char)text[i];
-        h *= 1099511628211ull;
-    }
+    gpuipc_sha256_digest(text, strlen(text), sum);
+    for (i = 0; i < 8; i++)
+        h = h << 8 | sum[i];
     return h;
 }
 
