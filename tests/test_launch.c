@@ -204,6 +204,55 @@ START_TEST(test_launch_card_decode_refuses_malformed)
 }
 END_TEST
 
+/* A rank's GPU card: a round trip, and each malformed one refused whole. */
+START_TEST(test_launch_gpu_card_round_trip_and_refusals)
+{
+    static const char *const bad[] = {
+        "gpuipc-gpucard/0 rank=1 ordinal=0 uuid=00112233445566778899aabbccddeeff "
+        "digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=0 uuid=none digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=00112233445566778899aabbccddeeff "
+        "digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=-2 uuid=none digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=65536 uuid=00112233445566778899aabbccddeeff "
+        "digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=0 uuid=00112233445566778899aabbccddeeFF "
+        "digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcde refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcdef refused=2",
+        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcdef refused=0 x=1",
+        "gpuipc-gpucard/1 rank=1 uuid=none ordinal=-1 digest=0123456789abcdef refused=0",
+    };
+    gpuipc_job_gpu g = {.rank = 7, .ordinal = 3, .digest = 0x0123456789abcdefull,
+                        .refused = 1}, back;
+    char text[256];
+    gpuipc_err e;
+    size_t i;
+
+    for (i = 0; i < sizeof(g.uuid); i++)
+        g.uuid[i] = (uint8_t)(0x11 * i);
+    ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
+    ck_assert_msg(gpuipc_job_gpu_decode(&back, text, &e) == 0, "%s: %s", e.msg, text);
+    ck_assert_uint_eq(back.rank, 7);
+    ck_assert_int_eq(back.ordinal, 3);
+    ck_assert_mem_eq(back.uuid, g.uuid, sizeof(g.uuid));
+    ck_assert(back.digest == g.digest);
+    ck_assert_int_eq(back.refused, 1);
+    g.ordinal = -1;
+    g.refused = 0;
+    ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
+    ck_assert_str_eq(text, "gpuipc-gpucard/1 rank=7 ordinal=-1 uuid=none "
+                           "digest=0123456789abcdef refused=0");
+    ck_assert_int_eq(gpuipc_job_gpu_decode(&back, text, &e), 0);
+    ck_assert_int_eq(back.ordinal, -1);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(gpuipc_job_gpu_decode(&back, bad[i], &e) == -EPROTO, "accepted: %s",
+                      bad[i]);
+        ck_assert_uint_eq(back.rank, 0); /* nothing of it kept */
+    }
+}
+END_TEST
+
 START_TEST(test_launch_same_node_needs_boot_mnt_and_net)
 {
     gpuipc_job_card me = card(0, 0x11, 10, 20), peer;
@@ -373,6 +422,7 @@ Suite *launch_suite(void)
     tcase_add_test(tc, test_launch_card_host_is_made_safe);
     tcase_add_loop_test(tc, test_launch_card_decode_refuses_malformed, 0,
                         (int)(sizeof(bad_cards) / sizeof(bad_cards[0])));
+    tcase_add_test(tc, test_launch_gpu_card_round_trip_and_refusals);
     tcase_add_test(tc, test_launch_same_node_needs_boot_mnt_and_net);
     tcase_add_test(tc, test_launch_another_boot_id_is_another_node);
     tcase_add_test(tc, test_launch_another_namespace_is_not_this_node);

@@ -14,6 +14,7 @@
 #include "core/random.h"
 
 #define CARD_MAGIC "gpuipc-card/2"
+#define GPU_MAGIC "gpuipc-gpucard/1"
 
 struct gpuipc_job {
     gpuipc_job_token token;
@@ -388,6 +389,104 @@ int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
 out_free:
     gpuipc_job_free(j);
     return rc;
+}
+
+/* ---- each rank's GPU ------------------------------------------------------------------- */
+
+int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len)
+{
+    char uuid[2 * GPUIPC_JOB_GPU_UUID_LEN + 1];
+    int n;
+
+    if (g->ordinal >= 0)
+        gpuipc_random_hex(uuid, g->uuid, GPUIPC_JOB_GPU_UUID_LEN);
+    else
+        snprintf(uuid, sizeof(uuid), "none");
+    n = snprintf(buf, len, GPU_MAGIC " rank=%" PRIu32 " ordinal=%d uuid=%s digest=%016" PRIx64
+                           " refused=%d", g->rank, g->ordinal >= 0 ? g->ordinal : -1, uuid,
+                 g->digest, g->refused != 0);
+    return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
+{
+    uint8_t digest[8];
+    const char *p = text;
+    char v[2 * GPUIPC_JOB_GPU_UUID_LEN + 2];
+    uint64_t x = 0;
+    size_t i;
+    int rc;
+
+    memset(g, 0, sizeof(*g));
+    if (strncmp(p, GPU_MAGIC " ", strlen(GPU_MAGIC) + 1) != 0)
+        return gpuipc_err_set(err, -EPROTO, "card: \"%.20s\": not a %s card (another version "
+                                            "of gpuipc_test?)", text, GPU_MAGIC);
+    p += strlen(GPU_MAGIC) + 1;
+    rc = take_field(&p, "rank", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: rank \"%s\": not a 32-bit number", v);
+    g->rank = (uint32_t)x;
+    if (rc == 0)
+        rc = take_field(&p, "ordinal", 0, v, sizeof(v), err);
+    if (rc == 0 && strcmp(v, "-1") == 0)
+        g->ordinal = -1;
+    else if (rc == 0 && parse_dec(v, 65535, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: ordinal \"%.8s\": not -1 to 65535", v);
+    else if (rc == 0)
+        g->ordinal = (int)x;
+    if (rc == 0)
+        rc = take_field(&p, "uuid", 0, v, sizeof(v), err);
+    if (rc == 0 && (strcmp(v, "none") == 0) != (g->ordinal < 0))
+        rc = gpuipc_err_set(err, -EPROTO, "card: uuid \"%.36s\" with ordinal %d: a GPU has "
+                                          "both, none has neither", v, g->ordinal);
+    else if (rc == 0 && g->ordinal >= 0 &&
+             (gpuipc_random_unhex(g->uuid, v, GPUIPC_JOB_GPU_UUID_LEN) < 0 ||
+              v[2 * GPUIPC_JOB_GPU_UUID_LEN] != '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: uuid \"%.36s\": not 32 hex digits", v);
+    if (rc == 0)
+        rc = take_field(&p, "digest", 0, v, sizeof(v), err);
+    if (rc == 0 && (gpuipc_random_unhex(digest, v, sizeof(digest)) < 0 || v[16] != '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: digest \"%.20s\": not 16 hex digits", v);
+    for (i = 0; rc == 0 && i < sizeof(digest); i++)
+        g->digest = g->digest << 8 | digest[i];
+    if (rc == 0)
+        rc = take_field(&p, "refused", 1, v, sizeof(v), err);
+    if (rc == 0 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: refused \"%.8s\": not 0 or 1", v);
+    g->refused = rc == 0 && v[0] == '1';
+    if (rc < 0)
+        memset(g, 0, sizeof(*g));
+    return rc;
+}
+
+int gpuipc_job_share_gpus(const gpuipc_job *j, gpuipc_launch *l, const gpuipc_job_gpu *mine,
+                          gpuipc_job_gpu *out, gpuipc_err *err)
+{
+    char text[GPUIPC_JOB_CARD_TEXT_LEN];
+    uint32_t k;
+    int rc;
+
+    if ((rc = gpuipc_job_gpu_encode(mine, text, sizeof(text))) < 0)
+        return gpuipc_err_set(err, rc, "its GPU card: too long");
+    if ((rc = gpuipc_launch_put(l, GPUIPC_JOB_KEY_GPU, text, err)) < 0 ||
+        (rc = gpuipc_launch_commit(l, err)) < 0 || (rc = gpuipc_launch_fence(l, "gpus", err)) < 0)
+        return rc;
+    for (k = 0; k < j->size; k++) {
+        if (k == j->rank) {
+            out[k] = *mine;
+            continue;
+        }
+        if ((rc = gpuipc_launch_get(l, k, GPUIPC_JOB_KEY_GPU, text, sizeof(text), err)) < 0)
+            return rc;
+        if ((rc = gpuipc_job_gpu_decode(&out[k], text, err)) < 0) {
+            gpuipc_err_prefix(err, "rank %" PRIu32 "'s GPU card", k);
+            return rc;
+        }
+        if (out[k].rank != k)
+            return gpuipc_err_set(err, -EPROTO, "rank %" PRIu32 "'s GPU card says rank %" PRIu32,
+                                  k, out[k].rank);
+    }
+    return 0;
 }
 
 const gpuipc_job_token *gpuipc_job_token_of(const gpuipc_job *j)

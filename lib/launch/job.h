@@ -114,6 +114,40 @@ typedef struct gpuipc_job gpuipc_job;
 int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
                     gpuipc_err *err);
 
+/* ---- each rank's GPU ------------------------------------------------------------------- */
+
+/* The PMIx key of a rank's GPU card. */
+#define GPUIPC_JOB_KEY_GPU "gpuipc.gpu"
+#define GPUIPC_JOB_GPU_UUID_LEN 16
+
+/* What a rank publishes once it knows its place on its node (after the
+ * cards): its GPU, and what every rank must share with rank 0. */
+typedef struct gpuipc_job_gpu {
+    uint32_t rank;
+    int ordinal;                            /* -1: none (no driver, no GPU, or none needed) */
+    uint8_t uuid[GPUIPC_JOB_GPU_UUID_LEN];  /* all zero with no GPU */
+    uint64_t digest;                        /* of the options every rank must share */
+    int refused;                            /* rank 0 refused its own options (its files) */
+} gpuipc_job_gpu;
+
+/* The GPU card as one line, "gpuipc-gpucard/1 rank=3 ordinal=1 uuid=<32 hex>
+ * digest=<16 hex> refused=0" ("uuid=none" and "ordinal=-1" for no GPU),
+ * into buf (len bytes). Returns 0, or -ENOSPC. */
+int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len);
+
+/* Parses a GPU card's text, strictly (every field once, in that order, an
+ * ordinal of -1 to 65535 that is -1 exactly where the uuid is "none", 16
+ * hex digits of digest, refused 0 or 1). Returns 0, or -EPROTO with err
+ * naming the field. */
+int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err);
+
+/* Publishes mine (its rank is this one's) and reads every rank's GPU card
+ * after a fence ("gpus") into out[0..size), each checked to be that
+ * rank's. Returns 0, or a negative errno with err (as gpuipc_launch_fence
+ * and gpuipc_launch_get, or -EPROTO for a bad card). */
+int gpuipc_job_share_gpus(const gpuipc_job *j, gpuipc_launch *l, const gpuipc_job_gpu *mine,
+                          gpuipc_job_gpu *out, gpuipc_err *err);
+
 /* The job's token, this rank, and the job's size. */
 const gpuipc_job_token *gpuipc_job_token_of(const gpuipc_job *j);
 uint32_t gpuipc_job_rank(const gpuipc_job *j);

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app/cuda/ranks_run.h"
 #include "core/log.h"
-#include "core/random.h"
 #include "core/sha256.h"
 #include "core/status.h"
 #include "gpu/gpu.h"
@@ -78,77 +78,57 @@ static uint64_t config_digest(const ranks_run *rr)
     return h;
 }
 
+_Static_assert(GPUIPC_JOB_GPU_UUID_LEN == GPUIPC_UUID_LEN, "a GPU card's UUID is a GPU's");
+
 /* This rank's GPU: its index among the ranks of this node, modulo the GPUs
- * this process sees (several ranks share a GPU where there are fewer), put
- * for the others as "<uuid hex>|none <ordinal> <options digest> <refused>"
- * (refused: rank 0 refused its --json). Then every rank's, after a fence.
- * Returns 0; GPUIPC_USAGE where a rank's options differ from rank 0's or
- * rank 0 refused its own (every rank finds that alike, and says it); or a
- * negative errno with err. */
+ * this process sees (several ranks share a GPU where there are fewer),
+ * published with its options' digest and whether rank 0 refused its own
+ * (refused) in its GPU card (launch/job.h); then every rank's, after a
+ * fence. Returns 0; GPUIPC_USAGE where a rank's options differ from rank
+ * 0's or rank 0 refused its own (every rank finds that alike, and says
+ * it); or a negative errno with err. */
 int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 {
-    char value[128], got[128], uuid[40];
+    gpuipc_job_gpu mine, *all = calloc(rr->size, sizeof(*all));
     uint32_t index = 0, count = 1, r;
-    rank_gpu *me = &rr->gpus[rr->rank];
-    uint64_t mine = config_digest(rr), zero = 0;
     gpuipc_err why;
-    int n = 0, rc, differs = -1, zero_refused = 0;
+    int n = 0, rc, differs = -1;
 
-    me->ordinal = -1;
+    if (all == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "the GPU cards of %u ranks: out of memory",
+                              rr->size);
+    memset(&mine, 0, sizeof(mine));
+    mine.rank = rr->rank;
+    mine.ordinal = -1;
+    mine.digest = config_digest(rr);
+    mine.refused = refused;
     gpuipc_err_clear(&why);
     gpuipc_job_node_place(rr->job, &index, &count);
     if (rr->needs_cuda && gpuipc_gpu_init(&why) == 0 && gpuipc_gpu_count(&n, &why) == 0 &&
-        n > 0 && gpuipc_gpu_uuid_of((int)(index % (uint32_t)n), me->uuid, &why) == 0)
-        me->ordinal = (int)(index % (uint32_t)n);
-    if (rr->needs_cuda && me->ordinal < 0)
+        n > 0 && gpuipc_gpu_uuid_of((int)(index % (uint32_t)n), mine.uuid, &why) == 0)
+        mine.ordinal = (int)(index % (uint32_t)n);
+    if (rr->needs_cuda && mine.ordinal < 0)
         printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
                why.msg[0] ? why.msg : "the driver shows none");
-    if (me->ordinal >= 0)
-        gpuipc_random_hex(uuid, me->uuid, GPUIPC_UUID_LEN);
-    else
-        snprintf(uuid, sizeof(uuid), "none");
-    snprintf(value, sizeof(value), "%s %d %016llx %d", uuid, me->ordinal,
-             (unsigned long long)mine, refused);
-    if ((rc = gpuipc_launch_put(rr->l, KEY_GPU, value, err)) < 0 ||
-        (rc = gpuipc_launch_commit(rr->l, err)) < 0 ||
-        (rc = gpuipc_launch_fence(rr->l, "gpus", err)) < 0)
+    if ((rc = gpuipc_job_share_gpus(rr->job, rr->l, &mine, all, err)) < 0) {
+        free(all);
         return rc;
-    for (r = 0; r < rr->size; r++) {
-        rank_gpu *g = &rr->gpus[r];
-        char hex[40];
-        unsigned long long digest;
-        int ordinal, ref, used = 0;
-
-        if (r == rr->rank) {
-            if (r == 0)
-                zero = mine, zero_refused = refused;
-            continue;
-        }
-        g->ordinal = -1;
-        if ((rc = gpuipc_launch_get(rr->l, r, KEY_GPU, got, sizeof(got), err)) < 0)
-            return rc;
-        if (sscanf(got, "%39s %d %16llx %d%n", hex, &ordinal, &digest, &ref, &used) != 4 ||
-            got[used] != '\0' || ordinal < -1 || ordinal > 65535 || (ref != 0 && ref != 1) ||
-            (strcmp(hex, "none") != 0 && (strlen(hex) != 2 * GPUIPC_UUID_LEN ||
-                                          gpuipc_random_unhex(g->uuid, hex, GPUIPC_UUID_LEN) < 0)) ||
-            (strcmp(hex, "none") == 0) != (ordinal < 0))
-            return gpuipc_err_set(err, -EPROTO, "rank %u's GPU: '%.64s' is not \"<uuid>|none "
-                                  "<ordinal> <digest> <refused>\" (is it gpuipc_test --ranks of "
-                                  "this version?)", r, got);
-        g->ordinal = ordinal;
-        if (r == 0)
-            zero = digest, zero_refused = ref;
-        rr->digests[r] = digest;
     }
-    rr->digests[rr->rank] = mine;
-    if (zero_refused) {
+    for (r = 0; r < rr->size; r++) {
+        rr->gpus[r].ordinal = all[r].ordinal;
+        memcpy(rr->gpus[r].uuid, all[r].uuid, GPUIPC_UUID_LEN);
+        rr->digests[r] = all[r].digest;
+    }
+    rc = all[0].refused;
+    free(all);
+    if (rc) {
         if (rr->rank != 0)
             gpuipc_ranks_say_result(rr, "%s: rank 0 refused its options (it says why) (exit "
                                     "%d)", gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     for (r = 1; r < rr->size && differs < 0; r++)
-        if (rr->digests[r] != zero)
+        if (rr->digests[r] != rr->digests[0])
             differs = (int)r;
     if (differs >= 0) {
         gpuipc_ranks_say_result(rr, "%s: rank %d's options differ from rank 0's (--only, "

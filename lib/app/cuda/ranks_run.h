@@ -21,7 +21,6 @@
 #include "run/cells.h"
 #include "wire/msg.h"
 
-#define KEY_GPU "gpuipc.gpu"
 #define KEY_RESULTS "gpuipc.results"
 #define KEY_REFUSED "gpuipc.refused"
 #define KEY_VERDICT "gpuipc.verdict"
