@@ -19,6 +19,7 @@
 #   5. ranks with other options than rank 0's: every rank exits 2;
 #   6. a rank that hangs (GPUIPC_FAULT): its pairs fail, each naming where
 #      it is stuck, rank 0's verdict comes by the deadline;
+#      a rank wedged at import (memfd): the same, with culprits;
 #   7. rank 0 wedged: its verdict thread gives the verdict by the deadline,
 #      each pair's state said, --json FAIL; and rank 0 killed: rank 1, the
 #      lowest living rank, gives the verdict and writes --json;
@@ -249,6 +250,31 @@ c = json.load(open(sys.argv[1]))["culprits"]
 assert [x["rank"] for x in c] == [1], c  # the hung rank alone, by its own record
 EOP
 [ $fails = $before ] && echo "PASS: ranks: a hung rank's pairs fail, each naming where it is stuck (its own record, published at the verdict's time), and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
+
+# 6b. A wedged rank (GPUIPC_FAULT wedge: every signal blocked, a sleep
+# nothing ends) in a memfd step: rank 2 as a consumer, at import. Every
+# pair's state is said by the deadline, the pair under way with rank 2's
+# own state, and the culprits name rank 2 alone; the wedged rank is ended
+# by its verdict thread, and every rank exits 1.
+before=$fails
+run -np 2 "$tmp/rank" "$prog" --ranks --only memfd --timeout 2 --deadline 8 \
+        --json "$tmp/doc.json" : \
+    -np 1 env GPUIPC_FAULT=consumer:import:wedge "$tmp/rank" "$prog" --ranks --only memfd \
+        --timeout 2 --deadline 8
+took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
+[ "$(exits)" = "1 1 1 " ] || fail "wedged rank: exit statuses '$(exits)', not 1 1 1"
+[ "$(grep -c '^FAIL [0-2] -> [0-2]: ' "$tmp/out")" -ge 3 ] &&
+    [ "$(grep -c '^FAIL [0-2] -> [0-2]: .*rank 2 ([^)]*) was in pair [01] -> 2 as its consumer, at import' "$tmp/out")" -ge 1 ] ||
+    fail "wedged rank: the pairs it did not end do not name where it is wedged"
+grep -q '^FAIL [01] -> 2: .*under way when the verdict.s time came (--deadline less its reserve): rank 2 ([^)]*) was in pair [01] -> 2 as its consumer, at import in GPUIPC_FAULT wedge' "$tmp/out" ||
+    fail "wedged rank: the pair under way does not name its own state"
+[ -n "$took" ] && [ "$took" -lt 8 ] || fail "wedged rank: the verdict came at ${took:-no} s, not by the deadline (8 s)"
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "wedged rank: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+c = json.load(open(sys.argv[1]))["culprits"]
+assert [x["rank"] for x in c] == [2], c
+EOP
+[ $fails = $before ] && echo "PASS: ranks: a rank wedged at import (memfd): every pair's state said by the deadline (verdict in $took s of 8), its own state named in the pair under way, culprits rank 2 alone, every rank exit 1"
 
 # 7. Rank 0 wedged (GPUIPC_FAULT wedge: every signal blocked, a sleep
 # nothing ends) in its first pair: its verdict thread still gives the
