@@ -374,7 +374,11 @@ static int call_bounded(gpuipc_launch *l, call *c, const char *about, uint64_t d
     if (rc == -ETIMEDOUT) {
         const char *name = op_call[c->op];
 
-        if (l != NULL)
+        /* A get left running is a request of its own, which PMIx answers
+         * or drops (a get of what a rank that died never put waits for
+         * ever): later calls go on. Any other call left running may hold
+         * PMIx's state: no call follows it. */
+        if (l != NULL && c->op != OP_GET)
             l->stuck = name;
         if (server_s > 0)
             return gpuipc_err_sys(err, name, ETIMEDOUT,

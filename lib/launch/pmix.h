@@ -98,9 +98,11 @@ int gpuipc_launch_fence(gpuipc_launch *l, const char *what, gpuipc_err *err);
 
 /* Reads the string rank put under key into buf (len bytes, NUL-terminated),
  * bounded by the timeout. Returns 0; -ENOENT where rank put nothing under
- * key (PMIX_ERR_NOT_FOUND, or a timeout waiting for it); -EPROTO where the
- * value is not a string; -ENOSPC where it does not fit; or another negative
- * errno. The value PMIx returned is freed on every path. */
+ * key (PMIX_ERR_NOT_FOUND, or a timeout waiting for it, the server's or
+ * this side's: a get left running does not stop later calls, as a fence,
+ * put or commit left running does); -EPROTO where the value is not a
+ * string; -ENOSPC where it does not fit; or another negative errno. The
+ * value PMIx returned is freed on every path. */
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
                       gpuipc_err *err);
 
