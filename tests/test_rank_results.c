@@ -31,6 +31,21 @@ static const char *const who4[] = {"rank 0 (n0, GPU 0)", "rank 1 (n0, GPU 1)",
                                    "rank 2 (n1, GPU 0)", "rank 3 (n1, GPU 1)"};
 static const char *const mechs2[] = {"memfd", "memfd-pidfd"};
 
+/* cell with neither side's record (their scenarios freed). */
+static void empty_cell(gpuipc_cell *cell)
+{
+    gpuipc_cell_side_free(&cell->prod);
+    gpuipc_cell_side_free(&cell->cons);
+    memset(cell, 0, sizeof(*cell));
+}
+
+/* Frees cells (size x size) and their scenarios. */
+static void free_cells(gpuipc_cell *cells, uint32_t size)
+{
+    gpuipc_cells_free(cells, size);
+    free(cells);
+}
+
 /* Pair p -> c of a run over mechs (nmech of them) where every scenario
  * passed and both sides agree. */
 static void proven(gpuipc_cell *cell, uint32_t p, uint32_t c, const char *const *mechs,
@@ -38,13 +53,13 @@ static void proven(gpuipc_cell *cell, uint32_t p, uint32_t c, const char *const 
 {
     size_t i;
 
-    memset(cell, 0, sizeof(*cell));
+    empty_cell(cell);
     cell->p = p;
     cell->c = c;
     cell->prod.have = cell->cons.have = 1;
     cell->prod.met = cell->cons.met = 1;
     cell->prod.code = cell->cons.code = GPUIPC_PASS;
-    cell->prod.n = nmech;
+    ck_assert_int_eq(gpuipc_cell_side_reserve(&cell->prod, nmech), 0);
     for (i = 0; i < nmech; i++) {
         snprintf(cell->prod.s[i].mech, sizeof(cell->prod.s[i].mech), "%s", mechs[i]);
         cell->prod.s[i].status = GPUIPC_PASS;
@@ -111,7 +126,7 @@ START_TEST(test_rank_results_a_row_per_scenario_of_each_pair)
     ck_assert_str_eq(r->reason, "");
     ck_assert_ptr_null(row(&rows, "memfd 1->1"));
     /* The rows own their text: the cells may go first. */
-    free(cells);
+    free_cells(cells, 4);
     ck_assert_str_eq(rows.results[0].mech, "memfd 0->1");
     gpuipc_rank_results_free(&rows);
     ck_assert_ptr_null(rows.results);
@@ -148,7 +163,7 @@ START_TEST(test_rank_results_every_row_of_many_ranks_whole)
     ck_assert_str_eq(row(&rows, name)->mechanism, mech);
     ck_assert_ptr_nonnull(row(&rows, "memfd 22->23"));
     gpuipc_rank_results_free(&rows);
-    free(cells);
+    free_cells(cells, size);
     free(who);
 }
 END_TEST
@@ -161,8 +176,8 @@ START_TEST(test_rank_results_a_pair_failed_whole_is_one_row)
     gpuipc_rank_results rows;
     const gpuipc_result *r;
 
-    memset(&cells[1 * 4 + 2].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[3 * 4 + 0], 0, sizeof(cells[0]));
+    gpuipc_cell_side_free(&cells[1 * 4 + 2].prod);
+    empty_cell(&cells[3 * 4 + 0]);
     cells[3 * 4 + 0].p = 3;
     cells[3 * 4 + 0].prod.have = cells[3 * 4 + 0].cons.have = 1;
     cells[3 * 4 + 0].prod.code = cells[3 * 4 + 0].cons.code = GPUIPC_SKIP;
@@ -181,7 +196,7 @@ START_TEST(test_rank_results_a_pair_failed_whole_is_one_row)
     ck_assert_int_eq(r->status, GPUIPC_SKIP);
     ck_assert_str_eq(r->reason, "not on this node");
     gpuipc_rank_results_free(&rows);
-    free(cells);
+    free_cells(cells, 4);
 }
 END_TEST
 
@@ -207,7 +222,7 @@ START_TEST(test_rank_results_a_pass_in_a_pair_not_proven_is_no_pass)
     ck_assert_uint_eq(r->failure.step, GPUIPC_STEP_VERIFY);
     ck_assert_int_eq(row(&rows, "memfd 1->0")->status, GPUIPC_PASS);
     gpuipc_rank_results_free(&rows);
-    free(cells);
+    free_cells(cells, 3);
 }
 END_TEST
 
@@ -266,7 +281,7 @@ START_TEST(test_rank_results_render_as_prom_and_junit)
     free(text);
     close(fd);
     gpuipc_rank_results_free(&rows);
-    free(cells);
+    free_cells(cells, 3);
 }
 END_TEST
 
@@ -287,7 +302,7 @@ START_TEST(test_rank_results_a_consumer_side_failure_names_the_consumer_alone)
     fail_scenario(&cells[2 * 3 + 0], 0, 0, 0, "stopped");
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[2 * 3 + 0], who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_PRODUCER | GPUIPC_CELL_BLAMES_CONSUMER);
-    free(cells);
+    free_cells(cells, 3);
 }
 END_TEST
 
@@ -296,10 +311,10 @@ START_TEST(test_rank_results_a_gone_rank_is_named)
     gpuipc_cell *cells = all_proven(3);
 
     /* Rank 1 never reported: as producer and as consumer, it alone. */
-    memset(&cells[1 * 3 + 0].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[1 * 3 + 2].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[0 * 3 + 1].cons, 0, sizeof(cells[0].cons));
-    memset(&cells[2 * 3 + 1].cons, 0, sizeof(cells[0].cons));
+    gpuipc_cell_side_free(&cells[1 * 3 + 0].prod);
+    gpuipc_cell_side_free(&cells[1 * 3 + 2].prod);
+    gpuipc_cell_side_free(&cells[0 * 3 + 1].cons);
+    gpuipc_cell_side_free(&cells[2 * 3 + 1].cons);
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 3 + 0], who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_PRODUCER);
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 1], who4, mechs2, 2),
@@ -310,7 +325,7 @@ START_TEST(test_rank_results_a_gone_rank_is_named)
     cells[0 * 3 + 2].prod.gone = 1;
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 2], who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_CONSUMER);
-    free(cells);
+    free_cells(cells, 3);
 }
 END_TEST
 
@@ -320,7 +335,7 @@ START_TEST(test_rank_results_no_session_the_leading_side_names_the_culprit)
     gpuipc_cell *cells = all_proven(2);
     gpuipc_cell *c = &cells[0 * 2 + 1];
 
-    memset(c, 0, sizeof(*c));
+    empty_cell(c);
     c->p = 0;
     c->c = 1;
     c->prod.have = c->cons.have = 1;
@@ -348,7 +363,7 @@ START_TEST(test_rank_results_no_session_the_leading_side_names_the_culprit)
     c->prod.blame = GPUIPC_CELL_BLAME_NONE;
     ck_assert_uint_eq(gpuipc_cell_blames(c, who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_PRODUCER | GPUIPC_CELL_BLAMES_CONSUMER);
-    free(cells);
+    free_cells(cells, 2);
 }
 END_TEST
 
@@ -366,8 +381,8 @@ START_TEST(test_rank_results_culprits_follow_the_waits_to_the_stuck_rank)
 
         if (k / 3 == k % 3)
             continue;
-        memset(&x->prod, 0, sizeof(x->prod));
-        memset(&x->cons, 0, sizeof(x->cons));
+        gpuipc_cell_side_free(&x->prod);
+        gpuipc_cell_side_free(&x->cons);
         x->prod.have = x->cons.have = 1;
         x->prod.code = x->cons.code = GPUIPC_FAIL;
         snprintf(x->prod.note, sizeof(x->prod.note), "not reached");
@@ -398,7 +413,7 @@ START_TEST(test_rank_results_culprits_follow_the_waits_to_the_stuck_rank)
      * for: the chain is what clears it. */
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 3 + 2], who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_CONSUMER);
-    free(cells);
+    free_cells(cells, 3);
 }
 END_TEST
 
@@ -407,12 +422,12 @@ START_TEST(test_rank_results_a_pass_or_skip_names_none)
     gpuipc_cell *cells = all_proven(2);
 
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[0 * 2 + 1], who4, mechs2, 2), 0);
-    memset(&cells[1 * 2 + 0], 0, sizeof(cells[0]));
+    empty_cell(&cells[1 * 2 + 0]);
     cells[1 * 2 + 0].p = 1;
     cells[1 * 2 + 0].prod.have = cells[1 * 2 + 0].cons.have = 1;
     cells[1 * 2 + 0].prod.code = cells[1 * 2 + 0].cons.code = GPUIPC_SKIP;
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 2 + 0], who4, mechs2, 2), 0);
-    free(cells);
+    free_cells(cells, 2);
 }
 END_TEST
 
@@ -468,10 +483,10 @@ START_TEST(test_rank_results_the_document_names_the_culprits)
     js_free(doc);
     /* 0 -> 1 failed on the consumer's side; rank 3 (no GPU) never reported. */
     fail_scenario(&cells[0 * 4 + 1], 0, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_VERIFY, "mismatch");
-    memset(&cells[3 * 4 + 0].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[3 * 4 + 1].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[3 * 4 + 2].prod, 0, sizeof(cells[0].prod));
-    memset(&cells[2 * 4 + 3].cons, 0, sizeof(cells[0].cons));
+    gpuipc_cell_side_free(&cells[3 * 4 + 0].prod);
+    gpuipc_cell_side_free(&cells[3 * 4 + 1].prod);
+    gpuipc_cell_side_free(&cells[3 * 4 + 2].prod);
+    gpuipc_cell_side_free(&cells[2 * 4 + 3].cons);
     doc = ranks_doc(path, cells, GPUIPC_FAIL);
     culprits = js_get(doc, "culprits");
     ck_assert_uint_eq(js_len(culprits), 2);
@@ -492,7 +507,7 @@ START_TEST(test_rank_results_the_document_names_the_culprits)
     ck_assert_str_eq(js_str(js_at(js_get(c, "pairs"), 3)), "3->2");
     js_free(doc);
     th_remove_tree(dir);
-    free(cells);
+    free_cells(cells, 4);
 }
 END_TEST
 

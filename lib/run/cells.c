@@ -61,6 +61,46 @@ static int valid_call(const char *c)
     return i < GPUIPC_WIRE_CALL_LEN;
 }
 
+int gpuipc_cell_side_reserve(gpuipc_cell_side *side, size_t n)
+{
+    free(side->s);
+    side->s = NULL;
+    side->n = 0;
+    if (n > GPUIPC_CELLS_SCENARIOS_MAX)
+        return -EINVAL;
+    if (n == 0)
+        return 0;
+    if ((side->s = calloc(n, sizeof(*side->s))) == NULL)
+        return -ENOMEM;
+    side->n = n;
+    return 0;
+}
+
+void gpuipc_cell_side_free(gpuipc_cell_side *side)
+{
+    free(side->s);
+    memset(side, 0, sizeof(*side));
+}
+
+void gpuipc_cell_side_move(gpuipc_cell_side *dst, gpuipc_cell_side *src)
+{
+    if (dst == src)
+        return;
+    free(dst->s);
+    *dst = *src;
+    memset(src, 0, sizeof(*src));
+}
+
+void gpuipc_cells_free(gpuipc_cell *cells, uint32_t size)
+{
+    size_t i;
+
+    for (i = 0; cells != NULL && i < (size_t)size * size; i++) {
+        gpuipc_cell_side_free(&cells[i].prod);
+        gpuipc_cell_side_free(&cells[i].cons);
+    }
+}
+
 int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t p, uint32_t c,
                         const gpuipc_cell_side *side)
 {
@@ -160,6 +200,109 @@ static int valid_mech(const char *m)
     return 1;
 }
 
+/* Empties every side rank records: its producer's of rank -> c and its
+ * consumer's of p -> rank. */
+static void forget_rank(gpuipc_cell *cells, uint32_t size, uint32_t rank)
+{
+    uint32_t k;
+
+    for (k = 0; k < size; k++) {
+        gpuipc_cell_side_free(&cells[(size_t)rank * size + k].prod);
+        gpuipc_cell_side_free(&cells[(size_t)k * size + rank].cons);
+    }
+}
+
+/* Decodes one record at *p (line *line, counted on) of rank into rec (empty
+ * on entry, its scenarios allocated here), cells telling a pair reported
+ * twice; *at gets the side it fills. Returns 0, or a negative errno with
+ * err (rec then freed by the caller). */
+static int decode_record(const char **p, unsigned *line, uint32_t rank, uint32_t size,
+                         const gpuipc_cell *cells, gpuipc_cell_side *rec, size_t *at,
+                         int *producer, gpuipc_err *err)
+{
+    long role, a, b, code, met, bye, np, nf, ns, own, gone, weight, blame, n, i;
+    const char *f = *p;
+
+    (*line)++;
+    if (f[0] != 'R' || f[1] != ' ')
+        return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: not a record",
+                              rank, *line);
+    f += 2;
+    if (number(&f, 1, 2, &role) < 0 || number(&f, 0, (long)size - 1, &a) < 0 ||
+        number(&f, 0, (long)size - 1, &b) < 0 || a == b ||
+        number(&f, 0, 255, &code) < 0 || !valid_status(code) || code < 0 ||
+        number(&f, 0, 1, &met) < 0 || number(&f, 0, 1, &bye) < 0 ||
+        number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &np) < 0 ||
+        number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &nf) < 0 ||
+        number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
+        number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
+        number(&f, GPUIPC_CELL_VAGUE, GPUIPC_CELL_STUCK, &weight) < 0 ||
+        number(&f, GPUIPC_CELL_BLAME_NONE, GPUIPC_CELL_BLAME_WAITS, &blame) < 0 ||
+        number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0, &n) < 0 || *f != '\t')
+        return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
+                              "its record (%s)", rank, *line, SAME_BUILD);
+    if ((uint32_t)(role == 1 ? a : b) != rank)
+        return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a record of pair "
+                              "%ld -> %ld, which it was not the %s of", rank, *line, a, b,
+                              role == 1 ? "producer" : "consumer");
+    *at = (size_t)a * size + (size_t)b;
+    *producer = role == 1;
+    if (role == 1 ? cells[*at].prod.have : cells[*at].cons.have)
+        return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: pair %ld -> %ld "
+                              "reported twice", rank, *line, a, b);
+    f++;
+    if (text_field(&f, rec->note, sizeof(rec->note), 1) < 0 || *f != '\n')
+        return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad note",
+                              rank, *line);
+    *p = f + 1;
+    rec->code = (int)code;
+    rec->met = (int)met;
+    rec->said_bye = (int)bye;
+    rec->passed = (unsigned)np;
+    rec->failed = (unsigned)nf;
+    rec->skipped = (unsigned)ns;
+    rec->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
+    rec->gone = (int)gone;
+    rec->weight = (int)weight;
+    rec->blame = (int)blame;
+    /* Room for the scenarios the record announces (at most the bound
+     * above), no more: a lie about their count is caught line by line. */
+    if (gpuipc_cell_side_reserve(rec, (size_t)n) < 0)
+        return gpuipc_err_set(err, -ENOMEM, "rank %u's results, line %u: out of memory for "
+                              "its %ld scenarios", rank, *line, n);
+    for (i = 0; i < n; i++) {
+        gpuipc_cell_scenario *s = &rec->s[i];
+        long st, sd, step, en, cu;
+
+        (*line)++;
+        f = *p;
+        if (f[0] != 'S' || f[1] != ' ')
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a scenario "
+                                  "is missing", rank, *line);
+        f += 2;
+        if (number(&f, -1, 255, &st) < 0 || !valid_status(st) ||
+            number(&f, 0, 3, &sd) < 0 || number(&f, 0, 64, &step) < 0 ||
+            number(&f, 0, 4095, &en) < 0 || number(&f, 0, INT_MAX, &cu) < 0 ||
+            text_field(&f, s->mech, sizeof(s->mech), 0) < 0 || !valid_mech(s->mech) ||
+            *f++ != '\t' || text_field(&f, s->call, sizeof(s->call), 0) < 0 ||
+            !valid_call(s->call) ||
+            *f++ != '\t' || text_field(&f, s->reason, sizeof(s->reason), 0) < 0 ||
+            *f++ != '\t' || text_field(&f, s->what, sizeof(s->what), 0) < 0 ||
+            *f++ != '\t' || text_field(&f, s->fix, sizeof(s->fix), 1) < 0 ||
+            *f != '\n')
+            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad "
+                                  "scenario (%s)", rank, *line, SAME_BUILD);
+        s->status = (int)st;
+        s->side = (int)sd;
+        s->step = (unsigned)step;
+        s->errnum = (int)en;
+        s->cu = (int)cu;
+        *p = f + 1;
+    }
+    rec->have = 1;
+    return 0;
+}
+
 int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_cell *cells,
                         gpuipc_err *err)
 {
@@ -167,85 +310,18 @@ int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_c
     unsigned line = 0;
 
     while (*p != '\0') {
-        long role, a, b, code, met, bye, np, nf, ns, own, gone, weight, blame, n, i;
-        gpuipc_cell_side *side;
-        const char *f = p;
+        gpuipc_cell_side rec;
+        size_t at = 0;
+        int producer = 0, rc;
 
-        line++;
-        if (f[0] != 'R' || f[1] != ' ')
-            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: not a record",
-                                  rank, line);
-        f += 2;
-        if (number(&f, 1, 2, &role) < 0 || number(&f, 0, (long)size - 1, &a) < 0 ||
-            number(&f, 0, (long)size - 1, &b) < 0 || a == b ||
-            number(&f, 0, 255, &code) < 0 || !valid_status(code) || code < 0 ||
-            number(&f, 0, 1, &met) < 0 || number(&f, 0, 1, &bye) < 0 ||
-            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &np) < 0 ||
-            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &nf) < 0 ||
-            number(&f, 0, GPUIPC_CELLS_SCENARIOS_MAX, &ns) < 0 ||
-            number(&f, 0, 1, &own) < 0 || number(&f, 0, 1, &gone) < 0 ||
-            number(&f, GPUIPC_CELL_VAGUE, GPUIPC_CELL_STUCK, &weight) < 0 ||
-            number(&f, GPUIPC_CELL_BLAME_NONE, GPUIPC_CELL_BLAME_WAITS, &blame) < 0 ||
-            number(&f, 0, role == 1 ? GPUIPC_CELLS_SCENARIOS_MAX : 0,
-                                                 &n) < 0 || *f != '\t')
-            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad field in "
-                                  "its record (%s)", rank, line, SAME_BUILD);
-        if ((uint32_t)(role == 1 ? a : b) != rank)
-            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a record of pair "
-                                  "%ld -> %ld, which it was not the %s of", rank, line, a, b,
-                                  role == 1 ? "producer" : "consumer");
-        side = role == 1 ? &cells[(size_t)a * size + (size_t)b].prod
-                         : &cells[(size_t)a * size + (size_t)b].cons;
-        if (side->have)
-            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: pair %ld -> %ld "
-                                  "reported twice", rank, line, a, b);
-        memset(side, 0, sizeof(*side));
-        f++;
-        if (text_field(&f, side->note, sizeof(side->note), 1) < 0 || *f != '\n')
-            return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad note",
-                                  rank, line);
-        p = f + 1;
-        side->code = (int)code;
-        side->met = (int)met;
-        side->said_bye = (int)bye;
-        side->passed = (unsigned)np;
-        side->failed = (unsigned)nf;
-        side->skipped = (unsigned)ns;
-        side->own = own ? GPUIPC_FAIL : GPUIPC_PASS;
-        side->gone = (int)gone;
-        side->weight = (int)weight;
-        side->blame = (int)blame;
-        side->n = (size_t)n;
-        for (i = 0; i < n; i++) {
-            gpuipc_cell_scenario *s = &side->s[i];
-            long st, sd, step, en, cu;
-
-            line++;
-            f = p;
-            if (f[0] != 'S' || f[1] != ' ')
-                return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a scenario "
-                                      "is missing", rank, line);
-            f += 2;
-            if (number(&f, -1, 255, &st) < 0 || !valid_status(st) ||
-                number(&f, 0, 3, &sd) < 0 || number(&f, 0, 64, &step) < 0 ||
-                number(&f, 0, 4095, &en) < 0 || number(&f, 0, INT_MAX, &cu) < 0 ||
-                text_field(&f, s->mech, sizeof(s->mech), 0) < 0 || !valid_mech(s->mech) ||
-                *f++ != '\t' || text_field(&f, s->call, sizeof(s->call), 0) < 0 ||
-                !valid_call(s->call) ||
-                *f++ != '\t' || text_field(&f, s->reason, sizeof(s->reason), 0) < 0 ||
-                *f++ != '\t' || text_field(&f, s->what, sizeof(s->what), 0) < 0 ||
-                *f++ != '\t' || text_field(&f, s->fix, sizeof(s->fix), 1) < 0 ||
-                *f != '\n')
-                return gpuipc_err_set(err, -EPROTO, "rank %u's results, line %u: a bad "
-                                      "scenario (%s)", rank, line, SAME_BUILD);
-            s->status = (int)st;
-            s->side = (int)sd;
-            s->step = (unsigned)step;
-            s->errnum = (int)en;
-            s->cu = (int)cu;
-            p = f + 1;
+        /* Each record is decoded apart, and taken only whole. */
+        memset(&rec, 0, sizeof(rec));
+        if ((rc = decode_record(&p, &line, rank, size, cells, &rec, &at, &producer, err)) < 0) {
+            gpuipc_cell_side_free(&rec);
+            forget_rank(cells, size, rank);
+            return rc;
         }
-        side->have = 1;
+        gpuipc_cell_side_move(producer ? &cells[at].prod : &cells[at].cons, &rec);
     }
     return 0;
 }
@@ -359,13 +435,16 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                        const char *const *mechs, size_t nmech, FILE *out,
                        gpuipc_cells_tally *t)
 {
-    const gpuipc_cell_scenario **causes =
-            calloc((size_t)size * size * GPUIPC_CELLS_SCENARIOS_MAX + 1, sizeof(*causes));
+    const gpuipc_cell_scenario **causes;
     char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
-    size_t ncauses = 0, i, k;
+    size_t ncauses = 0, nscenarios = 0, i, k;
     uint32_t p, c;
 
     memset(t, 0, sizeof(*t));
+    /* A cause is a scenario's: room for as many as the records hold. */
+    for (i = 0; i < (size_t)size * size; i++)
+        nscenarios += cells[i].prod.n;
+    causes = calloc(nscenarios + 1, sizeof(*causes));
     if (causes == NULL)
         return -ENOMEM;
     for (p = 0; p < size; p++)

@@ -64,7 +64,11 @@ enum gpuipc_cell_blame {
                                   * to the rank that is stuck itself) */
 };
 
-/* What one side of pair p -> c recorded. */
+/* What one side of pair p -> c recorded. Its scenarios are its own: s
+ * points to exactly n of them (NULL for none), so that a run of many ranks
+ * holds only the scenarios its records carry. A side is emptied with
+ * gpuipc_cell_side_free and handed on with gpuipc_cell_side_move, never
+ * copied (two copies would share s). */
 typedef struct gpuipc_cell_side {
     int have;   /* this side reported */
     int code;   /* the session's status on this side (GPUIPC_PASS, _FAIL, _SKIP) */
@@ -78,8 +82,9 @@ typedef struct gpuipc_cell_side {
     int weight;                      /* what the note is worth: enum gpuipc_cell_weight */
     int blame;                       /* whom the note blames: enum gpuipc_cell_blame */
     char note[GPUIPC_CELL_TEXT_LEN]; /* why there was no session, or this side's failure */
-    size_t n;                        /* the producer's scenarios */
-    gpuipc_cell_scenario s[GPUIPC_CELLS_SCENARIOS_MAX];
+    size_t n;                        /* the producer's scenarios, at most
+                                      * GPUIPC_CELLS_SCENARIOS_MAX */
+    gpuipc_cell_scenario *s;         /* s[0..n), owned by the side; NULL for none */
 } gpuipc_cell_side;
 
 /* An ordered pair, as rank 0 gathers it. */
@@ -87,6 +92,24 @@ typedef struct gpuipc_cell {
     uint32_t p, c;
     gpuipc_cell_side prod, cons;
 } gpuipc_cell;
+
+/* Gives side room for n scenarios (n at most GPUIPC_CELLS_SCENARIOS_MAX),
+ * zeroed, owned by side, and sets side->n to n (n 0: s NULL); the ones it
+ * held are freed. Returns 0, or -EINVAL (n too large) or -ENOMEM, side then
+ * holding none. */
+int gpuipc_cell_side_reserve(gpuipc_cell_side *side, size_t n);
+
+/* Frees side's scenarios and empties it (every field zero, have 0), ready
+ * to be filled again. */
+void gpuipc_cell_side_free(gpuipc_cell_side *side);
+
+/* Hands src's record to dst, its scenarios with it (dst's own freed
+ * first); src is left empty. */
+void gpuipc_cell_side_move(gpuipc_cell_side *dst, gpuipc_cell_side *src);
+
+/* Frees the scenarios of both sides of each of cells[0..size * size),
+ * emptying them; the array stays the caller's. */
+void gpuipc_cells_free(gpuipc_cell *cells, uint32_t size);
 
 /* Appends one record to *buf (malloc'd, *len bytes used, *cap allocated):
  * a producer's (role 1) or a consumer's (role 2) of pair p -> c. Returns 0
@@ -97,8 +120,10 @@ int gpuipc_cells_encode(char **buf, size_t *len, size_t *cap, int role, uint32_t
 /* Decodes the records of rank (its text), strictly: each names a pair that
  * rank took part in (as producer for role 1, consumer for role 2) among
  * size ranks, numbers in range, mechanism names of [a-z0-9-]. Each record
- * fills cells[p * size + c]'s side. Returns 0, or -EPROTO with err naming
- * the line and field. */
+ * fills cells[p * size + c]'s side, its scenarios allocated for it (owned
+ * by the side: gpuipc_cells_free). Returns 0, or -EPROTO with err naming
+ * the line and field, or -ENOMEM; on an error nothing of rank's report is
+ * kept: every side rank records is emptied, its scenarios freed. */
 int gpuipc_cells_decode(const char *text, uint32_t rank, uint32_t size, gpuipc_cell *cells,
                         gpuipc_err *err);
 

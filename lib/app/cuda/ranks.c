@@ -251,6 +251,8 @@ out:
     free(rr.who);
     free(rr.whop);
     free(rr.gone);
+    for (i = 0; rr.mine != NULL && i < (size_t)rr.size * 2; i++)
+        gpuipc_cell_side_free(&rr.mine[i]);
     free(rr.mine);
     free(rr.digests);
     free(rr.stuck);

@@ -194,7 +194,7 @@ static void play_producer(ranks_run *rr, uint32_t c)
     const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
     char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
-    size_t i, nsub, nout;
+    size_t i, nsub, nout, nrun, nrec;
     int sock, code, other_gpu, rc, cred_pid;
 
     if ((sock = meet(rr, c, 1, side, meet_deadline(rr), &cred_pid)) < 0)
@@ -262,11 +262,35 @@ static void play_producer(ranks_run *rr, uint32_t c)
                      first ? ": " : "", first ? first->reason : "");
         }
     }
-    side->n = run.cells.n < GPUIPC_CELLS_SCENARIOS_MAX ? run.cells.n : GPUIPC_CELLS_SCENARIOS_MAX;
-    for (i = 0; i < side->n && run.started; i++) {
+    /* The record's scenarios: the session's, then those left out on two
+     * GPUs, at most GPUIPC_CELLS_SCENARIOS_MAX in all, room for them taken
+     * at once. */
+    nrun = run.started ? run.cells.n : 0;
+    if (nrun > GPUIPC_CELLS_SCENARIOS_MAX)
+        nrun = GPUIPC_CELLS_SCENARIOS_MAX;
+    nrec = run.started ? nrun + nout : 0;
+    if (nrec > GPUIPC_CELLS_SCENARIOS_MAX)
+        nrec = GPUIPC_CELLS_SCENARIOS_MAX;
+    if (gpuipc_cell_side_reserve(side, nrec) < 0) {
+        side->code = GPUIPC_FAIL;
+        snprintf(side->note, sizeof(side->note), "out of memory for the record of its %zu "
+                 "scenarios", nrec);
+        say_failed(rr, "", side->note);
+    }
+    for (i = 0; i < nrun; i++) {
         const gpuipc_result *r = &run.cells.results[i];
-        gpuipc_cell_scenario *cs = &side->s[i];
+        gpuipc_cell_scenario *cs = i < side->n ? &side->s[i] : NULL;
 
+        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
+            gpuipc_ranks_mark_stuck(rr, c);
+        if (r->status == GPUIPC_FAIL) {
+            char line[GPUIPC_ERR_LEN + 64];
+
+            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.cells.sel[i]->name);
+            say_failed(rr, line, r->reason);
+        }
+        if (cs == NULL)
+            continue;
         snprintf(cs->mech, sizeof(cs->mech), "%s", run.cells.sel[i]->name);
         cs->status = r->status;
         cs->side = r->failed_side;
@@ -274,25 +298,14 @@ static void play_producer(ranks_run *rr, uint32_t c)
         snprintf(cs->call, sizeof(cs->call), "%s", r->failure.call);
         cs->errnum = r->failure.errnum > 0 && r->failure.errnum <= 4095 ? r->failure.errnum : 0;
         cs->cu = r->failure.cu > 0 ? r->failure.cu : 0;
-        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
-            gpuipc_ranks_mark_stuck(rr, c);
         snprintf(cs->reason, sizeof(cs->reason), "%.*s", (int)sizeof(cs->reason) - 1,
                  r->status == GPUIPC_PASS ? r->detail : r->reason);
         snprintf(cs->what, sizeof(cs->what), "%.*s", (int)sizeof(cs->what) - 1, r->cause.what);
         snprintf(cs->fix, sizeof(cs->fix), "%.*s", (int)sizeof(cs->fix) - 1, r->cause.fix);
-        if (r->status == GPUIPC_FAIL) {
-            char line[GPUIPC_ERR_LEN + 64];
-
-            snprintf(line, sizeof(line), "%u -> %u %s: ", rr->rank, c, run.cells.sel[i]->name);
-            say_failed(rr, line, r->reason);
-        }
     }
-    if (!run.started)
-        side->n = 0;
-    for (i = 0; run.started && i < nout && side->n < GPUIPC_CELLS_SCENARIOS_MAX; i++) {
-        gpuipc_cell_scenario *cs = &side->s[side->n++];
+    for (i = 0; nrun + i < side->n; i++) {
+        gpuipc_cell_scenario *cs = &side->s[nrun + i];
 
-        memset(cs, 0, sizeof(*cs));
         snprintf(cs->mech, sizeof(cs->mech), "%s", out[i]->name);
         cs->status = GPUIPC_SKIP;
         snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s hold different "
@@ -363,7 +376,7 @@ int gpuipc_ranks_play(ranks_run *rr)
 
         if (p != rr->rank && c != rr->rank)
             continue;
-        memset(rr->work, 0, sizeof(*rr->work));
+        gpuipc_cell_side_free(rr->work); /* a fresh record: the last one was handed over */
         rr->work->code = GPUIPC_FAIL;
         rr->work->weight = GPUIPC_CELL_PLAIN;
         gpuipc_ranks_watch_pair(rr, p, c, role);

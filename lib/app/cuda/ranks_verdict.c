@@ -122,7 +122,7 @@ static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_sid
  * memory; *own_failed says whether one of its own ended pairs failed. */
 static char *take_records(ranks_run *rr, char *refused, size_t len, int *own_failed)
 {
-    gpuipc_cell_side *tmp = malloc(sizeof(*tmp));
+    gpuipc_cell_side tmp; /* a pair not ended: a note, no scenarios */
     char *buf = malloc(1);
     size_t used = 0, cap = 1, i;
     int rc = 0;
@@ -133,7 +133,7 @@ static char *take_records(ranks_run *rr, char *refused, size_t len, int *own_fai
     snprintf(refused, len, "%s", rr->refused_line[0] ? rr->refused_line : "none");
     if (buf != NULL)
         buf[0] = '\0';
-    for (i = 0; i < (size_t)rr->size * 2 && buf != NULL && tmp != NULL && rc == 0; i++) {
+    for (i = 0; i < (size_t)rr->size * 2 && buf != NULL && rc == 0; i++) {
         uint32_t peer = (uint32_t)(i / 2);
         const gpuipc_cell_side *side = &rr->mine[i];
         int k = (int)(i % 2);
@@ -141,16 +141,15 @@ static char *take_records(ranks_run *rr, char *refused, size_t len, int *own_fai
         if (peer == rr->rank)
             continue;
         if (!rr->final[i]) {
-            not_ended(rr, peer, k, tmp);
-            side = tmp;
+            not_ended(rr, peer, k, &tmp);
+            side = &tmp;
         }
         *own_failed |= side->code != GPUIPC_PASS && side->code != GPUIPC_SKIP;
         rc = gpuipc_cells_encode(&buf, &used, &cap, k == 0 ? 1 : 2,
                                  k == 0 ? rr->rank : peer, k == 0 ? peer : rr->rank, side);
     }
     pthread_mutex_unlock(&rr->mu);
-    free(tmp);
-    if (tmp == NULL || rc < 0) {
+    if (rc < 0) {
         free(buf);
         return NULL;
     }
@@ -165,7 +164,7 @@ int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer)
     pthread_mutex_lock(&rr->mu);
     taken = !rr->published;
     if (taken) {
-        rr->mine[i] = *rr->work;
+        gpuipc_cell_side_move(&rr->mine[i], rr->work);
         rr->final[i] = 1;
     }
     pthread_mutex_unlock(&rr->mu);
@@ -259,7 +258,7 @@ static int judge(ranks_run *rr, const char *own)
     unsigned silent = 0;
     gpuipc_cells_tally t;
     char refused[400], line[512];
-    uint32_t r, p;
+    uint32_t r;
     gpuipc_err err;
     int code;
 
@@ -295,13 +294,10 @@ static int judge(ranks_run *rr, const char *own)
             printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), rr->refused_line);
         }
         if (gpuipc_cells_decode(text, r, rr->size, cells, &err) < 0) {
-            /* Nothing of a rank that reports nonsense is taken. */
+            /* Nothing of a rank that reports nonsense is taken: the
+             * decoder keeps none of its records. */
             printf("rank %u: %s's results are refused: %s\n", rr->rank,
                    gpuipc_ranks_who(rr, r), err.msg);
-            for (p = 0; p < rr->size; p++) {
-                cells[(size_t)r * rr->size + p].prod.have = 0;
-                cells[(size_t)p * rr->size + r].cons.have = 0;
-            }
             silent++;
         }
     }
@@ -333,6 +329,7 @@ static int judge(ranks_run *rr, const char *own)
     gpuipc_brief_note(t.first[0] ? t.first : NULL, t.cause[0] ? t.cause : NULL);
     fflush(stdout);
     gpuipc_log_line(1, line);
+    gpuipc_cells_free(cells, rr->size);
     free(cells);
     free(got);
     return code;
@@ -515,6 +512,8 @@ void gpuipc_ranks_verdict_free(ranks_run *rr)
         pthread_mutex_destroy(&rr->mu);
         rr->mu_ready = 0;
     }
+    if (rr->work != NULL)
+        gpuipc_cell_side_free(rr->work);
     free(rr->work);
     free(rr->final);
     rr->work = NULL;
