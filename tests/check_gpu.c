@@ -724,6 +724,10 @@ static const struct {
     {"GPUIPC_SABOTAGE=producer:early-event", "ipc-event", "the producer's bytes: "},
     {"GPUIPC_SABOTAGE=producer:leak", "vmm,vmm-host-numa", "driver objects still held"},
     {"GPUIPC_SABOTAGE=consumer:leak", "vmm,vmm-host-numa", "driver objects still held"},
+    {"GPUIPC_SABOTAGE=consumer:read-nothing", "vmm,vmm-readonly,legacy-ipc",
+     "it did not read these bytes"},
+    {"GPUIPC_SABOTAGE=consumer:read-partial", "vmm,vmm-readonly,legacy-ipc",
+     "the consumer read 2 of the 8388608 words"},
 };
 #define N_CROSS_SABOTAGES (int)(sizeof(cross_sabotages) / sizeof(cross_sabotages[0]))
 
