@@ -319,6 +319,11 @@ double js_num(const jnode *n)
     return n != NULL && n->type == J_NUM ? n->num : NAN;
 }
 
+int js_bool(const jnode *n)
+{
+    return n != NULL && n->type == J_BOOL ? n->num != 0 : -1;
+}
+
 size_t js_len(const jnode *n)
 {
     return n != NULL && n->type == J_ARR ? n->n : 0;

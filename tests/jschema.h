@@ -34,6 +34,9 @@ const char *js_str(const jnode *n);
 /* A number node's value, or NaN for any other node (a missing one too). */
 double js_num(const jnode *n);
 
+/* A boolean's value: 1 for true, 0 for false, -1 for anything else. */
+int js_bool(const jnode *n);
+
 /* An array's length (0 for any other node), and its element i. */
 size_t js_len(const jnode *n);
 const jnode *js_at(const jnode *n, size_t i);

@@ -92,7 +92,7 @@ enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 1
        MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096, SHM_SMALL = 1 << 13, SHM_RO = 1 << 14,
        SHM_ABSENT = 1 << 15, SHM_OTHER = 1 << 16, CTL_EPERM = 1 << 17, CTL_EACCES = 1 << 18,
        SELINUX = 1 << 19, SLURM = 1 << 20, K8S = 1 << 21, FABRIC_NVML = 1 << 22,
-       PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24 };
+       PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24, NVLINK_UNCLAIMED = 1 << 25 };
 
 /* What failed, as data: the side, the step, the call, its errno or
  * CUresult. The reason's text is never the rules' business: every case's is
@@ -200,6 +200,12 @@ static const struct {
      "but a peer access failed between them"},
     {"vmm 0->1", {CONSUMER_SIDE, GPUIPC_STEP_PROBE, "cuDeviceCanAccessPeer", 0, 0}, 0,
      PEER_LINK, NULL},
+    /* NVML shows an NVLink, the driver claims no peer access, and an import
+     * between them is refused: a failure with the link named, not a skip. */
+    {"legacy-ipc 0->1", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 217}, 0,
+     NVLINK_UNCLAIMED,
+     "cause: NVML shows an NVLink between these two GPUs, but a peer access failed between "
+     "them"},
     /* What the facts do not explain is left as the reason says it. */
     {"legacy-ipc", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuIpcOpenMemHandle", 0, 201}, 0,
      OTHER_PIDNS, NULL},
@@ -286,8 +292,9 @@ START_TEST(test_facts_diagnose_names_the_boundary)
     if (ch & K8S)
         k.flags |= GPUIPC_FACT_KUBERNETES;
     c.fabric = (ch & FABRIC_NVML) ? "GPU 0 in progress" : NULL;
-    c.link = (ch & PEER_LINK) ? "PCIe Gen4 x16, behind one host bridge" : NULL;
-    c.peer_claimed = (ch & PEER_LINK) ? 1 : -1;
+    c.link = (ch & PEER_LINK) ? "PCIe Gen4 x16, behind one host bridge"
+             : (ch & NVLINK_UNCLAIMED) ? "NVLink 4.0 (18 links of the first GPU active)" : NULL;
+    c.peer_claimed = (ch & PEER_LINK) ? 1 : (ch & NVLINK_UNCLAIMED) ? 0 : -1;
     c.mig = (ch & MIG_ON) != 0;
     c.cc = (ch & CC_ON) != 0;
     c.min_gbps = (ch & MIN_GBPS) ? 100 : 0;

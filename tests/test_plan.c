@@ -320,6 +320,44 @@ START_TEST(test_plan_cells_are_shown_once_named)
 }
 END_TEST
 
+/* The peer path between two GPUs, from faked facts: no path only where the
+ * driver says no and NVML shows no NVLink (or cannot say); an NVLink, or
+ * the driver's yes, or its silence, lets the cell run (a refusal there is
+ * a failure, diagnose's). */
+START_TEST(test_plan_no_peer_path_from_the_facts)
+{
+    static const struct {
+        int can_access, nvlink, none;
+        const char *says;
+    } cases[] = {
+        {0, 0, 1, "no peer path from GPU 1 to GPU 0's memory: the driver says GPU 1 cannot "
+                  "access GPU 0 (cuDeviceCanAccessPeer 0) and NVML shows no NVLink between "
+                  "them"},
+        {0, -1, 1, "and NVML cannot say whether an NVLink joins them"},
+        {0, 1, 0, NULL},
+        {1, 0, 0, NULL},
+        {1, 1, 0, NULL},
+        {-1, 0, 0, NULL},
+        {-1, -1, 0, NULL},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gpuipc_plan_peer f = {cases[i].can_access, cases[i].nvlink};
+        gpuipc_cause c;
+
+        memset(&c, 0, sizeof(c));
+        ck_assert_int_eq(gpuipc_plan_no_peer_path(0, 1, &f, &c), cases[i].none);
+        if (cases[i].says != NULL) {
+            ck_assert_msg(strstr(c.what, cases[i].says) != NULL, "case %zu: %s", i, c.what);
+            ck_assert_msg(strstr(c.fix, "vmm-host-numa") != NULL, "case %zu: %s", i, c.fix);
+        } else {
+            ck_assert_str_eq(c.what, "");
+        }
+    }
+}
+END_TEST
+
 Suite *plan_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -337,6 +375,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_cells_are_shown_once_named);
     tcase_add_test(tc, test_plan_a_failed_pair_is_charged_to_the_failed_gpu);
     tcase_add_test(tc, test_plan_compute_modes);
+    tcase_add_test(tc, test_plan_no_peer_path_from_the_facts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -253,6 +253,23 @@ START_TEST(test_results_list_document)
     ck_assert_str_eq(js_str(js_get(doc, "role")), "none");
     ck_assert_str_eq(js_str(js_get(js_get(doc, "list"), "schema")), "gpuipc_test/capabilities");
     ck_assert_ptr_nonnull(js_at(js_get(js_get(doc, "list"), "mechanisms"), 0));
+    /* The plan between GPUs (issue 37): every GPU mechanism crosses GPUs
+     * but a destructive one; host memory is no GPU's to cross. */
+    {
+        const jnode *ms = js_get(js_get(doc, "list"), "mechanisms"), *m;
+        size_t i, crossing = 0;
+
+        for (i = 0; (m = js_at(ms, i)) != NULL; i++) {
+            int gpu = js_bool(js_get(m, "needs_cuda")) == 1;
+            int destructive = js_bool(js_get(m, "destructive")) == 1;
+            int across = js_bool(js_get(m, "across_gpus"));
+
+            ck_assert_msg(across == (gpu && !destructive), "%s: across_gpus %d",
+                          js_str(js_get(m, "name")), across);
+            crossing += across;
+        }
+        ck_assert_uint_ge(crossing, 12);
+    }
     js_free(doc);
     /* A bare --json: the document is standard output, all of it. */
     ck_assert_int_eq(th_spawn(&run, bare, NULL, 30, 3, NULL, NULL), 0);

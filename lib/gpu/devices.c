@@ -213,6 +213,16 @@ void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len)
     }
 }
 
+void gpuipc_gpu_peer_facts(int a, int b, gpuipc_plan_peer *f)
+{
+    uint8_t ua[GPUIPC_UUID_LEN], ub[GPUIPC_UUID_LEN];
+    gpuipc_err why;
+
+    f->can_access = gpuipc_gpu_peer_claimed(b, a);
+    f->nvlink = gpuipc_gpu_uuid_of(a, ua, &why) == 0 && gpuipc_gpu_uuid_of(b, ub, &why) == 0
+                ? gpuipc_nvml_nvlink(ua, ub) : -1;
+}
+
 int gpuipc_gpu_peer_claimed(int a, int b)
 {
     CUdevice da, db;

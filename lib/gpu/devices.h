@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "run/plan.h"
 #include "session/scenario.h"
 #include "wire/msg.h"
 
@@ -69,5 +70,10 @@ void gpuipc_gpu_link_describe(int a, int b, char *buf, size_t len);
 /* Whether the driver claims peer access from GPU a to GPU b (ordinals):
  * CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED; 1, 0, or -1 where it cannot say. */
 int gpuipc_gpu_peer_claimed(int a, int b);
+
+/* What decides whether GPU b (ordinal) can reach GPU a's memory, for
+ * run/plan.h's rule (gpuipc_plan_no_peer_path): the driver's word for b
+ * accessing a, and whether NVML shows an NVLink between them. */
+void gpuipc_gpu_peer_facts(int a, int b, gpuipc_plan_peer *f);
 
 #endif

@@ -450,6 +450,18 @@ static const char *ancestor_name(int level)
     }
 }
 
+int gpuipc_nvml_nvlink(const uint8_t a[16], const uint8_t b[16])
+{
+    nvml_device da, db;
+    gpuipc_err why;
+    int status = -1;
+
+    if (handle_of(a, &da, &why) < 0 || handle_of(b, &db, &why) < 0 || nv.p2p_status == NULL ||
+        nv.p2p_status(da, db, NVML_P2P_CAPS_INDEX_NVLINK, &status) != NVML_SUCCESS)
+        return -1;
+    return status == NVML_P2P_STATUS_OK;
+}
+
 int gpuipc_nvml_link(const uint8_t a[16], const uint8_t b[16], char *buf, size_t len,
                      gpuipc_err *why)
 {

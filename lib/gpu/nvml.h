@@ -71,6 +71,10 @@ int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_e
  * start yet (CUDA_ERROR_SYSTEM_NOT_READY). Returns 0, or -ENOTSUP with why. */
 int gpuipc_nvml_fabric_states(char *buf, size_t len, gpuipc_err *why);
 
+/* Whether NVML shows an NVLink between GPUs a and b (by CUDA UUID): 1, 0,
+ * or -1 where it cannot say (no NVML, a GPU it does not know, no answer). */
+int gpuipc_nvml_nvlink(const uint8_t a[16], const uint8_t b[16]);
+
 /* Describes the link from GPU a to GPU b, by CUDA UUID, into buf: "NVLink
  * 4.0 (18 links of the first GPU active; ...)" where NVML says the pair
  * talks over NVLink, else "PCIe Gen5 x16, behind one host bridge; ...".

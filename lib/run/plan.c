@@ -251,6 +251,26 @@ void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v)
     memset(v, 0, sizeof(*v));
 }
 
+int gpuipc_plan_no_peer_path(int a, int b, const gpuipc_plan_peer *f, gpuipc_cause *why)
+{
+    if (f->can_access != 0 || f->nvlink == 1)
+        return 0;
+    gpuipc_cause_what(why,
+                      "no peer path from GPU %d to GPU %d's memory: the driver says GPU %d "
+                      "cannot access GPU %d (cuDeviceCanAccessPeer 0) and NVML %s; one GPU's "
+                      "memory cannot be mapped for the other here (a topology without "
+                      "peer-to-peer: PCIe root ports apart, a virtual machine, or a platform "
+                      "that disables it)",
+                      b, a, b, a, f->nvlink == 0 ? "shows no NVLink between them"
+                                                 : "cannot say whether an NVLink joins them");
+    gpuipc_cause_fix(why,
+                     "none needed if the topology is meant so: share host memory between these "
+                     "GPUs (vmm-host-numa, memfd); for peer-to-peer, put both GPUs under one "
+                     "PCIe switch with ACS redirection off for peer traffic and the IOMMU in "
+                     "passthrough (or join them by NVLink)");
+    return 1;
+}
+
 int gpuipc_plan_mode_blocks(int ordinal, int mode, int mps, const char *mps_dir,
                             gpuipc_cause *why)
 {

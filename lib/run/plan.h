@@ -95,6 +95,24 @@ int gpuipc_plan_verdicts_index(const gpuipc_plan_verdicts *v, int ordinal);
 /* Frees what init allocated. */
 void gpuipc_plan_verdicts_free(gpuipc_plan_verdicts *v);
 
+/* What decides whether GPU b can reach GPU a's memory: the driver's word
+ * (cuDeviceCanAccessPeer of b for a: 1, 0, or -1 not known) and NVML's
+ * (an NVLink between them: 1, 0, or -1 not known). */
+typedef struct gpuipc_plan_peer {
+    int can_access;
+    int nvlink;
+} gpuipc_plan_peer;
+
+/* Whether there is no peer path from GPU b to GPU a's memory: the driver
+ * says b cannot access a (0) and NVML shows no NVLink between them (0 or
+ * not known). Returns 1 then, with the cause and the fix in why: a cell
+ * that maps one GPU's memory for the other is skipped (the topology, not a
+ * fault). Returns 0 where there is a path, or where the driver says there
+ * is none but NVML shows an NVLink, or where the driver's word is not
+ * known: the cell runs, and a refusal there is a failure. Async-signal-safe
+ * it is not (it formats the cause). */
+int gpuipc_plan_no_peer_path(int a, int b, const gpuipc_plan_peer *f, gpuipc_cause *why);
+
 /* A GPU's compute mode, as the driver reports it (the values of CUDA's
  * CUcomputemode; checked against cuda.h by make cuda-check's twin in
  * app/cuda). */

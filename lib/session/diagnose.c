@@ -332,14 +332,15 @@ static int shm(const gpuipc_diag_case *c, gpuipc_cause *out)
     return 0;
 }
 
-/* A link that claims peer access and then fails the scenario or moves wrong
- * bytes. */
+/* A link that claims peer access (the driver's word, or an NVLink NVML
+ * shows) and then fails the scenario or moves wrong bytes. */
 static int peer_lied(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     const gpuipc_status *s = c->failure;
+    int nvlink = c->link != NULL && strncmp(c->link, "NVLink", 6) == 0;
     int wrong;
 
-    if (c->link == NULL || c->peer_claimed != 1 || s == NULL || c->min_gbps > 0 ||
+    if (c->link == NULL || (c->peer_claimed != 1 && !nvlink) || s == NULL || c->min_gbps > 0 ||
         call_is(c, GPUIPC_DIAG_MIN_GBPS))
         return 0;
     wrong = (s->step == GPUIPC_STEP_VERIFY || s->step == GPUIPC_STEP_CHECK) && s->cu == 0 &&
@@ -347,10 +348,13 @@ static int peer_lied(const gpuipc_diag_case *c, gpuipc_cause *out)
     if (!wrong && !(s->step >= GPUIPC_STEP_IMPORT && s->step <= GPUIPC_STEP_CHECK && s->cu != 0))
         return 0;
     gpuipc_cause_what(out,
-                      "the driver says these two GPUs have peer access, but %s between them: "
+                      "%s, but %s between them: "
                       "a peer path that claims to work and does not (PCIe ACS redirecting "
                       "peer traffic through the root complex, an IOMMU translating it, "
-                      "peer-to-peer on consumer GPUs, a faulty riser or switch); link: %s",
+                      "peer-to-peer on consumer GPUs, a faulty riser or switch, an NVLink "
+                      "down or not trained); link: %s",
+                      c->peer_claimed == 1 ? "the driver says these two GPUs have peer access"
+                                           : "NVML shows an NVLink between these two GPUs",
                       wrong ? "bytes came back wrong" : "a peer access failed", c->link);
     gpuipc_cause_fix(out, "check nvidia-smi topo -m and the ACS and IOMMU state named there "
                           "(setpci to clear ACS redirect on the bridges, iommu=pt or the IOMMU "

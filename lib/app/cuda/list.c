@@ -347,6 +347,7 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
             gpuipc_json_bool(j, "default", m->by_default);
             gpuipc_json_bool(j, "destructive", m->destructive);
             gpuipc_json_bool(j, "needs_cuda", m->needs_cuda);
+            gpuipc_json_bool(j, "across_gpus", m->cross_device);
             gpuipc_json_bool(j, "runs", text == NULL);
             gpuipc_json_string(j, "reason", text);
             gpuipc_json_string(j, "summary", m->summary);

@@ -66,6 +66,27 @@ static int mode_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
     return 1;
 }
 
+/* A cell that maps GPU a's memory for GPU b where no peer path joins them
+ * (run/plan.h's rule: the driver says no and NVML shows no NVLink): a skip
+ * with that cause, the topology's, not a fault. Host memory needs none. */
+static int peer_blocks(gpuipc_producer_run *run, size_t i, gpuipc_result *r)
+{
+    int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
+    gpuipc_plan_peer f;
+    gpuipc_cause why;
+
+    if (a < 0 || a == b || run->cells.sel[i]->memory != GPUIPC_MECH_DEVICE)
+        return 0;
+    gpuipc_gpu_peer_facts(a, b, &f);
+    if (!gpuipc_plan_no_peer_path(a, b, &f, &why))
+        return 0;
+    gpuipc_result_set(r, GPUIPC_SKIP, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_PROBE, NULL,
+                      "probe: not run: no peer path from GPU %d to GPU %d's memory (below)", b,
+                      a);
+    r->cause = why;
+    return 1;
+}
+
 /* WSL2 on either side: the driver there shares no GPU memory between
  * processes, so each GPU scenario is a skip with that one cause (said once
  * in the summary), not a list of failures; --require turns it into one. */
@@ -120,6 +141,8 @@ static void probe_all(gpuipc_producer_run *run, int cuda, const gpuipc_err *cuda
             /* Skipped, its cause said: the GPU's compute mode. */
         } else if (m->needs_cuda && cuda == 0 && wsl_blocks(run, r)) {
             /* Skipped, its cause said: WSL2. */
+        } else if (m->needs_cuda && cuda == 0 && peer_blocks(run, i, r)) {
+            /* Skipped, its cause said: no peer path between its GPUs. */
         } else if (m->needs_cuda && cuda != 0) {
             gpuipc_result_set(r, cuda == 1 ? GPUIPC_SKIP : GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
                               GPUIPC_STEP_PROBE, cuda_why, "%s", cuda_why->msg);

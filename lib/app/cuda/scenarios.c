@@ -140,6 +140,12 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
                  names[0] ? ", " : "", sel[i]->name);
     }
+    /* Where the list would be long and every GPU mechanism of the
+     * selection crosses GPUs (a destructive one aside), it says so. */
+    for (i = 0, g = 0; i < nsel; i++)
+        g += sel[i]->needs_cuda && !sel[i]->destructive && !sel[i]->cross_device;
+    if (g == 0 && strlen(names) > 60)
+        snprintf(names, sizeof(names), "every GPU mechanism above");
     for (g = 0; g < nring; g++)
         for (i = 0; i < nsel; i++) {
             if (!sel[i]->cross_device)

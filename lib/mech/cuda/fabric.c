@@ -113,6 +113,7 @@ const gpuipc_mech gpuipc_mech_fabric = {
     .summary = "CUDA VMM memory as a FABRIC handle, sent in-band (needs an IMEX channel)",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = fabric_probe,
     .alloc = fabric_alloc,
     .export = fabric_export,

@@ -297,6 +297,7 @@ const gpuipc_mech gpuipc_mech_ipc_event = {
                "the producer's fill on the GPU (cuStreamWaitEvent), not on the host",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = probe,
     .alloc = alloc,
     .export = export_handles,

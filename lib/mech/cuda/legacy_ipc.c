@@ -191,6 +191,7 @@ const gpuipc_mech gpuipc_mech_legacy_ipc = {
     .summary = "cuMemAlloc memory; cuIpcGetMemHandle sent in-band; cuIpcOpenMemHandle",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = gpuipc_legacy_probe,
     .alloc = gpuipc_legacy_alloc,
     .export = gpuipc_legacy_export,

@@ -215,6 +215,7 @@ const gpuipc_mech gpuipc_mech_mempool_ipc = {
     .summary = "memory pool (POSIX FD) over SCM_RIGHTS, pointer export data in-band",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = pool_probe,
     .alloc = pool_alloc,
     .export = pool_export,

@@ -27,6 +27,7 @@ const gpuipc_mech gpuipc_mech_vmm_alias = {
     .summary = "one imported VMM handle mapped twice: written through one, read through the other",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = gpuipc_vmm_fd_alloc,
     .export = gpuipc_vmm_fd_export,

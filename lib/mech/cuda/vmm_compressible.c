@@ -82,6 +82,7 @@ const gpuipc_mech gpuipc_mech_vmm_compressible = {
     .summary = "CUDA VMM memory requested compressible (COMP_GENERIC), shared by FD",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = comp_probe,
     .alloc = comp_alloc,
     .export = gpuipc_vmm_fd_export,

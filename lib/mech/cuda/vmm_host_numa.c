@@ -121,6 +121,7 @@ const gpuipc_mech gpuipc_mech_vmm_host_numa = {
     .summary = "VMM memory on a host NUMA node, by FD: both CPUs and the GPU use one mapping",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .memory = GPUIPC_MECH_HOST,
     .probe = numa_probe,
     .alloc = numa_alloc,

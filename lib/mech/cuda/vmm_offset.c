@@ -171,6 +171,7 @@ const gpuipc_mech gpuipc_mech_vmm_offset = {
                "cuMemMap offset",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .probe = offset_probe,
     .alloc = offset_alloc,
     .export = offset_export,

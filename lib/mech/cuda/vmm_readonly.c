@@ -68,6 +68,7 @@ const gpuipc_mech gpuipc_mech_vmm_readonly = {
     .summary = "imported VMM memory mapped read-only: reads pass, writes must be refused",
     .needs_cuda = 1,
     .by_default = 1,
+    .cross_device = 1,
     .read_only = 1,
     .probe = gpuipc_vmm_fd_probe,
     .alloc = gpuipc_vmm_fd_alloc,
