@@ -31,13 +31,8 @@ static const char *const who4[] = {"rank 0 (n0, GPU 0)", "rank 1 (n0, GPU 1)",
                                    "rank 2 (n1, GPU 0)", "rank 3 (n1, GPU 1)"};
 static const char *const mechs2[] = {"memfd", "memfd-pidfd"};
 
-/* cell with neither side's record (their scenarios freed). */
-static void empty_cell(gpuipc_cell *cell)
-{
-    gpuipc_cell_side_free(&cell->prod);
-    gpuipc_cell_side_free(&cell->cons);
-    memset(cell, 0, sizeof(*cell));
-}
+/* cell with neither side's record (their scenarios freed), and no pair. */
+#define empty_cell(cell) (gpuipc_cells_free((cell), 1), (cell)->p = (cell)->c = 0)
 
 /* Frees cells (size x size) and their scenarios. */
 static void free_cells(gpuipc_cell *cells, uint32_t size)

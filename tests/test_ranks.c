@@ -893,13 +893,8 @@ static void consumer_side(gpuipc_cell_side *s, unsigned passed, unsigned failed,
     snprintf(s->note, sizeof(s->note), "%s", own ? "verify: 3 mismatches\nin the bytes" : "");
 }
 
-/* cell with neither side's record (their scenarios freed). */
-static void empty_cell(gpuipc_cell *cell)
-{
-    gpuipc_cell_side_free(&cell->prod);
-    gpuipc_cell_side_free(&cell->cons);
-    memset(cell, 0, sizeof(*cell));
-}
+/* cell with neither side's record (their scenarios freed), and no pair. */
+#define empty_cell(cell) (gpuipc_cells_free((cell), 1), (cell)->p = (cell)->c = 0)
 
 /* Frees cells (size x size) and their scenarios. */
 static void free_cells(gpuipc_cell *cells, uint32_t size)
