@@ -251,17 +251,26 @@ START_TEST(test_program_a_shared_cause_is_said_once)
 }
 END_TEST
 
-/* --pairs runs the reference mechanism, which the registry's table names;
- * another --only is a usage error, said before any device is looked at. */
+/* --pairs runs the reference mechanism, or --only's, each of which must
+ * cross GPUs: host memory (or a destructive mechanism) is a usage error,
+ * said before any device is looked at; GPU mechanisms are taken (then, with
+ * no driver here, nothing runs: exit 77). */
 START_TEST(test_program_pairs_refuses_another_mechanism)
 {
-    const char *args[] = {"--pairs", "all", "--only", "memfd", NULL};
+    const char *args[] = {"--pairs", "all", "--only", "vmm,memfd", NULL};
+    const char *ro[] = {"--pairs", "all", "--only", "vmm-ro-fault", "--destructive", NULL};
+    const char *gpu[] = {"--pairs", "all", "--only", "legacy-ipc,ipc-event", NULL};
 
     spawn(args, NULL, 10);
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("--pairs runs the vmm mechanism between devices; it does not combine with --only "
-            "memfd");
+    OUT_HAS("--pairs runs mechanisms between devices, and memfd does not cross GPUs (host "
+            "memory, no GPU's); take it out of --only");
     OUT_HAS("Try 'gpuipc_test --help'");
+    spawn(ro, NULL, 10);
+    ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("vmm-ro-fault does not cross GPUs (destructive");
+    spawn(gpu, NULL, 10);
+    ck_assert_msg(!th_exited(&run, 2), "GPU mechanisms refused with --pairs:\n%s", run.out);
 }
 END_TEST
 

@@ -132,9 +132,9 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  to the allocation granularity (at least one granule)\n"
             "  --only LIST     comma-separated mechanisms to run (default: the default\n"
             "                  set, marked (default) below)\n");
-    snprintf(text, sizeof(text), "run %s between devices: the producer on GPU a, the consumer "
-             "on GPU b, for 'all' ordered pairs or a list such as 0:1,1:0 (needs two or more "
-             "GPUs)", ref);
+    snprintf(text, sizeof(text), "run %s (or --only's mechanisms, each of which must cross "
+             "GPUs) between devices: the producer on GPU a, the consumer on GPU b, for 'all' "
+             "ordered pairs or a list such as 0:1,1:0 (needs two or more GPUs)", ref);
     wrap(out, "  --pairs LIST   ", text, OPTION_INDENT);
     wrap(out, "  --min-gbps N   ", "with --pairs: fail a pair whose consumer reads or writes "
          "across the link at less than N GB/s (10^9 bytes a second); the summary names each "

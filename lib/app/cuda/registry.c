@@ -87,17 +87,23 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
                 "%s", err.msg);
         return GPUIPC_FAIL;
     }
-    if (o->pairs != NULL && o->only != NULL && strcmp(o->only, gpuipc_app_reference()->name)) {
-        char why[GPUIPC_ERR_LEN];
-
-        snprintf(why, sizeof(why), "--pairs runs the %s mechanism between devices; it does "
-                 "not combine with --only %s", gpuipc_app_reference()->name, o->only);
-        return usage_error("--pairs", why);
-    }
-    if (o->pairs != NULL) { /* --pairs runs the reference mechanism between devices */
+    if (o->pairs != NULL && o->only == NULL) { /* --pairs: the reference, unless told */
         s->sel[s->nsel++] = gpuipc_app_reference();
     } else if (gpuipc_mech_select(all, n, o->only, s->sel, &s->nsel, &err) < 0) {
         return usage_error("--only", err.msg);
+    }
+    /* --pairs runs each mechanism from one GPU to another: those that
+     * cross GPUs only. */
+    for (i = 0; o->pairs != NULL && i < s->nsel; i++) {
+        if (!s->sel[i]->cross_device) {
+            char why[GPUIPC_ERR_LEN];
+
+            snprintf(why, sizeof(why), "--pairs runs mechanisms between devices, and %s does "
+                     "not cross GPUs (%s); take it out of --only", s->sel[i]->name,
+                     !s->sel[i]->needs_cuda ? "host memory, no GPU's"
+                     : "destructive: its consumer is spent on one GPU");
+            return usage_error("--pairs", why);
+        }
     }
     /* --bench measures the host baseline beside the default set. */
     base = host_baseline();

@@ -30,8 +30,9 @@ void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
 
 int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
 {
-    const gpuipc_mech *m = run->cells.sel[0];
-    size_t cap, np, i;
+    const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
+    size_t cap, np, i, k, nsel = run->cells.n;
+    char names[160] = "";
     int (*pairs)[2];
     gpuipc_err err;
     int n = 0, rc = 0;
@@ -45,6 +46,10 @@ int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
     for (i = 0; run->o->pairs[i] != '\0'; i++)
         cap += run->o->pairs[i] == ',';
     cap += 1;
+    memcpy(sel, run->cells.sel, nsel * sizeof(sel[0]));
+    for (k = 0; k < nsel; k++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "",
+                 sel[k]->name);
     if ((pairs = calloc(cap, sizeof(*pairs))) == NULL) {
         gpuipc_log_say("--pairs: out of memory");
         return GPUIPC_FAIL;
@@ -52,15 +57,23 @@ int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
     if (gpuipc_options_pairs(run->o->pairs, n, pairs, cap, &np, &err) < 0) {
         gpuipc_log_say("%s", err.msg);
         rc = GPUIPC_USAGE;
-    } else if (gpuipc_cellset_size(&run->cells, np) < 0) {
-        gpuipc_log_say("--pairs: out of memory for %zu scenarios", np);
+    } else if (gpuipc_cellset_size(&run->cells, np * nsel) < 0) {
+        gpuipc_log_say("--pairs: out of memory for %zu scenarios", np * nsel);
         rc = GPUIPC_FAIL;
     } else {
+        /* Each pair with every mechanism selected, pair after pair. */
         for (i = 0; i < np; i++)
-            gpuipc_cellset_name(&run->cells, i, m, pairs[i][0], pairs[i][1], run->o->device);
-        gpuipc_cellset_publish(&run->cells, np);
-        snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
-                 "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, m->name);
+            for (k = 0; k < nsel; k++)
+                gpuipc_cellset_name(&run->cells, i * nsel + k, sel[k], pairs[i][0],
+                                    pairs[i][1], run->o->device);
+        gpuipc_cellset_publish(&run->cells, np * nsel);
+        if (nsel == 1)
+            snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the %s "
+                     "mechanism, producer->consumer)", np, np == 1 ? "" : "s", n, sel[0]->name);
+        else
+            snprintf(run->where, sizeof(run->where), "%zu device pair%s among %d GPUs (the "
+                     "mechanisms %.150s, producer->consumer)", np, np == 1 ? "" : "s", n,
+                     names);
     }
     free(pairs);
     return rc;
