@@ -263,8 +263,8 @@ START_TEST(test_program_pairs_refuses_another_mechanism)
 
     spawn(args, NULL, 10);
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);
-    OUT_HAS("--pairs runs mechanisms between devices, and memfd does not cross GPUs (host "
-            "memory, no GPU's); take it out of --only");
+    OUT_HAS("--pairs: memfd does not cross GPUs (host memory, no GPU's), and --pairs runs "
+            "mechanisms between devices; take it out of --only");
     OUT_HAS("Try 'gpuipc_test --help'");
     spawn(ro, NULL, 10);
     ck_assert_msg(th_exited(&run, 2), "status 0x%x:\n%s", run.status, run.out);

@@ -98,8 +98,8 @@ int gpuipc_app_select(const gpuipc_options *o, gpuipc_app_selection *s)
         if (!s->sel[i]->cross_device) {
             char why[GPUIPC_ERR_LEN];
 
-            snprintf(why, sizeof(why), "--pairs runs mechanisms between devices, and %s does "
-                     "not cross GPUs (%s); take it out of --only", s->sel[i]->name,
+            snprintf(why, sizeof(why), "%s does not cross GPUs (%s), and --pairs runs "
+                     "mechanisms between devices; take it out of --only", s->sel[i]->name,
                      !s->sel[i]->needs_cuda ? "host memory, no GPU's"
                      : "destructive: its consumer is spent on one GPU");
             return usage_error("--pairs", why);
