@@ -293,6 +293,18 @@ START_TEST(test_rank_results_a_consumer_side_failure_names_the_consumer_alone)
     fail_scenario(&cells[1 * 3 + 2], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_EXPORT, "export");
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[1 * 3 + 2], who4, mechs2, 2),
                       GPUIPC_CELL_BLAMES_PRODUCER);
+    /* The producer timed out waiting for the consumer's report: the
+     * consumer, whose wait it was. */
+    fail_scenario(&cells[2 * 3 + 1], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_REPORT, "timed out");
+    cells[2 * 3 + 1].prod.s[0].errnum = ETIMEDOUT;
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[2 * 3 + 1], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
+    /* ... and a consumer whose record says it was stuck in the session:
+     * the consumer too, whatever the producer's scenario says. */
+    cells[2 * 3 + 1].prod.s[0].errnum = 0;
+    cells[2 * 3 + 1].cons.blame = GPUIPC_CELL_BLAME_SELF;
+    ck_assert_uint_eq(gpuipc_cell_blames(&cells[2 * 3 + 1], who4, mechs2, 2),
+                      GPUIPC_CELL_BLAMES_CONSUMER);
     /* On no known side: both. */
     fail_scenario(&cells[2 * 3 + 0], 0, 0, 0, "stopped");
     ck_assert_uint_eq(gpuipc_cell_blames(&cells[2 * 3 + 0], who4, mechs2, 2),
@@ -403,6 +415,18 @@ START_TEST(test_rank_results_culprits_follow_the_waits_to_the_stuck_rank)
                           "pair %u -> %u: %u %u", p, q, c[(p * 3 + q) * 2],
                           c[(p * 3 + q) * 2 + 1]);
         }
+    free(c);
+    /* A pair that had its session and failed on the producer's side names
+     * the producer, whatever the producer waited for later: rank 1 -> 2
+     * here (rank 1 also is the stuck one, so take pair 2 -> 0 with rank 2
+     * waiting for rank 1 later). */
+    proven(&cells[2 * 3 + 0], 2, 0, mechs2, 2);
+    fail_scenario(&cells[2 * 3 + 0], 0, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_EXPORT, "export");
+    ck_assert_int_eq(gpuipc_rank_culprits(cells, 3, who4, mechs2, 2, &c), 0);
+    ck_assert_msg((c[(2 * 3 + 0) * 2] == 2 && c[(2 * 3 + 0) * 2 + 1] == UINT32_MAX) ||
+                  (c[(2 * 3 + 0) * 2] == UINT32_MAX && c[(2 * 3 + 0) * 2 + 1] == 2),
+                  "pair 2 -> 0, failed on its producer's side: %u %u", c[(2 * 3 + 0) * 2],
+                  c[(2 * 3 + 0) * 2 + 1]);
     free(c);
     /* Without the waits, pair 0 -> 2 would name rank 2, whom rank 0 waited
      * for: the chain is what clears it. */

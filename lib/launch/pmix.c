@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,11 @@ static call *call_new(enum op op)
     return c;
 }
 
+/* The calls on their threads now, left running at their deadline or not:
+ * PMIx_Finalize is not called while one is (it would free what the call
+ * still uses). */
+static atomic_int in_flight;
+
 static void *call_thread(void *arg)
 {
     call *c = arg;
@@ -267,6 +273,7 @@ static void *call_thread(void *arg)
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
     call_release(c);
+    atomic_fetch_sub(&in_flight, 1);
     return NULL;
 }
 
@@ -283,11 +290,13 @@ static int call_run(call *c, uint64_t deadline_ns)
     int rc, done;
 
     c->refs = 2;
+    atomic_fetch_add(&in_flight, 1);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     rc = pthread_create(&t, &attr, call_thread, c);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
+        atomic_fetch_sub(&in_flight, 1);
         c->refs = 1;
         return -EAGAIN;
     }
@@ -445,7 +454,7 @@ int gpuipc_launch_detect(char *why, size_t len)
  * its value in (*out)->out, for the caller to release; or a negative errno
  * with err (the call released). */
 static int get_call(gpuipc_launch *l, uint32_t rank, const char *key, const char *about,
-                    int timeout_s, call **out, gpuipc_err *err)
+                    int timeout_s, uint64_t deadline_ns, call **out, gpuipc_err *err)
 {
     call *c = call_new(OP_GET);
     int rc;
@@ -457,9 +466,7 @@ static int get_call(gpuipc_launch *l, uint32_t rank, const char *key, const char
     c->proc.rank = rank;
     snprintf(c->key, sizeof(c->key), "%s", key);
     call_info(c, timeout_s, 0);
-    rc = call_bounded(l, c, about,
-                      gpuipc_clock_deadline((uint64_t)timeout_s * GPUIPC_NS_PER_S + GRACE_NS),
-                      timeout_s, err);
+    rc = call_bounded(l, c, about, deadline_ns, timeout_s, err);
     if (rc == 0)
         *out = c;
     return rc;
@@ -471,7 +478,7 @@ static int get_u32(gpuipc_launch *l, uint32_t rank, const char *key, uint32_t *v
                    gpuipc_err *err)
 {
     call *c;
-    int rc = get_call(l, rank, key, key, l->timeout_s, &c, err);
+    int rc = get_call(l, rank, key, key, l->timeout_s, server_deadline(l), &c, err);
 
     if (rc < 0)
         return rc;
@@ -724,9 +731,10 @@ void gpuipc_launch_forget(gpuipc_launch *l, uint32_t rank)
         l->gone[rank] = 1;
 }
 
-/* gpuipc_launch_get's, with PMIX_TIMEOUT timeout_s. */
+/* gpuipc_launch_get's, with PMIX_TIMEOUT timeout_s, given up on at
+ * deadline_ns. */
 static int get_string(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
-                      int timeout_s, gpuipc_err *err)
+                      int timeout_s, uint64_t deadline_ns, gpuipc_err *err)
 {
     char about[96];
     call *c;
@@ -743,7 +751,7 @@ static int get_string(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
         return gpuipc_err_set(err, -ESRCH, "PMIx_Get %s of rank %u: not called: that rank is "
                               "gone (a get of what it never put can wait for ever)", key, rank);
     snprintf(about, sizeof(about), "%s of rank %u", key, rank);
-    rc = get_call(l, rank, key, about, timeout_s, &c, err);
+    rc = get_call(l, rank, key, about, timeout_s, deadline_ns, &c, err);
     if (rc == -ETIMEDOUT && l->stuck == NULL) {
         rc = -ENOENT; /* the server's timeout: the key never came */
         if (err != NULL)
@@ -768,7 +776,7 @@ static int get_string(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
 int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *buf, size_t len,
                       gpuipc_err *err)
 {
-    return get_string(l, rank, key, buf, len, l->timeout_s, err);
+    return get_string(l, rank, key, buf, len, l->timeout_s, server_deadline(l), err);
 }
 
 int gpuipc_launch_get_within(gpuipc_launch *l, uint32_t rank, const char *key, char *buf,
@@ -780,7 +788,12 @@ int gpuipc_launch_get_within(gpuipc_launch *l, uint32_t rank, const char *key, c
         s = 1;
     if (s > (uint64_t)l->timeout_s)
         s = (uint64_t)l->timeout_s;
-    return get_string(l, rank, key, buf, len, (int)s, err);
+    /* This side gives up shortly after wait_ns whatever the server does (a
+     * server's own timeout, rounded up to whole seconds, may come later): a
+     * get left running reads as the key not come, and the caller's
+     * deadline holds. */
+    return get_string(l, rank, key, buf, len, (int)s,
+                      gpuipc_clock_deadline(wait_ns + 200 * 1000000ull), err);
 }
 
 int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)
@@ -792,10 +805,19 @@ int gpuipc_launch_finalize(gpuipc_launch **lp, gpuipc_err *err)
     if (l == NULL)
         return 0;
     *lp = NULL;
-    if (l->stuck != NULL) {
+    /* A get left running may end soon after: wait for it a little. */
+    {
+        uint64_t until = gpuipc_clock_deadline(2 * GPUIPC_NS_PER_S);
+        struct timespec pause = {0, 10 * 1000000L};
+
+        while (atomic_load(&in_flight) > 0 && gpuipc_clock_ns() < until)
+            nanosleep(&pause, NULL);
+    }
+    if (l->stuck != NULL || atomic_load(&in_flight) > 0) {
         rc = gpuipc_err_sys(err, "PMIx_Finalize", EBUSY,
                             "PMIx_Finalize: not called: %s never returned (PMIx's FDs and "
-                            "thread stay until the process exits)", l->stuck);
+                            "thread stay until the process exits)",
+                            l->stuck != NULL ? l->stuck : "a PMIx_Get");
         free(l->gone);
         free(l);
         return rc;

@@ -108,7 +108,9 @@ int gpuipc_launch_get(gpuipc_launch *l, uint32_t rank, const char *key, char *bu
 
 /* As gpuipc_launch_get, but the server waits at most wait_ns for the key
  * (PMIX_TIMEOUT in whole seconds, rounded up: 1 s at least, --timeout at
- * most), for a caller that asks again until a deadline of its own. */
+ * most) and this side gives up 0.2 s after wait_ns (a get left running
+ * reads as -ENOENT), for a caller that asks again until a deadline of its
+ * own. */
 int gpuipc_launch_get_within(gpuipc_launch *l, uint32_t rank, const char *key, char *buf,
                              size_t len, uint64_t wait_ns, gpuipc_err *err);
 

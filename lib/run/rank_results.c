@@ -205,13 +205,24 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
     }
     if (!holds_the_run(pr, mechs, nmech))
         return GPUIPC_CELL_BLAMES_PRODUCER;
+    /* A side still in the session when the verdict's time came, stuck in
+     * a step or call of its own, is the one its record blames. */
+    if (co->have && co->blame == GPUIPC_CELL_BLAME_SELF)
+        return GPUIPC_CELL_BLAMES_CONSUMER;
+    if (pr->blame == GPUIPC_CELL_BLAME_SELF)
+        return GPUIPC_CELL_BLAMES_PRODUCER;
     for (i = 0; i < pr->n; i++) {
         const gpuipc_cell_scenario *s = &pr->s[i];
+        unsigned side;
 
         if (s->status == GPUIPC_PASS || s->status == GPUIPC_SKIP)
             continue;
-        blames |= s->side == GPUIPC_ROLE_PRODUCER ? GPUIPC_CELL_BLAMES_PRODUCER
-                : s->side == GPUIPC_ROLE_CONSUMER ? GPUIPC_CELL_BLAMES_CONSUMER : both;
+        side = s->side == GPUIPC_ROLE_PRODUCER ? GPUIPC_CELL_BLAMES_PRODUCER
+             : s->side == GPUIPC_ROLE_CONSUMER ? GPUIPC_CELL_BLAMES_CONSUMER : both;
+        /* A side that timed out waiting for the other names the other. */
+        if (s->errnum == ETIMEDOUT && side != both)
+            side = both & ~side;
+        blames |= side;
     }
     if (blames != 0)
         return blames;
@@ -221,6 +232,23 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
     if (co->said_bye && co->own == GPUIPC_PASS && agree(pr, co) && pr->code == GPUIPC_FAIL)
         return GPUIPC_CELL_BLAMES_PRODUCER;
     return both;
+}
+
+/* Whether cell's culprits come from a wait, to be followed along the
+ * waits the records name: a pair with no session, or one whose scenario
+ * timed out waiting for the other side. */
+static int by_wait(const gpuipc_cell *cell)
+{
+    const gpuipc_cell_side *pr = &cell->prod;
+    size_t i;
+
+    if (!pr->have || !pr->met)
+        return 1;
+    for (i = 0; i < pr->n; i++)
+        if (pr->s[i].status != GPUIPC_PASS && pr->s[i].status != GPUIPC_SKIP &&
+            pr->s[i].errnum == ETIMEDOUT)
+            return 1;
+    return 0;
 }
 
 /* The rank r waited for, in its pair under way when the verdict's time
@@ -274,11 +302,16 @@ int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *co
     for (p = 0; p < size; p++)
         for (q = 0; q < size; q++) {
             uint32_t *at = &c[((size_t)p * size + q) * 2];
-            unsigned b = p == q ? 0 : gpuipc_cell_blames(&cells[(size_t)p * size + q], who,
-                                                         mechs, nmech);
+            const gpuipc_cell *cell = &cells[(size_t)p * size + q];
+            unsigned b = p == q ? 0 : gpuipc_cell_blames(cell, who, mechs, nmech);
+            /* The waits explain a pair that had no session, or whose side
+             * timed out waiting; one that failed on its own data (a
+             * scenario's side, a death seen in it, its end, a side stuck
+             * in it) names its ranks. */
+            int follow = p != q && by_wait(cell);
 
-            at[0] = b & GPUIPC_CELL_BLAMES_PRODUCER ? ends[p] : UINT32_MAX;
-            at[1] = b & GPUIPC_CELL_BLAMES_CONSUMER ? ends[q] : UINT32_MAX;
+            at[0] = b & GPUIPC_CELL_BLAMES_PRODUCER ? follow ? ends[p] : p : UINT32_MAX;
+            at[1] = b & GPUIPC_CELL_BLAMES_CONSUMER ? follow ? ends[q] : q : UINT32_MAX;
             if (at[1] == at[0])
                 at[1] = UINT32_MAX;
         }

@@ -53,11 +53,13 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
                             const char *const *mechs, size_t nmech);
 
 /* The culprits of a run of size ranks: for each ordered pair p -> c, the
- * ranks it implicates (gpuipc_cell_blames), each followed along the waits
- * that the records name (a rank that waited for its peer in its pair under
- * way when the verdict's time came is not the culprit: the rank it waited
- * for is, or the one that rank waited for, and so on, to a rank stuck
- * itself). Into *out (malloc'd, size * size * 2: [(p * size + c) * 2 + k],
+ * ranks it implicates (gpuipc_cell_blames); for a pair that had no
+ * session, each is followed along the waits that the records name (a rank
+ * that waited for its peer in its pair under way when the verdict's time
+ * came is not the culprit: the rank it waited for is, or the one that rank
+ * waited for, and so on, to a rank stuck itself), as for a pair one of
+ * whose sides timed out waiting for the other. A pair that failed on its
+ * own data names its own ranks. Into *out (malloc'd, size * size * 2: [(p * size + c) * 2 + k],
  * UINT32_MAX for none, the two never equal). Returns 0 or -ENOMEM. */
 int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *const *who,
                          const char *const *mechs, size_t nmech, uint32_t **out);

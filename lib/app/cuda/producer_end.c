@@ -342,7 +342,8 @@ static void diagnose_results(gpuipc_producer_run *run)
             .min_gbps = run->o->min_gbps,
             .fabric = fabric[0] ? fabric : NULL,
             .link = NULL,
-            .peer_claimed = pair ? gpuipc_gpu_peer_claimed(a, b) : -1,
+            /* The consumer, on GPU b, reaches GPU a's memory. */
+            .peer_claimed = pair ? gpuipc_gpu_peer_claimed(b, a) : -1,
         };
 
         if (pair) {

@@ -386,7 +386,6 @@ int gpuipc_ranks_play(ranks_run *rr)
             play_producer(rr, c);
         else
             play_consumer(rr, p);
-        gpuipc_ranks_watch_no_pair(rr);
         /* Handed over; where the verdict's thread has taken the records
          * already, the pairs end here. */
         if (gpuipc_ranks_record(rr, p == rr->rank ? c : p, p != rr->rank) < 0)

@@ -167,6 +167,9 @@ int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer)
         gpuipc_cell_side_move(&rr->mine[i], rr->work);
         rr->final[i] = 1;
     }
+    /* Out of the pair only now, under mu: the verdict's thread never sees
+     * this rank between pairs with the pair's record not yet handed over. */
+    gpuipc_ranks_watch_no_pair(rr);
     pthread_mutex_unlock(&rr->mu);
     return taken ? 0 : -1;
 }
@@ -210,6 +213,9 @@ static int ask(ranks_run *rr, uint32_t r, const char *key, char *buf, size_t len
         if (gpuipc_ranks_is_gone(rr, r))
             return gpuipc_err_set(err, -ESRCH, "%s is gone (its process has ended)",
                                   gpuipc_ranks_who(rr, r));
+        if (left == 0)
+            return gpuipc_err_set(err, -ENOENT, "nothing came from %s before the verdict's "
+                                  "time to gather ended", gpuipc_ranks_who(rr, r));
         rc = gpuipc_launch_get_within(rr->l, r, key, buf, len, left < ASK_NS ? left : ASK_NS,
                                       err);
         if (rc != -ENOENT || gpuipc_stop_signal() != 0 || gpuipc_clock_ns() >= until)
@@ -250,7 +256,7 @@ static void linger(ranks_run *rr)
 
 /* The lowest living rank: every rank's records, each pair's verdict, the
  * words and the files. Returns the run's status. */
-static int judge(ranks_run *rr, const char *own)
+static int judge(ranks_run *rr, const char *own, const char *own_refused)
 {
     gpuipc_cell *cells = calloc((size_t)rr->size * rr->size, sizeof(*cells));
     char *got = malloc(GPUIPC_LAUNCH_VALUE_MAX);
@@ -290,8 +296,8 @@ static int judge(ranks_run *rr, const char *own)
             if (gpuipc_launch_get(rr->l, r, KEY_REFUSED, refused, sizeof(refused), &err) ==
                     0 && strncmp(refused, "refused ", 8) == 0)
                 printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), refused);
-        } else if (rr->refused_line[0] != '\0') {
-            printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), rr->refused_line);
+        } else if (strncmp(own_refused, "refused ", 8) == 0) {
+            printf("rank %u: %s %s\n", rr->rank, gpuipc_ranks_who(rr, r), own_refused);
         }
         if (gpuipc_cells_decode(text, r, rr->size, cells, &err) < 0) {
             /* Nothing of a rank that reports nonsense is taken: the
@@ -339,7 +345,8 @@ static int judge(ranks_run *rr, const char *own)
  * that does (another, where that one is found gone meanwhile), until the
  * deadline's grace, or this rank gives it itself where it becomes the
  * lowest living rank. Returns the status this rank exits with. */
-static int take_verdict(ranks_run *rr, const char *own, int own_failed)
+static int take_verdict(ranks_run *rr, const char *own, const char *own_refused,
+                        int own_failed)
 {
     uint64_t until = rr->o->deadline_ns > 0
                      ? rr->t0 + rr->o->deadline_ns + GPUIPC_WATCH_END_GRACE_NS / 2
@@ -352,7 +359,7 @@ static int take_verdict(ranks_run *rr, const char *own, int own_failed)
     gpuipc_err_clear(&err);
     for (;;) {
         if ((from = reporter(rr)) == rr->rank) {
-            code = judge(rr, own);
+            code = judge(rr, own, own_refused);
             snprintf(got, sizeof(got), "%d", code);
             if (gpuipc_launch_put(rr->l, KEY_VERDICT, got, &err) < 0 ||
                 gpuipc_launch_commit(rr->l, &err) < 0)
@@ -383,7 +390,7 @@ static int take_verdict(ranks_run *rr, const char *own, int own_failed)
     gpuipc_ranks_say_result(rr, "%s: rank %u's verdict never came (%s); this rank's own pairs "
                             "%s (exit %d)", gpuipc_exit_word(code), from, err.msg,
                             own_failed ? "failed" : "passed", code);
-    return GPUIPC_FAIL;
+    return code;
 }
 
 /* Publishes this rank's records, then gives or takes the verdict. */
@@ -418,8 +425,10 @@ static int conclude_here(ranks_run *rr)
         free(own);
         return code;
     }
-    gpuipc_ranks_watch_no_pair(rr);
-    code = take_verdict(rr, own, own_failed);
+    code = take_verdict(rr, own, refused, own_failed);
+    /* The verdict is given: from here the watchdog, if it must end the
+     * process, ends it with this status, not a failure. */
+    gpuipc_watch_claim(code);
     free(own);
     return code;
 }
