@@ -321,12 +321,16 @@ int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *co
 }
 
 const char *gpuipc_rank_results_line(char *buf, size_t len, int code, uint32_t size,
-                                     const gpuipc_cells_tally *t)
+                                     const gpuipc_cells_tally *t, uint64_t wall_ns)
 {
+    char took[32] = "";
+
+    if (wall_ns > 0)
+        snprintf(took, sizeof(took), ", in %.2f s", (double)wall_ns / 1e9);
     snprintf(buf, len, "%s: %u ranks, %llu ordered pairs: %u proven, %u failed, %u skipped "
-             "(their scenarios: %u passed, %u failed, %u skipped) (exit %d)",
+             "(their scenarios: %u passed, %u failed, %u skipped)%s (exit %d)",
              gpuipc_exit_word(code), size,
              (unsigned long long)size * (size > 0 ? size - 1 : 0), t->proven, t->failed,
-             t->skipped, t->passed, t->sfailed, t->sskipped, code);
+             t->skipped, t->passed, t->sfailed, t->sskipped, took, code);
     return buf;
 }

@@ -64,11 +64,12 @@ unsigned gpuipc_cell_blames(const gpuipc_cell *cell, const char *const *who,
 int gpuipc_rank_culprits(const gpuipc_cell *cells, uint32_t size, const char *const *who,
                          const char *const *mechs, size_t nmech, uint32_t **out);
 
-/* The run's result in words, as rank 0's result line says it but for the
- * time: "PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed, 0 skipped
- * (their scenarios: 24 passed, 0 failed, 0 skipped) (exit 0)", into buf
- * (len bytes, cut to fit). Returns buf. */
+/* The run's result in words, as the result line of the rank that gives the
+ * verdict says it: "PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed,
+ * 0 skipped (their scenarios: 24 passed, 0 failed, 0 skipped), in 1.22 s
+ * (exit 0)", the time left out where wall_ns is 0, into buf (len bytes, cut
+ * to fit). Returns buf. */
 const char *gpuipc_rank_results_line(char *buf, size_t len, int code, uint32_t size,
-                                     const gpuipc_cells_tally *t);
+                                     const gpuipc_cells_tally *t, uint64_t wall_ns);
 
 #endif

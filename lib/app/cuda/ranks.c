@@ -179,10 +179,9 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     rr.whop = calloc(rr.size, sizeof(*rr.whop));
     rr.gone = calloc(rr.size, 1);
     rr.mine = calloc((size_t)rr.size * 2, sizeof(*rr.mine));
-    rr.digests = calloc(rr.size, sizeof(*rr.digests));
     rr.stuck = calloc(rr.size, 1);
     if (rr.gpus == NULL || rr.who == NULL || rr.whop == NULL || rr.gone == NULL ||
-        rr.mine == NULL || rr.digests == NULL || rr.stuck == NULL) {
+        rr.mine == NULL || rr.stuck == NULL) {
         setup_failed(&rr, GPUIPC_FAIL, "setting up", "out of memory");
         goto out;
     }
@@ -254,7 +253,6 @@ out:
     for (i = 0; rr.mine != NULL && i < (size_t)rr.size * 2; i++)
         gpuipc_cell_side_free(&rr.mine[i]);
     free(rr.mine);
-    free(rr.digests);
     free(rr.stuck);
     gpuipc_app_proc_free(&rr.proc);
     gpuipc_watch_claim(gpuipc_app_stop_code(code));

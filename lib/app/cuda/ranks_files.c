@@ -122,7 +122,7 @@ int gpuipc_ranks_files_write(ranks_run *rr, const gpuipc_cell *cells, int code,
     }
     gpuipc_files_prepare(gpuipc_doc_driver(driver, sizeof(driver)));
     snprintf(role, sizeof(role), "rank %u", rr->rank);
-    gpuipc_rank_results_line(result, sizeof(result), code, rr->size, t);
+    gpuipc_rank_results_line(result, sizeof(result), code, rr->size, t, 0);
     d = (gpuipc_doc){.o = &prog, .role = role, .wall_ns = gpuipc_clock_ns() - rr->t0,
                      .results = rows.results, .n = rows.n, .result = result,
                      .uuids = (const char (*)[GPUIPC_OUTCOME_UUID_LEN])uuids,

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "app/cuda/ranks_run.h"
@@ -89,14 +88,11 @@ _Static_assert(GPUIPC_JOB_GPU_UUID_LEN == GPUIPC_UUID_LEN, "a GPU card's UUID is
  * it); or a negative errno with err. */
 int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 {
-    gpuipc_job_gpu mine, *all = calloc(rr->size, sizeof(*all));
+    gpuipc_job_gpu mine;
     uint32_t index = 0, count = 1, r;
     gpuipc_err why;
     int n = 0, rc, differs = -1;
 
-    if (all == NULL)
-        return gpuipc_err_set(err, -ENOMEM, "the GPU cards of %u ranks: out of memory",
-                              rr->size);
     memset(&mine, 0, sizeof(mine));
     mine.rank = rr->rank;
     mine.ordinal = -1;
@@ -110,25 +106,16 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     if (rr->needs_cuda && mine.ordinal < 0)
         printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
                why.msg[0] ? why.msg : "the driver shows none");
-    if ((rc = gpuipc_job_share_gpus(rr->job, rr->l, &mine, all, err)) < 0) {
-        free(all);
+    if ((rc = gpuipc_job_share_gpus(rr->job, rr->l, &mine, rr->gpus, err)) < 0)
         return rc;
-    }
-    for (r = 0; r < rr->size; r++) {
-        rr->gpus[r].ordinal = all[r].ordinal;
-        memcpy(rr->gpus[r].uuid, all[r].uuid, GPUIPC_UUID_LEN);
-        rr->digests[r] = all[r].digest;
-    }
-    rc = all[0].refused;
-    free(all);
-    if (rc) {
+    if (rr->gpus[0].refused) {
         if (rr->rank != 0)
             gpuipc_ranks_say_result(rr, "%s: rank 0 refused its options (it says why) (exit "
                                     "%d)", gpuipc_exit_word(GPUIPC_USAGE), GPUIPC_USAGE);
         return GPUIPC_USAGE;
     }
     for (r = 1; r < rr->size && differs < 0; r++)
-        if (rr->digests[r] != rr->digests[0])
+        if (rr->gpus[r].digest != rr->gpus[0].digest)
             differs = (int)r;
     if (differs >= 0) {
         gpuipc_ranks_say_result(rr, "%s: rank %d's options differ from rank 0's (--only, "

@@ -26,12 +26,6 @@
 #define KEY_VERDICT "gpuipc.verdict"
 #define WHO_LEN 160
 
-/* One rank's GPU as it published it. */
-typedef struct rank_gpu {
-    int ordinal;                   /* -1: none (no driver, no GPU, or none needed) */
-    uint8_t uuid[GPUIPC_UUID_LEN];
-} rank_gpu;
-
 /* Where this rank is, for the watchdog's line (ranks_watch.c): written by
  * the rank's own thread, read by the watchdog thread at any time, so each
  * field is volatile and read on its own (async-signal-safe reads). */
@@ -53,14 +47,13 @@ typedef struct ranks_run {
     uint32_t rank, size;
     gpuipc_meet *meet;   /* its listener; the others' pidfds */
     unsigned refused_said; /* strangers refused at it, as said so far */
-    rank_gpu *gpus;      /* every rank's, by rank */
+    gpuipc_job_gpu *gpus; /* every rank's GPU card (ordinal -1: none), by rank */
     char (*who)[WHO_LEN]; /* "rank 2 (node1, GPU 0)" */
     const char **whop;
     unsigned char *gone; /* ranks seen gone */
     gpuipc_cell_side *mine; /* this rank's records, by peer: [peer * 2 + (consumer ? 1 : 0)] */
     int needs_cuda;
     const char *mechs[GPUIPC_APP_NMECH_MAX]; /* the selection's names */
-    uint64_t *digests;   /* every rank's options digest, by rank */
     unsigned char *stuck; /* ranks that did not come to a pair in time (alive) */
     uint64_t pairs_until; /* no pair starts after this (CLOCK_MONOTONIC): the verdict's time */
     gpuipc_outfile json;

@@ -29,6 +29,7 @@
 #include "core/stop.h"
 #include "core/watch.h"
 #include "run/brief.h"
+#include "run/rank_results.h"
 
 /* How long one PMIx get may wait before the caller looks again at who is
  * gone and at its own deadline. */
@@ -326,11 +327,9 @@ static int judge(ranks_run *rr, const char *own, const char *own_refused)
         code = GPUIPC_FAIL; /* a verdict that cannot be written is no pass */
     if (gpuipc_ranks_files_write(rr, cells, code, &t) < 0)
         code = GPUIPC_FAIL;
-    snprintf(line, sizeof(line), "result: %s: %u ranks, %u ordered pairs: %u proven, %u "
-             "failed, %u skipped (their scenarios: %u passed, %u failed, %u skipped), in %.2f s "
-             "(exit %d)", gpuipc_exit_word(code), rr->size, rr->size * (rr->size - 1), t.proven,
-             t.failed, t.skipped, t.passed, t.sfailed, t.sskipped,
-             (double)(gpuipc_clock_ns() - rr->t0) / 1e9, code);
+    memcpy(line, "result: ", 8);
+    gpuipc_rank_results_line(line + 8, sizeof(line) - 8, code, rr->size, &t,
+                             gpuipc_clock_ns() - rr->t0);
     /* --brief's notes: the first failure said, and its cause. */
     gpuipc_brief_note(t.first[0] ? t.first : NULL, t.cause[0] ? t.cause : NULL);
     fflush(stdout);
