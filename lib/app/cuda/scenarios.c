@@ -28,6 +28,19 @@ void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
     gpuipc_app_modes_free(&run->cmodes);
 }
 
+/* The names of the mechanisms of sel[0..nsel) that cross GPUs, ", "
+ * between them, into buf (len bytes, cut to fit). */
+static void crossing_names(const gpuipc_mech *const *sel, size_t nsel, char *buf, size_t len)
+{
+    size_t i;
+
+    buf[0] = '\0';
+    for (i = 0; i < nsel; i++)
+        if (sel[i]->cross_device)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                     sel[i]->name);
+}
+
 int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
 {
     const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
@@ -46,10 +59,9 @@ int gpuipc_app_expand_pairs(gpuipc_producer_run *run)
     for (i = 0; run->o->pairs[i] != '\0'; i++)
         cap += run->o->pairs[i] == ',';
     cap += 1;
+    /* Each crosses GPUs: the registry took no other for --pairs. */
     memcpy(sel, run->cells.sel, nsel * sizeof(sel[0]));
-    for (k = 0; k < nsel; k++)
-        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", k ? ", " : "",
-                 sel[k]->name);
+    crossing_names(sel, nsel, names, sizeof(names));
     if ((pairs = calloc(cap, sizeof(*pairs))) == NULL) {
         gpuipc_log_say("--pairs: out of memory");
         return GPUIPC_FAIL;
@@ -147,12 +159,8 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
             k++;
         }
     }
-    for (i = 0; i < nsel && nring > 0; i++) {
-        if (!sel[i]->cross_device)
-            continue;
-        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-                 names[0] ? ", " : "", sel[i]->name);
-    }
+    if (nring > 0)
+        crossing_names(sel, nsel, names, sizeof(names));
     /* Where the list would be long and every GPU mechanism of the
      * selection crosses GPUs (a destructive one aside), it says so. */
     for (i = 0, g = 0; i < nsel; i++)
