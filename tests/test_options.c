@@ -86,6 +86,25 @@ START_TEST(test_options_min_gbps_with_pairs)
 }
 END_TEST
 
+/* --pairs ring: the one-shot run with the ring, not a mode of its own; with
+ * --device too (the ring over the GPUs it names). */
+START_TEST(test_options_pairs_ring_is_the_one_shot_run)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+
+    ck_assert_int_eq(parse(&o, &e, "--pairs=ring", NULL), 0);
+    ck_assert_int_eq(o.ring, 1);
+    ck_assert_ptr_null(o.pairs);
+    ck_assert_str_eq(gpuipc_options_mode_name(&o), "one-shot");
+    ck_assert_str_eq(gpuipc_options_devices(&o), "all");
+    ck_assert_int_eq(parse(&o, &e, "--pairs=ring", "--device=0,2"), 0);
+    ck_assert_str_eq(gpuipc_options_devices(&o), "0,2");
+    ck_assert_int_eq(parse(&o, &e, "--pairs=all", NULL), 0);
+    ck_assert_int_eq(o.ring, 0); /* every ordered pair by default */
+}
+END_TEST
+
 START_TEST(test_options_expect_gpus)
 {
     gpuipc_options o;
@@ -166,6 +185,14 @@ static const struct {
     {"--bench", "--json=", "--json: the file name is empty"},
     {"--chunks", "4097x", "--chunks: '4097x' is not a chunk count from 1 to 65536"},
     {"--min-gbps", "100", "--min-gbps: only with --pairs"},
+    {"--pairs=ring", "--min-gbps=100", "--min-gbps: only with --pairs all or a list"},
+    {"--pairs=ring", "--bench", "--pairs ring: only for the forked run over several GPUs"},
+    {"--pairs=ring", "--list", "--pairs ring: only for the forked run over several GPUs"},
+    {"--pairs=ring", "--serve=@x", "--pairs ring: only for the forked run over several GPUs"},
+    {"--pairs=ring", "--ranks", "--ranks: does not combine with --pairs"},
+    {"--pairs=ring", "--pairs=all", "--pairs given twice ('ring', then 'all')"},
+    {"--pairs", "banana", "--pairs: 'banana' is neither 'all', 'ring' nor a list"},
+    {"--pairs", "0:0", "--pairs: 0:0 is one device, not a pair"},
     {"--min-gbps", "fast", "--min-gbps: 'fast' is not a speed in GB/s"},
     {"--min-gbps", "0", "--min-gbps: '0' is not a speed in GB/s"},
     {"--min-gbps", "-5", "--min-gbps: '-5' is not a speed in GB/s"},
@@ -271,9 +298,10 @@ START_TEST(test_options_pairs_expand_all_and_lists)
     ck_assert(p[0][0] == 0 && p[0][1] == 1 && p[1][0] == 1 && p[1][1] == 0);
     ck_assert_int_eq(gpuipc_options_pairs("all", 8, p, GPUIPC_PAIRS_MAX, &n, &e), 0);
     ck_assert_uint_eq(n, 56);
-    /* In rounds of disjoint pairs: the first four share no GPU. */
-    ck_assert(p[0][0] != p[1][0] && p[0][0] != p[1][1] && p[0][1] != p[1][0] &&
-              p[0][1] != p[1][1]);
+    /* In phases: the first eight are phase 1 (each GPU to the next), the
+     * next eight phase 2 (each to the one two after it). */
+    ck_assert(p[0][0] == 0 && p[0][1] == 1 && p[7][0] == 7 && p[7][1] == 0);
+    ck_assert(p[8][0] == 0 && p[8][1] == 2 && p[15][0] == 7 && p[15][1] == 1);
     ck_assert_int_eq(gpuipc_options_pairs("all", 33, p, GPUIPC_PAIRS_MAX, &n, &e), -EINVAL);
     ck_assert_msg(strstr(e.msg, "--pairs all: 33 GPUs make more than 1024 pairs") != NULL,
                   "%s", e.msg);
@@ -293,10 +321,10 @@ static const struct {
     {"0:2", 2, "0:2 names a GPU this machine does not have (ordinals 0 to 1)"},
     {"1:1", 2, "1:1 is one device, not a pair"},
     {"0:1,0:1", 2, "0:1 is named twice"},
-    {"0-1", 2, "'0-1' is neither 'all' nor a list"},
-    {"0:1,", 2, "is neither 'all' nor a list"},
-    {"", 2, "is neither 'all' nor a list"},
-    {"-1:0", 2, "is neither 'all' nor a list"},
+    {"0-1", 2, "'0-1' is neither 'all', 'ring' nor a list"},
+    {"0:1,", 2, "is neither 'all', 'ring' nor a list"},
+    {"", 2, "is neither 'all', 'ring' nor a list"},
+    {"-1:0", 2, "is neither 'all', 'ring' nor a list"},
 };
 
 START_TEST(test_options_pairs_refuse_bad_lists)
@@ -368,6 +396,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_parses_every_option);
     tcase_add_test(tc, test_options_short_flags);
     tcase_add_test(tc, test_options_expect_gpus);
+    tcase_add_test(tc, test_options_pairs_ring_is_the_one_shot_run);
     tcase_add_test(tc, test_options_deadline);
     tcase_add_test(tc, test_options_bench_and_json_file);
     tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));

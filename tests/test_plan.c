@@ -159,6 +159,55 @@ START_TEST(test_plan_all_pairs_once_in_disjoint_rounds)
 }
 END_TEST
 
+/* The schedule of the default run and --pairs all, for 1 to 72 GPUs:
+ * every ordered pair once, in n - 1 phases; in each phase every GPU exports
+ * once and imports once (so a phase's pairs could all run at once), and
+ * phase k is each GPU exporting to the one k places after it. */
+START_TEST(test_plan_phases_each_gpu_exports_and_imports_once_per_phase)
+{
+    size_t n = (size_t)_i, i, np = n * (n - 1);
+    unsigned nphases = 99, k;
+    gpuipc_plan_pair *p = gpuipc_plan_phases(ids, n, &nphases);
+    char *met;
+
+    if (n < 2) {
+        ck_assert_ptr_null(p);
+        ck_assert_uint_eq(nphases, 0);
+        return;
+    }
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(nphases, n - 1);
+    met = calloc(n * n, 1);
+    ck_assert_ptr_nonnull(met);
+    for (i = 0; i < np; i++) {
+        ck_assert_int_ne(p[i].a, p[i].b);
+        ck_assert_msg(!met[p[i].a * n + p[i].b], "n %zu: %d->%d twice", n, p[i].a, p[i].b);
+        met[p[i].a * n + p[i].b] = 1;
+        ck_assert_uint_ge(p[i].round, 1);
+        ck_assert_uint_le(p[i].round, nphases);
+        ck_assert(i == 0 || p[i].round >= p[i - 1].round); /* in phase order */
+        ck_assert_int_eq((size_t)p[i].b, ((size_t)p[i].a + p[i].round) % n);
+    }
+    for (k = 1; k <= nphases; k++) {
+        int exports[80] = {0}, imports[80] = {0};
+        size_t in = 0;
+
+        for (i = 0; i < np; i++)
+            if (p[i].round == k) {
+                exports[p[i].a]++;
+                imports[p[i].b]++;
+                in++;
+            }
+        ck_assert_uint_eq(in, n);
+        for (i = 0; i < n; i++)
+            ck_assert_msg(exports[i] == 1 && imports[i] == 1, "n %zu, phase %u: GPU %zu "
+                          "exports %d, imports %d", n, k, i, exports[i], imports[i]);
+    }
+    free(met);
+    free(p);
+}
+END_TEST
+
 /* The pairs are the GPUs named, not their positions. */
 START_TEST(test_plan_pairs_use_the_ordinals_given)
 {
@@ -166,6 +215,7 @@ START_TEST(test_plan_pairs_use_the_ordinals_given)
     gpuipc_plan_pair ring[3];
     unsigned nr;
     gpuipc_plan_pair *all = gpuipc_plan_all_pairs(gpus, 3, &nr);
+    gpuipc_plan_pair *ph = gpuipc_plan_phases(gpus, 3, &nr);
     size_t i;
 
     ck_assert_uint_eq(gpuipc_plan_ring(gpus, 3, ring), 3);
@@ -177,6 +227,11 @@ START_TEST(test_plan_pairs_use_the_ordinals_given)
     for (i = 0; i < 6; i++)
         ck_assert(all[i].a == 5 || all[i].a == 2 || all[i].a == 7);
     free(all);
+    /* Phase 1 is the ring; phase 2 each GPU to the one two after it. */
+    ck_assert_ptr_nonnull(ph);
+    ck_assert(ph[0].a == 5 && ph[0].b == 2 && ph[2].a == 7 && ph[2].b == 5);
+    ck_assert(ph[3].a == 5 && ph[3].b == 7 && ph[5].a == 7 && ph[5].b == 2);
+    free(ph);
 }
 END_TEST
 
@@ -369,6 +424,7 @@ Suite *plan_suite(void)
                         (int)(sizeof(bad_devices) / sizeof(bad_devices[0])));
     tcase_add_loop_test(tc, test_plan_ring_proves_every_gpu_both_ways, 0, 73);
     tcase_add_loop_test(tc, test_plan_all_pairs_once_in_disjoint_rounds, 1, 73);
+    tcase_add_loop_test(tc, test_plan_phases_each_gpu_exports_and_imports_once_per_phase, 0, 73);
     tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);

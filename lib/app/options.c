@@ -189,7 +189,8 @@ static int check_connect(const gpuipc_options *o, gpuipc_err *err)
 {
     const char *bad = o->size_set ? "--size" : o->chunks_set ? "--chunks"
                     : o->bench ? "--bench" : o->iters_set ? "--iters"
-                    : o->only ? "--only" : o->require ? "--require" : o->pairs ? "--pairs"
+                    : o->only ? "--only" : o->require ? "--require"
+                    : o->pairs || o->ring ? "--pairs"
                     : o->expect_gpus ? "--expect-gpus"
                     : o->min_gbps > 0 ? "--min-gbps"
                     : o->destructive ? "--destructive" : o->repeat != 1 ? "--repeat"
@@ -243,7 +244,8 @@ static int check_ranks(const gpuipc_options *o, gpuipc_err *err)
 {
     const char *bad = o->serve ? "--serve" : o->connect ? "--connect" : o->list ? "--list"
                     : o->bench ? "--bench" : o->fault_matrix ? "--fault-matrix"
-                    : o->pairs ? "--pairs (the ranks are the pairs: every ordered pair of them)"
+                    : o->pairs || o->ring ? "--pairs (the ranks are the pairs: every ordered "
+                                            "pair of them)"
                     : o->device_set ? "--device (each rank takes the GPU of its place on the "
                                       "node; give the launcher's GPU binding instead)"
                     : o->destructive ? "--destructive (vmm-ro-fault needs a consumer forked "
@@ -307,8 +309,8 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
     if (o->connect != NULL)
         return check_connect(o, err);
     if (o->min_gbps > 0 && o->pairs == NULL)
-        return gpuipc_err_set(err, -EINVAL, "--min-gbps: only with --pairs (it judges the link "
-                              "between two GPUs)");
+        return gpuipc_err_set(err, -EINVAL, "--min-gbps: only with --pairs all or a list of "
+                              "pairs (it judges the link between two GPUs)");
     if (o->fault_matrix && (o->list || o->repeat != 1 || o->destructive || o->pairs))
         return gpuipc_err_set(err, -EINVAL, "--fault-matrix: does not combine with %s",
                               o->list ? "--list" : o->repeat != 1 ? "--repeat"
@@ -317,6 +319,11 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
         return gpuipc_err_set(err, -EINVAL, "--repeat: does not combine with --list");
     if (o->list && o->deadline_set)
         return gpuipc_err_set(err, -EINVAL, "--deadline: does not combine with --list");
+    if (o->ring && (o->serve != NULL || o->list || o->bench || o->fault_matrix))
+        return gpuipc_err_set(err, -EINVAL, "--pairs ring: only for the forked run over "
+                              "several GPUs (the one-shot run or --repeat); %s works on one GPU",
+                              o->serve ? "--serve" : o->list ? "--list" : o->bench ? "--bench"
+                              : "--fault-matrix");
     if (o->device_set && o->pairs != NULL)
         return gpuipc_err_set(err, -EINVAL, "--device: does not combine with --pairs (each "
                               "pair names its two GPUs)");
@@ -518,9 +525,22 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             o->iters_set = 1;
             break;
         case OPT_PAIRS:
-            if ((rc = once("--pairs", o->pairs, optarg, err)) < 0)
+            if ((rc = once("--pairs", o->ring ? "ring" : o->pairs, optarg, err)) < 0)
                 return rc;
-            o->pairs = optarg;
+            if (strcmp(optarg, "ring") == 0) {
+                o->ring = 1; /* the one-shot run's shape, with the ring across GPUs */
+            } else {
+                /* A list's form is checked here, its ordinals once the GPUs
+                 * are counted: a bad one is a usage error on any machine. */
+                static int form[GPUIPC_PAIRS_MAX][2];
+                size_t n;
+
+                if (strcmp(optarg, "all") != 0 &&
+                    (rc = gpuipc_options_pairs(optarg, GPUIPC_PLAN_DEVICES_MAX, form,
+                                               GPUIPC_PAIRS_MAX, &n, err)) < 0)
+                    return rc;
+                o->pairs = optarg;
+            }
             break;
         case OPT_MIN_GBPS:
             if ((rc = parse_gbps(optarg, &o->min_gbps, err)) < 0)
@@ -611,7 +631,7 @@ int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t ca
         return gpuipc_err_set(err, -EINVAL, "--pairs: this machine has %d GPU%s; pairs need "
                               "two or more", ngpus, ngpus == 1 ? "" : "s");
     if (strcmp(text, "all") == 0) {
-        /* In rounds of disjoint pairs (run/plan.h), each both ways. */
+        /* In the phases of run/plan.h: in each, every GPU exports once. */
         int ids[GPUIPC_PLAN_DEVICES_MAX];
         gpuipc_plan_pair *all;
         unsigned rounds;
@@ -621,7 +641,7 @@ int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t ca
                                   "pairs; name them", ngpus, cap);
         for (a = 0; a < ngpus; a++)
             ids[a] = a;
-        if ((all = gpuipc_plan_all_pairs(ids, (size_t)ngpus, &rounds)) == NULL)
+        if ((all = gpuipc_plan_phases(ids, (size_t)ngpus, &rounds)) == NULL)
             return gpuipc_err_set(err, -ENOMEM, "--pairs all: out of memory");
         for (i = 0; i < (size_t)ngpus * (size_t)(ngpus - 1); i++) {
             pairs[i][0] = all[i].a;
@@ -664,6 +684,6 @@ int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t ca
         goto bad;
     return 0;
 bad:
-    return gpuipc_err_set(err, -EINVAL, "--pairs: '%s' is neither 'all' nor a list of "
-                          "producer:consumer ordinals such as 0:1,1:0", text);
+    return gpuipc_err_set(err, -EINVAL, "--pairs: '%s' is neither 'all', 'ring' nor a list "
+                          "of producer:consumer ordinals such as 0:1,1:0", text);
 }

@@ -28,7 +28,9 @@ typedef struct gpuipc_options {
     const char *only;    /* --only: comma-separated mechanisms, or NULL */
     const char *require; /* --require: mechanisms whose skip is a failure, or NULL */
     int expect_gpus;     /* --expect-gpus: fewer GPUs than this is a failure; 0: none */
-    const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL */
+    const char *pairs;   /* --pairs: "all" or "a:b,c:d", or NULL (also for "ring") */
+    int ring;            /* --pairs ring: the run's cells across GPUs in the quicker
+                          * ring (run/plan.h), not every ordered pair */
     double min_gbps;     /* --min-gbps: the slowest read or write a pair may show; 0: none */
     uint64_t timeout_ns; /* --timeout: the deadline of every wait */
     uint64_t deadline_ns; /* --deadline: the whole run's, from its start; 0: none */
@@ -85,9 +87,8 @@ const char *gpuipc_options_devices(const gpuipc_options *o);
 #define GPUIPC_PAIRS_MAX 1024
 
 /* Expands --pairs for a machine with ngpus GPUs: "all" is every ordered pair
- * (a, b) with a != b, in rounds of disjoint pairs (run/plan.h: a round's
- * pairs share no GPU, and each pair's reverse comes in the next round);
- * otherwise a comma-separated list of a:b
+ * (a, b) with a != b, in the phases of run/plan.h (in phase k each GPU
+ * exports to the one k places after it); otherwise a comma-separated list of a:b
  * ordinals. Writes up to cap pairs (producer's device, consumer's) into
  * pairs. Returns 0, or -EINVAL naming the bad entry, a repeated or
  * same-device pair, an ordinal with no GPU, or fewer than 2 GPUs. */

@@ -124,9 +124,10 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  as 1, 0,2 or 4-7 (default: every GPU this process sees;\n"
             "                  --serve, --bench, --fault-matrix and --list: GPU 0). Every\n"
             "                  mechanism runs on each, and with two or more GPUs the\n"
-            "                  cross-device ones in a ring (each GPU exports to the\n"
-            "                  next, the last to the first); the consumer finds each GPU\n"
-            "                  by UUID. --bench, --fault-matrix and --list take one GPU\n"
+            "                  cross-device ones on every ordered pair, in phases (in\n"
+            "                  phase k each GPU exports to the one k after it); the\n"
+            "                  consumer finds each GPU by UUID. --bench, --fault-matrix\n"
+            "                  and --list take one GPU\n"
             "  --chunks K      allocations of the chunked mechanisms, 1 to 65536\n"
             "                  (default 8): --size is split among them, each rounded up\n"
             "                  to the allocation granularity (at least one granule)\n"
@@ -134,7 +135,10 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  set, marked (default) below)\n");
     snprintf(text, sizeof(text), "run %s (or --only's mechanisms, each of which must cross "
              "GPUs) between devices: the producer on GPU a, the consumer on GPU b, for 'all' "
-             "ordered pairs or a list such as 0:1,1:0 (needs two or more GPUs)", ref);
+             "ordered pairs or a list such as 0:1,1:0 (needs two or more GPUs), with the "
+             "link's GB/s each way. 'ring' is the one-shot run with the quicker ring across "
+             "GPUs (each exports to the next) instead of every ordered pair, for job prologs "
+             "that need seconds", ref);
     wrap(out, "  --pairs LIST   ", text, OPTION_INDENT);
     wrap(out, "  --min-gbps N   ", "with --pairs: fail a pair whose consumer reads or writes "
          "across the link at less than N GB/s (10^9 bytes a second); the summary names each "

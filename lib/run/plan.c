@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,27 @@ size_t gpuipc_plan_ring(const int *gpus, size_t n, gpuipc_plan_pair *out)
     if (n == 2)
         out[1].round = 1; /* 0->1 and 1->0 share both GPUs */
     return n;
+}
+
+gpuipc_plan_pair *gpuipc_plan_phases(const int *gpus, size_t n, unsigned *nphases)
+{
+    gpuipc_plan_pair *out;
+    size_t k, i, j = 0;
+
+    *nphases = 0;
+    if (n < 2 || n > SIZE_MAX / sizeof(*out) / n)
+        return NULL;
+    if ((out = malloc(n * (n - 1) * sizeof(*out))) == NULL)
+        return NULL;
+    for (k = 1; k < n; k++)
+        for (i = 0; i < n; i++) {
+            out[j].a = gpus[i];
+            out[j].b = gpus[(i + k) % n];
+            out[j].round = (unsigned)k;
+            j++;
+        }
+    *nphases = (unsigned)(n - 1);
+    return out;
 }
 
 gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nrounds)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h: the plan of a run over the GPUs of a node, without CUDA: which
- * GPUs (--device), which ordered pairs of them (the ring of the default run,
- * or every pair for --pairs all), grouped into rounds of disjoint pairs, and
- * the verdicts gathered per GPU and per pair (an N x N matrix). The forked
- * mode runs the rounds one pair after another; ranks started by a launcher
- * will run each round's pairs at once. */
+ * GPUs (--device), which ordered pairs of them (every ordered pair in the
+ * phases of the default run and --pairs all, or the quicker ring of --pairs
+ * ring; for --ranks, every pair in rounds of disjoint pairs), and the
+ * verdicts gathered per GPU and per pair (an N x N matrix). The forked mode
+ * runs a phase's pairs one after another; ranks run a round's pairs at
+ * once. */
 #ifndef GPUIPC_RUN_PLAN_H
 #define GPUIPC_RUN_PLAN_H
 
@@ -49,6 +50,16 @@ size_t gpuipc_plan_ring(const int *gpus, size_t n, gpuipc_plan_pair *out);
  * n * (n - 1) pairs in round order (the caller frees it), with *nrounds
  * set; NULL for n < 2 (*nrounds 0) or out of memory. */
 gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nrounds);
+
+/* Every ordered pair of gpus[0..n) once, in the phases of the run's
+ * schedule: phase 0 (not written here) is every GPU alone; in phase k (1 to
+ * n - 1) gpus[i] exports to gpus[(i + k) mod n], so that in every phase each
+ * GPU exports once and imports once, and n GPUs take n phases, not
+ * n(n - 1) steps. For n == 2 that is the ring: 0->1, 1->0. Returns a
+ * malloc'd array of n(n - 1) pairs in phase order, each pair's round its
+ * phase (1 to n - 1), with *nphases set to n - 1 (the caller frees it);
+ * NULL for n < 2 (*nphases 0) or out of memory. */
+gpuipc_plan_pair *gpuipc_plan_phases(const int *gpus, size_t n, unsigned *nphases);
 
 /* The verdicts gathered over a run's GPUs: per GPU (each scenario it took
  * part in, as exporter or importer, counted once) and per ordered pair. */

@@ -37,7 +37,7 @@ const gpuipc_doc_program *gpuipc_doc_program_of(const gpuipc_options *o,
         .repeat = o->repeat,
         .only = o->only,
         .require = o->require,
-        .pairs = o->pairs,
+        .pairs = o->ring ? "ring" : o->pairs,
         .min_gbps = o->min_gbps,
     };
     return p;

@@ -77,9 +77,10 @@ static void where_gpus(gpuipc_producer_run *run)
                  run->gpus[i]);
     if (i < run->ngpus)
         snprintf(list + strlen(list), sizeof(list) - strlen(list), ", ...");
-    snprintf(run->where, sizeof(run->where), "%zu GPUs (%s), each on its own and in a ring "
-             "across them (GPU i exports to GPU i+1, the last to the first); CUDA driver %d.%d",
-             run->ngpus, list, gpuipc_cu.driver_version / 1000,
+    snprintf(run->where, sizeof(run->where), "%zu GPUs (%s), each on its own and %s; CUDA "
+             "driver %d.%d", run->ngpus, list, run->o->ring ? "in a ring across them (GPU i "
+             "exports to GPU i+1, the last to the first)" : "every ordered pair of them (in "
+             "phase k, GPU i exports to GPU i+k)", gpuipc_cu.driver_version / 1000,
              gpuipc_cu.driver_version % 1000 / 10);
 }
 

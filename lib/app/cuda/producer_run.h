@@ -119,8 +119,9 @@ void gpuipc_app_scenarios_free(gpuipc_producer_run *run);
 int gpuipc_app_expand_pairs(gpuipc_producer_run *run);
 
 /* Several GPUs (run->gpus): every selected GPU mechanism on each GPU, the
- * host-memory ones once, and the ring of run/plan.h with the mechanisms
- * that work across devices, each group with its summary heading. Returns 0
+ * host-memory ones once, and every ordered pair in the phases of run/plan.h
+ * (--pairs ring: the ring) with the mechanisms that work across devices,
+ * each group with its summary heading. Returns 0
  * or -1 out of memory. */
 int gpuipc_app_expand_devices(gpuipc_producer_run *run);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* scenarios.c: the producer's scenarios: their tables, sized once the run
  * knows its GPUs, and their names; the expansion of the selection over the
- * GPUs of the run (every mechanism on each GPU, and across GPUs the ring of
- * run/plan.h with the mechanisms that work between devices) or over the
- * pairs of --pairs. */
+ * GPUs of the run (every mechanism on each GPU, and across GPUs every
+ * ordered pair in the phases of run/plan.h, or --pairs ring's ring, with the
+ * mechanisms that work between devices) or over the pairs of --pairs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,41 +109,69 @@ static void heading(int g, char *buf, size_t len)
              bus);
 }
 
+/* The heading of the group of cells across GPUs that pair p belongs to:
+ * the ring's one, or its phase's of every ordered pair. */
+static void across_heading(const gpuipc_producer_run *run, const gpuipc_plan_pair *p,
+                           unsigned nphases, const char *names, char *buf, size_t len)
+{
+    if (run->o->ring)
+        snprintf(buf, len, "across GPUs, the ring (--pairs ring): each GPU exports to the next "
+                 "(%.100s)", names);
+    else if (p->round == 1)
+        snprintf(buf, len, "across GPUs, every ordered pair, phase 1 of %u: each GPU exports to "
+                 "the next (%.100s)", nphases, names);
+    else
+        snprintf(buf, len, "across GPUs, every ordered pair, phase %u of %u: each GPU exports "
+                 "to the one %u after it (%.100s)", p->round, nphases, p->round, names);
+}
+
 int gpuipc_app_expand_devices(gpuipc_producer_run *run)
 {
     const gpuipc_mech *sel[GPUIPC_APP_NMECH_MAX];
-    size_t nsel = run->cells.n, n = run->ngpus, nring, nusable = 0, k = 0, i, g, total;
-    gpuipc_plan_pair *ring;
+    size_t nsel = run->cells.n, n = run->ngpus, npairs, nusable = 0, k = 0, i, g, total;
+    gpuipc_plan_pair *pairs = NULL;
+    unsigned nphases = 0;
     char names[160] = "";
     gpuipc_cause why;
     int *usable, first = -1;
 
     memcpy(sel, run->cells.sel, nsel * sizeof(sel[0]));
-    ring = calloc(n, sizeof(*ring));
     usable = calloc(n, sizeof(*usable));
-    if (ring == NULL || usable == NULL) {
-        free(ring);
-        free(usable);
+    if (usable == NULL)
         return -1;
-    }
-    /* The ring goes through the GPUs two processes can share, so that each
+    /* The pairs go through the GPUs two processes can share, so that each
      * of them exports and imports across devices even where one between
      * them is kept apart by its compute mode (whose own rows say so). */
     for (g = 0; g < n; g++)
         if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[g], &why))
             usable[nusable++] = run->gpus[g];
-    nring = gpuipc_plan_ring(usable, nusable, ring);
+    /* Every ordered pair in the phases of run/plan.h, or --pairs ring's
+     * quicker ring. */
+    if (run->o->ring) {
+        if ((pairs = calloc(nusable > 0 ? nusable : 1, sizeof(*pairs))) == NULL) {
+            free(usable);
+            return -1;
+        }
+        npairs = gpuipc_plan_ring(usable, nusable, pairs);
+    } else {
+        pairs = gpuipc_plan_phases(usable, nusable, &nphases);
+        if (pairs == NULL && nusable >= 2) {
+            free(usable);
+            return -1;
+        }
+        npairs = nusable >= 2 ? nusable * (nusable - 1) : 0;
+    }
     first = nusable > 0 ? usable[0] : run->gpus[0];
     /* Host memory once; every GPU mechanism on each GPU (a destructive one
      * on the first usable only: its consumer is spent after one scenario);
-     * the ring with the mechanisms that work across devices. */
+     * the pairs with the mechanisms that work across devices. */
     total = 0;
     for (i = 0; i < nsel; i++)
         total += !sel[i]->needs_cuda ? 1 : sel[i]->destructive ? 1 : n;
     for (i = 0; i < nsel; i++)
-        total += sel[i]->cross_device ? nring : 0;
+        total += sel[i]->cross_device ? npairs : 0;
     if (gpuipc_cellset_size(&run->cells, total) < 0) {
-        free(ring);
+        free(pairs);
         free(usable);
         return -1;
     }
@@ -159,7 +187,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
             k++;
         }
     }
-    if (nring > 0)
+    if (npairs > 0)
         crossing_names(sel, nsel, names, sizeof(names));
     /* Where the list would be long and every GPU mechanism of the
      * selection crosses GPUs (a destructive one aside), it says so. */
@@ -167,13 +195,13 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
         g += sel[i]->needs_cuda && !sel[i]->destructive && !sel[i]->cross_device;
     if (g == 0 && strlen(names) > 60)
         snprintf(names, sizeof(names), "every GPU mechanism above");
-    for (g = 0; g < nring; g++)
+    for (g = 0; g < npairs; g++)
         for (i = 0; i < nsel; i++) {
             if (!sel[i]->cross_device)
                 continue;
-            gpuipc_cellset_name(&run->cells, k, sel[i], ring[g].a, ring[g].b, run->o->device);
-            snprintf(run->cells.group[k], sizeof(run->cells.group[k]), "across GPUs, the ring: "
-                     "each GPU exports to the next (%.130s)", names);
+            gpuipc_cellset_name(&run->cells, k, sel[i], pairs[g].a, pairs[g].b, run->o->device);
+            across_heading(run, &pairs[g], nphases, names, run->cells.group[k],
+                           sizeof(run->cells.group[k]));
             k++;
         }
     for (i = 0; i < nsel; i++)
@@ -183,7 +211,7 @@ int gpuipc_app_expand_devices(gpuipc_producer_run *run)
             k++;
         }
     gpuipc_cellset_publish(&run->cells, total); /* k == total: each counted cell is named */
-    free(ring);
+    free(pairs);
     free(usable);
     return 0;
 }
