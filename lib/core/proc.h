@@ -76,7 +76,9 @@ int gpuipc_proc_is_driver_pool(const char *path);
 
 /* This process's shared memory that is resident (RssShmem of
  * /proc/self/status: memfd, tmpfs and System V pages mapped here), less the
- * driver's event pool (its mappings' Rss in /proc/self/smaps), in bytes,
+ * driver's event pool (its mappings' pages present here, by /proc/self/maps
+ * and /proc/self/pagemap; by their Rss in /proc/self/smaps where pagemap
+ * cannot be read), in bytes,
  * into *bytes. Returns 0, or -ENOENT where the kernel does not report it. */
 int gpuipc_proc_shmem(uint64_t *bytes);
 
