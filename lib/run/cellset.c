@@ -183,3 +183,33 @@ void gpuipc_cellset_tally(const gpuipc_cellset *cs, unsigned *passed, unsigned *
         *skipped += st == GPUIPC_SKIP;
     }
 }
+
+enum gpuipc_cell_where gpuipc_cell_where_of(int gpu, int peer_gpu)
+{
+    if (gpu < 0)
+        return GPUIPC_CELL_HOST_MEMORY;
+    return peer_gpu >= 0 && peer_gpu != gpu ? GPUIPC_CELL_ACROSS_GPUS : GPUIPC_CELL_ONE_GPU;
+}
+
+gpuipc_cellset_census gpuipc_cellset_census_of(const gpuipc_result *results, size_t n)
+{
+    gpuipc_cellset_census c = {0, 0, 0, 0, 0};
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        switch (gpuipc_cell_where_of(results[i].gpu, results[i].peer_gpu)) {
+        case GPUIPC_CELL_ONE_GPU:
+            c.one_gpu++;
+            break;
+        case GPUIPC_CELL_ACROSS_GPUS:
+            c.across_gpus++;
+            break;
+        case GPUIPC_CELL_HOST_MEMORY:
+            c.host_memory++;
+            break;
+        }
+        c.cells++;
+        c.ns += results[i].ns;
+    }
+    return c;
+}
