@@ -324,13 +324,15 @@ END_TEST
 /* The census of a run's cells, as its summary and its document count them:
  * a ring over 3 GPUs (every cell across two), each GPU alone (the exporter
  * is the importer), the run's own GPU (a < 0, a GPU mechanism) and host
- * memory; their times added, a cell that never ran adding 0. */
+ * memory; their times added, a cell that never ran adding 0; and the
+ * census in the summary's words. */
 START_TEST(test_plan_census_counts_where_cells_ran)
 {
     static const gpuipc_mech gpu = {.name = "vmm", .needs_cuda = 1};
     static const gpuipc_mech host = {.name = "memfd"};
     gpuipc_cellset_census c;
     gpuipc_cellset cs;
+    char text[96];
     size_t i;
 
     gpuipc_cellset_init(&cs, 1);
@@ -355,8 +357,13 @@ START_TEST(test_plan_census_counts_where_cells_ran)
     ck_assert_int_eq(gpuipc_cell_where_of(1, 1), GPUIPC_CELL_ONE_GPU); /* the same GPU */
     ck_assert_int_eq(gpuipc_cell_where_of(1, -1), GPUIPC_CELL_ONE_GPU);
     ck_assert_int_eq(gpuipc_cell_where_of(-1, -1), GPUIPC_CELL_HOST_MEMORY);
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)),
+                     "8 (3 on one GPU, 3 across GPUs, 2 in host memory)");
     c = gpuipc_cellset_census_of(NULL, 0);
     ck_assert_uint_eq(c.cells, 0);
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)), "0");
+    c.cells = c.across_gpus = 2;
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)), "2 (2 across GPUs)");
     gpuipc_cellset_free(&cs);
 }
 END_TEST

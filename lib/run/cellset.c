@@ -213,3 +213,24 @@ gpuipc_cellset_census gpuipc_cellset_census_of(const gpuipc_result *results, siz
     }
     return c;
 }
+
+char *gpuipc_cellset_census_text(const gpuipc_cellset_census *c, char *buf, size_t len)
+{
+    const struct {
+        unsigned n;
+        const char *where;
+    } parts[] = {{c->one_gpu, "on one GPU"}, {c->across_gpus, "across GPUs"},
+                 {c->host_memory, "in host memory"}};
+    size_t used, i, shown = 0;
+
+    used = (size_t)snprintf(buf, len, "%u", c->cells);
+    for (i = 0; i < sizeof(parts) / sizeof(parts[0]) && used < len; i++) {
+        if (parts[i].n == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%u %s", shown++ ? ", " : " (",
+                                 parts[i].n, parts[i].where);
+    }
+    if (shown && used < len)
+        snprintf(buf + used, len - used, ")");
+    return buf;
+}

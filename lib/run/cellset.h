@@ -91,4 +91,8 @@ typedef struct gpuipc_cellset_census {
  * is written from (the watchdog's too: async-signal-safe). */
 gpuipc_cellset_census gpuipc_cellset_census_of(const gpuipc_result *results, size_t n);
 
+/* c's counts in words, "48 (24 on one GPU, 24 across GPUs)", leaving out a
+ * kind it has none of ("0" for no cell at all), into buf; returns buf. */
+char *gpuipc_cellset_census_text(const gpuipc_cellset_census *c, char *buf, size_t len);
+
 #endif

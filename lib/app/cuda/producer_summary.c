@@ -59,29 +59,14 @@ static void accounting_note(gpuipc_producer_run *run, char *buf, size_t len)
 static void cells_note(const gpuipc_producer_run *run, uint64_t wall_ns, char *buf, size_t len)
 {
     gpuipc_cellset_census c = gpuipc_cellset_census_of(run->cells.results, run->cells.n);
-    const struct {
-        unsigned n;
-        const char *where;
-    } parts[] = {{c.one_gpu, "on one GPU"}, {c.across_gpus, "across GPUs"},
-                 {c.host_memory, "in host memory"}};
-    size_t used, i, shown = 0;
+    char count[160];
 
-    used = (size_t)snprintf(buf, len, "cells: %u", c.cells);
-    for (i = 0; i < sizeof(parts) / sizeof(parts[0]) && used < len; i++) {
-        if (parts[i].n == 0)
-            continue;
-        used += (size_t)snprintf(buf + used, len - used, "%s%u %s", shown++ ? ", " : " (",
-                                 parts[i].n, parts[i].where);
-    }
-    if (shown && used < len)
-        used += (size_t)snprintf(buf + used, len - used, ")");
-    if (used >= len)
-        return;
+    gpuipc_cellset_census_text(&c, count, sizeof(count));
     if (run->rounds > 1)
-        snprintf(buf + used, len - used, "; their times in the last of %u rounds add to "
-                 "%.3f s", run->rounds, (double)c.ns / 1e9);
+        snprintf(buf, len, "cells: %s; their times in the last of %u rounds add to %.3f s",
+                 count, run->rounds, (double)c.ns / 1e9);
     else
-        snprintf(buf + used, len - used, "; their times add to %.3f s of the run's %.3f s",
+        snprintf(buf, len, "cells: %s; their times add to %.3f s of the run's %.3f s", count,
                  (double)c.ns / 1e9, (double)wall_ns / 1e9);
 }
 
