@@ -79,8 +79,9 @@ static void bare_floor(const gpuipc_options *o, gpuipc_app_oneshots *os)
     }
     if (a.rc < 0) {
         snprintf(fl->note, sizeof(fl->note), "%s", a.err.msg);
-        /* No driver or no GPU: the bench itself says so next. */
-        if (a.rc != -ENOENT && a.rc != -ENODEV)
+        /* No driver, or cuInit found no GPU: the bench itself says so next.
+         * A GPU that failed after cuInit is said here. */
+        if (a.rc != -ENOENT && !(a.rc == -ENODEV && a.f.init_ns == 0))
             gpuipc_log_say("--bench: the floor: %s", fl->note);
         return;
     }
