@@ -74,6 +74,9 @@ s/^(  [a-z].*[^0-9.])[0-9]+\.[0-9] ms( \(cause below\))?$/\1<t> ms\2/
 # The run's wall time, and how long a process was stuck or waited.
 s/, in [0-9]+\.[0-9]+ s /, in <t> s /
 s/ for [0-9]+\.[0-9]+ s([,;]| \()/ for <t> s\1/g
+# The summary's cells: line, the cells' times added and the run's.
+s/; their times add to [0-9]+\.[0-9]{3} s of the run's [0-9]+\.[0-9]{3} s$/; their times add to <t> s of the run's <t> s/
+s/; their times in the last of ([0-9]+) rounds add to [0-9]+\.[0-9]{3} s$/; their times in the last of \1 rounds add to <t> s/
 # --repeat's rounds: each one's time, the soak's, and the mean.
 s/; [0-9]+\.[0-9] s$/; <t> s/
 s/; [0-9]+\.[0-9] s \([0-9]+\.[0-9] ms a round\)$/; <t> s (<t> ms a round)/

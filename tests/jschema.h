@@ -4,7 +4,8 @@
  * docs/result.schema.json uses (type, with "integer" and lists of types;
  * required; properties; additionalProperties: false; items; enum of
  * strings; const of numbers; minimum; anyOf; $ref to #/$defs). Tests
- * only: the program writes JSON, it never reads it. */
+ * only: the program reads no JSON but its own result document, with a
+ * scanner of its own (lib/run/doc_scan.c). */
 #ifndef GPUIPC_TESTS_JSCHEMA_H
 #define GPUIPC_TESTS_JSCHEMA_H
 

@@ -169,7 +169,7 @@ START_TEST(test_bench_targets_on_known_samples)
 
     fill_known(&b);
     n = gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
-    ck_assert_uint_eq(n, 6);
+    ck_assert_uint_eq(n, 7);
     ck_assert_int_eq(t[0].met, 1); /* 1 GiB / 408 us = 2632 GB/s */
     ck_assert_str_eq(t[0].achieved, "2632 GB/s (the slowest)");
     ck_assert_int_eq(t[1].met, 1);
@@ -183,6 +183,8 @@ START_TEST(test_bench_targets_on_known_samples)
     ck_assert_int_eq(t[5].met, 0);
     ck_assert_str_eq(t[5].achieved,
                      "+20.0 MiB (producer 60, consumer 70, bare context 50 MiB)");
+    ck_assert_int_eq(t[6].met, -1); /* no floor, no cells: no verdict */
+    ck_assert_str_eq(t[6].achieved, "- (the floor was not measured: no figure)");
 
     /* Slower kernels miss both bandwidth targets; no rows: not measured. */
     b.bw[0].ns[GPUIPC_BW_FILL_IMPORTED].v[1] = 500000; /* median 2147 GB/s */
@@ -202,6 +204,157 @@ START_TEST(test_bench_targets_on_known_samples)
     ck_assert_int_eq(t[5].met, -1);
     ck_assert_str_eq(t[5].achieved, "-");
     ck_assert_uint_eq(gpuipc_bench_targets(&b, t, 2), 0); /* too little room */
+    gpuipc_bench_free(&b);
+}
+END_TEST
+
+/* The floor and the cells of a default run on 2 GPUs: cuInit 0.2 s and
+ * two contexts of 0.1 s (the floor 0.4 s); 8 cells whose times add to
+ * 0.2 s (0.1 s a GPU): the limit 0.4 + 1.25 x 0.1 = 0.525 s. */
+static void fill_floor(gpuipc_bench *b)
+{
+    b->floor.measured = 1;
+    b->floor.init_ns = 200000000;
+    b->floor.ngpus = 2;
+    b->floor.ctx_ns[0] = b->floor.ctx_ns[1] = 100000000;
+    b->floor.ctx_sum_ns = 200000000;
+    b->cells.measured = b->cells.read = 1;
+    b->cells.census.cells = 8;
+    b->cells.census.one_gpu = 4;
+    b->cells.census.across_gpus = 4;
+    b->cells.census.ns = 200000000;
+    b->cells.ngpus = 2;
+    b->cells.wall_ns = 0.5e9;
+}
+
+/* The default run's target: the one-shot median (0.455 s) against the
+ * floor + 1.25 x the cells per GPU, met, missed, and no verdict for each
+ * figure that was not measured, saying which. */
+START_TEST(test_bench_default_run_against_its_floor)
+{
+    gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
+    gpuipc_bench_floor_target ft;
+    static gpuipc_bench b;
+
+    fill_known(&b);
+    fill_floor(&b);
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_int_eq(ft.met, 1);
+    ck_assert_double_eq_tol(ft.oneshot_ns, 0.455e9, 1);
+    ck_assert_double_eq_tol(ft.floor_ns, 0.4e9, 1);
+    ck_assert_double_eq_tol(ft.per_gpu_ns, 0.1e9, 1);
+    ck_assert_double_eq_tol(ft.limit_ns, 0.525e9, 1);
+    ck_assert_uint_eq(gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS), 7);
+    ck_assert_int_eq(t[6].met, 1);
+    ck_assert_str_eq(t[6].achieved, "0.455 s against 0.400 + 1.25 x 0.100 = 0.525 s");
+    ck_assert_str_eq(t[6].target, "<= floor + 1.25 x (cells' times / GPUs)");
+    /* A slower floor, 0.325 s: the limit 0.325 + 1.25 x 0.1 = 0.450 s, which
+     * the median of 0.455 s misses. */
+    b.floor.init_ns = 125000000;
+    b.floor.ctx_sum_ns = 200000000;
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_double_eq_tol(ft.limit_ns, 0.45e9, 1);
+    ck_assert_int_eq(ft.met, 0);
+    gpuipc_bench_targets(&b, t, GPUIPC_BENCH_TARGETS);
+    ck_assert_int_eq(t[6].met, 0);
+    /* Each figure not measured: no verdict, and which one says why. */
+    b.oneshot_failed = 1;
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_int_eq(ft.met, -1);
+    ck_assert_str_eq(ft.why, "a one-shot run failed");
+    b.cells.ngpus = 0;
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_str_eq(ft.why, "the cells ran on no GPU");
+    b.cells.measured = 0;
+    snprintf(b.cells.note, sizeof(b.cells.note), "the run exited 1, so its cells are not taken");
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_str_eq(ft.why, "the cells were not measured: the run exited 1, so its cells "
+                     "are not taken");
+    ck_assert(isnan(ft.limit_ns));
+    b.floor.measured = 0;
+    snprintf(b.floor.note, sizeof(b.floor.note), "GPU 1: cuDevicePrimaryCtxRetain: "
+             "CUDA_ERROR_OUT_OF_MEMORY");
+    gpuipc_bench_floor_target_of(&b, &ft);
+    ck_assert_str_eq(ft.why, "the floor was not measured: GPU 1: cuDevicePrimaryCtxRetain: "
+                     "CUDA_ERROR_OUT_OF_MEMORY");
+    ck_assert(isnan(ft.floor_ns));
+    gpuipc_bench_free(&b);
+}
+END_TEST
+
+/* A default run's cells from its document: each counted where it ran, the
+ * times added, the GPUs those that ran used (one not run left out); taken
+ * only where the run exited 0. */
+START_TEST(test_bench_cells_of_a_document)
+{
+    static const char text[] =
+        "{\"schema_version\": 3, \"exit\": {\"status\": 0}, \"wall_s\": 0.5, \"scenarios\": ["
+        "{\"name\": \"vmm\", \"verdict\": \"pass\", \"gpu\": 0, \"peer_gpu\": null, "
+        "\"time_ms\": 10},"
+        "{\"name\": \"vmm\", \"verdict\": \"pass\", \"gpu\": 1, \"peer_gpu\": null, "
+        "\"time_ms\": 20},"
+        "{\"name\": \"vmm 0->1\", \"verdict\": \"pass\", \"gpu\": 0, \"peer_gpu\": 1, "
+        "\"time_ms\": 30},"
+        "{\"name\": \"vmm 1->0\", \"verdict\": \"fail\", \"gpu\": 1, \"peer_gpu\": 0, "
+        "\"time_ms\": 40},"
+        "{\"name\": \"memfd\", \"verdict\": \"pass\", \"gpu\": null, \"peer_gpu\": null, "
+        "\"time_ms\": 5.5},"
+        "{\"name\": \"fabric\", \"verdict\": \"not run\", \"gpu\": 2, \"peer_gpu\": null, "
+        "\"time_ms\": 0}]}";
+    gpuipc_bench_cells c;
+    gpuipc_doc_scan d;
+    gpuipc_err err;
+
+    ck_assert_msg(gpuipc_doc_scan_read(text, strlen(text), &d, &err) == 0, "%s", err.msg);
+    gpuipc_bench_cells_of(&c, &d, 0); /* exited 0 */
+    ck_assert_int_eq(c.measured, 1);
+    ck_assert_uint_eq(c.census.cells, 6);
+    ck_assert_uint_eq(c.census.one_gpu, 3);
+    ck_assert_uint_eq(c.census.across_gpus, 2);
+    ck_assert_uint_eq(c.census.host_memory, 1);
+    ck_assert_uint_eq(c.census.ns, 105500000);
+    ck_assert_uint_eq(c.ngpus, 2); /* GPU 2's only cell never ran */
+    ck_assert_double_eq_tol(c.wall_ns, 0.5e9, 1);
+    ck_assert_str_eq(c.note, "");
+    gpuipc_bench_cells_of(&c, &d, 1 << 8); /* exited 1 */
+    ck_assert_int_eq(c.measured, 0);
+    ck_assert_int_eq(c.read, 1);
+    ck_assert_str_eq(c.note, "the run exited 1, so its cells are not taken");
+    gpuipc_doc_scan_free(&d);
+}
+END_TEST
+
+/* The floor's table: each term, measured or not, and the verdict line. */
+START_TEST(test_bench_floor_table)
+{
+    static gpuipc_bench b;
+    FILE *f;
+
+    fill_known(&b);
+    fill_floor(&b);
+    f = open_doc();
+    gpuipc_bench_print_floor(f, &b);
+    close_doc(f);
+    has("## The default run against its floor");
+    has("| default one-shot run, whole process, median of 6 | 0.455 |");
+    has("| floor: cuInit | 0.200 |");
+    has("| floor: GPU 1's primary context | 0.100 |");
+    has("| floor, in all (cuInit and 2 contexts) | 0.400 |");
+    has("| cells: 8 (4 on one GPU, 4 across GPUs), their times added | 0.200 |");
+    has("| cells per GPU (2 GPUs) | 0.100 |");
+    has("| floor + 1.25 x cells per GPU | 0.525 |");
+    has("\n0.455 s against 0.400 + 1.25 x 0.100 = 0.525 s: met.\n");
+    free(doc);
+    b.floor.measured = 0;
+    snprintf(b.floor.note, sizeof(b.floor.note), "the process forked for it gave no answer");
+    f = open_doc();
+    gpuipc_bench_print_floor(f, &b);
+    close_doc(f);
+    has("| floor | not measured: the process forked for it gave no answer |");
+    has("\nNo verdict: the floor was not measured: the process forked for it gave no "
+        "answer.\n");
+    ck_assert_msg(strstr(doc, "| floor: cuInit") == NULL, "%s", doc);
+    free(doc);
     gpuipc_bench_free(&b);
 }
 END_TEST
@@ -247,6 +400,24 @@ static int write_bench_json(FILE *f, const gpuipc_bench *b)
     return gpuipc_json_finish(&j);
 }
 
+/* doc, the bench's JSON, held against the bench member of
+ * docs/result.schema.json. */
+static void bench_schema_holds(void)
+{
+    char why[512], *schema_text;
+    jnode *schema, *parsed;
+    size_t n;
+
+    ck_assert_ptr_nonnull(schema_text = th_read_file("docs/result.schema.json", &n));
+    ck_assert_msg((schema = js_parse(schema_text, why, sizeof(why))) != NULL, "%s", why);
+    ck_assert_msg((parsed = js_parse(doc, why, sizeof(why))) != NULL, "%s", why);
+    ck_assert_msg(js_check(js_get(js_get(schema, "properties"), "bench"), parsed, why,
+                           sizeof(why)), "not the schema's bench: %s:\n%.2000s", why, doc);
+    js_free(parsed);
+    js_free(schema);
+    free(schema_text);
+}
+
 START_TEST(test_bench_json_parses_and_holds_the_samples)
 {
     static gpuipc_bench b;
@@ -258,7 +429,7 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     ck_assert_int_eq(write_bench_json(f, &b), 0);
     close_doc(f);
     ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
-    has("\"schema\": \"gpuipc_test/bench\",\n  \"schema_version\": 2,");
+    has("\"schema\": \"gpuipc_test/bench\",\n  \"schema_version\": 3,");
     has("\"name\": \"Test GPU \\\"quoted\\\"\"");
     has("\"driver\": \"1.2.3 (CUDA 13.0)\"");
     has("\"timestamp\": \"2026-11-21T00:00:00Z\"");
@@ -271,6 +442,26 @@ START_TEST(test_bench_json_parses_and_holds_the_samples)
     has("\"vmhwm_bare_context\": 52428800");
     has("\"verdict\": \"missed\"");
     has("\"note\": null");
+    /* No floor and no cells: nulls, not zeros, and no verdict. */
+    has("\"floor\": {\n    \"measured\": false,\n    \"cuinit_ns\": null,");
+    has("\"cells\": {\n    \"measured\": false,\n    \"count\": null,");
+    has("\"limit_ns\": null,\n    \"verdict\": \"not measured\",\n    \"why\": \"the floor "
+        "was not measured: no figure\"");
+    bench_schema_holds();
+    free(doc);
+    fill_floor(&b);
+    f = open_doc();
+    ck_assert_int_eq(write_bench_json(f, &b), 0);
+    close_doc(f);
+    ck_assert_msg(js_valid(doc, why, sizeof(why)), "%s:\n%s", why, doc);
+    has("\"cuinit_ns\": 200000000,\n    \"gpus\": 2,\n    \"context_ns\": [100000000, "
+        "100000000],\n    \"contexts_ns\": 200000000,\n    \"total_ns\": 400000000");
+    has("\"count\": 8,\n    \"on_one_gpu\": 4,\n    \"across_gpus\": 4,");
+    has("\"time_sum_ns\": 200000000");
+    has("\"factor\": 1.25,\n    \"oneshot_median_ns\": 455000000,\n    \"floor_ns\": "
+        "400000000,\n    \"cells_per_gpu_ns\": 100000000,\n    \"limit_ns\": 525000000,\n    "
+        "\"verdict\": \"met\",\n    \"why\": null");
+    bench_schema_holds();
     free(doc);
     gpuipc_bench_free(&b);
 }
@@ -308,6 +499,9 @@ Suite *bench_suite(void)
 
     tcase_add_test(tc, test_bench_derives_the_stages);
     tcase_add_test(tc, test_bench_targets_on_known_samples);
+    tcase_add_test(tc, test_bench_default_run_against_its_floor);
+    tcase_add_test(tc, test_bench_cells_of_a_document);
+    tcase_add_test(tc, test_bench_floor_table);
     tcase_add_test(tc, test_bench_tables_show_median_min_max);
     tcase_add_test(tc, test_bench_json_parses_and_holds_the_samples);
     tcase_add_test(tc, test_json_writes_numbers_and_refuses_non_finite);

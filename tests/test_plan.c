@@ -2,7 +2,8 @@
 /* test_plan.c: lib/run/plan.c, the plan of a run over a node's GPUs:
  * --device's list, the ring of the default run, every ordered pair in
  * rounds of disjoint pairs (N from 1 to 72), and the verdicts gathered per
- * GPU and per pair. */
+ * GPU and per pair; and lib/run/cellset.c, the run's cells and their
+ * census. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,53 @@ START_TEST(test_plan_cells_are_shown_once_named)
 }
 END_TEST
 
+/* The census of a run's cells, as its summary and its document count them:
+ * a ring over 3 GPUs (every cell across two), each GPU alone (the exporter
+ * is the importer), the run's own GPU (a < 0, a GPU mechanism) and host
+ * memory; their times added, a cell that never ran adding 0; and the
+ * census in the summary's words. */
+START_TEST(test_plan_census_counts_where_cells_ran)
+{
+    static const gpuipc_mech gpu = {.name = "vmm", .needs_cuda = 1};
+    static const gpuipc_mech host = {.name = "memfd"};
+    gpuipc_cellset_census c;
+    gpuipc_cellset cs;
+    char text[96];
+    size_t i;
+
+    gpuipc_cellset_init(&cs, 1);
+    ck_assert_int_eq(gpuipc_cellset_size(&cs, 8), 0);
+    for (i = 0; i < 3; i++)
+        gpuipc_cellset_name(&cs, i, &gpu, (int)i, (int)(i + 1) % 3, 0);
+    gpuipc_cellset_name(&cs, 3, &gpu, 1, 1, 0);
+    gpuipc_cellset_name(&cs, 4, &gpu, 2, 2, 0);
+    gpuipc_cellset_name(&cs, 5, &gpu, -1, -1, 1); /* on the run's GPU, 1 */
+    gpuipc_cellset_name(&cs, 6, &host, -1, -1, 1);
+    gpuipc_cellset_name(&cs, 7, &host, -1, -1, 1);
+    gpuipc_cellset_publish(&cs, 8);
+    for (i = 0; i < 7; i++)
+        cs.results[i].ns = 1000 * (i + 1); /* the last never ran: 0 */
+    c = gpuipc_cellset_census_of(cs.results, gpuipc_cellset_count(&cs));
+    ck_assert_uint_eq(c.cells, 8);
+    ck_assert_uint_eq(c.across_gpus, 3);
+    ck_assert_uint_eq(c.one_gpu, 3);
+    ck_assert_uint_eq(c.host_memory, 2);
+    ck_assert_uint_eq(c.ns, 28000);
+    ck_assert_int_eq(gpuipc_cell_where_of(0, 1), GPUIPC_CELL_ACROSS_GPUS);
+    ck_assert_int_eq(gpuipc_cell_where_of(1, 1), GPUIPC_CELL_ONE_GPU); /* the same GPU */
+    ck_assert_int_eq(gpuipc_cell_where_of(1, -1), GPUIPC_CELL_ONE_GPU);
+    ck_assert_int_eq(gpuipc_cell_where_of(-1, -1), GPUIPC_CELL_HOST_MEMORY);
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)),
+                     "8 (3 on one GPU, 3 across GPUs, 2 in host memory)");
+    c = gpuipc_cellset_census_of(NULL, 0);
+    ck_assert_uint_eq(c.cells, 0);
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)), "0");
+    c.cells = c.across_gpus = 2;
+    ck_assert_str_eq(gpuipc_cellset_census_text(&c, text, sizeof(text)), "2 (2 across GPUs)");
+    gpuipc_cellset_free(&cs);
+}
+END_TEST
+
 /* The peer path between two GPUs, from faked facts: no path only where the
  * driver says no and NVML shows no NVLink (or cannot say); an NVLink, or
  * the driver's yes, or its silence, lets the cell run (a refusal there is
@@ -429,6 +477,7 @@ Suite *plan_suite(void)
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);
     tcase_add_test(tc, test_plan_cells_are_shown_once_named);
+    tcase_add_test(tc, test_plan_census_counts_where_cells_ran);
     tcase_add_test(tc, test_plan_a_failed_pair_is_charged_to_the_failed_gpu);
     tcase_add_test(tc, test_plan_compute_modes);
     tcase_add_test(tc, test_plan_no_peer_path_from_the_facts);

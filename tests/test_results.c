@@ -117,6 +117,11 @@ START_TEST(test_results_document_matches_the_schema_and_the_exit)
                       "case %d: reason '%s'", _i, js_str(js_get(sc, "reason")));
     if (cases[_i].code == 0)
         ck_assert_int_eq(num(doc, "counts", "failed"), 0);
+    /* The counts' cells are the scenarios listed, each counted where it ran. */
+    ck_assert_int_eq(num(doc, "counts", "cells"), (long long)js_len(js_get(doc, "scenarios")));
+    ck_assert_int_eq(num(doc, "counts", "cells_on_one_gpu") +
+                     num(doc, "counts", "cells_across_gpus") +
+                     num(doc, "counts", "cells_in_host_memory"), num(doc, "counts", "cells"));
     /* Each step's time, from both clocks, for a scenario that passed only. */
     if (cases[_i].verdict != NULL && strcmp(cases[_i].verdict, "pass") == 0)
         ck_assert_msg(js_num(js_get(js_get(sc, "steps_ns"), "export_to_mapped")) > 0 &&
@@ -224,8 +229,13 @@ START_TEST(test_results_both_sides_of_two_terminals)
     ck_assert_str_eq(js_str(js_get(doc, "mode")), "connect");
     ck_assert_int_eq(num(doc, "producer_verdict", "status"), 0);
     ck_assert_int_eq(num(doc, "counts", "passed"), 1);
+    /* The consumer holds no cells: its counts are the producer's. */
+    ck_assert_ptr_nonnull(js_get(js_get(doc, "counts"), "cells"));
+    ck_assert_int_eq(num(doc, "counts", "cells"), -1); /* null (the schema allows no other) */
     js_free(doc);
     doc = valid_doc(serve_doc);
+    ck_assert_int_eq(num(doc, "counts", "cells"), 1);
+    ck_assert_int_eq(num(doc, "counts", "cells_in_host_memory"), 1);
     ck_assert_str_eq(js_str(js_get(doc, "role")), "producer");
     ck_assert_str_eq(js_str(js_get(doc, "mode")), "serve");
     ck_assert_str_eq(js_str(js_get(js_get(doc, "exit"), "meaning")), "all that ran passed");

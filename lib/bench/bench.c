@@ -6,10 +6,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/json.h"
+#include "core/proc.h"
 #include "core/stats.h"
 #include "core/units.h"
+#include "run/cellset.h"
 
 const char *const gpuipc_stage_names[GPUIPC_STAGE_COUNT] = {
     "alloc", "export", "transfer", "import", "reserve", "map", "access",
@@ -46,6 +49,57 @@ void gpuipc_samples_free(gpuipc_samples *s)
 {
     free(s->v);
     memset(s, 0, sizeof(*s));
+}
+
+/* Whether GPU g is one that a cell of s->cells[0..i) ran on (a cell not run
+ * left out, as the document's gpus leaves it out). */
+static int gpu_seen_before(const gpuipc_doc_scan *s, size_t i, int g)
+{
+    size_t k;
+
+    for (k = 0; k < i; k++)
+        if (s->cells[k].status != -1 && (s->cells[k].gpu == g || s->cells[k].peer_gpu == g))
+            return 1;
+    return 0;
+}
+
+void gpuipc_bench_cells_of(gpuipc_bench_cells *c, const gpuipc_doc_scan *s, int status)
+{
+    char how[96];
+    size_t i;
+
+    memset(c, 0, sizeof(*c));
+    for (i = 0; i < s->n; i++) {
+        const gpuipc_doc_scan_cell *x = &s->cells[i];
+
+        switch (gpuipc_cell_where_of(x->gpu, x->peer_gpu)) {
+        case GPUIPC_CELL_ONE_GPU:
+            c->census.one_gpu++;
+            break;
+        case GPUIPC_CELL_ACROSS_GPUS:
+            c->census.across_gpus++;
+            break;
+        case GPUIPC_CELL_HOST_MEMORY:
+            c->census.host_memory++;
+            break;
+        }
+        c->census.cells++;
+        c->census.ns += (uint64_t)(x->time_ms * 1e6 + 0.5);
+        if (x->status == -1)
+            continue;
+        if (x->gpu >= 0 && !gpu_seen_before(s, i, x->gpu))
+            c->ngpus++;
+        if (x->peer_gpu >= 0 && x->peer_gpu != x->gpu && !gpu_seen_before(s, i, x->peer_gpu))
+            c->ngpus++;
+    }
+    c->wall_ns = s->wall_s * 1e9;
+    c->read = 1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        c->measured = 1;
+        return;
+    }
+    snprintf(c->note, sizeof(c->note), "the run %s, so its cells are not taken",
+             gpuipc_proc_describe(status, how, sizeof(how)));
 }
 
 static double diff(uint64_t later, uint64_t earlier)
@@ -541,7 +595,126 @@ size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_
                      (double)c / 1048576.0, (double)bare / 1048576.0);
         n++;
     }
+    {
+        gpuipc_bench_floor_target ft;
+
+        gpuipc_bench_floor_target_of(b, &ft);
+        snprintf(t[n].name, sizeof(t[n].name), "default run, whole process, median of %zu, "
+                 "against its floor and cells", b->oneshot_ns.n);
+        snprintf(t[n].target, sizeof(t[n].target), "<= floor + %.2f x (cells' times / GPUs)",
+                 GPUIPC_BENCH_CELLS_FACTOR);
+        if (ft.met < 0)
+            snprintf(t[n].achieved, sizeof(t[n].achieved), "- (%.90s)", ft.why);
+        else
+            snprintf(t[n].achieved, sizeof(t[n].achieved), "%.3f s against %.3f + %.2f x %.3f "
+                     "= %.3f s", ft.oneshot_ns / 1e9, ft.floor_ns / 1e9,
+                     GPUIPC_BENCH_CELLS_FACTOR, ft.per_gpu_ns / 1e9, ft.limit_ns / 1e9);
+        t[n++].met = ft.met;
+    }
     return n;
+}
+
+/* ---- the default run against its floor --------------------------------------------------- */
+
+void gpuipc_bench_floor_target_of(const gpuipc_bench *b, gpuipc_bench_floor_target *t)
+{
+    const gpuipc_bench_floor *f = &b->floor;
+    const gpuipc_bench_cells *c = &b->cells;
+
+    memset(t, 0, sizeof(*t));
+    t->oneshot_ns = b->oneshot_ns.n > 0 ? median(&b->oneshot_ns) : NAN;
+    t->floor_ns = f->measured ? (double)f->init_ns + (double)f->ctx_sum_ns : NAN;
+    t->per_gpu_ns = c->measured && c->ngpus > 0 ? (double)c->census.ns / c->ngpus : NAN;
+    t->limit_ns = t->floor_ns + GPUIPC_BENCH_CELLS_FACTOR * t->per_gpu_ns;
+    t->met = -1;
+    if (!f->measured)
+        snprintf(t->why, sizeof(t->why), "the floor was not measured: %s",
+                 f->note[0] ? f->note : "no figure");
+    else if (!c->measured)
+        snprintf(t->why, sizeof(t->why), "the cells were not measured: %s",
+                 c->note[0] ? c->note : "no figure");
+    else if (c->ngpus == 0)
+        snprintf(t->why, sizeof(t->why), "the cells ran on no GPU");
+    else if (b->oneshot_ns.n == 0)
+        snprintf(t->why, sizeof(t->why), "no one-shot run was timed");
+    else if (b->oneshot_failed)
+        snprintf(t->why, sizeof(t->why), "a one-shot run failed");
+    else
+        t->met = t->oneshot_ns <= t->limit_ns;
+}
+
+static void seconds_row(FILE *out, const char *what, double ns)
+{
+    fprintf(out, "| %s | %.3f |\n", what, ns / 1e9);
+}
+
+void gpuipc_bench_print_floor(FILE *out, const gpuipc_bench *b)
+{
+    const gpuipc_bench_floor *f = &b->floor;
+    const gpuipc_bench_cells *c = &b->cells;
+    gpuipc_bench_floor_target t;
+    char what[256], count[160];
+    double listed = 0;
+    int g;
+
+    gpuipc_bench_floor_target_of(b, &t);
+    fprintf(out, "\n## The default run against its floor\n\n"
+            "Seconds, on CLOCK_MONOTONIC, of processes started before this one touched CUDA. "
+            "The floor: a process of its own that calls cuInit with every GPU visible, then "
+            "retains each GPU's primary context and makes it current, one after the other. The "
+            "cells: one more default run (not one of the timed ones) with --json -, each "
+            "cell's time_ms from its document. The target: the one-shot median at most the "
+            "floor + %.2f x (the cells' times added / the GPUs they ran on).\n\n"
+            "| what | s |\n|---|---:|\n", GPUIPC_BENCH_CELLS_FACTOR);
+    if (b->oneshot_ns.n > 0) {
+        snprintf(what, sizeof(what), "default one-shot run, whole process, median of %zu%s",
+                 b->oneshot_ns.n, b->oneshot_failed ? " (a run failed)" : "");
+        seconds_row(out, what, t.oneshot_ns);
+    } else {
+        fprintf(out, "| default one-shot run, whole process | not measured |\n");
+    }
+    if (f->measured) {
+        seconds_row(out, "floor: cuInit", (double)f->init_ns);
+        for (g = 0; g < f->ngpus && g < GPUIPC_BENCH_FLOOR_GPUS; g++) {
+            snprintf(what, sizeof(what), "floor: GPU %d's primary context", g);
+            seconds_row(out, what, (double)f->ctx_ns[g]);
+            listed += (double)f->ctx_ns[g];
+        }
+        if (f->ngpus > GPUIPC_BENCH_FLOOR_GPUS) {
+            snprintf(what, sizeof(what), "floor: GPUs %d to %d's primary contexts, together",
+                     GPUIPC_BENCH_FLOOR_GPUS, f->ngpus - 1);
+            seconds_row(out, what, (double)f->ctx_sum_ns - listed);
+        }
+        snprintf(what, sizeof(what), "floor, in all (cuInit and %d context%s)", f->ngpus,
+                 f->ngpus == 1 ? "" : "s");
+        seconds_row(out, what, t.floor_ns);
+    } else {
+        fprintf(out, "| floor | not measured: %s |\n", f->note[0] ? f->note : "-");
+    }
+    if (c->read) {
+        snprintf(what, sizeof(what), "cells: %s, their times added%s",
+                 gpuipc_cellset_census_text(&c->census, count, sizeof(count)),
+                 c->measured ? "" : " (not taken: see below)");
+        seconds_row(out, what, (double)c->census.ns);
+        seconds_row(out, "that run, whole, as its document says", c->wall_ns);
+    }
+    if (isfinite(t.per_gpu_ns)) {
+        snprintf(what, sizeof(what), "cells per GPU (%u GPU%s)", c->ngpus,
+                 c->ngpus == 1 ? "" : "s");
+        seconds_row(out, what, t.per_gpu_ns);
+    } else if (!c->measured) {
+        fprintf(out, "| cells | not measured: %s |\n", c->note[0] ? c->note : "-");
+    }
+    if (isfinite(t.limit_ns)) {
+        snprintf(what, sizeof(what), "floor + %.2f x cells per GPU", GPUIPC_BENCH_CELLS_FACTOR);
+        seconds_row(out, what, t.limit_ns);
+    }
+    if (t.met < 0)
+        fprintf(out, "\nNo verdict: %s.\n", t.why);
+    else
+        fprintf(out, "\n%.3f s against %.3f + %.2f x %.3f = %.3f s: %s.\n", t.oneshot_ns / 1e9,
+                t.floor_ns / 1e9, GPUIPC_BENCH_CELLS_FACTOR, t.per_gpu_ns / 1e9,
+                t.limit_ns / 1e9, t.met ? "met" : "MISSED");
 }
 
 void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b)
@@ -605,6 +778,62 @@ static void json_bw(gpuipc_json *j, const char *key, const gpuipc_bench_bw *r, s
     gpuipc_json_end(j, ']');
 }
 
+/* An integer member, or null where not measured. */
+static void json_int_or_null(gpuipc_json *j, const char *key, int measured, long long v)
+{
+    if (measured)
+        gpuipc_json_int(j, key, v);
+    else
+        gpuipc_json_string(j, key, NULL);
+}
+
+/* The default run against its floor: floor, cells and default_run_target,
+ * null where not measured. */
+static void json_floor(gpuipc_json *j, const gpuipc_bench *b)
+{
+    const gpuipc_bench_floor *f = &b->floor;
+    const gpuipc_bench_cells *c = &b->cells;
+    gpuipc_bench_floor_target t;
+    double ctx[GPUIPC_BENCH_FLOOR_GPUS];
+    int g, n = f->ngpus < GPUIPC_BENCH_FLOOR_GPUS ? f->ngpus : GPUIPC_BENCH_FLOOR_GPUS;
+
+    gpuipc_json_object(j, "floor");
+    gpuipc_json_bool(j, "measured", f->measured);
+    json_int_or_null(j, "cuinit_ns", f->measured, (long long)f->init_ns);
+    json_int_or_null(j, "gpus", f->measured, f->ngpus);
+    for (g = 0; g < n; g++)
+        ctx[g] = (double)f->ctx_ns[g];
+    if (f->measured)
+        gpuipc_json_numbers(j, "context_ns", ctx, (size_t)n);
+    else
+        gpuipc_json_string(j, "context_ns", NULL);
+    json_int_or_null(j, "contexts_ns", f->measured, (long long)f->ctx_sum_ns);
+    json_int_or_null(j, "total_ns", f->measured, (long long)(f->init_ns + f->ctx_sum_ns));
+    gpuipc_json_string(j, "note", f->note[0] ? f->note : NULL);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_object(j, "cells");
+    gpuipc_json_bool(j, "measured", c->measured);
+    json_int_or_null(j, "count", c->read, c->census.cells);
+    json_int_or_null(j, "on_one_gpu", c->read, c->census.one_gpu);
+    json_int_or_null(j, "across_gpus", c->read, c->census.across_gpus);
+    json_int_or_null(j, "in_host_memory", c->read, c->census.host_memory);
+    json_int_or_null(j, "gpus", c->read, c->ngpus);
+    json_int_or_null(j, "time_sum_ns", c->read, (long long)c->census.ns);
+    json_int_or_null(j, "run_wall_ns", c->read, (long long)c->wall_ns);
+    gpuipc_json_string(j, "note", c->note[0] ? c->note : NULL);
+    gpuipc_json_end(j, '}');
+    gpuipc_bench_floor_target_of(b, &t);
+    gpuipc_json_object(j, "default_run_target");
+    gpuipc_json_double(j, "factor", GPUIPC_BENCH_CELLS_FACTOR);
+    gpuipc_json_double(j, "oneshot_median_ns", t.oneshot_ns);
+    gpuipc_json_double(j, "floor_ns", t.floor_ns);
+    gpuipc_json_double(j, "cells_per_gpu_ns", t.per_gpu_ns);
+    gpuipc_json_double(j, "limit_ns", t.limit_ns);
+    gpuipc_json_string(j, "verdict", t.met > 0 ? "met" : t.met == 0 ? "missed" : "not measured");
+    gpuipc_json_string(j, "why", t.met < 0 ? t.why : NULL);
+    gpuipc_json_end(j, '}');
+}
+
 void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
 {
     gpuipc_bench_target t[GPUIPC_BENCH_TARGETS];
@@ -612,8 +841,9 @@ void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
     gpuipc_json_object(jp, key);
     gpuipc_json_string(jp, "schema", "gpuipc_test/bench");
     /* 2: the "bench" member of the run's result document (1: a document of
-     * its own); vmhwm_bare_context added. */
-    gpuipc_json_int(jp, "schema_version", 2);
+     * its own); vmhwm_bare_context added. 3: floor, cells and
+     * default_run_target added. */
+    gpuipc_json_int(jp, "schema_version", 3);
     gpuipc_json_string(jp, "version", b->version);
     gpuipc_json_string(jp, "timestamp", b->timestamp);
     gpuipc_json_object(jp, "device");
@@ -637,6 +867,7 @@ void gpuipc_bench_json(gpuipc_json *jp, const char *key, const gpuipc_bench *b)
     gpuipc_json_bool(jp, "oneshot_failed", b->oneshot_failed);
     gpuipc_json_int(jp, "vmhwm_producer", (long long)b->hwm_producer);
     gpuipc_json_int(jp, "vmhwm_bare_context", (long long)b->bare_hwm);
+    json_floor(jp, b);
     json_lat(jp, "latency", b->lat, b->nlat);
     json_bw(jp, "bandwidth", b->bw, b->nbw);
     json_lat(jp, "size_scaling", b->sizes, b->nsizes);

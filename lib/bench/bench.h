@@ -12,6 +12,8 @@
 
 #include "core/err.h"
 #include "core/json.h"
+#include "run/cellset.h"
+#include "run/doc_scan.h"
 #include "session/laps.h"
 
 /* A growing list of samples. */
@@ -69,6 +71,46 @@ typedef struct gpuipc_bench_bw {
 #define GPUIPC_BENCH_ROWS 24
 #define GPUIPC_BENCH_CROSS 64
 
+/* The most GPUs the floor lists one by one (app/cuda's copy of gpu/gpu.h's
+ * GPUIPC_GPU_FLOOR_GPUS; the bench may not include gpu/); beyond them,
+ * each GPU's context counts in the sum only. */
+#define GPUIPC_BENCH_FLOOR_GPUS 64
+
+/* The floor of a default run: what a process of its own pays before it can
+ * run a cell on every GPU, measured before this process touches CUDA:
+ * cuInit with every GPU visible, then each GPU's primary context retained
+ * and made current, one after the other, each timed on CLOCK_MONOTONIC. */
+typedef struct gpuipc_bench_floor {
+    int measured;              /* the figures below are whole */
+    uint64_t init_ns;          /* cuInit */
+    int ngpus;                 /* the GPUs whose contexts were timed */
+    uint64_t ctx_ns[GPUIPC_BENCH_FLOOR_GPUS]; /* each GPU's context, by ordinal */
+    uint64_t ctx_sum_ns;       /* every GPU's context together */
+    char note[GPUIPC_ERR_LEN]; /* why it was not measured, or "" */
+} gpuipc_bench_floor;
+
+/* The cells of one more default run (untimed for the median), read back
+ * from its --json document. */
+typedef struct gpuipc_bench_cells {
+    int measured;        /* its document was read, and the run exited 0 */
+    int read;            /* its document was read (the figures below are its) */
+    gpuipc_cellset_census census; /* its cells, where they ran, their times added */
+    unsigned ngpus;      /* the GPUs they ran on, as exporter or importer */
+    double wall_ns;      /* the run's own wall time, as its document says */
+    char note[GPUIPC_ERR_LEN]; /* why it was not measured, or "" */
+} gpuipc_bench_cells;
+
+/* The default run's target (issue 38): its whole-process median at most
+ * the floor + this factor x (the cells' times added / the GPUs). */
+#define GPUIPC_BENCH_CELLS_FACTOR 1.25
+
+/* Fills *c (zeroed first) from the document s of a default run that ended
+ * with wait status status: every cell counted where it ran, their times
+ * added, the GPUs they ran on (not-run cells left out, as the document's
+ * gpus); measured only where the run exited 0, else a note says how it
+ * ended. */
+void gpuipc_bench_cells_of(gpuipc_bench_cells *c, const gpuipc_doc_scan *s, int status);
+
 typedef struct gpuipc_bench {
     char device[128];   /* the producer's GPU */
     char uuid[48];
@@ -96,6 +138,8 @@ typedef struct gpuipc_bench {
     uint64_t hwm_producer; /* peak RSS of the producer over the GPU sections */
     uint64_t bare_hwm;     /* peak RSS of a bare CUDA context (cuInit, primary context),
                             * the driver's share of every process; 0 if not measured */
+    gpuipc_bench_floor floor; /* the default run's floor */
+    gpuipc_bench_cells cells; /* the default run's cells */
     unsigned passed, failed; /* the scenarios the measurements ran, by their verdicts */
 } gpuipc_bench;
 
@@ -112,6 +156,17 @@ typedef struct gpuipc_bench_target {
 
 #define GPUIPC_BENCH_TARGETS 8
 
+/* The default run against its floor and cells, each term in ns (NaN where
+ * not measured): met 1 or 0, or -1 with why (what was not measured). */
+typedef struct gpuipc_bench_floor_target {
+    double oneshot_ns, floor_ns, per_gpu_ns, limit_ns;
+    int met;
+    char why[GPUIPC_ERR_LEN + 64];
+} gpuipc_bench_floor_target;
+
+/* Evaluates the default run's target on b. */
+void gpuipc_bench_floor_target_of(const gpuipc_bench *b, gpuipc_bench_floor_target *t);
+
 /* Evaluates the targets on b's medians. Returns how many it wrote into t. */
 size_t gpuipc_bench_targets(const gpuipc_bench *b, gpuipc_bench_target *t, size_t cap);
 
@@ -121,6 +176,9 @@ void gpuipc_bench_print_bandwidth(FILE *out, const gpuipc_bench *b);
 void gpuipc_bench_print_scaling(FILE *out, const gpuipc_bench *b);
 void gpuipc_bench_print_cross(FILE *out, const gpuipc_bench *b);
 void gpuipc_bench_print_targets(FILE *out, const gpuipc_bench *b);
+/* The default run against its floor: the one-shot median, the floor's
+ * terms, the cells' and the target, each measured figure or why not. */
+void gpuipc_bench_print_floor(FILE *out, const gpuipc_bench *b);
 
 /* Writes b, every sample included, as the object key (NULL: a value) into
  * j: --json's document holds it as its "bench" member. */

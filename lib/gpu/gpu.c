@@ -42,21 +42,53 @@ struct gpuipc_gpu {
     char open_times[256]; /* where the time to open it went */
 };
 
-int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err)
+int gpuipc_gpu_bare_floor(int ordinal, gpuipc_gpu_floor *f, gpuipc_err *err)
 {
+    CUdevice *held = NULL; /* the devices whose primary context is retained */
     CUcontext ctx;
     CUdevice dev;
-    CUresult rc;
-    int ret;
+    CUresult rc = CUDA_SUCCESS;
+    uint64_t t, ns;
+    int n = 0, nheld = 0, k, g = -1, ret;
 
+    memset(f, 0, sizeof(*f));
     gpuipc_gpu_set_connections();
     if ((ret = gpuipc_cudrv_load(err)) < 0)
         return ret;
+    t = gpuipc_clock_ns();
     GPUIPC_CU_GOTO(rc, err, out, cuInit, 0);
-    GPUIPC_CU_GOTO(rc, err, out, cuDeviceGet, &dev, ordinal);
-    GPUIPC_CU_GOTO(rc, err, out, cuDevicePrimaryCtxRetain, &ctx, dev);
-    GPUIPC_CU_GOTO(rc, err, out, cuCtxSetCurrent, ctx);
-    *hwm = gpuipc_proc_hwm();
+    f->init_ns = gpuipc_clock_ns() - t;
+    GPUIPC_CU_GOTO(rc, err, out, cuDeviceGetCount, &n);
+    if (ordinal < 0 || ordinal >= n)
+        return gpuipc_err_set(err, -ENODEV, "GPU %d: the driver shows %d GPU%s", ordinal, n,
+                              n == 1 ? "" : "s");
+    if ((held = calloc((size_t)n, sizeof(*held))) == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "out of memory for %d GPUs", n);
+    for (k = 0; k < n; k++) {
+        /* GPU ordinal first (the peak RSS is its context's alone), then the
+         * others in order. */
+        g = k == 0 ? ordinal : k - 1 < ordinal ? k - 1 : k;
+        GPUIPC_CU_GOTO(rc, err, out_release, cuDeviceGet, &dev, g);
+        t = gpuipc_clock_ns();
+        GPUIPC_CU_GOTO(rc, err, out_release, cuDevicePrimaryCtxRetain, &ctx, dev);
+        held[nheld++] = dev;
+        GPUIPC_CU_GOTO(rc, err, out_release, cuCtxSetCurrent, ctx);
+        ns = gpuipc_clock_ns() - t;
+        if (g < GPUIPC_GPU_FLOOR_GPUS)
+            f->ctx_ns[g] = ns;
+        f->ctx_sum_ns += ns;
+        if (k == 0)
+            f->hwm = gpuipc_proc_hwm();
+    }
+    f->ngpus = n;
+out_release:
+    /* No context stays current or retained, whatever failed above. */
+    GPUIPC_CU_CALL(cuCtxSetCurrent, NULL);
+    while (nheld > 0)
+        GPUIPC_CU_CALL(cuDevicePrimaryCtxRelease, held[--nheld]);
+    free(held);
+    if (rc != CUDA_SUCCESS)
+        gpuipc_err_prefix(err, "GPU %d", g);
 out:
     return gpuipc_cudrv_errno(rc);
 }

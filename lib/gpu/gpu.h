@@ -18,12 +18,32 @@
 
 typedef struct gpuipc_gpu gpuipc_gpu;
 
-/* For --bench, in a process forked for it alone: does what a bare CUDA
- * program does (cuInit, the primary context of GPU ordinal, made current,
- * with this program's CUDA_DEVICE_MAX_CONNECTIONS) and nothing else, and
- * stores the peak RSS then into *hwm: the driver's own share of every
- * process here. Returns 0 or a negative errno with err. */
-int gpuipc_gpu_bare_context_hwm(int ordinal, uint64_t *hwm, gpuipc_err *err);
+/* The most GPUs whose contexts the floor times one by one; beyond them,
+ * each GPU's time counts in the sum only. */
+#define GPUIPC_GPU_FLOOR_GPUS 64
+
+/* What a bare CUDA process pays before it can run anything on every GPU
+ * (--bench's floor), each step timed on CLOCK_MONOTONIC, and the driver's
+ * own share of a process's resident memory. */
+typedef struct gpuipc_gpu_floor {
+    uint64_t init_ns;    /* cuInit, with every GPU this process sees */
+    int ngpus;           /* the GPUs the driver shows; 0 until every context was timed */
+    uint64_t ctx_ns[GPUIPC_GPU_FLOOR_GPUS]; /* by ordinal: its primary context retained
+                                             * and made current */
+    uint64_t ctx_sum_ns; /* every GPU's context, together */
+    uint64_t hwm;        /* peak RSS with cuInit and the first GPU's context alone;
+                          * 0 if that was not reached */
+} gpuipc_gpu_floor;
+
+/* For --bench, in a process forked for it alone before any CUDA call: does
+ * what a bare CUDA program does (cuInit, with this program's
+ * CUDA_DEVICE_MAX_CONNECTIONS) and nothing else, then retains each GPU's
+ * primary context and makes it current, one after the other (GPU ordinal
+ * first, whose peak RSS is then taken: the driver's own share of every
+ * process here; then the others in order), and releases them all, on every
+ * path. Fills *f (zeroed first). Returns 0, or a negative errno with err
+ * naming the GPU and the call (f->hwm may be set even so). */
+int gpuipc_gpu_bare_floor(int ordinal, gpuipc_gpu_floor *f, gpuipc_err *err);
 
 /* Opens device ordinal: retains its primary context and makes it current,
  * loads the kernels and checks them against the CPU pattern. On success the

@@ -183,3 +183,54 @@ void gpuipc_cellset_tally(const gpuipc_cellset *cs, unsigned *passed, unsigned *
         *skipped += st == GPUIPC_SKIP;
     }
 }
+
+enum gpuipc_cell_where gpuipc_cell_where_of(int gpu, int peer_gpu)
+{
+    if (gpu < 0)
+        return GPUIPC_CELL_HOST_MEMORY;
+    return peer_gpu >= 0 && peer_gpu != gpu ? GPUIPC_CELL_ACROSS_GPUS : GPUIPC_CELL_ONE_GPU;
+}
+
+gpuipc_cellset_census gpuipc_cellset_census_of(const gpuipc_result *results, size_t n)
+{
+    gpuipc_cellset_census c = {0, 0, 0, 0, 0};
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        switch (gpuipc_cell_where_of(results[i].gpu, results[i].peer_gpu)) {
+        case GPUIPC_CELL_ONE_GPU:
+            c.one_gpu++;
+            break;
+        case GPUIPC_CELL_ACROSS_GPUS:
+            c.across_gpus++;
+            break;
+        case GPUIPC_CELL_HOST_MEMORY:
+            c.host_memory++;
+            break;
+        }
+        c.cells++;
+        c.ns += results[i].ns;
+    }
+    return c;
+}
+
+char *gpuipc_cellset_census_text(const gpuipc_cellset_census *c, char *buf, size_t len)
+{
+    const struct {
+        unsigned n;
+        const char *where;
+    } parts[] = {{c->one_gpu, "on one GPU"}, {c->across_gpus, "across GPUs"},
+                 {c->host_memory, "in host memory"}};
+    size_t used, i, shown = 0;
+
+    used = (size_t)snprintf(buf, len, "%u", c->cells);
+    for (i = 0; i < sizeof(parts) / sizeof(parts[0]) && used < len; i++) {
+        if (parts[i].n == 0)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%u %s", shown++ ? ", " : " (",
+                                 parts[i].n, parts[i].where);
+    }
+    if (shown && used < len)
+        snprintf(buf + used, len - used, ")");
+    return buf;
+}

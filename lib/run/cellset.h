@@ -67,4 +67,32 @@ void gpuipc_cellset_name(gpuipc_cellset *cs, size_t i, const gpuipc_mech *m, int
 void gpuipc_cellset_tally(const gpuipc_cellset *cs, unsigned *passed, unsigned *failed,
                           unsigned *skipped);
 
+/* Where a cell ran, from its result's GPUs (the exporter's gpu and the
+ * importer's peer_gpu, as gpuipc_cellset_name sets them from the cell's
+ * pair; -1 for none): on one GPU, across two (the exporter's and the
+ * importer's differ), or in host memory (no GPU). */
+enum gpuipc_cell_where {
+    GPUIPC_CELL_ONE_GPU,
+    GPUIPC_CELL_ACROSS_GPUS,
+    GPUIPC_CELL_HOST_MEMORY
+};
+
+/* Returns where a cell of exporter gpu and importer peer_gpu ran. */
+enum gpuipc_cell_where gpuipc_cell_where_of(int gpu, int peer_gpu);
+
+/* How many cells a run has and where they ran, and their times added (a
+ * cell that never started adds 0). */
+typedef struct gpuipc_cellset_census {
+    unsigned cells, one_gpu, across_gpus, host_memory;
+    uint64_t ns;
+} gpuipc_cellset_census;
+
+/* The census of results[0..n): a cellset's results, or those a document
+ * is written from (the watchdog's too: async-signal-safe). */
+gpuipc_cellset_census gpuipc_cellset_census_of(const gpuipc_result *results, size_t n);
+
+/* c's counts in words, "48 (24 on one GPU, 24 across GPUs)", leaving out a
+ * kind it has none of ("0" for no cell at all), into buf; returns buf. */
+char *gpuipc_cellset_census_text(const gpuipc_cellset_census *c, char *buf, size_t len);
+
 #endif

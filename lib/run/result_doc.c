@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/units.h"
+#include "run/cellset.h"
 #include "run/rank_results.h"
 #include "session/report.h"
 #include "wire/msg.h"
@@ -398,6 +399,24 @@ static void json_gpus(gpuipc_json *j, const gpuipc_doc *d)
     gpuipc_json_end(j, ']');
 }
 
+/* The counts' cells: how many the run has and where they ran (run/
+ * cellset.h); null on the consumer's side, which holds none of them (its
+ * counts are the producer's, from BYE). */
+static void json_census(gpuipc_json *j, const gpuipc_doc *d)
+{
+    static const char *const keys[] = {"cells", "cells_on_one_gpu", "cells_across_gpus",
+                                       "cells_in_host_memory"};
+    gpuipc_cellset_census c = gpuipc_cellset_census_of(d->results, d->n);
+    const unsigned v[] = {c.cells, c.one_gpu, c.across_gpus, c.host_memory};
+    size_t k;
+
+    for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (d->role != NULL && strcmp(d->role, "consumer") == 0)
+            gpuipc_json_string(j, keys[k], NULL);
+        else
+            gpuipc_json_int(j, keys[k], v[k]);
+}
+
 /* The scenarios and their counts (the consumer's: as the producer counted). */
 static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts counts)
 {
@@ -422,6 +441,7 @@ static void json_scenarios(gpuipc_json *j, const gpuipc_doc *d, gpuipc_counts co
     gpuipc_json_int(j, "skipped", counts.skipped);
     if (counts.stopped > 0)
         gpuipc_json_int(j, "stopped", counts.stopped);
+    json_census(j, d);
     gpuipc_json_end(j, '}');
     json_gpus(j, d);
 }

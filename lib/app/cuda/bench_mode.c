@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bench_mode.c: --bench's parts in the program: the one-shot runs timed as
- * whole processes first, then the measurements in the producer. */
+/* bench_mode.c: --bench's parts in the program: first, before any CUDA
+ * call, the one-shot runs timed as whole processes, one more default run
+ * read back for its cells' times, and the floor (cuInit and every GPU's
+ * context in a process of its own); then the measurements in the
+ * producer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,50 +27,223 @@
 #include "core/stats.h"
 #include "core/stop.h"
 #include "gpu/gpu.h"
+#include "run/cellset.h"
+#include "run/doc_scan.h"
 #include "run/result_doc.h"
 
 #define ONESHOT_RUNS 5
 
 #define ONESHOT_TIMEOUT_NS (120ull * 1000000000ull)
 
-typedef struct bare_answer {
+/* The floor child's answer, written back whole through a pipe. */
+typedef struct floor_answer {
     int rc;
-    uint64_t hwm;
+    gpuipc_gpu_floor f;
     gpuipc_err err;
-} bare_answer;
+} floor_answer;
 
-/* In the child: a bare context on GPU *(int *)arg, and its peak RSS. */
-static void bare_ask(void *arg, void *answer)
+_Static_assert(sizeof(floor_answer) <= PIPE_BUF, "the floor's answer must fit one pipe write");
+
+/* In the child: cuInit, then every GPU's primary context (GPU *(int *)arg
+ * first, for the bare context's peak RSS), each timed, all released. */
+static void floor_ask(void *arg, void *answer)
 {
-    bare_answer *a = answer;
+    floor_answer *a = answer;
 
-    a->rc = gpuipc_gpu_bare_context_hwm(*(const int *)arg, &a->hwm, &a->err);
+    a->rc = gpuipc_gpu_bare_floor(*(const int *)arg, &a->f, &a->err);
 }
 
-/* Measures os->bare_hwm in a child of its own; says why on stderr if it
+/* Measures the floor and os->bare_hwm in a child of its own, before this
+ * process touches CUDA; says why on stderr (and in the floor's note) if it
  * cannot. */
-static void bare_context(const gpuipc_options *o, gpuipc_app_oneshots *os)
+static void bare_floor(const gpuipc_options *o, gpuipc_app_oneshots *os)
 {
-    bare_answer a;
+    gpuipc_bench_floor *fl = &os->floor;
+    floor_answer a;
     gpuipc_err err;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    int g;
 
-    if (gpuipc_proc_ask_child(bare_ask, (void *)&o->device, &a, sizeof(a),
+    if (gpuipc_proc_ask_child(floor_ask, (void *)&o->device, &a, sizeof(a),
                               gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS), &err) < 0) {
-        gpuipc_log_say("--bench: bare context: %s", err.msg);
+        snprintf(fl->note, sizeof(fl->note), "the process forked for it: %.400s", err.msg);
+        gpuipc_log_say("--bench: the floor: %s", fl->note);
         return;
     }
-    /* No driver or no GPU: the bench itself says so next. */
-    if (a.rc == -ENOENT || a.rc == -ENODEV)
-        return;
+    a.err.msg[sizeof(a.err.msg) - 1] = '\0';
+    if (a.f.hwm != 0) {
+        os->bare_hwm = a.f.hwm;
+        if (o->level != GPUIPC_LOG_QUIET && isatty(2))
+            fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
+                    "peak RSS %.1f MiB\n", o->device, (double)os->bare_hwm / 1048576.0);
+    }
     if (a.rc < 0) {
-        a.err.msg[sizeof(a.err.msg) - 1] = '\0';
-        gpuipc_log_say("--bench: bare context: %s", a.err.msg);
+        snprintf(fl->note, sizeof(fl->note), "%s", a.err.msg);
+        /* No driver, or cuInit found no GPU: the bench itself says so next.
+         * A GPU that failed after cuInit is said here. */
+        if (a.rc != -ENOENT && !(a.rc == -ENODEV && a.f.init_ns == 0))
+            gpuipc_log_say("--bench: the floor: %s", fl->note);
         return;
     }
-    os->bare_hwm = a.hwm;
+    fl->measured = 1;
+    fl->init_ns = a.f.init_ns;
+    fl->ngpus = a.f.ngpus;
+    fl->ctx_sum_ns = a.f.ctx_sum_ns;
+    for (g = 0; g < a.f.ngpus && g < GPUIPC_BENCH_FLOOR_GPUS && g < GPUIPC_GPU_FLOOR_GPUS; g++) {
+        fl->ctx_ns[g] = a.f.ctx_ns[g];
+        lo = fl->ctx_ns[g] < lo ? fl->ctx_ns[g] : lo;
+        hi = fl->ctx_ns[g] > hi ? fl->ctx_ns[g] : hi;
+    }
     if (o->level != GPUIPC_LOG_QUIET && isatty(2))
-        fprintf(stderr, "bench: a bare CUDA context (cuInit, the primary context of GPU %d): "
-                "peak RSS %.1f MiB\n", o->device, (double)os->bare_hwm / 1048576.0);
+        fprintf(stderr, "bench: the floor (a process of its own: cuInit, then each GPU's primary "
+                "context): cuInit %.3f s, %d context%s %.3f s (%.3f to %.3f s each), %.3f s in "
+                "all\n", (double)fl->init_ns / 1e9, fl->ngpus, fl->ngpus == 1 ? "" : "s",
+                (double)fl->ctx_sum_ns / 1e9, (double)lo / 1e9, (double)hi / 1e9,
+                (double)(fl->init_ns + fl->ctx_sum_ns) / 1e9);
+}
+
+/* The most of a document read back from a run. */
+#define DOC_MAX (64u << 20)
+
+/* Reads fd until its end into *text (malloc, NUL-terminated; the caller
+ * frees it, also after a failure), by deadline_ns, in slices short enough
+ * to see a stop signal. Returns 0, or a negative errno with err: the read,
+ * the deadline, a stop signal, a text over DOC_MAX, no memory. */
+static int read_all(int fd, uint64_t deadline_ns, char **text, size_t *len, gpuipc_err *err)
+{
+    size_t cap = 0;
+
+    *text = NULL;
+    *len = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int ms = gpuipc_clock_ms_left(deadline_ns), r;
+        ssize_t got;
+
+        if (gpuipc_stop_signal() != 0)
+            return gpuipc_err_set(err, -EINTR, "stopped by a signal");
+        if (ms <= 0)
+            return gpuipc_err_set(err, -ETIMEDOUT, "no end of its output in %.0f s",
+                                  (double)ONESHOT_TIMEOUT_NS / 1e9);
+        r = poll(&p, 1, ms < 100 ? ms : 100);
+        if (r < 0 && errno != EINTR)
+            return gpuipc_err_sys(err, "poll", errno, "poll: %s", strerror(errno));
+        if (r <= 0)
+            continue;
+        if (*len + 65536 + 1 > cap) {
+            size_t more = cap ? 2 * cap : 262144;
+            char *bigger;
+
+            if (more > DOC_MAX + 1)
+                more = DOC_MAX + 1;
+            if (*len + 1 >= more)
+                return gpuipc_err_set(err, -EFBIG, "its document is larger than %u MiB",
+                                      DOC_MAX >> 20);
+            if ((bigger = realloc(*text, more)) == NULL)
+                return gpuipc_err_set(err, -ENOMEM, "out of memory for its document");
+            *text = bigger;
+            cap = more;
+        }
+        got = read(fd, *text + *len, cap - *len - 1);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got < 0)
+            return gpuipc_err_sys(err, "read", errno, "read: %s", strerror(errno));
+        if (got == 0)
+            break;
+        *len += (size_t)got;
+        (*text)[*len] = '\0';
+    }
+    if (*text == NULL && (*text = calloc(1, 1)) == NULL)
+        return gpuipc_err_set(err, -ENOMEM, "out of memory");
+    return 0;
+}
+
+/* One more default run, untimed, started as the timed ones are but with
+ * --json - and its standard output a pipe (where --json - puts only the
+ * document; the text goes to its standard error, /dev/null here): its
+ * document, read back (run/doc_scan.h), gives each cell's time and where
+ * it ran. Says why on stderr (and in the cells' note) if it cannot. */
+static void cell_times(const gpuipc_options *o, gpuipc_app_oneshots *os)
+{
+    extern char **environ;
+    char *argv[] = {"gpuipc_test", "--json", "-", NULL};
+    uint64_t deadline = gpuipc_clock_deadline(ONESHOT_TIMEOUT_NS);
+    gpuipc_bench_cells *c = &os->cells;
+    posix_spawn_file_actions_t fa;
+    gpuipc_doc_scan d = {0};
+    gpuipc_err err, werr;
+    char *text = NULL, how[96], count[160];
+    size_t len = 0;
+    int fds[2], status = 0, rc, waited;
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        snprintf(c->note, sizeof(c->note), "pipe2: %s", strerror(errno));
+        goto say;
+    }
+    if ((rc = posix_spawn_file_actions_init(&fa)) != 0) {
+        snprintf(c->note, sizeof(c->note), "posix_spawn_file_actions_init: %s", strerror(rc));
+        close(fds[0]);
+        close(fds[1]);
+        goto say;
+    }
+    /* dup2 clears FD_CLOEXEC on the copy, and exec closes both ends. */
+    if ((rc = posix_spawn_file_actions_adddup2(&fa, fds[1], 1)) != 0 ||
+        (rc = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0)) != 0 ||
+        (rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ)) != 0) {
+        snprintf(c->note, sizeof(c->note), "posix_spawn /proc/self/exe --json -: %s",
+                 strerror(rc));
+        posix_spawn_file_actions_destroy(&fa);
+        close(fds[0]);
+        close(fds[1]);
+        goto say;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    rc = read_all(fds[0], deadline, &text, &len, &err);
+    close(fds[0]);
+    /* A run whose output could not be read is killed now; one stopped by a
+     * signal (which it has too) gets the stop's grace first. */
+    waited = gpuipc_proc_wait(pid, rc < 0 && rc != -EINTR ? gpuipc_clock_ns() : deadline,
+                              &status, &werr);
+    if (gpuipc_stop_signal() != 0) {
+        snprintf(c->note, sizeof(c->note), "stopped by a signal");
+        goto out;
+    }
+    if (rc < 0) {
+        snprintf(c->note, sizeof(c->note), "reading its document: %.400s", err.msg);
+        goto say;
+    }
+    if (waited < 0) {
+        snprintf(c->note, sizeof(c->note), "%s", werr.msg);
+        goto say;
+    }
+    /* 77: nothing can run here, which the bench itself says next. */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == GPUIPC_SKIP) {
+        snprintf(c->note, sizeof(c->note), "the run %s (nothing could run)",
+                 gpuipc_proc_describe(status, how, sizeof(how)));
+        goto out;
+    }
+    if (gpuipc_doc_scan_read(text, len, &d, &err) < 0) {
+        snprintf(c->note, sizeof(c->note), "the run %.80s; %.400s",
+                 gpuipc_proc_describe(status, how, sizeof(how)), err.msg);
+        goto say;
+    }
+    gpuipc_bench_cells_of(c, &d, status);
+    if (!c->measured)
+        goto say;
+    if (o->level != GPUIPC_LOG_QUIET && isatty(2))
+        fprintf(stderr, "bench: one more default run (--json -, untimed, for its cells): "
+                "cells: %s, on %u GPU%s; their times add to %.3f s of its %.3f s; exit 0\n",
+                gpuipc_cellset_census_text(&c->census, count, sizeof(count)), c->ngpus,
+                c->ngpus == 1 ? "" : "s", (double)c->census.ns / 1e9, c->wall_ns / 1e9);
+    goto out;
+say:
+    gpuipc_log_say("--bench: the cells of a default run: %s", c->note);
+out:
+    gpuipc_doc_scan_free(&d);
+    free(text);
 }
 
 void gpuipc_app_bench_oneshots(const gpuipc_options *o, gpuipc_app_oneshots *os)
@@ -114,7 +292,13 @@ void gpuipc_app_bench_oneshots(const gpuipc_options *o, gpuipc_app_oneshots *os)
     }
     posix_spawn_file_actions_destroy(&fa);
     if (gpuipc_stop_signal() == 0 && !skip)
-        bare_context(o, os);
+        cell_times(o, os);
+    if (gpuipc_stop_signal() == 0 && !skip)
+        bare_floor(o, os);
+    if (skip) {
+        snprintf(os->cells.note, sizeof(os->cells.note), "nothing can run here");
+        snprintf(os->floor.note, sizeof(os->floor.note), "nothing can run here");
+    }
 }
 
 static void bench_payload(gpuipc_json *j, const char *key, const void *arg)
@@ -188,6 +372,11 @@ int gpuipc_app_run_bench(gpuipc_producer_run *run, int cuda, const gpuipc_err *c
         memset(&run->oneshots->ns, 0, sizeof(run->oneshots->ns));
         b->oneshot_failed = run->oneshots->failed;
         b->bare_hwm = run->oneshots->bare_hwm;
+        b->floor = run->oneshots->floor;
+        b->cells = run->oneshots->cells;
+    } else {
+        snprintf(b->floor.note, sizeof(b->floor.note), "measured in the forked mode only");
+        snprintf(b->cells.note, sizeof(b->cells.note), "measured in the forked mode only");
     }
     rc = gpuipc_bench_run(&run->env, run->w, &cfg, b);
     /* BYE counts them: the consumer saw each of them pass or fail. */

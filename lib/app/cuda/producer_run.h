@@ -44,14 +44,18 @@ int gpuipc_app_modes_block(const gpuipc_app_modes *m, int ordinal, gpuipc_cause 
 
 void gpuipc_app_modes_free(gpuipc_app_modes *m);
 
-/* --bench's default one-shot runs, timed as whole processes, and the peak
- * RSS of a bare CUDA context, both measured by the forked mode before it
- * or its consumer touches CUDA (gpuipc_app_bench_oneshots), for the bench's
- * tables (gpuipc_app_run_bench). */
+/* --bench's default one-shot runs, timed as whole processes, one more
+ * default run's cells (from its --json document), the floor (cuInit and
+ * every GPU's context in a process of its own) and the peak RSS of a bare
+ * CUDA context, all measured by the forked mode before it or its consumer
+ * touches CUDA (gpuipc_app_bench_oneshots), for the bench's tables
+ * (gpuipc_app_run_bench). */
 typedef struct gpuipc_app_oneshots {
     gpuipc_samples ns; /* each run's wall time; the bench takes them over */
     int failed;        /* a run failed, or could not be started or waited for */
     uint64_t bare_hwm; /* the bare context's peak RSS (0: not measured) */
+    gpuipc_bench_floor floor; /* the default run's floor (note: why not measured) */
+    gpuipc_bench_cells cells; /* the default run's cells (note: why not measured) */
 } gpuipc_app_oneshots;
 
 typedef struct gpuipc_producer_run {

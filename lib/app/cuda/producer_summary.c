@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* producer_summary.c: how the producer says its outcome: the session ended
  * (producer_end.c), then one line for exit 77, the reason where no scenario
- * ran, or the summary with its notes (the leak accounting, the producer's
- * last check, this node's settings); --brief's notes; --json's document. */
+ * ran, or the summary with its notes (the run's cells, the leak accounting,
+ * the producer's last check, this node's settings); --brief's notes;
+ * --json's document. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "core/stop.h"
 #include "core/watch.h"
 #include "run/brief.h"
+#include "run/cellset.h"
 #include "run/outputs.h"
 #include "run/result_doc.h"
 #include "run/summary.h"
@@ -48,6 +50,24 @@ static void accounting_note(gpuipc_producer_run *run, char *buf, size_t len)
              !gpuipc_app_consumer_figures(run, &theirs) ? "not reported"
              : theirs.gpu != GPUIPC_USAGE_UNKNOWN ? "measured"
                                                    : "not attributable (its log says why)");
+}
+
+/* The summary's line on the run's cells: how many, where they ran (run/
+ * cellset.h's rule: on one GPU, across GPUs, in host memory), and what
+ * their times add up to against the run's wall time, wall_ns (with
+ * --repeat, the last round's times). */
+static void cells_note(const gpuipc_producer_run *run, uint64_t wall_ns, char *buf, size_t len)
+{
+    gpuipc_cellset_census c = gpuipc_cellset_census_of(run->cells.results, run->cells.n);
+    char count[160];
+
+    gpuipc_cellset_census_text(&c, count, sizeof(count));
+    if (run->rounds > 1)
+        snprintf(buf, len, "cells: %s; their times in the last of %u rounds add to %.3f s",
+                 count, run->rounds, (double)c.ns / 1e9);
+    else
+        snprintf(buf, len, "cells: %s; their times add to %.3f s of the run's %.3f s", count,
+                 (double)c.ns / 1e9, (double)wall_ns / 1e9);
 }
 
 static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len);
@@ -126,10 +146,11 @@ static int node_note(const gpuipc_producer_run *run, char *buf, size_t len)
  * Returns the exit status. */
 static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consumer, size_t len)
 {
-    char accounting[512], line[GPUIPC_ERR_LEN + 256], node[1536];
-    const char *notes[4] = {NULL, NULL, NULL, NULL};
+    char accounting[512], line[GPUIPC_ERR_LEN + 256], node[1536], cells[256];
+    const char *notes[5] = {NULL, NULL, NULL, NULL, NULL};
     size_t nn = 0;
     int started = run->started, exit_code;
+    uint64_t wall_ns;
 
     if (started && gpuipc_stop_signal() == 0)
         accounting_note(run, accounting, sizeof(accounting));
@@ -193,6 +214,10 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
         gpuipc_log_line(1, line);
         return exit_code;
     }
+    /* One wall time for the cells' line and the result line. */
+    wall_ns = gpuipc_clock_ns() - t0;
+    cells_note(run, wall_ns, cells, sizeof(cells));
+    notes[nn++] = cells;
     if (gpuipc_stop_signal() == 0)
         notes[nn++] = accounting;
     if (run->last[0] != '\0')
@@ -200,6 +225,6 @@ static int finish(gpuipc_producer_run *run, int code, uint64_t t0, char *consume
     if (node_note(run, node, sizeof(node)))
         notes[nn++] = node;
     gpuipc_report_summary(1, run->where, run->cells.results, run->cells.n, notes, consumer,
-                          exit_code, gpuipc_clock_ns() - t0);
+                          exit_code, wall_ns);
     return exit_code;
 }

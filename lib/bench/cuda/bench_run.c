@@ -363,6 +363,7 @@ int gpuipc_bench_run(gpuipc_env *env, gpuipc_wire *w, const gpuipc_bench_cfg *cf
     }
     if (b->ncross > 0)
         gpuipc_bench_print_cross(stdout, b);
+    gpuipc_bench_print_floor(stdout, b);
     gpuipc_bench_print_targets(stdout, b);
     progress(&c, "done%s", c.failed ? ", with failures (see the tables)" : "");
     return c.failed ? 1 : 0;
