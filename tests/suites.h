@@ -39,5 +39,6 @@ Suite *launch_suite(void);
 Suite *ranks_suite(void);
 Suite *rank_results_suite(void);
 Suite *sha256_suite(void);
+Suite *link_suite(void);
 
 #endif
