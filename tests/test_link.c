@@ -385,6 +385,24 @@ START_TEST(test_link_describe_says_median_spread_and_batches)
 }
 END_TEST
 
+/* The summary's words for a pair: tests/check_gpu.c reads them back. */
+START_TEST(test_link_pair_words_name_both_gpus_and_the_figures)
+{
+    gpuipc_link_figures f;
+    char text[300];
+
+    honest(&f, 370, 365, 3000);
+    gpuipc_link_pair_words(&f, 0, 1, text, sizeof(text));
+    ck_assert_str_eq(text, "across the link, GPU 1 read 370.0 GB/s from GPU 0 and wrote 365.0 "
+                           "GB/s to it (GPU 1's own memory: 3000.0 GB/s; medians of 5 batches "
+                           "of 16 x 64 MiB)");
+    f.wrote = 0;
+    gpuipc_link_pair_words(&f, 0, 1, text, sizeof(text));
+    ck_assert_msg(strstr(text, "from GPU 0 and wrote nothing to it, a read-only mapping "
+                               "(GPU 1's") != NULL, "%s", text);
+}
+END_TEST
+
 Suite *link_suite(void)
 {
     Suite *s = suite_create("link");
@@ -418,6 +436,7 @@ Suite *link_suite(void)
     tcase_add_test(tc, test_link_values_round_trip);
     tcase_add_test(tc, test_link_values_refuse_an_ordinal_out_of_range);
     tcase_add_test(tc, test_link_describe_says_median_spread_and_batches);
+    tcase_add_test(tc, test_link_pair_words_name_both_gpus_and_the_figures);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -112,6 +112,13 @@ const char *gpuipc_link_below(double read_gbps, double write_gbps, int write_exp
  * Returns buf. */
 char *gpuipc_link_describe(const gpuipc_link_figures *f, char *buf, size_t len);
 
+/* The summary's words for a pair whose consumer on GPU b measured f over
+ * GPU a's memory: "across the link, GPU b read R GB/s from GPU a and wrote W
+ * GB/s to it (GPU b's own memory: L GB/s; medians of 5 batches of 16 x 64
+ * MiB)" (under a read-only mapping, "wrote nothing to it, a read-only
+ * mapping"). Returns buf. */
+char *gpuipc_link_pair_words(const gpuipc_link_figures *f, int a, int b, char *buf, size_t len);
+
 /* The figures as GPUIPC_LINK_VALUES values (ordinals as two's-complement
  * 64-bit), and back. */
 void gpuipc_link_to_values(const gpuipc_link_figures *f, uint64_t v[GPUIPC_LINK_VALUES]);
