@@ -720,8 +720,10 @@ START_TEST(test_roles_a_write_through_a_read_only_mapping_is_caught)
 }
 END_TEST
 
-/* One scenario of mech, asking for the link's figures as --pairs does. */
-static gpuipc_result run_link(const gpuipc_mech *mech)
+/* One scenario of mech, asking for the link's figures as --pairs does (and
+ * for the step times, as --json does, where times is set; the laps that
+ * came are counted into *nlaps). */
+static gpuipc_result run_link_times(const gpuipc_mech *mech, int times, unsigned *nlaps)
 {
     const gpuipc_mech *mechs[] = {mech};
     gpuipc_timing t;
@@ -732,14 +734,21 @@ static gpuipc_result run_link(const gpuipc_mech *mech)
     pid_t pid;
 
     memset(&t, 0, sizeof(t));
-    t.flags = GPUIPC_BEGIN_LINK;
+    t.flags = GPUIPC_BEGIN_LINK | (times ? GPUIPC_BEGIN_TIMES : 0);
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     pid = open_session(&env, &w, mechs, 1, NULL, NULL);
     gpuipc_producer_scenario(&env, w, &ask, &res);
     bye(&env, w, res.status);
     wait_exit(pid);
     gpuipc_wire_close(w);
+    if (nlaps != NULL)
+        *nlaps = t.nlaps;
     return res;
+}
+
+static gpuipc_result run_link(const gpuipc_mech *mech)
+{
+    return run_link_times(mech, 0, NULL);
 }
 
 static void fake_rates(double read, double write, double local)
@@ -765,6 +774,21 @@ START_TEST(test_roles_link_figures_reach_the_producer)
     ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_READ), 370, 0.1);
     ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_WRITE), 365, 0.1);
     ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_LOCAL), 3000, 0.1);
+}
+END_TEST
+
+/* With --json too, the step times and the figures come in one series of
+ * TIMES, the figures last. */
+START_TEST(test_roles_link_figures_come_after_the_step_times)
+{
+    unsigned nlaps = 0;
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    res = run_link_times(&gpuipc_mech_memfd, 1, &nlaps);
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_uint_eq(nlaps, GPUIPC_LAP_COUNT);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_READ), 370, 0.1);
 }
 END_TEST
 
@@ -956,6 +980,7 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_read_only_consumer_leaves_the_bytes_unchanged);
     tcase_add_test(session, test_roles_a_write_through_a_read_only_mapping_is_caught);
     tcase_add_test(session, test_roles_link_figures_reach_the_producer);
+    tcase_add_test(session, test_roles_link_figures_come_after_the_step_times);
     tcase_add_test(session, test_roles_link_no_slower_than_local_fails_the_consumer);
     tcase_add_test(session, test_roles_link_failed_call_is_named);
     tcase_add_test(session, test_roles_link_without_cuda_fails);

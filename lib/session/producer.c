@@ -629,8 +629,8 @@ static int recv_times(gpuipc_scenario *sc)
  * has proven itself, the words and digest of the pattern the memory holds:
  * the consumer's, which this side read back (check_back), or, under a
  * read-only mapping, its own. Only a scenario that passed so far is judged
- * (a failed one has its reason); figures that do not hold fail it, as the
- * consumer's, and are kept out of the result. */
+ * (a failed one has its reason) and only figures that held are kept in the
+ * result; figures that do not hold fail the scenario, as the consumer's. */
 static void judge_link(pscen *p)
 {
     gpuipc_scenario *sc = &p->sc;
@@ -640,12 +640,10 @@ static void judge_link(pscen *p)
     char why[GPUIPC_ERR_LEN];
 
     memset(f, 0, sizeof(*f));
-    if (tm == NULL || !(tm->flags & GPUIPC_BEGIN_LINK))
+    if (tm == NULL || !(tm->flags & GPUIPC_BEGIN_LINK) || !gpuipc_scenario_ok(sc))
         return;
     if (tm->nlink == GPUIPC_LINK_VALUES)
         gpuipc_link_from_values(tm->link, f);
-    if (!gpuipc_scenario_ok(sc))
-        return;
     if (gpuipc_link_judge(f, sc->buf.view.size, write ? &p->res->consumer_wrote : &sc->wrote,
                           write, why, sizeof(why)) < 0) {
         memset(f, 0, sizeof(*f));
