@@ -315,6 +315,67 @@ static jnode *valid_document(const char *path)
     return doc;
 }
 
+/* --pairs all, the link's figures (issue 38): under each pair's row the
+ * read and the write across the link and the read of the consumer's own
+ * memory, each the median of 5 timed batches of 16 passes over 64 MiB, the
+ * read of its own memory the faster; the consumer's log says where the
+ * memory lies and that every batch's sums held; --json carries the same
+ * read and write. The figures go to stderr, for the log of the GPU run.
+ * With one GPU, --pairs is a usage error as above. */
+START_TEST(test_gpu_pairs_link_figures_hold)
+{
+    char path[64];
+    const char *args[] = {"--pairs", "all", "--json", path, NULL};
+    const jnode *scen, *sc;
+    const char *p;
+    int n = gpu_count(), pairs = 0;
+    size_t i;
+    jnode *doc;
+
+    snprintf(path, sizeof(path), "/tmp/gpuipc-gpu-link-%d.json", (int)getpid());
+    spawn(args, NULL, 180, NULL);
+    if (n < 2) {
+        ck_assert_msg(th_exited(&run, 2), "one GPU: status 0x%x:\n%s", run.status, run.out);
+        OUT_HAS("--pairs: this machine has 1 GPU; pairs need two or more");
+        unlink(path);
+        return;
+    }
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("link: the imported memory lies on GPU 0, the producer's, by cuPointerGetAttribute "
+            "(DEVICE_ORDINAL); this process reads and writes it from GPU 1");
+    OUT_HAS("; each the median of 5 batches of 16 passes over 64 MiB, timed with CUDA events; "
+            "every batch's words and digest as its passes give, 0 bad");
+    for (p = run.out; (p = strstr(p, "across the link, GPU ")) != NULL; p++) {
+        int a, b, b2;
+        double rd, wr, local;
+
+        ck_assert_msg(sscanf(p, "across the link, GPU %d read %lf GB/s from GPU %d and wrote %lf "
+                                "GB/s to it (GPU %d's own memory: %lf GB/s; medians of 5 "
+                                "batches of 16 x 64 MiB)", &b, &rd, &a, &wr, &b2, &local) == 6,
+                      "a pair's line without its figures: %.300s", p);
+        fprintf(stderr, "link figures: GPU %d read %.1f GB/s from GPU %d, wrote %.1f GB/s; its "
+                "own memory %.1f GB/s\n", b, rd, a, wr, local);
+        ck_assert_msg(a != b && b == b2, "%.300s", p);
+        ck_assert_msg(rd > 0 && wr > 0, "%.300s", p);
+        ck_assert_msg(local > rd, "GPU %d's own memory (%.1f GB/s) no faster than GPU %d's "
+                      "across the link (%.1f GB/s)", b, local, a, rd);
+        pairs++;
+    }
+    ck_assert_int_eq(pairs, n * (n - 1));
+    doc = valid_document(path);
+    scen = js_get(doc, "scenarios");
+    ck_assert_uint_eq(js_len(scen), (size_t)(n * (n - 1)));
+    for (i = 0; i < js_len(scen); i++) {
+        sc = js_at(scen, i);
+        ck_assert_msg(js_num(js_get(js_get(sc, "producer_to_consumer"), "read_gbps")) > 0 &&
+                      js_num(js_get(sc, "consumer_write_gbps")) > 0, "scenario %zu: no figures",
+                      i);
+    }
+    js_free(doc);
+    unlink(path);
+}
+END_TEST
+
 /* The default run proves every GPU: each one's verdict in the document is
  * pass, each GPU has its heading, and with two or more GPUs the ring's
  * pairs pass both ways (GPU i exports to i+1, the last to the first). */
@@ -1301,6 +1362,7 @@ int main(void)
     tcase_add_test(tc, test_gpu_destructive_fault_is_the_expected_outcome);
     tcase_add_loop_test(tc, test_gpu_destructive_sabotage_is_caught, 0, 2); /* producer's */
     tcase_add_test(tc, test_gpu_pairs_pass_or_need_two_gpus);
+    tcase_add_test(tc, test_gpu_pairs_link_figures_hold);
     tcase_add_test(tc, test_gpu_min_gbps_fails_a_slow_pair);
     tcase_add_test(tc, test_gpu_list_names_the_modes);
     tcase_add_test(tc, test_gpu_brief_line_and_result_document);

@@ -106,6 +106,7 @@ _Static_assert(GPUIPC_DIAG_CU_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
 
 #define CHK_ENUMS(X)                                                                       \
     X(CUresult) X(CUdevice_attribute) X(CUdevice_P2PAttribute) X(CUipcMem_flags)          \
+    X(CUpointer_attribute)                                                                 \
     X(CUevent_flags) X(CUcomputemode)                                                      \
     X(CUdriverProcAddress_flags) X(CUdriverProcAddressQueryResult)                          \
     X(CUmemAllocationHandleType) X(CUmemAccess_flags) X(CUmemLocationType)                  \
@@ -144,6 +145,7 @@ _Static_assert(GPUIPC_DIAG_CU_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
     X(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED)                                              \
     X(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK) X(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED) \
     X(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED)                                      \
+    X(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)                                                  \
     X(CU_GET_PROC_ADDRESS_DEFAULT) X(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND)                  \
     X(CU_MEM_HANDLE_TYPE_NONE) X(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)                  \
     X(CU_MEM_HANDLE_TYPE_FABRIC) X(CU_MEM_ACCESS_FLAGS_PROT_READ)                           \
@@ -266,6 +268,9 @@ CHK_CONSTANTS(CHK_TK_CONSTANT)
 #define CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED chk_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
 #define CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED \
     chk_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+#define CUpointer_attribute_enum chk_CUpointer_attribute_enum
+#define CUpointer_attribute chk_CUpointer_attribute
+#define CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL chk_CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 #define CUdriverProcAddress_flags_enum chk_CUdriverProcAddress_flags_enum
 #define CUdriverProcAddress_flags chk_CUdriverProcAddress_flags
 #define CU_GET_PROC_ADDRESS_DEFAULT chk_CU_GET_PROC_ADDRESS_DEFAULT

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/step.h"
+#include "session/laps.h"
 #include "wire/wire.h"
 
 static int write_seed(const char *dir, const char *name, const gpuipc_msg *msg, unsigned flags)
@@ -91,6 +92,10 @@ int main(int argc, char **argv)
     m.u.begin.flags = GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH;
     m.u.begin.iters = 20;
     rc |= write_seed(argv[1], "begin_bench", &m, 0);
+    m.u.begin.flags = GPUIPC_BEGIN_LINK; /* --pairs */
+    m.u.begin.iters = 0;
+    memset(m.u.begin.consumer_uuid, 0x12, sizeof(m.u.begin.consumer_uuid));
+    rc |= write_seed(argv[1], "begin_link", &m, 0);
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_PROBE;
@@ -172,6 +177,18 @@ int main(int argc, char **argv)
     m.u.times.v[1] = 1490000;
     m.u.times.v[2] = 1510000;
     rc |= write_seed(argv[1], "times_last", &m, 0);
+    memset(&m.u.times, 0, sizeof(m.u.times));
+    m.u.times.series = GPUIPC_SERIES_LINK; /* --pairs' link figures */
+    m.u.times.count = GPUIPC_LINK_VALUES;
+    m.u.times.flags = GPUIPC_TIMES_LAST;
+    m.u.times.v[0] = 16;             /* passes */
+    m.u.times.v[1] = 5;              /* batches */
+    m.u.times.v[2] = 64ull << 20;    /* bytes */
+    m.u.times.v[5] = 1;              /* the consumer's GPU */
+    m.u.times.v[6] = 1;              /* it wrote */
+    m.u.times.v[7] = 80 * (8ull << 20); /* the read run's words */
+    m.u.times.v[10] = 2902005;       /* its first batch, ns */
+    rc |= write_seed(argv[1], "times_link", &m, 0);
 
     memset(&m, 0, sizeof(m));
     m.type = GPUIPC_MSG_BYE;

@@ -40,5 +40,6 @@ Suite *ranks_suite(void);
 Suite *rank_results_suite(void);
 Suite *sha256_suite(void);
 Suite *doc_scan_suite(void);
+Suite *link_suite(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include "run/matrix.h"
 #include "core/clock.h"
 #include "session/consumer.h"
+#include "session/link.h"
 #include "mech/memfd.h"
 #include "session/producer.h"
 #include "session/role.h"
@@ -83,6 +84,54 @@ static gpuipc_mech ghost_mech(void)
     return m;
 }
 
+/* --pairs' link figures over memfd (session/link.h): the consumer's
+ * env->link, where installed, is a fake that measures nothing but gives
+ * figures as bench/cuda/link_rate.c would, GPU 1 reading GPU 0's memory at
+ * the rates set here, or fails as a driver call would; its wire may lie on
+ * the way out. Set before the consumer forks. */
+static struct {
+    int installed;
+    double read, write, local; /* GB/s */
+    int fail;                  /* the fake returns an error instead */
+    gpuipc_wire_tamper_fn tamper;
+} link_fake;
+
+static int fake_link(struct gpuipc_scenario *sc, const gpuipc_view *view, uint64_t seed,
+                     const gpuipc_written *once, int write, gpuipc_link_figures *f,
+                     gpuipc_err *err)
+{
+    const double rate[GPUIPC_LINK_RUNS] = {link_fake.read, link_fake.write, link_fake.local};
+    uint64_t total;
+    unsigned i;
+    int kind;
+
+    (void)sc;
+    (void)seed;
+    memset(f, 0, sizeof(*f));
+    if (link_fake.fail) {
+        gpuipc_err_set(err, -EIO, "cuPointerGetAttribute: CUDA_ERROR_INVALID_VALUE");
+        gpuipc_err_what(err, "cuPointerGetAttribute", 0, 1);
+        return -EIO;
+    }
+    f->passes = gpuipc_link_passes(view->size);
+    f->batches = GPUIPC_LINK_BATCHES;
+    f->bytes = view->size;
+    f->pointer_ordinal = 0;
+    f->home_ordinal = 0;
+    f->own_ordinal = 1;
+    f->wrote = write;
+    total = f->passes * f->batches;
+    for (kind = 0; kind < GPUIPC_LINK_RUNS; kind++) {
+        if (kind == GPUIPC_LINK_WRITE && !write)
+            continue;
+        f->run[kind].words = total * once->words;
+        f->run[kind].digest = total * once->digest;
+        for (i = 0; i < GPUIPC_LINK_BATCHES; i++)
+            f->run[kind].ns[i] = (uint64_t)((double)(f->passes * f->bytes) / rate[kind]);
+    }
+    return 0;
+}
+
 /* Forks a consumer serving mechs over sv[1]; returns its pid. */
 static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n,
                             const char *fault, const char *sabotage)
@@ -99,6 +148,10 @@ static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n
         env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage, TIMEOUT_NS);
         if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
             _exit(3);
+        if (link_fake.installed)
+            env.link = fake_link;
+        if (link_fake.tamper != NULL)
+            gpuipc_wire_set_tamper(w, link_fake.tamper, NULL);
         {
             gpuipc_session_end end;
 
@@ -667,6 +720,207 @@ START_TEST(test_roles_a_write_through_a_read_only_mapping_is_caught)
 }
 END_TEST
 
+/* One scenario of mech, asking for the link's figures as --pairs does (and
+ * for the step times, as --json does, where times is set; the laps that
+ * came are counted into *nlaps). */
+static gpuipc_result run_link_times(const gpuipc_mech *mech, int times, unsigned *nlaps)
+{
+    const gpuipc_mech *mechs[] = {mech};
+    gpuipc_timing t;
+    gpuipc_scenario_ask ask = {.mech = mech, .size = SIZE, .index = 0, .timing = &t};
+    gpuipc_result res;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    pid_t pid;
+
+    memset(&t, 0, sizeof(t));
+    t.flags = GPUIPC_BEGIN_LINK | (times ? GPUIPC_BEGIN_TIMES : 0);
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
+    gpuipc_producer_scenario(&env, w, &ask, &res);
+    bye(&env, w, res.status);
+    wait_exit(pid);
+    gpuipc_wire_close(w);
+    if (nlaps != NULL)
+        *nlaps = t.nlaps;
+    return res;
+}
+
+static gpuipc_result run_link(const gpuipc_mech *mech)
+{
+    return run_link_times(mech, 0, NULL);
+}
+
+static void fake_rates(double read, double write, double local)
+{
+    link_fake.installed = 1;
+    link_fake.read = read;
+    link_fake.write = write;
+    link_fake.local = local;
+}
+
+/* The figures travel in TIMES after END_ACK, both sides hold them, and the
+ * result carries them. */
+START_TEST(test_roles_link_figures_reach_the_producer)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_uint_eq(res.link.passes, gpuipc_link_passes(SIZE));
+    ck_assert_uint_eq(res.link.bytes, SIZE);
+    ck_assert_int_eq(res.link.wrote, 1);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_READ), 370, 0.1);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_WRITE), 365, 0.1);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_LOCAL), 3000, 0.1);
+}
+END_TEST
+
+/* With --json too, the step times and the figures come in one series of
+ * TIMES, the figures last. */
+START_TEST(test_roles_link_figures_come_after_the_step_times)
+{
+    unsigned nlaps = 0;
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    res = run_link_times(&gpuipc_mech_memfd, 1, &nlaps);
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_uint_eq(nlaps, GPUIPC_LAP_COUNT);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_READ), 370, 0.1);
+}
+END_TEST
+
+/* A read across the link as fast as a read of local memory: the consumer
+ * fails the scenario, naming both figures, and no figure is kept. */
+START_TEST(test_roles_link_no_slower_than_local_fails_the_consumer)
+{
+    gpuipc_result res;
+
+    fake_rates(3000, 365, 3000);
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "consumer write: link figures: the read across the link "
+                                     "(3000.0 GB/s) is not slower than the read of GPU 1's own "
+                                     "memory (3000.0 GB/s)") != NULL, "reason: %s", res.reason);
+    ck_assert_uint_eq(res.link.passes, 0);
+}
+END_TEST
+
+/* A driver call that fails in the measurement fails the scenario with the
+ * call named, as data too. */
+START_TEST(test_roles_link_failed_call_is_named)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    link_fake.fail = 1;
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "link figures: cuPointerGetAttribute: "
+                                     "CUDA_ERROR_INVALID_VALUE") != NULL, "reason: %s",
+                  res.reason);
+    ck_assert_str_eq(res.failure.call, "cuPointerGetAttribute");
+}
+END_TEST
+
+/* A consumer without CUDA cannot measure a link it is asked for. */
+START_TEST(test_roles_link_without_cuda_fails)
+{
+    gpuipc_result res;
+
+    memset(&link_fake, 0, sizeof(link_fake));
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "link figures: this consumer has no CUDA support") != NULL,
+                  "reason: %s", res.reason);
+}
+END_TEST
+
+/* Under a read-only mapping there is no write run; the figures still hold. */
+START_TEST(test_roles_link_read_only_measures_no_write)
+{
+    gpuipc_mech ro = gpuipc_mech_memfd;
+    gpuipc_result res;
+
+    ro.import = ro_import;
+    ro.prove_read_only = ro_prove;
+    read_only_broken = 0;
+    fake_rates(370, 365, 3000);
+    res = run_link(&ro);
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_int_eq(res.link.wrote, 0);
+    ck_assert_double_eq(gpuipc_link_gbps(&res.link, GPUIPC_LINK_WRITE), 0);
+    ck_assert_double_eq_tol(gpuipc_link_gbps(&res.link, GPUIPC_LINK_READ), 370, 0.1);
+}
+END_TEST
+
+/* The lies, on the consumer's wire: its own verdict passed, but the figures
+ * it sends do not hold. */
+static void link_read_nothing(gpuipc_msg *m, void *arg)
+{
+    gpuipc_link_figures f;
+
+    (void)arg;
+    if (m->type != GPUIPC_MSG_TIMES || m->u.times.series != GPUIPC_SERIES_LINK)
+        return;
+    gpuipc_link_from_values(m->u.times.v, &f);
+    f.run[GPUIPC_LINK_READ].words = 0;
+    gpuipc_link_to_values(&f, m->u.times.v);
+}
+
+static void link_none(gpuipc_msg *m, void *arg)
+{
+    (void)arg;
+    if (m->type == GPUIPC_MSG_TIMES && m->u.times.series == GPUIPC_SERIES_LINK)
+        memset(m->u.times.v, 0, GPUIPC_LINK_VALUES * sizeof(uint64_t));
+}
+
+/* The producer holds the figures to the digest it read back itself: a
+ * figure from kernels that read nothing fails the scenario as the
+ * consumer's, and is not kept. */
+START_TEST(test_roles_link_figures_that_read_nothing_fail_at_the_producer)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    link_fake.tamper = link_read_nothing;
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_int_eq(res.failed_side, GPUIPC_ROLE_CONSUMER);
+    ck_assert_msg(strstr(res.reason, "the consumer's link figures do not hold: the read across "
+                                     "the link: the kernels counted 0 words") != NULL,
+                  "reason: %s", res.reason);
+    ck_assert_uint_eq(res.link.passes, 0);
+}
+END_TEST
+
+START_TEST(test_roles_link_figures_missing_fail_at_the_producer)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    link_fake.tamper = link_none;
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_int_eq(res.status, GPUIPC_FAIL);
+    ck_assert_msg(strstr(res.reason, "the consumer's link figures do not hold: no link figures: "
+                                     "nothing was measured") != NULL, "reason: %s", res.reason);
+}
+END_TEST
+
+/* A scenario that does not ask for the link never gets figures. */
+START_TEST(test_roles_link_not_asked_not_measured)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    res = run_one(&gpuipc_mech_memfd);
+    ck_assert_msg(res.status == GPUIPC_PASS, "%s", res.reason);
+    ck_assert_uint_eq(res.link.passes, 0);
+}
+END_TEST
+
 /* A scenario that holds no buffer: a read or a write of its view must not
  * run. Outside the test suites the scenario fails, with the hole named. */
 START_TEST(test_roles_no_view_op_runs_without_a_held_buffer)
@@ -725,6 +979,15 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_a_second_view_that_shares_nothing_fails);
     tcase_add_test(session, test_roles_read_only_consumer_leaves_the_bytes_unchanged);
     tcase_add_test(session, test_roles_a_write_through_a_read_only_mapping_is_caught);
+    tcase_add_test(session, test_roles_link_figures_reach_the_producer);
+    tcase_add_test(session, test_roles_link_figures_come_after_the_step_times);
+    tcase_add_test(session, test_roles_link_no_slower_than_local_fails_the_consumer);
+    tcase_add_test(session, test_roles_link_failed_call_is_named);
+    tcase_add_test(session, test_roles_link_without_cuda_fails);
+    tcase_add_test(session, test_roles_link_read_only_measures_no_write);
+    tcase_add_test(session, test_roles_link_figures_that_read_nothing_fail_at_the_producer);
+    tcase_add_test(session, test_roles_link_figures_missing_fail_at_the_producer);
+    tcase_add_test(session, test_roles_link_not_asked_not_measured);
     tcase_add_test(session, test_roles_no_view_op_runs_without_a_held_buffer);
     tcase_add_test_raise_signal(session, test_roles_a_view_op_without_a_buffer_aborts_under_the_tests,
                                 SIGABRT);

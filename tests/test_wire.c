@@ -68,7 +68,7 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_BEGIN:
         strcpy(m->u.begin.mech, "vmm");
         m->u.begin.index = 3;
-        m->u.begin.flags = GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH;
+        m->u.begin.flags = GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH | GPUIPC_BEGIN_LINK;
         m->u.begin.iters = 20;
         m->u.begin.size = 64u << 20;
         memset(m->u.begin.uuid, 0xab, sizeof(m->u.begin.uuid));
@@ -428,7 +428,7 @@ static const struct bad_message {
     {.name = "bad mechanism name", .type = GPUIPC_MSG_BEGIN, .poke = U8(OFF_BEGIN_NAME + 1, '/'),
      .reason = "mechanism name has byte 0x2f at 1"},
     {.name = "bench: unknown flags", .type = GPUIPC_MSG_BEGIN,
-     .set = {SET(u.begin.flags, 0x4), SET(u.begin.iters, 0)}, .reason = "unknown flags 0x4"},
+     .set = {SET(u.begin.flags, 0x8), SET(u.begin.iters, 0)}, .reason = "unknown flags 0x8"},
     {.name = "bench: bandwidth without times", .type = GPUIPC_MSG_BEGIN,
      .set = {SET(u.begin.flags, GPUIPC_BEGIN_BANDWIDTH), SET(u.begin.iters, 20)},
      .reason = "without TIMES"},
@@ -442,6 +442,9 @@ static const struct bad_message {
      .reason = "1001 iterations"},
     {.name = "bench: iterations without bandwidth", .type = GPUIPC_MSG_BEGIN,
      .set = {SET(u.begin.flags, GPUIPC_BEGIN_TIMES), SET(u.begin.iters, 5)},
+     .reason = "5 iterations without bandwidth runs"},
+    {.name = "link: iterations without bandwidth", .type = GPUIPC_MSG_BEGIN,
+     .set = {SET(u.begin.flags, GPUIPC_BEGIN_LINK), SET(u.begin.iters, 5)},
      .reason = "5 iterations without bandwidth runs"},
     /* REPORT. */
     {.name = "more mismatches than words", .type = GPUIPC_MSG_REPORT,
@@ -465,9 +468,9 @@ static const struct bad_message {
     /* TIMES slices. Each sets the value just past its count too: to zero,
      * but in the last row, where that value is the fault. */
     {.name = "times: unknown series", .type = GPUIPC_MSG_TIMES,
-     .set = {SET(u.times.series, 8), SET(u.times.first, 0), SET(u.times.count, 1),
+     .set = {SET(u.times.series, 9), SET(u.times.first, 0), SET(u.times.count, 1),
              SET(u.times.flags, 0), SET(u.times.v[1], 0)},
-     .reason = "series 8 is unknown"},
+     .reason = "series 9 is unknown"},
     {.name = "times: 0 values", .type = GPUIPC_MSG_TIMES,
      .set = {SET(u.times.series, 0), SET(u.times.first, 0), SET(u.times.count, 0),
              SET(u.times.flags, 0), SET(u.times.v[0], 0)},

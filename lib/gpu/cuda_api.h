@@ -112,6 +112,12 @@ typedef enum CUdevice_P2PAttribute_enum {
     CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 3
 } CUdevice_P2PAttribute;
 
+/* The attribute cuPointerGetAttribute is asked for: the ordinal of the
+ * device the memory was allocated on (an int). */
+typedef enum CUpointer_attribute_enum {
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+} CUpointer_attribute;
+
 /* cuIpcOpenMemHandle's flags. */
 typedef enum CUipcMem_flags_enum {
     CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1

@@ -53,6 +53,9 @@ typedef CUresult (CUDAAPI *PFN_cuMemcpyDtoDAsync_v3020)(CUdeviceptr dstDevice,
                                                         CUstream hStream);
 typedef CUresult (CUDAAPI *PFN_cuMemsetD32_v3020)(CUdeviceptr dstDevice, unsigned int ui,
                                                   size_t N);
+typedef CUresult (CUDAAPI *PFN_cuPointerGetAttribute_v4000)(void *data,
+                                                            CUpointer_attribute attribute,
+                                                            CUdeviceptr ptr);
 
 /* Modules and kernels. */
 typedef CUresult (CUDAAPI *PFN_cuModuleLoadData_v2000)(CUmodule *module, const void *image);

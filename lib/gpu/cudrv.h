@@ -41,7 +41,7 @@
     X(cuEventSynchronize, 2000) X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000)        \
     X(cuMemcpyDtoDAsync, 3020) X(cuIpcGetEventHandle, 4010) X(cuIpcOpenEventHandle, 4010)       \
     X(cuStreamWaitEvent, 3020) X(cuDeviceGetP2PAttribute, 8000)                           \
-    X(cuDeviceGetPCIBusId, 4010)
+    X(cuDeviceGetPCIBusId, 4010) X(cuPointerGetAttribute, 4000)
 
 /* The newest ABI version in the table: the driver must support at least it. */
 #define GPUIPC_CU_MIN_DRIVER 11040

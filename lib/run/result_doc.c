@@ -261,8 +261,11 @@ static void json_gbps(gpuipc_json *j, const char *key, uint64_t words, uint64_t 
         gpuipc_json_string(j, key, NULL);
 }
 
-/* One direction's check: words, mismatches, the first bad word, GB/s. */
-static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, uint64_t size)
+/* One direction's check: words, mismatches, the first bad word, GB/s (the
+ * link's figure where one was measured, link_gbps > 0, else the check's own
+ * pass). */
+static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, uint64_t size,
+                       double link_gbps)
 {
     gpuipc_json_object(j, key);
     gpuipc_json_int(j, "words", (long long)k->words);
@@ -271,7 +274,10 @@ static void json_check(gpuipc_json *j, const char *key, const gpuipc_check *k, u
         gpuipc_json_int(j, "first_bad", (long long)k->first_bad);
     else
         gpuipc_json_string(j, "first_bad", NULL);
-    json_gbps(j, "read_gbps", k->words, size, k->ns);
+    if (link_gbps > 0)
+        gpuipc_json_double(j, "read_gbps", link_gbps);
+    else
+        json_gbps(j, "read_gbps", k->words, size, k->ns);
     gpuipc_json_end(j, '}');
 }
 
@@ -338,9 +344,19 @@ static void json_scenario(gpuipc_json *j, const gpuipc_doc *d, size_t i, const d
     else
         gpuipc_json_string(j, "peer_gpu", NULL);
     gpuipc_json_int(j, "size", (long long)r->size);
-    json_check(j, "producer_to_consumer", &r->forward, r->size);
-    json_check(j, "consumer_to_producer", &r->backward, r->size);
-    json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size, r->consumer_wrote.ns);
+    /* --pairs: across the link, its figures (session/link.h), the medians
+     * of timed batches, in place of the scenario's one pass each way. */
+    json_check(j, "producer_to_consumer", &r->forward, r->size,
+               gpuipc_link_gbps(&r->link, GPUIPC_LINK_READ));
+    json_check(j, "consumer_to_producer", &r->backward, r->size, 0);
+    if (r->link.passes > 0 && r->link.wrote)
+        gpuipc_json_double(j, "consumer_write_gbps", gpuipc_link_gbps(&r->link,
+                                                                      GPUIPC_LINK_WRITE));
+    else if (r->link.passes > 0) /* a read-only mapping: nothing written */
+        gpuipc_json_string(j, "consumer_write_gbps", NULL);
+    else
+        json_gbps(j, "consumer_write_gbps", r->consumer_wrote.words, r->size,
+                  r->consumer_wrote.ns);
     gpuipc_json_double(j, "time_ms", (double)r->ns / 1e6);
     json_steps(j, steps, d->nstages, d->stage_names);
     gpuipc_json_string(j, "reason", scenario_reason(d, r));

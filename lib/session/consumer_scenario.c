@@ -6,8 +6,8 @@
  * The session around it (HELLO, PROBE, BYE): consumer.c.
  *
  *   C1 probe again, baseline; C2 READY; C3 import OFFER (and FDS); C4 verify
- *   the producer's pattern, write this side's; C5 REPORT; C6 judge END,
- *   release, count; C7 END_ACK (and TIMES) */
+ *   the producer's pattern, write this side's (--pairs: then measure the
+ *   link); C5 REPORT; C6 judge END, release, count; C7 END_ACK (and TIMES) */
 #include "session/consumer_scenario.h"
 
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include "core/proc.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "session/link.h"
 #include "session/pattern.h"
 #include "session/role.h"
 
@@ -41,6 +42,7 @@ typedef struct cscen {
     uint64_t fds_recv[2 * GPUIPC_TIMING_BATCHES]; /* per batch: wait began, received */
     unsigned nfds_recv;
     uint64_t *bw[GPUIPC_BW_COUNT];
+    gpuipc_link_figures link; /* --pairs: the link's figures, once they held */
 } cscen;
 
 /* A failure of this side: recorded (the first is kept) and logged, since
@@ -336,6 +338,48 @@ static void run_bandwidth(cscen *c, uint64_t seed)
                     "imported and local memory", c->iters);
 }
 
+/* --pairs (BEGIN's GPUIPC_BEGIN_LINK), C4 after this side's checks passed,
+ * so that the words are proven before any figure is taken over them: the
+ * link's figures over the imported memory, which holds the pattern of seed
+ * that once describes (write: the write run too, which leaves that pattern
+ * there). Figures that do not hold (the memory not on the producer's GPU, a
+ * batch that moved less or other bytes, a read across the link no slower
+ * than a read of this GPU's own memory) fail the scenario, named, and none
+ * is reported. */
+static void measure_link(cscen *c, uint64_t seed, const gpuipc_written *once, int write)
+{
+    gpuipc_scenario *sc = &c->sc;
+    char why[GPUIPC_ERR_LEN], text[GPUIPC_ERR_LEN];
+    uint64_t t = gpuipc_clock_ns();
+
+    memset(&c->link, 0, sizeof(c->link));
+    if (!(c->flags & GPUIPC_BEGIN_LINK) || sc->mine.code != GPUIPC_PASS)
+        return;
+    gpuipc_role_at(sc, GPUIPC_STEP_WRITE);
+    if (sc->env->link == NULL) {
+        fail(c, GPUIPC_STEP_WRITE, NULL, "link figures: this consumer has no CUDA support");
+        return;
+    }
+    if (!gpuipc_role_holds(sc, GPUIPC_STEP_WRITE, "measuring the link"))
+        return;
+    if (sc->env->link(sc, &sc->buf.view, seed, once, write, &c->link, &sc->err) < 0) {
+        memset(&c->link, 0, sizeof(c->link));
+        fail(c, GPUIPC_STEP_WRITE, &sc->err, "link figures: %.420s", sc->err.msg);
+        return;
+    }
+    if (gpuipc_link_judge(&c->link, sc->buf.view.size, once, write, why, sizeof(why)) < 0) {
+        memset(&c->link, 0, sizeof(c->link));
+        fail(c, GPUIPC_STEP_WRITE, NULL, "link figures: %.420s", why);
+        return;
+    }
+    gpuipc_role_log(sc, GPUIPC_STEP_WRITE, GPUIPC_LOG_NO_TIME, "link: the imported memory lies "
+                    "on GPU %d, the producer's, by cuPointerGetAttribute (DEVICE_ORDINAL); this "
+                    "process reads and writes it from GPU %d", c->link.pointer_ordinal,
+                    c->link.own_ordinal);
+    gpuipc_role_log(sc, GPUIPC_STEP_WRITE, t, "link: %s; every batch's words and digest as its "
+                    "passes give, 0 bad", gpuipc_link_describe(&c->link, text, sizeof(text)));
+}
+
 /* C4, for a read-only mapping: it must refuse writes; this side proves that
  * instead of writing, and the producer checks that its bytes did not
  * change. */
@@ -371,6 +415,7 @@ static void use_offer(cscen *c, gpuipc_msg_report *report)
     check_alt(c, GPUIPC_STEP_VERIFY, offer->seed, &offer->wrote, "the producer's bytes");
     if (sc->mech->prove_read_only != NULL) {
         prove_read_only(c);
+        measure_link(c, offer->seed, &offer->wrote, 0);
         return;
     }
     seed = gpuipc_pattern_seed(offer->seed);
@@ -388,6 +433,11 @@ static void use_offer(cscen *c, gpuipc_msg_report *report)
         check_alt(c, GPUIPC_STEP_WRITE, seed, &sc->wrote, "this side's own write");
     if (c->flags & GPUIPC_BEGIN_BANDWIDTH)
         run_bandwidth(c, seed);
+    /* Under the skip-write hook the memory does not hold this side's
+     * pattern, and the write run would put it there: no figure is taken,
+     * and the producer's check of the bytes fails as it must. */
+    if (!skipped)
+        measure_link(c, seed, &sc->wrote, 1);
     if (gpuipc_inject_sabotage(&sc->env->inject, sc->env->role, GPUIPC_SABOTAGE_WRONG_SEED))
         report->seed = seed ^ WRONG_SEED_MASK;
 }
@@ -486,27 +536,37 @@ static int send_series(cscen *c, unsigned series, const uint64_t *v, unsigned n,
     return 0;
 }
 
-/* --bench: after END_ACK, this side's laps, the FDS batches' arrival times
- * and the bandwidth samples (zero where a run did not happen), the last
- * marked so. Returns 0 or a negative errno. */
+/* After END_ACK, what BEGIN asked for: --bench and --json, this side's laps
+ * and the FDS batches' arrival times; --bench, the bandwidth samples (zero
+ * where a run did not happen); --pairs, the link figures (all zero where
+ * none held). The last is marked so. Returns 0 or a negative errno. */
 static int send_times(cscen *c)
 {
     static const uint64_t zero[GPUIPC_WIRE_TIMES_MAX];
-    int bw = (c->flags & GPUIPC_BEGIN_BANDWIDTH) != 0, rc;
+    int laps = (c->flags & GPUIPC_BEGIN_TIMES) != 0;
+    int bw = (c->flags & GPUIPC_BEGIN_BANDWIDTH) != 0;
+    int link = (c->flags & GPUIPC_BEGIN_LINK) != 0, rc;
+    uint64_t v[GPUIPC_LINK_VALUES];
     unsigned i;
 
     c->laps.ns[GPUIPC_LAP_HWM] = gpuipc_proc_hwm();
-    if ((rc = send_series(c, GPUIPC_SERIES_LAPS, c->laps.ns, GPUIPC_LAP_COUNT,
-                          c->nfds_recv == 0 && !bw)) < 0)
+    if (laps && (rc = send_series(c, GPUIPC_SERIES_LAPS, c->laps.ns, GPUIPC_LAP_COUNT,
+                                  c->nfds_recv == 0 && !bw && !link)) < 0)
         return rc;
-    if (c->nfds_recv > 0 &&
-        (rc = send_series(c, GPUIPC_SERIES_FDS_RECV, c->fds_recv, c->nfds_recv, !bw)) < 0)
+    if (laps && c->nfds_recv > 0 &&
+        (rc = send_series(c, GPUIPC_SERIES_FDS_RECV, c->fds_recv, c->nfds_recv,
+                          !bw && !link)) < 0)
         return rc;
     for (i = 0; bw && i < GPUIPC_BW_COUNT; i++) {
-        const uint64_t *v = c->bw[i] != NULL ? c->bw[i] : zero;
+        const uint64_t *s = c->bw[i] != NULL ? c->bw[i] : zero;
 
-        if ((rc = send_series(c, GPUIPC_SERIES_BW_FIRST + i, v, c->bw[i] != NULL ? c->iters : 1,
-                              i + 1 == GPUIPC_BW_COUNT)) < 0)
+        if ((rc = send_series(c, GPUIPC_SERIES_BW_FIRST + i, s, c->bw[i] != NULL ? c->iters : 1,
+                              i + 1 == GPUIPC_BW_COUNT && !link)) < 0)
+            return rc;
+    }
+    if (link) {
+        gpuipc_link_to_values(&c->link, v);
+        if ((rc = send_series(c, GPUIPC_SERIES_LINK, v, GPUIPC_LINK_VALUES, 1)) < 0)
             return rc;
     }
     return 0;
@@ -543,7 +603,7 @@ static int end_scenario(cscen *c)
     msg.u.end_ack.st = sc->mine;
     if ((rc = gpuipc_role_send(sc, &msg, GPUIPC_STEP_END_ACK, GPUIPC_STEP_BEGIN)) < 0)
         return rc;
-    return (c->flags & GPUIPC_BEGIN_TIMES) ? send_times(c) : 0;
+    return (c->flags & (GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_LINK)) ? send_times(c) : 0;
 }
 
 static void free_bench(cscen *c)

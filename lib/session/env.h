@@ -104,6 +104,18 @@ typedef struct gpuipc_env {
     int (*bandwidth)(struct gpuipc_scenario *sc, const struct gpuipc_view *view, uint64_t seed,
                      unsigned iters, uint64_t *const ns[GPUIPC_BW_COUNT], gpuipc_err *err);
 
+    /* --pairs, consumer: measures the link (session/link.h) over view, the
+     * imported memory of scenario sc, which holds the pattern of seed that
+     * once describes (one pass: the words and digest written there): where
+     * the driver puts it, then timed batches of the verify kernel over it,
+     * of the fill kernel (write set; the memory holds the same pattern
+     * afterwards) and of the verify kernel over a buffer of this GPU's own,
+     * each batch held to the sums its passes must give. Fills f as far as
+     * it got. NULL where the program has no CUDA. Returns 0 or a negative
+     * errno with err (the call, or the batch, that failed). */
+    int (*link)(struct gpuipc_scenario *sc, const struct gpuipc_view *view, uint64_t seed,
+                const gpuipc_written *once, int write, gpuipc_link_figures *f, gpuipc_err *err);
+
     /* The step under way, for a signal handler that must name it. Only
      * gpuipc_env_at and gpuipc_env_waits set it, and they tell the
      * watchdog's status page too (core/watch.h). */

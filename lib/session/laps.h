@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/clock.h"
+#include "session/link.h"
 
 /* The consumer's figures, in this order, in TIMES series GPUIPC_SERIES_LAPS.
  * Durations in ns unless marked absolute (CLOCK_MONOTONIC, which every
@@ -34,7 +35,9 @@ enum gpuipc_series {
     GPUIPC_SERIES_LAPS = 0,   /* GPUIPC_LAP_COUNT values */
     GPUIPC_SERIES_FDS_RECV,   /* absolute, two per FDS batch: began to wait, received */
     GPUIPC_SERIES_BW_FIRST,   /* GPUIPC_BW_COUNT series of --iters kernel times (ns) */
-    GPUIPC_SERIES_MAX = GPUIPC_SERIES_BW_FIRST + 6
+    GPUIPC_SERIES_LINK = GPUIPC_SERIES_BW_FIRST + 6, /* --pairs: GPUIPC_LINK_VALUES values,
+                                                      * the link figures (session/link.h) */
+    GPUIPC_SERIES_MAX
 };
 
 /* The bandwidth runs, each on the imported memory and on local memory. */
@@ -48,6 +51,9 @@ enum gpuipc_bw {
     GPUIPC_BW_COUNT
 };
 
+/* Every series has a number the wire accepts. */
+_Static_assert(GPUIPC_SERIES_MAX == GPUIPC_WIRE_SERIES_MAX, "the TIMES series and the wire's");
+
 typedef struct gpuipc_laps {
     uint64_t ns[GPUIPC_LAP_COUNT];
 } gpuipc_laps;
@@ -58,7 +64,7 @@ typedef struct gpuipc_laps {
 /* --bench, producer: what it asks of one scenario (env->timing) and the raw
  * figures of both sides, from which the benchmark derives each stage. */
 typedef struct gpuipc_timing {
-    unsigned flags; /* GPUIPC_BEGIN_TIMES, GPUIPC_BEGIN_BANDWIDTH */
+    unsigned flags; /* GPUIPC_BEGIN_TIMES, GPUIPC_BEGIN_BANDWIDTH, GPUIPC_BEGIN_LINK */
     unsigned iters; /* bandwidth iterations */
 
     /* The producer's. */
@@ -77,6 +83,8 @@ typedef struct gpuipc_timing {
     unsigned nfds_recv;                           /* values, two per batch */
     uint64_t *bw[GPUIPC_BW_COUNT]; /* iters ns each, the caller's arrays */
     unsigned nbw[GPUIPC_BW_COUNT];
+    uint64_t link[GPUIPC_LINK_VALUES]; /* --pairs: the link figures, as sent */
+    unsigned nlink;
 } gpuipc_timing;
 
 /* Adds the time since t0 to lap, if laps are being kept. */

@@ -36,6 +36,7 @@
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/units.h"
+#include "session/link.h"
 #include "session/pattern.h"
 #include "session/proof.h"
 #include "session/role.h"
@@ -559,11 +560,11 @@ static int store_times(gpuipc_timing *tm, const gpuipc_msg_times *t, gpuipc_err 
     unsigned series = t->series, cap, *n, i;
     uint64_t *dst;
 
-    if (series == GPUIPC_SERIES_LAPS) {
+    if (series == GPUIPC_SERIES_LAPS && (tm->flags & GPUIPC_BEGIN_TIMES)) {
         dst = tm->laps;
         cap = GPUIPC_LAP_COUNT;
         n = &tm->nlaps;
-    } else if (series == GPUIPC_SERIES_FDS_RECV) {
+    } else if (series == GPUIPC_SERIES_FDS_RECV && (tm->flags & GPUIPC_BEGIN_TIMES)) {
         dst = tm->fds_recv;
         cap = 2 * GPUIPC_TIMING_BATCHES;
         n = &tm->nfds_recv;
@@ -573,6 +574,10 @@ static int store_times(gpuipc_timing *tm, const gpuipc_msg_times *t, gpuipc_err 
         dst = tm->bw[series - GPUIPC_SERIES_BW_FIRST];
         cap = tm->iters;
         n = &tm->nbw[series - GPUIPC_SERIES_BW_FIRST];
+    } else if (series == GPUIPC_SERIES_LINK && (tm->flags & GPUIPC_BEGIN_LINK)) {
+        dst = tm->link;
+        cap = GPUIPC_LINK_VALUES;
+        n = &tm->nlink;
     } else {
         return gpuipc_err_set(err, -EPROTO, "TIMES series %u was not asked for", series);
     }
@@ -586,22 +591,24 @@ static int store_times(gpuipc_timing *tm, const gpuipc_msg_times *t, gpuipc_err 
     return 0;
 }
 
-/* --bench: the consumer's TIMES, which follow its END_ACK, up to the one
- * marked last. A series that does not fit fails the scenario, but every
- * message is still taken. Returns 0, or a negative errno if the connection
- * broke (or the consumer sent more than the scenario can need). */
+/* --bench, --json and --pairs: the consumer's TIMES, which follow its
+ * END_ACK, up to the one marked last. A series that does not fit fails the
+ * scenario, but every message is still taken. Returns 0, or a negative
+ * errno if the connection broke (or the consumer sent more than the
+ * scenario can need). */
 static int recv_times(gpuipc_scenario *sc)
 {
     gpuipc_timing *tm = sc->timing;
     unsigned per = GPUIPC_WIRE_TIMES_MAX;
     unsigned limit = 2 + (2 * GPUIPC_TIMING_BATCHES + per - 1) / per +
-                     GPUIPC_BW_COUNT * ((tm->iters + per - 1) / per);
+                     GPUIPC_BW_COUNT * ((tm->iters + per - 1) / per) +
+                     (GPUIPC_LINK_VALUES + per - 1) / per;
     gpuipc_msg msg;
     gpuipc_err e;
     unsigned k;
     int rc;
 
-    tm->nlaps = tm->nfds_recv = 0;
+    tm->nlaps = tm->nfds_recv = tm->nlink = 0;
     memset(tm->nbw, 0, sizeof(tm->nbw));
     for (k = 0; k < limit; k++) {
         if ((rc = gpuipc_role_recv(sc, GPUIPC_MSG_TIMES, &msg, GPUIPC_STEP_END_ACK)) < 0)
@@ -618,9 +625,37 @@ static int recv_times(gpuipc_scenario *sc)
                           "without marking one last", limit);
 }
 
+/* --pairs, after TIMES: the consumer's link figures, held to what this side
+ * has proven itself, the words and digest of the pattern the memory holds:
+ * the consumer's, which this side read back (check_back), or, under a
+ * read-only mapping, its own. Only a scenario that passed so far is judged
+ * (a failed one has its reason) and only figures that held are kept in the
+ * result; figures that do not hold fail the scenario, as the consumer's. */
+static void judge_link(pscen *p)
+{
+    gpuipc_scenario *sc = &p->sc;
+    gpuipc_timing *tm = sc->timing;
+    gpuipc_link_figures *f = &p->res->link;
+    int write = sc->mech->prove_read_only == NULL;
+    char why[GPUIPC_ERR_LEN];
+
+    memset(f, 0, sizeof(*f));
+    if (tm == NULL || !(tm->flags & GPUIPC_BEGIN_LINK) || !gpuipc_scenario_ok(sc))
+        return;
+    if (tm->nlink == GPUIPC_LINK_VALUES)
+        gpuipc_link_from_values(tm->link, f);
+    if (gpuipc_link_judge(f, sc->buf.view.size, write ? &p->res->consumer_wrote : &sc->wrote,
+                          write, why, sizeof(why)) < 0) {
+        memset(f, 0, sizeof(*f));
+        gpuipc_wire_status_fail(&sc->theirs, GPUIPC_STEP_END_ACK, "end-ack: the consumer's "
+                                "link figures do not hold: %s", why);
+        gpuipc_role_log_fail(sc, GPUIPC_STEP_END_ACK, "%s", sc->theirs.reason);
+    }
+}
+
 /* P6 END (with this side's check, which the consumer judges in turn), C7
- * END_ACK and, for --bench, TIMES. Returns 0, or a negative errno if the
- * connection broke. */
+ * END_ACK and, for --bench, --json and --pairs, TIMES. Returns 0, or a
+ * negative errno if the connection broke. */
 static int end_scenario(pscen *p)
 {
     gpuipc_scenario *sc = &p->sc;
@@ -637,7 +672,13 @@ static int end_scenario(pscen *p)
         return rc;
     note_consumer(sc, &msg.u.end_ack.st, GPUIPC_STEP_END_ACK);
     p->res->consumer_usage = msg.u.end_ack.usage;
-    return sc->timing != NULL ? recv_times(sc) : 0;
+    if (sc->timing == NULL ||
+        !(sc->timing->flags & (GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_LINK)))
+        return 0;
+    if ((rc = recv_times(sc)) < 0)
+        return rc;
+    judge_link(p);
+    return 0;
 }
 
 /* Settles the result from both verdicts, lost (a broken connection, which

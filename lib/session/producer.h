@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "session/env.h"
 #include "session/laps.h"
+#include "session/link.h"
 #include "session/mech.h"
 #include "wire/wire.h"
 
@@ -29,6 +30,9 @@ typedef struct gpuipc_result {
     gpuipc_check forward;       /* the consumer's check of the producer's bytes */
     gpuipc_check backward;      /* the producer's check of the consumer's bytes */
     gpuipc_written consumer_wrote; /* what the consumer's fill wrote, and in how long */
+    /* --pairs: the consumer's figures of the link, as both sides judged them
+     * (link.passes 0: none measured) */
+    gpuipc_link_figures link;
     char detail[512];           /* a line under the row, for any result ("" for none) */
     uint64_t ns;                /* wall time of the scenario */
     gpuipc_usage_figures consumer_usage; /* what the consumer held after it (END_ACK) */
@@ -59,8 +63,9 @@ typedef struct gpuipc_scenario_ask {
     unsigned chunks;           /* chunked mechanisms: allocations; 0: the default */
     const uint8_t *uuid;       /* this side's device, or NULL: none */
     const uint8_t *peer_uuid;  /* the consumer's, where another (--pairs), or NULL */
-    gpuipc_timing *timing;     /* --bench and --json: what to ask of the consumer and where
-                                * both sides' figures go; NULL for a plain scenario */
+    gpuipc_timing *timing;     /* --bench, --json and --pairs' link figures: what to ask
+                                * of the consumer and where both sides' figures go; NULL
+                                * for a plain scenario */
 } gpuipc_scenario_ask;
 
 /* Sends HELLO (with GPUIPC_HELLO_NEEDS_CUDA in flags if a scenario will use

@@ -240,10 +240,12 @@ static int decode_offer(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
 }
 
 /* BEGIN's --bench fields: known flags; an iteration count exactly when the
- * bandwidth runs are asked for, and those only with TIMES to report them. */
+ * bandwidth runs are asked for, and those only with TIMES to report them.
+ * The link figures (--pairs) come in a TIMES series of their own, with or
+ * without the laps. */
 static int check_begin_bench(const gpuipc_msg_begin *b, gpuipc_err *err)
 {
-    if (b->flags & ~(GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH))
+    if (b->flags & ~(GPUIPC_BEGIN_TIMES | GPUIPC_BEGIN_BANDWIDTH | GPUIPC_BEGIN_LINK))
         return gpuipc_err_set(err, -EPROTO, "unknown flags 0x%x", b->flags);
     if ((b->flags & GPUIPC_BEGIN_BANDWIDTH) && !(b->flags & GPUIPC_BEGIN_TIMES))
         return gpuipc_err_set(err, -EPROTO, "bandwidth runs asked for without TIMES to "

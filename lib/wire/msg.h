@@ -16,7 +16,7 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 10
+#define GPUIPC_WIRE_VERSION 11
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -54,16 +54,20 @@ enum gpuipc_msg_type {
 /* HELLO flags. */
 #define GPUIPC_HELLO_NEEDS_CUDA 0x1u /* the consumer may start cuInit now */
 
-/* BEGIN flags (--bench). */
+/* BEGIN flags (--bench, --json, --pairs). */
 #define GPUIPC_BEGIN_TIMES 0x1u     /* after END_ACK, send TIMES with the consumer's laps */
 #define GPUIPC_BEGIN_BANDWIDTH 0x2u /* before REPORT, time the kernels and a copy over the
                                      * imported memory and local memory, iters times each
                                      * (needs GPUIPC_BEGIN_TIMES, to send them) */
+#define GPUIPC_BEGIN_LINK 0x4u      /* --pairs: before REPORT, once this side's checks
+                                     * passed, measure the link (session/link.h) and
+                                     * after END_ACK send the figures in TIMES series
+                                     * GPUIPC_SERIES_LINK */
 #define GPUIPC_BENCH_ITERS_MAX 1000
 
 /* TIMES: one slice of a series of u64 figures (see laps.h for the series). */
 #define GPUIPC_WIRE_TIMES_MAX 64        /* values in one message */
-#define GPUIPC_WIRE_SERIES_MAX 8        /* series numbers 0 to 7 */
+#define GPUIPC_WIRE_SERIES_MAX 9        /* series numbers 0 to 8 */
 #define GPUIPC_WIRE_SERIES_LEN 65536    /* the most values of one series */
 #define GPUIPC_TIMES_LAST 0x1u          /* no TIMES follows for this scenario */
 
@@ -139,7 +143,7 @@ typedef struct gpuipc_msg_auth {
 typedef struct gpuipc_msg_begin {
     char mech[GPUIPC_WIRE_NAME_LEN]; /* [a-z0-9-], NUL-terminated */
     uint32_t index;                  /* scenario number in this session */
-    uint32_t flags;                  /* GPUIPC_BEGIN_TIMES, GPUIPC_BEGIN_BANDWIDTH */
+    uint32_t flags;                  /* GPUIPC_BEGIN_TIMES, _BANDWIDTH, _LINK */
     uint32_t iters;                  /* with GPUIPC_BEGIN_BANDWIDTH: 1 to
                                       * GPUIPC_BENCH_ITERS_MAX; else 0 */
     uint64_t size;                   /* bytes requested */

@@ -17,6 +17,7 @@
 #include "app/cuda/producer_run.h"
 #include "app/cuda/registry.h"
 #include "bench/cuda/bandwidth.h"
+#include "bench/cuda/link_rate.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -182,6 +183,7 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
     cr->o = o;
     cr->proc = proc;
     env->bandwidth = gpuipc_bandwidth_run;
+    env->link = gpuipc_link_rate_run;
     env->gpu_bytes = gpuipc_gpu_process_bytes;
     env->last_check = consumer_last_check;
     env->last_check_arg = cr;

@@ -59,15 +59,20 @@ START_TEST(test_scenario_both_ways)
                           "the sacrificial consumer is gone: %.400s", g_run->child2_desc);
     } else {
         /* --json: the consumer sends its step times too (one message more),
-         * and the document gets each step's time from both clocks. */
+         * and the document gets each step's time from both clocks. --pairs:
+         * the consumer measures the link and sends its figures. */
         gpuipc_timing *t = &g_run->timing;
         int have;
 
         memset(t, 0, sizeof(*t));
-        t->flags = GPUIPC_BEGIN_TIMES;
-        ask.timing = g_run->o->json_path != NULL ? t : NULL;
+        if (g_run->o->json_path != NULL)
+            t->flags |= GPUIPC_BEGIN_TIMES;
+        if (gpuipc_app_asks_link(g_run, (size_t)_i))
+            t->flags |= GPUIPC_BEGIN_LINK;
+        ask.timing = t->flags != 0 ? t : NULL;
         gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, m), &ask, res);
-        have = ask.timing != NULL && res->status == GPUIPC_PASS && t->nlaps == GPUIPC_LAP_COUNT;
+        have = (t->flags & GPUIPC_BEGIN_TIMES) && res->status == GPUIPC_PASS &&
+               t->nlaps == GPUIPC_LAP_COUNT;
         /* The times first, then the flag a watchdog reads them by. */
         if (have)
             gpuipc_bench_derive(t, &g_run->cells.steps[(size_t)_i * g_run->cells.nstages]);

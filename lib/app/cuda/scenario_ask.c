@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "gpu/gpu.h"
 #include "session/diagnose.h"
+#include "session/link.h"
 
 /* A destructive mechanism talks to the sacrificial consumer. */
 gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_mech *m)
@@ -49,25 +50,75 @@ int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_
     return rc;
 }
 
+int gpuipc_app_asks_link(const gpuipc_producer_run *run, size_t i)
+{
+    int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
+
+    return run->o->pairs != NULL && a >= 0 && a != b &&
+           run->cells.sel[i]->memory == GPUIPC_MECH_DEVICE;
+}
+
+/* "371.2 GB/s", or "not measured" for 0. */
+static char *gbps_text(double gbps, char *buf, size_t len)
+{
+    snprintf(buf, len, gbps > 0 ? "%.1f GB/s" : "not measured", gbps);
+    return buf;
+}
+
+/* The detail line's words before the link's name, into buf, and the read
+ * and write figures --min-gbps judges (*write_judged: whether a write is
+ * judged at all). */
+static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, double *wr,
+                        int *write_judged, char *buf, size_t len)
+{
+    const gpuipc_result *r = &run->cells.results[i];
+    const gpuipc_link_figures *f = &r->link;
+    int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
+    char rs[32], ws[32];
+
+    *write_judged = 1;
+    if (f->passes > 0) {
+        /* The link's figures, which both sides held to their sums. */
+        *rd = gpuipc_link_gbps(f, GPUIPC_LINK_READ);
+        *wr = gpuipc_link_gbps(f, GPUIPC_LINK_WRITE);
+        *write_judged = f->wrote;
+        gpuipc_link_pair_words(f, a, b, buf, len);
+        return;
+    }
+    if (gpuipc_app_asks_link(run, i)) {
+        /* Asked for: figures come only from a scenario that passed, and
+         * one that passed without them was failed for it. */
+        *rd = *wr = 0;
+        snprintf(buf, len, "across the link, GPU %d reading GPU %d's memory: no figures (the "
+                 "scenario did not pass)", b, a);
+        return;
+    }
+    /* The ring, or host memory: the scenario's own pass each way, which
+     * includes the first touch of the mapping and is not the link's rate. */
+    *rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
+    *wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;
+    snprintf(buf, len, "in one pass each way (the first touch included%s), GPU %d read %s from "
+             "GPU %d and wrote %s to it", run->o->pairs != NULL ? "; host memory: no GPU link "
+             "to measure" : "; --pairs measures the link", b, gbps_text(*rd, rs, sizeof(rs)), a,
+             gbps_text(*wr, ws, sizeof(ws)));
+}
+
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
 {
     gpuipc_result *r = &run->cells.results[i];
     double rd, wr, min = run->o->min_gbps;
-    char link[1024], rs[32], ws[32];
-    int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
+    char link[1024], figures[320], rs[32], ws[32];
+    int a = run->cells.pair[i][0], b = run->cells.pair[i][1], write_judged;
+    const char *slow;
 
     if (a < 0 || a == b || r->ns == 0) /* within one GPU: no link */
         return;
-    rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
-    wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;
-    snprintf(rs, sizeof(rs), rd > 0 ? "%.1f GB/s" : "not measured", rd);
-    snprintf(ws, sizeof(ws), wr > 0 ? "%.1f GB/s" : "not measured", wr);
+    say_figures(run, i, &rd, &wr, &write_judged, figures, sizeof(figures));
     gpuipc_gpu_link_describe(a, b, link, sizeof(link));
-    snprintf(r->detail, sizeof(r->detail), "across the link, GPU %d read %s from GPU %d and "
-             "wrote %s to it; link: %.360s", b, rs, a, ws, link);
+    snprintf(r->detail, sizeof(r->detail), "%.200s; link: %.300s", figures, link);
     if (min <= 0 || r->status != GPUIPC_PASS)
         return;
-    if (rd <= 0 || wr <= 0 || rd < min || wr < min) {
+    if ((slow = gpuipc_link_below(rd, wr, write_judged, min)) != NULL) {
         gpuipc_err what;
 
         /* As data: the judgement that failed is --min-gbps's. */
@@ -75,8 +126,8 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
         gpuipc_err_what(&what, GPUIPC_DIAG_MIN_GBPS, 0, 0);
         gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_CHECK, &what,
                           "GPU pair %d->%d: %s %s across the link, below --min-gbps %g", a, b,
-                          rd <= 0 || (wr > 0 && rd <= wr) ? "read" : "wrote",
-                          rd <= 0 || (wr > 0 && rd <= wr) ? rs : ws, min);
+                          slow, slow[0] == 'r' ? gbps_text(rd, rs, sizeof(rs))
+                          : gbps_text(wr, ws, sizeof(ws)), min);
     }
 }
 

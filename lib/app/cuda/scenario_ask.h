@@ -33,9 +33,16 @@ typedef struct gpuipc_app_devices {
 int gpuipc_app_scenario_ask(struct gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
                             gpuipc_app_devices *dev, gpuipc_err *err);
 
-/* --pairs: after pair scenario i ran, names its link and the GB/s the
- * consumer read and wrote across it in the result's detail line, and fails
- * a passed scenario slower than --min-gbps in either direction. */
+/* Whether scenario i asks the consumer for the link's figures
+ * (GPUIPC_BEGIN_LINK): under --pairs, across two GPUs, over device memory
+ * (host memory has no GPU link to measure). Returns 1 or 0. */
+int gpuipc_app_asks_link(const struct gpuipc_producer_run *run, size_t i);
+
+/* Across GPUs, after scenario i ran: names its link and the GB/s the
+ * consumer read and wrote across it in the result's detail line (under
+ * --pairs the link's figures, session/link.h; elsewhere the scenario's one
+ * pass each way, said so), and fails a passed scenario slower than
+ * --min-gbps in a direction it measured. */
 void gpuipc_app_judge_pair(struct gpuipc_producer_run *run, size_t i);
 
 /* The consumer's figures after the last scenario that passed, into *f.
