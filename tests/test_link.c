@@ -146,7 +146,7 @@ START_TEST(test_link_where_accepts_memory_on_the_producers_gpu)
 {
     char why[256] = "";
 
-    ck_assert_msg(gpuipc_link_check_where(2, 2, 3, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_msg(gpuipc_link_check_where(2, 2, 3, 0, why, sizeof(why)) == 0, "%s", why);
 }
 END_TEST
 
@@ -154,7 +154,7 @@ START_TEST(test_link_where_refuses_memory_on_this_gpu)
 {
     char why[256];
 
-    ck_assert_int_eq(gpuipc_link_check_where(3, 2, 3, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(3, 2, 3, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "on this process's own GPU 3, not on the producer's GPU 2") != NULL,
                   "%s", why);
 }
@@ -164,7 +164,7 @@ START_TEST(test_link_where_refuses_memory_on_a_third_gpu)
 {
     char why[256];
 
-    ck_assert_int_eq(gpuipc_link_check_where(1, 2, 3, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(1, 2, 3, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "on GPU 1, neither the producer's GPU 2 nor this process's GPU "
                               "3") != NULL, "%s", why);
 }
@@ -174,7 +174,7 @@ START_TEST(test_link_where_refuses_one_gpu_for_both)
 {
     char why[256];
 
-    ck_assert_int_eq(gpuipc_link_check_where(0, 0, 0, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(0, 0, 0, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "no link between them to measure") != NULL, "%s", why);
 }
 END_TEST
@@ -215,7 +215,7 @@ START_TEST(test_link_judge_passes_honest_figures)
     char why[256] = "";
 
     honest(&f, 370, 365, 3000);
-    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)) == 0, "%s", why);
 }
 END_TEST
 
@@ -227,9 +227,48 @@ START_TEST(test_link_judge_refuses_a_peer_read_as_fast_as_local)
     char why[256];
 
     honest(&f, 3000, 365, 3000);
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
-    ck_assert_msg(strstr(why, "the read across the link (3000.0 GB/s) is not slower than the "
-                              "read of GPU 1's own memory (3000.0 GB/s)") != NULL, "%s", why);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "the read across the link (3000.0 GB/s) is not 1.5 times slower "
+                              "than the read of GPU 1's own memory (3000.0 GB/s)") != NULL, "%s",
+                  why);
+}
+END_TEST
+
+/* A peer read a little slower than local, within noise, is no link either:
+ * the read of local memory must be well faster (GPUIPC_LINK_LOCAL_MARGIN). */
+START_TEST(test_link_judge_refuses_a_peer_read_nearly_as_fast_as_local)
+{
+    gpuipc_link_figures f;
+    char why[256] = "";
+
+    honest(&f, 2900, 365, 3000);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "is not 1.5 times slower") != NULL, "%s", why);
+    honest(&f, 1990, 365, 3000);
+    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)) == 0, "%s", why);
+}
+END_TEST
+
+/* Memory opened with cuIpcOpenMemHandle: the driver names the importing
+ * context's GPU (measured), so the pointer on this GPU is no refusal there,
+ * and only there; the read of local memory, well faster, places it across
+ * the link, and without it the figures fail. */
+START_TEST(test_link_where_takes_an_ipc_mapping_on_this_gpu_by_its_rates)
+{
+    gpuipc_link_figures f;
+    char why[256] = "";
+
+    ck_assert_msg(gpuipc_link_check_where(3, 2, 3, 1, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(gpuipc_link_check_where(1, 2, 3, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(3, 3, 3, 1, why, sizeof(why)), -1);
+    honest(&f, 370, 365, 3000);
+    f.pointer_ordinal = f.own_ordinal;
+    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 1, 1, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
+    honest(&f, 3000, 365, 3000);
+    f.pointer_ordinal = f.own_ordinal;
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 1, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "is not 1.5 times slower") != NULL, "%s", why);
 }
 END_TEST
 
@@ -241,7 +280,7 @@ START_TEST(test_link_judge_refuses_fewer_passes_than_the_size_takes)
 
     honest(&f, 370, 365, 3000);
     f.passes = 1;
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "5 batches of 1 passes over 67108864 bytes, but the mapping of "
                               "67108864 bytes takes 5 batches of 16 passes") != NULL, "%s", why);
 }
@@ -254,7 +293,7 @@ START_TEST(test_link_judge_refuses_figures_of_another_size)
     char why[256];
 
     honest(&f, 370, 365, 3000);
-    ck_assert_int_eq(gpuipc_link_judge(&f, 2 * BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, 2 * BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "the mapping of 134217728 bytes takes") != NULL, "%s", why);
 }
 END_TEST
@@ -266,7 +305,7 @@ START_TEST(test_link_judge_refuses_a_write_run_that_wrote_nothing)
 
     honest(&f, 370, 365, 3000);
     f.run[GPUIPC_LINK_WRITE].words = 0;
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "the write across the link: the kernels counted 0 words") != NULL,
                   "%s", why);
 }
@@ -279,7 +318,7 @@ START_TEST(test_link_judge_refuses_a_local_run_of_other_bytes)
 
     honest(&f, 370, 365, 3000);
     f.run[GPUIPC_LINK_LOCAL].digest ^= 1;
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "the read of this GPU's own memory: the kernels' digest") != NULL,
                   "%s", why);
 }
@@ -292,7 +331,7 @@ START_TEST(test_link_judge_refuses_memory_on_this_gpu)
 
     honest(&f, 370, 365, 3000);
     f.pointer_ordinal = 1;
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "own GPU 1, not on the producer's GPU 0") != NULL, "%s", why);
 }
 END_TEST
@@ -303,7 +342,7 @@ START_TEST(test_link_judge_refuses_nothing_measured)
     char why[256];
 
     memset(&f, 0, sizeof(f));
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_str_eq(why, "no link figures: nothing was measured");
 }
 END_TEST
@@ -317,8 +356,8 @@ START_TEST(test_link_judge_read_only_has_no_write_run)
     honest(&f, 370, 0, 3000);
     f.wrote = 0;
     memset(&f.run[GPUIPC_LINK_WRITE], 0, sizeof(f.run[GPUIPC_LINK_WRITE]));
-    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 0, why, sizeof(why)) == 0, "%s", why);
-    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, why, sizeof(why)), -1);
+    ck_assert_msg(gpuipc_link_judge(&f, BYTES, &once, 0, 0, why, sizeof(why)) == 0, "%s", why);
+    ck_assert_int_eq(gpuipc_link_judge(&f, BYTES, &once, 1, 0, why, sizeof(why)), -1);
     ck_assert_msg(strstr(why, "was not measured, but the mapping is writable") != NULL, "%s",
                   why);
 }
@@ -424,6 +463,8 @@ Suite *link_suite(void)
     tcase_add_test(tc, test_link_figure_not_measured_is_zero);
     tcase_add_test(tc, test_link_judge_passes_honest_figures);
     tcase_add_test(tc, test_link_judge_refuses_a_peer_read_as_fast_as_local);
+    tcase_add_test(tc, test_link_judge_refuses_a_peer_read_nearly_as_fast_as_local);
+    tcase_add_test(tc, test_link_where_takes_an_ipc_mapping_on_this_gpu_by_its_rates);
     tcase_add_test(tc, test_link_judge_refuses_fewer_passes_than_the_size_takes);
     tcase_add_test(tc, test_link_judge_refuses_figures_of_another_size);
     tcase_add_test(tc, test_link_judge_refuses_a_write_run_that_wrote_nothing);

@@ -367,15 +367,25 @@ static void measure_link(cscen *c, uint64_t seed, const gpuipc_written *once, in
         fail(c, GPUIPC_STEP_WRITE, &sc->err, "link figures: %.420s", sc->err.msg);
         return;
     }
-    if (gpuipc_link_judge(&c->link, sc->buf.view.size, once, write, why, sizeof(why)) < 0) {
+    if (gpuipc_link_judge(&c->link, sc->buf.view.size, once, write, sc->mech->ipc_opened, why,
+                          sizeof(why)) < 0) {
         memset(&c->link, 0, sizeof(c->link));
         fail(c, GPUIPC_STEP_WRITE, NULL, "link figures: %.420s", why);
         return;
     }
-    gpuipc_role_log(sc, GPUIPC_STEP_WRITE, GPUIPC_LOG_NO_TIME, "link: the imported memory lies "
-                    "on GPU %d, the producer's, by cuPointerGetAttribute (DEVICE_ORDINAL); this "
-                    "process reads and writes it from GPU %d", c->link.pointer_ordinal,
-                    c->link.own_ordinal);
+    if (c->link.pointer_ordinal == c->link.home_ordinal)
+        gpuipc_role_log(sc, GPUIPC_STEP_WRITE, GPUIPC_LOG_NO_TIME, "link: the imported memory "
+                        "lies on GPU %d, the producer's, by cuPointerGetAttribute "
+                        "(DEVICE_ORDINAL); this process reads and writes it from GPU %d",
+                        c->link.pointer_ordinal, c->link.own_ordinal);
+    else
+        gpuipc_role_log(sc, GPUIPC_STEP_WRITE, GPUIPC_LOG_NO_TIME, "link: cuPointerGetAttribute "
+                        "(DEVICE_ORDINAL) names this process's GPU %d for a cuIpcOpenMemHandle "
+                        "mapping (the importing context's GPU); the read of GPU %d's own memory, "
+                        "%.1f times faster than the read of this one, places it across the "
+                        "link on GPU %d, the producer's", c->link.own_ordinal,
+                        c->link.own_ordinal, gpuipc_link_gbps(&c->link, GPUIPC_LINK_LOCAL) /
+                        gpuipc_link_gbps(&c->link, GPUIPC_LINK_READ), c->link.home_ordinal);
     gpuipc_role_log(sc, GPUIPC_STEP_WRITE, t, "link: %s; every batch's words and digest as its "
                     "passes give, 0 bad", gpuipc_link_describe(&c->link, text, sizeof(text)));
 }

@@ -66,14 +66,15 @@ int gpuipc_link_check_sums(const char *what, uint64_t passes, const gpuipc_writt
     return 0;
 }
 
-int gpuipc_link_check_where(int pointer, int home, int own, char *why, size_t len)
+int gpuipc_link_check_where(int pointer, int home, int own, int ipc_opened, char *why,
+                            size_t len)
 {
     if (home == own) {
         snprintf(why, len, "the producer's GPU is this process's own (GPU %d): there is no "
                  "link between them to measure", own);
         return -1;
     }
-    if (pointer == home)
+    if (pointer == home || (ipc_opened && pointer == own && home >= 0))
         return 0;
     if (pointer == own)
         snprintf(why, len, "cuPointerGetAttribute (DEVICE_ORDINAL) puts the imported memory on "
@@ -159,7 +160,7 @@ void gpuipc_link_spread(const gpuipc_link_figures *f, int kind, double *lo, doub
 }
 
 int gpuipc_link_judge(const gpuipc_link_figures *f, uint64_t bytes, const gpuipc_written *once,
-                      int write_expected, char *why, size_t len)
+                      int write_expected, int ipc_opened, char *why, size_t len)
 {
     uint64_t total;
     double peer, local;
@@ -178,8 +179,8 @@ int gpuipc_link_judge(const gpuipc_link_figures *f, uint64_t bytes, const gpuipc
                  gpuipc_link_passes(bytes));
         return -1;
     }
-    if (gpuipc_link_check_where(f->pointer_ordinal, f->home_ordinal, f->own_ordinal, why,
-                                len) < 0)
+    if (gpuipc_link_check_where(f->pointer_ordinal, f->home_ordinal, f->own_ordinal, ipc_opened,
+                                why, len) < 0)
         return -1;
     if (f->wrote != (write_expected != 0)) {
         snprintf(why, len, "the write across the link was %s, but %s", f->wrote ? "measured"
@@ -203,10 +204,10 @@ int gpuipc_link_judge(const gpuipc_link_figures *f, uint64_t bytes, const gpuipc
     }
     peer = gpuipc_link_gbps(f, GPUIPC_LINK_READ);
     local = gpuipc_link_gbps(f, GPUIPC_LINK_LOCAL);
-    if (!(local > peer)) {
-        snprintf(why, len, "the read across the link (%.1f GB/s) is not slower than the read of "
-                 "GPU %d's own memory (%.1f GB/s): the imported memory cannot be across a "
-                 "link", peer, f->own_ordinal, local);
+    if (!(local >= GPUIPC_LINK_LOCAL_MARGIN * peer)) {
+        snprintf(why, len, "the read across the link (%.1f GB/s) is not %.1f times slower than "
+                 "the read of GPU %d's own memory (%.1f GB/s): the imported memory cannot be "
+                 "across a link", peer, GPUIPC_LINK_LOCAL_MARGIN, f->own_ordinal, local);
         return -1;
     }
     return 0;

@@ -78,9 +78,22 @@ int gpuipc_link_check_sums(const char *what, uint64_t passes, const gpuipc_writt
 
 /* The imported memory must lie on the producer's GPU (home), and that must
  * not be this side's own GPU (own): else its reads and writes never cross
- * the link. pointer is where the driver puts it. Returns 0, or -1 with why
- * naming the ordinals. */
-int gpuipc_link_check_where(int pointer, int home, int own, char *why, size_t len);
+ * the link. pointer is where the driver puts it. Where the memory was opened
+ * with cuIpcOpenMemHandle (ipc_opened), the driver names the importing
+ * context's GPU for it (measured on H200, driver 580.159.04), so pointer may
+ * be own there: the read of own memory, at least GPUIPC_LINK_LOCAL_MARGIN
+ * times faster than the read across the link (gpuipc_link_judge), is what
+ * places it across the link then. Returns 0, or -1 with why naming the
+ * ordinals. */
+int gpuipc_link_check_where(int pointer, int home, int own, int ipc_opened, char *why,
+                            size_t len);
+
+/* How much faster the read of the consumer's own GPU memory must be than the
+ * read across the link: a read "across" that is as fast as local memory
+ * (or nearly, within noise) did not cross a link. HBM reads run 5 to 50
+ * times faster than NVLink or PCIe (2100 against 366 GB/s on H200 over NV18
+ * with these kernels); 1.5 leaves room for faster links. */
+#define GPUIPC_LINK_LOCAL_MARGIN 1.5
 
 /* GB/s of run kind (enum gpuipc_link_run_kind): passes x bytes over its
  * median batch. 0 where it was not measured (no passes, a batch not timed,
@@ -94,12 +107,13 @@ void gpuipc_link_spread(const gpuipc_link_figures *f, int kind, double *lo, doub
  * whose one pass once describes, with the write run expected or not: the
  * passes and batches the size calls for (no fewer), the memory on the
  * producer's GPU, every batch timed, each run's words, mismatches and digest
- * as its passes must give, and a read of the GPU's own memory faster than
- * the read across the link. The consumer holds its own figures to it before
+ * as its passes must give, and a read of the GPU's own memory at least
+ * GPUIPC_LINK_LOCAL_MARGIN times faster than the read across the link
+ * (ipc_opened: as gpuipc_link_check_where). The consumer holds its own figures to it before
  * it reports them, and the producer again on receipt. Returns 0, or -1 with
  * why. */
 int gpuipc_link_judge(const gpuipc_link_figures *f, uint64_t bytes, const gpuipc_written *once,
-                      int write_expected, char *why, size_t len);
+                      int write_expected, int ipc_opened, char *why, size_t len);
 
 /* --min-gbps over a pair's figures: "read" or "wrote", the direction below
  * min GB/s (a direction not measured is below; of two, the slower), or NULL

@@ -87,8 +87,15 @@ typedef struct gpuipc_mech {
     int fetched_fd;
     /* It shares one GPU's memory with a process on another GPU (the
      * consumer maps it for its own device, over the peer path): the default
-     * run's ring across GPUs runs it. */
+     * run's pairs across GPUs run it. */
     int cross_device;
+
+    /* The consumer opens the memory with cuIpcOpenMemHandle, whose mapping
+     * the driver's cuPointerGetAttribute (DEVICE_ORDINAL) places on the
+     * importing context's GPU, not on the GPU that holds the memory
+     * (measured: docs/mechanisms.md): --pairs' link figures then rest on
+     * the read of the consumer's own memory being much faster (link.h). */
+    int ipc_opened;
 
     /* Every operation gets the scenario it serves (scenario.h): its
      * devices, its laps, the process it runs in (sc->env: the GPU, the log,

@@ -645,7 +645,7 @@ static void judge_link(pscen *p)
     if (tm->nlink == GPUIPC_LINK_VALUES)
         gpuipc_link_from_values(tm->link, f);
     if (gpuipc_link_judge(f, sc->buf.view.size, write ? &p->res->consumer_wrote : &sc->wrote,
-                          write, why, sizeof(why)) < 0) {
+                          write, sc->mech->ipc_opened, why, sizeof(why)) < 0) {
         memset(f, 0, sizeof(*f));
         gpuipc_wire_status_fail(&sc->theirs, GPUIPC_STEP_END_ACK, "end-ack: the consumer's "
                                 "link figures do not hold: %s", why);

@@ -162,8 +162,8 @@ int gpuipc_link_rate_run(gpuipc_scenario *sc, const gpuipc_view *view, uint64_t 
     GPUIPC_CU_GOTO(rc, err, out, cuPointerGetAttribute, &ordinal,
                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, view->dev);
     f->pointer_ordinal = ordinal;
-    if (gpuipc_link_check_where(f->pointer_ordinal, f->home_ordinal, f->own_ordinal, why,
-                                sizeof(why)) < 0) {
+    if (gpuipc_link_check_where(f->pointer_ordinal, f->home_ordinal, f->own_ordinal,
+                                sc->mech->ipc_opened, why, sizeof(why)) < 0) {
         ret = gpuipc_err_set(err, -EXDEV, "%s", why);
         goto out;
     }

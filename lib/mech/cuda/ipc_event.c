@@ -298,6 +298,7 @@ const gpuipc_mech gpuipc_mech_ipc_event = {
     .needs_cuda = 1,
     .by_default = 1,
     .cross_device = 1,
+    .ipc_opened = 1,
     .probe = probe,
     .alloc = alloc,
     .export = export_handles,

@@ -192,6 +192,7 @@ const gpuipc_mech gpuipc_mech_legacy_ipc = {
     .needs_cuda = 1,
     .by_default = 1,
     .cross_device = 1,
+    .ipc_opened = 1,
     .probe = gpuipc_legacy_probe,
     .alloc = gpuipc_legacy_alloc,
     .export = gpuipc_legacy_export,
