@@ -781,7 +781,7 @@ Suite *results_suite(void)
     suite_add_tcase(s, tc);
     /* In-process, no program run: every ordered pair of N GPUs. */
     tc = tcase_create("n_by_n");
-    tcase_set_timeout(tc, 30);
+    tcase_set_timeout(tc, 60); /* about 0.5 s each; 10 s under valgrind */
     tcase_add_loop_test(tc, test_results_every_ordered_pair_of_n_gpus_in_the_document, 0,
                         (int)(sizeof(scale_cases) / sizeof(scale_cases[0])));
     tcase_add_test(tc, test_results_a_failed_pair_fails_its_two_gpus_alone);
