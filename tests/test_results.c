@@ -4,7 +4,10 @@
  * against docs/result.schema.json, and its verdict against the process's
  * exit status, in a pass, a failure, a refusal, --repeat, a run stopped by
  * SIGINT, both sides of --serve/--connect, a machine without a GPU, --list,
- * --bench (no GPU) and --fault-matrix (stopped by SIGINT). */
+ * --bench (no GPU) and --fault-matrix (stopped by SIGINT); and, written in
+ * this process from made-up rows, the document of the default run over 2,
+ * 8 and 72 GPUs (each alone, then every ordered pair) and its per-GPU
+ * verdicts. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/facts.h"
+#include "core/status.h"
+#include "core/step.h"
+#include "run/cellset.h"
+#include "run/plan.h"
+#include "run/result_doc.h"
+#include "session/mech.h"
 #include "helpers.h"
 #include "jschema.h"
 #include "suites.h"
@@ -386,6 +396,381 @@ START_TEST(test_results_schema_checker_can_fail)
 }
 END_TEST
 
+/* ---- The document of every ordered pair of N GPUs (issue 38) ----
+ * The rows the default run makes over N GPUs (app/cuda/scenarios.c): each
+ * GPU alone with every GPU mechanism, then every ordered pair in the phases
+ * of run/plan's gpuipc_plan_phases with every mechanism that crosses GPUs,
+ * then host memory; named by run/cellset's gpuipc_cellset_name, as the
+ * producer names them. The document is written in this process by
+ * gpuipc_doc_write (after gpuipc_doc_check_path, as main does), read back
+ * and held against docs/result.schema.json. */
+
+/* Mechanisms as the registry describes them, as far as the rows need:
+ * their names, and where they run. The first three cross GPUs. */
+static const gpuipc_mech scale_mechs[] = {
+    {.name = "vmm", .needs_cuda = 1, .cross_device = 1},
+    {.name = "vmm-pidfd", .needs_cuda = 1, .cross_device = 1},
+    {.name = "vmm-chunks", .needs_cuda = 1, .cross_device = 1},
+};
+static const gpuipc_mech scale_host = {.name = "memfd"};
+
+/* The rows of a run over ngpus GPUs with the first nmech of scale_mechs. */
+typedef struct scale_run {
+    int ngpus;
+    size_t nmech;
+    size_t alone, across, n; /* rows: each GPU alone, across GPUs, all (a host row last) */
+    gpuipc_cellset cs;
+} scale_run;
+
+/* The index of the row of mechanism m from GPU a to GPU b (a == b: alone;
+ * a < 0: host memory) in the run's order: alone GPU by GPU, then pair by
+ * pair in phase order (in phase k, a exports to a + k mod N), then host. */
+static size_t scale_index(const scale_run *s, size_t m, int a, int b)
+{
+    size_t k;
+
+    if (a < 0)
+        return s->n - 1;
+    if (a == b)
+        return (size_t)a * s->nmech + m;
+    k = (size_t)((b - a + s->ngpus) % s->ngpus); /* the phase, 1 to N - 1 */
+    return s->alone + ((k - 1) * (size_t)s->ngpus + (size_t)a) * s->nmech + m;
+}
+
+/* r passed: 1 MiB read both ways, in a millisecond. */
+static void scale_pass(gpuipc_result *r)
+{
+    r->status = GPUIPC_PASS;
+    r->size = 1 << 20;
+    r->forward.words = r->backward.words = r->consumer_wrote.words = (1 << 20) / 8;
+    r->forward.ns = r->backward.ns = r->consumer_wrote.ns = 100000;
+    r->ns = 1000000;
+}
+
+/* r failed on the consumer's side at import, as a refused import says. */
+static void scale_fail(gpuipc_result *r)
+{
+    gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_CONSUMER, GPUIPC_STEP_IMPORT, NULL,
+                      "consumer import: cuMemImportFromShareableHandle: "
+                      "CUDA_ERROR_INVALID_DEVICE");
+}
+
+/* The rows of a run over ngpus GPUs and nmech mechanisms, every one passed. */
+static void scale_rows(scale_run *s, int ngpus, size_t nmech)
+{
+    gpuipc_plan_pair *pairs = NULL;
+    unsigned nphases = 0;
+    size_t npairs = (size_t)ngpus * (size_t)(ngpus - 1), k = 0, p, m;
+    int *gpus = calloc((size_t)ngpus, sizeof(*gpus)), g;
+
+    ck_assert_ptr_nonnull(gpus);
+    for (g = 0; g < ngpus; g++)
+        gpus[g] = g;
+    pairs = gpuipc_plan_phases(gpus, (size_t)ngpus, &nphases);
+    ck_assert_ptr_nonnull(pairs);
+    ck_assert_uint_eq(nphases, (unsigned)ngpus - 1);
+    s->ngpus = ngpus;
+    s->nmech = nmech;
+    s->alone = (size_t)ngpus * nmech;
+    s->across = npairs * nmech;
+    s->n = s->alone + s->across + 1;
+    gpuipc_cellset_init(&s->cs, 0);
+    ck_assert_int_eq(gpuipc_cellset_size(&s->cs, s->n), 0);
+    for (g = 0; g < ngpus; g++)
+        for (m = 0; m < nmech; m++)
+            gpuipc_cellset_name(&s->cs, k++, &scale_mechs[m], g, g, 0);
+    for (p = 0; p < npairs; p++)
+        for (m = 0; m < nmech; m++)
+            gpuipc_cellset_name(&s->cs, k++, &scale_mechs[m], pairs[p].a, pairs[p].b, 0);
+    gpuipc_cellset_name(&s->cs, k++, &scale_host, -1, -1, 0);
+    ck_assert_uint_eq(k, s->n);
+    gpuipc_cellset_publish(&s->cs, k);
+    for (k = 0; k < s->n; k++)
+        scale_pass(&s->cs.results[k]);
+    free(pairs);
+    free(gpus);
+}
+
+/* GPU g's UUID, as the machine's table gives it. */
+static void scale_uuid(int g, char *out, size_t len)
+{
+    snprintf(out, len, "GPU-%08x-0000-0000-0000-000000000000", (unsigned)g);
+}
+
+/* The forked producer's document of s's rows, exit status code: written
+ * by gpuipc_doc_write to a file in a directory of its own, parsed back and
+ * held against the schema (the caller frees it). */
+static jnode *scale_doc(const scale_run *s, int code)
+{
+    static gpuipc_doc_machine machine; /* 1024 UUIDs: not on the stack */
+    static gpuipc_facts own;
+    char dir[] = "/tmp/gpuipc-nxn-XXXXXX", path[64], why[512];
+    char *argv[] = {"gpuipc_test", "--json", path, NULL};
+    gpuipc_doc_program o = {.version = "9.9", .commit = "unknown", .mode = "one-shot",
+                            .argc = 3, .argv = argv, .json_path = path, .size = 1 << 20,
+                            .chunks = 1, .timeout_ns = 10000000000ull, .repeat = 1};
+    gpuipc_doc d = {.o = &o, .machine = &machine, .role = "producer", .exit_code = code,
+                    .wall_ns = 1000000000ull, .results = s->cs.results,
+                    .n = gpuipc_cellset_count(&s->cs), .rounds = 1,
+                    .own = &own, .result = code == 0 ? "PASS" : "FAIL"};
+    gpuipc_err err;
+    jnode *doc;
+    int g;
+
+    gpuipc_facts_gather(&own);
+    for (g = 0; g < s->ngpus; g++)
+        scale_uuid(g, machine.uuids[g], sizeof(machine.uuids[g]));
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/doc.json", dir);
+    ck_assert_msg(gpuipc_doc_check_path(path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(gpuipc_doc_write(&d, &err) == 0, "%s", err.msg);
+    gpuipc_doc_drop_file();
+    doc = th_result_doc(path, why, sizeof(why));
+    th_remove_tree(dir);
+    ck_assert_msg(doc != NULL, "%d GPUs: %s", s->ngpus, why);
+    return doc;
+}
+
+/* Each scenario of doc is a row of s, at its place in the run's order,
+ * once, named and placed as the producer named it. */
+static void scale_check_scenarios(const jnode *doc, const scale_run *s)
+{
+    const jnode *sc = js_get(doc, "scenarios");
+    unsigned char *seen = calloc(s->n, 1);
+    char name[64];
+    size_t i, m, at;
+
+    ck_assert_ptr_nonnull(seen);
+    ck_assert_uint_eq(js_len(sc), s->n);
+    for (i = 0; i < js_len(sc); i++) {
+        const jnode *x = js_at(sc, i);
+        const char *got = js_str(js_get(x, "name"));
+        double gpu = js_num(js_get(x, "gpu")), peer = js_num(js_get(x, "peer_gpu"));
+        int a = gpu == gpu ? (int)gpu : -1, b = peer == peer ? (int)peer : a;
+
+        ck_assert_ptr_nonnull(got);
+        /* Host memory: no GPU at all; across GPUs: both, two of them. */
+        ck_assert_msg(a >= 0 || peer != peer, "scenario %zu (%s): a peer_gpu without a gpu", i,
+                      got);
+        ck_assert_msg(peer != peer || (b >= 0 && b < s->ngpus && b != a),
+                      "scenario %zu (%s): peer_gpu %d", i, got, b);
+        ck_assert_msg(a < s->ngpus, "scenario %zu (%s): gpu %d", i, got, a);
+        for (m = 0; m < s->nmech && a >= 0; m++) {
+            if (a == b)
+                snprintf(name, sizeof(name), "%s", scale_mechs[m].name);
+            else
+                snprintf(name, sizeof(name), "%s %d->%d", scale_mechs[m].name, a, b);
+            if (strcmp(name, got) == 0)
+                break;
+        }
+        ck_assert_msg(a < 0 ? strcmp(got, scale_host.name) == 0 : m < s->nmech,
+                      "scenario %zu: '%s' is not the name of a row from GPU %d to GPU %d", i,
+                      got, a, b);
+        at = scale_index(s, m, a, b);
+        ck_assert_msg(!seen[at], "scenario %zu (%s, %d->%d) twice", i, got, a, b);
+        seen[at] = 1;
+        ck_assert_msg(at == i, "scenario %zu (%s) out of the run's order: row %zu", i, got, at);
+        ck_assert_str_eq(js_str(js_get(x, "verdict")),
+                         gpuipc_status_name(s->cs.results[i].status));
+    }
+    for (at = 0; at < s->n; at++)
+        ck_assert_msg(seen[at], "row %zu (%s) missing", at, s->cs.results[at].mech);
+    free(seen);
+}
+
+/* doc's entry of GPU g in "gpus" (checked to be there once), or a failure. */
+static const jnode *scale_gpu(const jnode *doc, int g)
+{
+    const jnode *gpus = js_get(doc, "gpus"), *found = NULL;
+    size_t i;
+
+    for (i = 0; i < js_len(gpus); i++)
+        if ((int)js_num(js_get(js_at(gpus, i), "ordinal")) == g) {
+            ck_assert_msg(found == NULL, "GPU %d twice in gpus", g);
+            found = js_at(gpus, i);
+        }
+    ck_assert_msg(found != NULL, "GPU %d not in gpus", g);
+    return found;
+}
+
+static long long scale_count(const jnode *gpu, const char *key)
+{
+    return (long long)js_num(js_get(gpu, key));
+}
+
+/* N GPUs and nmech mechanisms: 2, 8 and 72 GPUs (72: two mechanisms, to
+ * keep the document's 10,369 rows quick). */
+static const struct {
+    int ngpus;
+    size_t nmech;
+} scale_cases[] = {{2, 3}, {8, 3}, {72, 2}};
+
+START_TEST(test_results_every_ordered_pair_of_n_gpus_in_the_document)
+{
+    scale_run s;
+    char uuid[GPUIPC_OUTCOME_UUID_LEN];
+    long long sum = 0;
+    jnode *doc;
+    int g;
+
+    scale_rows(&s, scale_cases[_i].ngpus, scale_cases[_i].nmech);
+    doc = scale_doc(&s, 0);
+    scale_check_scenarios(doc, &s);
+    ck_assert_int_eq(num(doc, "counts", "passed"), (long long)s.n);
+    ck_assert_int_eq(num(doc, "counts", "failed"), 0);
+    /* gpus: each GPU once, by its UUID, with every scenario it took part
+     * in: its own, and each across GPUs it exported or imported in. */
+    ck_assert_uint_eq(js_len(js_get(doc, "gpus")), (size_t)s.ngpus);
+    for (g = 0; g < s.ngpus; g++) {
+        const jnode *x = scale_gpu(doc, g);
+
+        scale_uuid(g, uuid, sizeof(uuid));
+        ck_assert_str_eq(js_str(js_get(x, "uuid")), uuid);
+        ck_assert_str_eq(js_str(js_get(x, "verdict")), "pass");
+        ck_assert_int_eq(scale_count(x, "passed"),
+                         (long long)(s.nmech + 2 * (size_t)(s.ngpus - 1) * s.nmech));
+        ck_assert_int_eq(scale_count(x, "failed") + scale_count(x, "skipped") +
+                         scale_count(x, "stopped"), 0);
+        sum += scale_count(x, "passed");
+    }
+    /* Each across GPUs counted for both its GPUs; host memory for none. */
+    ck_assert_int_eq(sum, (long long)(s.alone + 2 * s.across));
+    js_free(doc);
+    gpuipc_cellset_free(&s.cs);
+}
+END_TEST
+
+/* Each GPU's verdict in doc: "fail" for those failing says, "pass" for the
+ * rest, with failed scenarios as failed(g) says. */
+static void scale_check_verdicts(const jnode *doc, const scale_run *s,
+                                 int (*failing)(int g), long long (*failed)(const scale_run *s,
+                                                                           int g))
+{
+    int g;
+
+    ck_assert_uint_eq(js_len(js_get(doc, "gpus")), (size_t)s->ngpus);
+    for (g = 0; g < s->ngpus; g++) {
+        const jnode *x = scale_gpu(doc, g);
+        const char *v = js_str(js_get(x, "verdict"));
+
+        ck_assert_msg(v != NULL && strcmp(v, failing(g) ? "fail" : "pass") == 0,
+                      "GPU %d: verdict %s", g, v);
+        ck_assert_msg(scale_count(x, "failed") == failed(s, g), "GPU %d: %lld failed, not %lld",
+                      g, scale_count(x, "failed"), failed(s, g));
+        ck_assert_int_eq(scale_count(x, "passed") + scale_count(x, "failed"),
+                         (long long)(s->nmech + 2 * (size_t)(s->ngpus - 1) * s->nmech));
+    }
+}
+
+/* One pair failed among healthy GPUs: 5 -> 41, with one mechanism. */
+enum { PAIR_A = 5, PAIR_B = 41 };
+
+static int pair_failing(int g)
+{
+    return g == PAIR_A || g == PAIR_B;
+}
+
+static long long pair_failed(const scale_run *s, int g)
+{
+    (void)s;
+    return pair_failing(g);
+}
+
+/* One failed pair a -> b among healthy GPUs fails GPUs a and b, each with
+ * that one failure, and no other GPU: the pair's link, or either GPU. */
+START_TEST(test_results_a_failed_pair_fails_its_two_gpus_alone)
+{
+    const jnode *sc;
+    scale_run s;
+    jnode *doc;
+
+    scale_rows(&s, 72, 2);
+    scale_fail(&s.cs.results[scale_index(&s, 1, PAIR_A, PAIR_B)]);
+    doc = scale_doc(&s, 1);
+    ck_assert_int_eq(num(doc, "counts", "failed"), 1);
+    sc = js_at(js_get(doc, "scenarios"), scale_index(&s, 1, PAIR_A, PAIR_B));
+    ck_assert_str_eq(js_str(js_get(sc, "name")), "vmm-pidfd 5->41");
+    ck_assert_str_eq(js_str(js_get(sc, "verdict")), "fail");
+    ck_assert_msg(strstr(js_str(js_get(sc, "reason")), "CUDA_ERROR_INVALID_DEVICE") != NULL,
+                  "%s", js_str(js_get(sc, "reason")));
+    scale_check_verdicts(doc, &s, pair_failing, pair_failed);
+    js_free(doc);
+    gpuipc_cellset_free(&s.cs);
+}
+END_TEST
+
+/* GPU 17 failed on its own (one of its own scenarios), and with it every
+ * pair it took part in, both ways (a GPU fallen off the bus). */
+enum { LOST_GPU = 17 };
+
+static int lost_failing(int g)
+{
+    return g == LOST_GPU;
+}
+
+static long long lost_failed(const scale_run *s, int g)
+{
+    /* Its own one and all its pairs'; each other GPU's two pairs with it. */
+    return g == LOST_GPU ? 1 + 2 * (long long)(s->ngpus - 1) * (long long)s->nmech
+                         : 2 * (long long)s->nmech;
+}
+
+/* A GPU that fails on its own takes the blame for its neighbours' pairs
+ * with it (run/plan.h's rule): it alone fails; the others' counts still
+ * hold those pairs' failures. */
+START_TEST(test_results_a_gpu_failed_on_its_own_takes_its_pairs)
+{
+    scale_run s;
+    jnode *doc;
+    size_t m;
+    int g;
+
+    scale_rows(&s, 72, 2);
+    scale_fail(&s.cs.results[scale_index(&s, 0, LOST_GPU, LOST_GPU)]);
+    for (g = 0; g < s.ngpus; g++)
+        for (m = 0; m < s.nmech && g != LOST_GPU; m++) {
+            scale_fail(&s.cs.results[scale_index(&s, m, LOST_GPU, g)]);
+            scale_fail(&s.cs.results[scale_index(&s, m, g, LOST_GPU)]);
+        }
+    doc = scale_doc(&s, 1);
+    ck_assert_int_eq(num(doc, "counts", "failed"), lost_failed(&s, LOST_GPU));
+    scale_check_verdicts(doc, &s, lost_failing, lost_failed);
+    js_free(doc);
+    gpuipc_cellset_free(&s.cs);
+}
+END_TEST
+
+static int every_failing(int g)
+{
+    (void)g;
+    return 1;
+}
+
+static long long every_failed(const scale_run *s, int g)
+{
+    (void)g;
+    return 2 * (long long)(s->ngpus - 1) * (long long)s->nmech;
+}
+
+/* No GPU reaches another (every scenario across GPUs failed, each GPU's own
+ * passed: a fabric down): every GPU fails, none of them to blame alone. */
+START_TEST(test_results_no_pair_passing_fails_every_gpu)
+{
+    scale_run s;
+    jnode *doc;
+    size_t k;
+
+    scale_rows(&s, scale_cases[_i].ngpus, scale_cases[_i].nmech);
+    for (k = s.alone; k < s.alone + s.across; k++)
+        scale_fail(&s.cs.results[k]);
+    doc = scale_doc(&s, 1);
+    ck_assert_int_eq(num(doc, "counts", "failed"), (long long)s.across);
+    scale_check_verdicts(doc, &s, every_failing, every_failed);
+    js_free(doc);
+    gpuipc_cellset_free(&s.cs);
+}
+END_TEST
+
 Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -403,6 +788,16 @@ Suite *results_suite(void)
     tcase_add_test(tc, test_results_bench_document_without_a_gpu);
     tcase_add_test(tc, test_results_fault_matrix_document_when_stopped);
     tcase_add_test(tc, test_results_unwritable_document_is_refused_first);
+    suite_add_tcase(s, tc);
+    /* In-process, no program run: every ordered pair of N GPUs. */
+    tc = tcase_create("n_by_n");
+    tcase_set_timeout(tc, 60); /* about 0.5 s each; 10 s under valgrind */
+    tcase_add_loop_test(tc, test_results_every_ordered_pair_of_n_gpus_in_the_document, 0,
+                        (int)(sizeof(scale_cases) / sizeof(scale_cases[0])));
+    tcase_add_test(tc, test_results_a_failed_pair_fails_its_two_gpus_alone);
+    tcase_add_test(tc, test_results_a_gpu_failed_on_its_own_takes_its_pairs);
+    tcase_add_loop_test(tc, test_results_no_pair_passing_fails_every_gpu, 0,
+                        (int)(sizeof(scale_cases) / sizeof(scale_cases[0])));
     suite_add_tcase(s, tc);
     return s;
 }

@@ -280,11 +280,34 @@ static void run_suite(gpuipc_sink *s, const gpuipc_outcome *oc)
     gpuipc_sbuf_str(&s->b, "    </testcase>\n  </testsuite>\n");
 }
 
+/* The exporters below this have their suite marked in a bitmap on the
+ * stack; any other (host memory's -1, a rank beyond it) is looked for
+ * among the rows before. */
+#define SUITES_MARKED 4096
+
+/* Whether row i is the first of its exporter, g (marked in seen when it is). */
+static int first_of_suite(const gpuipc_outcome *oc, size_t i, unsigned char *seen)
+{
+    int g = oc->results[i].gpu;
+    size_t k;
+
+    if (g >= 0 && g < SUITES_MARKED) {
+        if (seen[g / 8] & (1u << (g % 8)))
+            return 0;
+        seen[g / 8] |= (unsigned char)(1u << (g % 8));
+        return 1;
+    }
+    for (k = 0; k < i && oc->results[k].gpu != g; k++)
+        ;
+    return k == i;
+}
+
 int gpuipc_junit_write(int fd, const gpuipc_outcome *oc)
 {
     tally all = {0, 0, 0, 0, 0};
+    unsigned char seen[SUITES_MARKED / 8] = {0};
     gpuipc_sink s;
-    size_t i, k;
+    size_t i;
 
     gpuipc_sink_init(&s, fd, mem, sizeof(mem));
     for (i = 0; i < oc->n; i++)
@@ -296,13 +319,13 @@ int gpuipc_junit_write(int fd, const gpuipc_outcome *oc)
     counts(&s, &all);
     attr_time(&s, "timestamp", oc->who != NULL ? oc->who->start_real_ns : 0);
     gpuipc_sbuf_str(&s.b, ">\n");
-    /* A suite per exporting GPU, in the order of their first scenario. */
-    for (i = 0; i < oc->n; i++) {
-        for (k = 0; k < i && oc->results[k].gpu != oc->results[i].gpu; k++)
-            ;
-        if (k == i)
+    /* A suite per exporting GPU, in the order of their first scenario. Each
+     * row's exporter was looked for among the rows before it: --ranks'
+     * rows come producer by producer, so 72 ranks with 12 mechanisms
+     * (61,344 rows) took 12 s. */
+    for (i = 0; i < oc->n; i++)
+        if (first_of_suite(oc, i, seen))
             gpu_suite(&s, oc, oc->results[i].gpu);
-    }
     run_suite(&s, oc);
     gpuipc_sbuf_str(&s.b, "</testsuites>\n");
     return gpuipc_sink_finish(&s);

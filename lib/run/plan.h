@@ -95,7 +95,9 @@ int gpuipc_plan_tally_verdict(const gpuipc_plan_tally *t);
  * both are named); a failure between it and a GPU whose own scenarios
  * failed is that GPU's (a GPU that fell off the bus fails its neighbours'
  * pairs too). Else GPUIPC_STOPPED, GPUIPC_PASS or GPUIPC_SKIP as
- * gpuipc_plan_tally_verdict says of the rest. Uses no memory of its own:
+ * gpuipc_plan_tally_verdict says of the rest. Two passes over the results
+ * (the GPUs that failed on their own first), whatever fails: N GPUs'
+ * verdicts take N times as long as one. Uses no memory of its own:
  * async-signal-safe, for the watchdog too. */
 int gpuipc_plan_gpu_verdict(const gpuipc_result *results, size_t n, int g,
                             gpuipc_plan_tally *t);
