@@ -377,8 +377,9 @@ START_TEST(test_gpu_pairs_link_figures_hold)
 END_TEST
 
 /* The default run proves every GPU: each one's verdict in the document is
- * pass, each GPU has its heading, and with two or more GPUs the ring's
- * pairs pass both ways (GPU i exports to i+1, the last to the first). */
+ * pass, each GPU has its heading, and with two or more GPUs every ordered
+ * pair passes with every mechanism, under its phase's heading (in phase k
+ * GPU i exports to i+k). */
 START_TEST(test_gpu_default_run_proves_every_gpu)
 {
     char path[64], row[32];
@@ -400,19 +401,57 @@ START_TEST(test_gpu_default_run_proves_every_gpu)
                       js_str(js_get(js_at(gpus, (size_t)g), "verdict")));
     if (n >= 2) {
         int i;
+        char head[160];
+        int k, h;
 
         OUT_HAS("\n GPU 1: ");
-        OUT_HAS("\n across GPUs, the ring: each GPU exports to the next (every GPU mechanism "
-                "above)");
-        /* Every mechanism crosses GPUs, each ring pair both ways round. */
+        snprintf(head, sizeof(head), "\n across GPUs, every ordered pair, phase 1 of %d: each "
+                 "GPU exports to the next (every GPU mechanism above)", n - 1);
+        OUT_HAS(head);
+        for (k = 2; k < n; k++) {
+            snprintf(head, sizeof(head), "\n across GPUs, every ordered pair, phase %d of %d: "
+                     "each GPU exports to the one %d after it", k, n - 1, k);
+            OUT_HAS(head);
+        }
+        /* Every mechanism crosses GPUs, on every ordered pair. */
         for (g = 0; g < n; g++)
-            for (i = 0; i < N_RUNNABLE; i++) {
-                snprintf(row, sizeof(row), "%s %d->%d", runnable[i], g, (g + 1) % n);
-                out_has_row(row, "PASS");
-            }
+            for (h = 0; h < n; h++)
+                for (i = 0; g != h && i < N_RUNNABLE; i++) {
+                    snprintf(row, sizeof(row), "%s %d->%d", runnable[i], g, h);
+                    out_has_row(row, "PASS");
+                }
     }
     js_free(doc);
     unlink(path);
+}
+END_TEST
+
+/* --pairs ring keeps the quicker ring: GPU i exports to i+1 only, the last
+ * to the first, under the ring's heading; with three or more GPUs no other
+ * pair runs. */
+START_TEST(test_gpu_pairs_ring_keeps_the_ring)
+{
+    const char *args[] = {"-q", "--pairs", "ring", "--only", "vmm,legacy-ipc", NULL};
+    int n = gpu_count(), g, h;
+    char row[32];
+
+    if (n < 2)
+        return; /* one GPU: no pair to keep or leave out */
+    spawn_all(args, NULL, 120);
+    ck_assert_msg(th_exited(&run, 0), "status 0x%x:\n%s", run.status, run.out);
+    OUT_HAS("\n across GPUs, the ring (--pairs ring): each GPU exports to the next");
+    ck_assert_msg(strstr(run.out, "every ordered pair") == NULL, "--pairs ring ran every "
+                  "ordered pair:\n%s", run.out);
+    for (g = 0; g < n; g++)
+        for (h = 0; h < n; h++) {
+            if (g == h)
+                continue;
+            snprintf(row, sizeof(row), "vmm %d->%d", g, h);
+            if (h == (g + 1) % n)
+                out_has_row(row, "PASS");
+            else
+                ck_assert_msg(!has_row(row, ""), "--pairs ring ran %s:\n%s", row, run.out);
+        }
 }
 END_TEST
 
@@ -1352,6 +1391,7 @@ int main(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_gpu_default_run_passes_both_ways);
     tcase_add_test(tc, test_gpu_default_run_proves_every_gpu);
+    tcase_add_test(tc, test_gpu_pairs_ring_keeps_the_ring);
     tcase_add_test(tc, test_gpu_device_narrows_the_run);
     tcase_add_test(tc, test_gpu_4g_passes_both_ways);
     tcase_add_test(tc, test_gpu_vmm_and_memfd_in_one_session);

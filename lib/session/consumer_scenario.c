@@ -382,8 +382,8 @@ static void measure_link(cscen *c, uint64_t seed, const gpuipc_written *once, in
         gpuipc_role_log(sc, GPUIPC_STEP_WRITE, GPUIPC_LOG_NO_TIME, "link: cuPointerGetAttribute "
                         "(DEVICE_ORDINAL) names this process's GPU %d for a cuIpcOpenMemHandle "
                         "mapping (the importing context's GPU); the read of GPU %d's own memory, "
-                        "%.1f times faster than the read of this one, places it across the "
-                        "link on GPU %d, the producer's", c->link.own_ordinal,
+                        "%.1f times faster than the read of the mapping, places the mapping "
+                        "across the link on GPU %d, the producer's", c->link.own_ordinal,
                         c->link.own_ordinal, gpuipc_link_gbps(&c->link, GPUIPC_LINK_LOCAL) /
                         gpuipc_link_gbps(&c->link, GPUIPC_LINK_READ), c->link.home_ordinal);
     gpuipc_role_log(sc, GPUIPC_STEP_WRITE, t, "link: %s; every batch's words and digest as its "
