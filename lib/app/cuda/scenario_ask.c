@@ -74,7 +74,7 @@ static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, do
     const gpuipc_result *r = &run->cells.results[i];
     const gpuipc_link_figures *f = &r->link;
     int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
-    char rs[32], ws[32];
+    char rs[32], ws[48];
 
     *write_judged = 1;
     if (f->passes > 0) {
@@ -97,10 +97,15 @@ static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, do
      * includes the first touch of the mapping and is not the link's rate. */
     *rd = r->forward.words > 0 ? gpuipc_units_gbps(r->size, r->forward.ns) : 0;
     *wr = r->consumer_wrote.words > 0 ? gpuipc_units_gbps(r->size, r->consumer_wrote.ns) : 0;
+    *write_judged = run->cells.sel[i]->prove_read_only == NULL;
+    if (!*write_judged)
+        snprintf(ws, sizeof(ws), "nothing to it, a read-only mapping");
+    else
+        snprintf(ws, sizeof(ws), "%s to it", gbps_text(*wr, rs, sizeof(rs)));
     snprintf(buf, len, "in one pass each way (the first touch included%s), GPU %d read %s from "
-             "GPU %d and wrote %s to it", run->o->pairs != NULL ? "; host memory: no GPU link "
+             "GPU %d and wrote %s", run->o->pairs != NULL ? "; host memory: no GPU link "
              "to measure" : "; --pairs measures the link", b, gbps_text(*rd, rs, sizeof(rs)), a,
-             gbps_text(*wr, ws, sizeof(ws)));
+             ws);
 }
 
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
