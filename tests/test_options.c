@@ -131,6 +131,8 @@ START_TEST(test_options_pairs_list_form_only_at_parse)
     ck_assert_msg(parse(&o, &e, list, NULL) == 0, "1100 pairs: %s", e.msg);
     ck_assert_msg(parse(&o, &e, "--pairs=0:2000", NULL) == 0, "0:2000: %s", e.msg);
     ck_assert_int_eq(parse(&o, &e, "--pairs=0:1,0:1", NULL), -EINVAL);
+    ck_assert_int_eq(parse(&o, &e, "--pairs=99999999999999999999:1", NULL), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "is neither 'all', 'ring' nor a list") != NULL, "%s", e.msg);
 }
 END_TEST
 
