@@ -243,6 +243,12 @@ static const struct {
     {"{\"schema_version\": 3, \"exit\": {\"status\": 0}, \"wall_s\": 1, \"scenarios\": "
      "[{\"name\": 7, \"verdict\": \"pass\", \"gpu\": 0, \"peer_gpu\": null, "
      "\"time_ms\": 1}]}", "scenario 0: name is not a string"},
+    {"{\"x\": 1e999}", "a number out of range"},
+    {"{\"schema_version\": 3, \"exit\": {\"status\": 0}, \"wall_s\": 1e300, "
+     "\"scenarios\": []}", "wall_s is 1e+300, above"},
+    {"{\"schema_version\": 3, \"exit\": {\"status\": 0}, \"wall_s\": 1, \"scenarios\": "
+     "[{\"name\": \"vmm\", \"verdict\": \"pass\", \"gpu\": 0, \"peer_gpu\": null, "
+     "\"time_ms\": 1e300}]}", "scenario 0: time_ms is 1e+300, above"},
     {"{\"wall_s\": 01}", "a number with a leading zero"},
     {"{\"wall_s\": 1.}", "a number without a digit after its '.'"},
     {"{\"wall_s\": 1e}", "a number without digits in its exponent"},

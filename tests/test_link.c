@@ -179,6 +179,39 @@ START_TEST(test_link_where_refuses_one_gpu_for_both)
 }
 END_TEST
 
+/* An ordinal below 0 is unknown (the wire's out-of-range values decode to
+ * -1): two unknowns are not the same GPU, so memory whose GPU is unknown is
+ * not placed on the producer's, nor is an unknown own GPU another one. */
+START_TEST(test_link_where_refuses_unknown_ordinals)
+{
+    char why[256];
+
+    ck_assert_int_eq(gpuipc_link_check_where(-1, -1, 1, 0, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "unknown") != NULL, "%s", why);
+    ck_assert_int_eq(gpuipc_link_check_where(0, 0, -1, 0, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(-1, 0, -1, 1, why, sizeof(why)), -1);
+    ck_assert_int_eq(gpuipc_link_check_where(-1, -1, -1, 0, why, sizeof(why)), -1);
+}
+END_TEST
+
+/* Figures whose ordinals came off the wire out of an int's range are
+ * refused by the judge, not taken as memory on the producer's GPU. */
+START_TEST(test_link_judge_refuses_ordinals_off_the_wire_out_of_range)
+{
+    uint64_t v[GPUIPC_LINK_VALUES];
+    gpuipc_link_figures f, g;
+    char why[512] = "";
+
+    honest(&f, 370, 365, 2100);
+    gpuipc_link_to_values(&f, v);
+    v[3] = 1ull << 32; /* pointer: unknown */
+    v[4] = 1ull << 33; /* home: unknown */
+    gpuipc_link_from_values(v, &g);
+    ck_assert_int_eq(gpuipc_link_judge(&g, BYTES, &once, 1, 0, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "unknown") != NULL, "%s", why);
+}
+END_TEST
+
 /* A slow batch (another process on the link) moves the median by nothing. */
 START_TEST(test_link_figure_is_the_median_batch)
 {
@@ -459,6 +492,8 @@ Suite *link_suite(void)
     tcase_add_test(tc, test_link_where_refuses_memory_on_this_gpu);
     tcase_add_test(tc, test_link_where_refuses_memory_on_a_third_gpu);
     tcase_add_test(tc, test_link_where_refuses_one_gpu_for_both);
+    tcase_add_test(tc, test_link_where_refuses_unknown_ordinals);
+    tcase_add_test(tc, test_link_judge_refuses_ordinals_off_the_wire_out_of_range);
     tcase_add_test(tc, test_link_figure_is_the_median_batch);
     tcase_add_test(tc, test_link_figure_not_measured_is_zero);
     tcase_add_test(tc, test_link_judge_passes_honest_figures);

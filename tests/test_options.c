@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_options.c: the command line and the choice of mechanisms. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -102,6 +103,36 @@ START_TEST(test_options_pairs_ring_is_the_one_shot_run)
     ck_assert_str_eq(gpuipc_options_devices(&o), "0,2");
     ck_assert_int_eq(parse(&o, &e, "--pairs=all", NULL), 0);
     ck_assert_int_eq(o.ring, 0); /* every ordered pair by default */
+}
+END_TEST
+
+/* A list's form is checked at parse time, its ordinals once the GPUs are
+ * counted: a list longer than GPUIPC_PAIRS_MAX, which a node of 40 GPUs
+ * runs, is no usage error on any machine, and an ordinal is not held to a
+ * machine the parse has not seen. */
+START_TEST(test_options_pairs_list_form_only_at_parse)
+{
+    static char list[16384];
+    gpuipc_options o;
+    gpuipc_err e;
+    size_t used = 0, n = 0;
+    int a, b;
+
+    snprintf(list, sizeof(list), "--pairs=");
+    used = strlen(list);
+    for (a = 0; a < 40 && n < 1100; a++)
+        for (b = 0; b < 40 && n < 1100; b++)
+            if (a != b) {
+                used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d:%d",
+                                         n ? "," : "", a, b);
+                n++;
+            }
+    ck_assert_uint_lt(used, sizeof(list));
+    ck_assert_msg(parse(&o, &e, list, NULL) == 0, "1100 pairs: %s", e.msg);
+    ck_assert_msg(parse(&o, &e, "--pairs=0:2000", NULL) == 0, "0:2000: %s", e.msg);
+    ck_assert_int_eq(parse(&o, &e, "--pairs=0:1,0:1", NULL), -EINVAL);
+    ck_assert_int_eq(parse(&o, &e, "--pairs=99999999999999999999:1", NULL), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "is neither 'all', 'ring' nor a list") != NULL, "%s", e.msg);
 }
 END_TEST
 
@@ -397,6 +428,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_short_flags);
     tcase_add_test(tc, test_options_expect_gpus);
     tcase_add_test(tc, test_options_pairs_ring_is_the_one_shot_run);
+    tcase_add_test(tc, test_options_pairs_list_form_only_at_parse);
     tcase_add_test(tc, test_options_deadline);
     tcase_add_test(tc, test_options_bench_and_json_file);
     tcase_add_loop_test(tc, test_options_rejects_bad_input, 0, (int)(sizeof(bad) / sizeof(bad[0])));

@@ -897,6 +897,34 @@ START_TEST(test_roles_link_figures_that_read_nothing_fail_at_the_producer)
 }
 END_TEST
 
+/* The consumer's word of where the memory lies, made unknown on the way
+ * out: both ordinals out of an int's range, which decode to -1 alike. */
+static void link_gpus_unknown(gpuipc_msg *m, void *arg)
+{
+    (void)arg;
+    if (m->type != GPUIPC_MSG_TIMES || m->u.times.series != GPUIPC_SERIES_LINK)
+        return;
+    m->u.times.v[3] = 1ull << 32; /* the pointer's GPU */
+    m->u.times.v[4] = 1ull << 33; /* the producer's GPU */
+}
+
+/* Figures that do not say where the memory lies are not taken as memory on
+ * the producer's GPU: the producer fails them as the consumer's. */
+START_TEST(test_roles_link_figures_with_unknown_gpus_fail_at_the_producer)
+{
+    gpuipc_result res;
+
+    fake_rates(370, 365, 3000);
+    link_fake.tamper = link_gpus_unknown;
+    res = run_link(&gpuipc_mech_memfd);
+    ck_assert_msg(res.status == GPUIPC_FAIL, "passed with unknown GPUs: %s", res.reason);
+    ck_assert_int_eq(res.failed_side, GPUIPC_ROLE_CONSUMER);
+    ck_assert_msg(strstr(res.reason, "the consumer's link figures do not hold") != NULL,
+                  "reason: %s", res.reason);
+    ck_assert_uint_eq(res.link.passes, 0);
+}
+END_TEST
+
 START_TEST(test_roles_link_figures_missing_fail_at_the_producer)
 {
     gpuipc_result res;
@@ -988,6 +1016,7 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_link_read_only_measures_no_write);
     tcase_add_test(session, test_roles_link_figures_that_read_nothing_fail_at_the_producer);
     tcase_add_test(session, test_roles_link_figures_missing_fail_at_the_producer);
+    tcase_add_test(session, test_roles_link_figures_with_unknown_gpus_fail_at_the_producer);
     tcase_add_test(session, test_roles_link_not_asked_not_measured);
     tcase_add_test(session, test_roles_no_view_op_runs_without_a_held_buffer);
     tcase_add_test_raise_signal(session, test_roles_a_view_op_without_a_buffer_aborts_under_the_tests,

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,15 +531,24 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             if (strcmp(optarg, "ring") == 0) {
                 o->ring = 1; /* the one-shot run's shape, with the ring across GPUs */
             } else {
-                /* A list's form is checked here, its ordinals once the GPUs
-                 * are counted: a bad one is a usage error on any machine. */
-                static int form[GPUIPC_PAIRS_MAX][2];
-                size_t n;
+                /* A list's form is checked here (its syntax, a pair of one
+                 * GPU, a pair named twice), its ordinals once the GPUs are
+                 * counted: a bad form is a usage error on any machine. No
+                 * ordinal is held to a count here (INT_MAX), and the list
+                 * has room for each of its entries, as at run time. */
+                size_t n, entries = 1, i;
+                int (*form)[2];
 
-                if (strcmp(optarg, "all") != 0 &&
-                    (rc = gpuipc_options_pairs(optarg, GPUIPC_PLAN_DEVICES_MAX, form,
-                                               GPUIPC_PAIRS_MAX, &n, err)) < 0)
-                    return rc;
+                if (strcmp(optarg, "all") != 0) {
+                    for (i = 0; optarg[i] != '\0'; i++)
+                        entries += optarg[i] == ',';
+                    if ((form = calloc(entries, sizeof(*form))) == NULL)
+                        return gpuipc_err_set(err, -ENOMEM, "--pairs: out of memory");
+                    rc = gpuipc_options_pairs(optarg, INT_MAX, form, entries, &n, err);
+                    free(form);
+                    if (rc < 0)
+                        return rc;
+                }
                 o->pairs = optarg;
             }
             break;
@@ -661,6 +671,8 @@ int gpuipc_options_pairs(const char *text, int ngpus, int (*pairs)[2], size_t ca
         p = end + 1;
         lb = strtol(p, &end, 10);
         if (end == p || (*end != ',' && *end != '\0') || p[0] < '0' || p[0] > '9')
+            goto bad;
+        if (la >= INT_MAX || lb >= INT_MAX) /* no GPU's ordinal (strtol saturates) */
             goto bad;
         if (la >= ngpus || lb >= ngpus)
             return gpuipc_err_set(err, -EINVAL, "--pairs: %ld:%ld names a GPU this machine "

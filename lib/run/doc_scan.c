@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +239,10 @@ static int scan_number(scanner *s, double *v, int *integral)
     *v = strtod(text, &stop);
     if (stop != text + len)
         return bad(s, "a number strtod does not read whole");
+    /* Beyond a double's range strtod gives infinity, which no writer
+     * writes and no figure can be. */
+    if (!isfinite(*v))
+        return bad(s, "a number out of range (%s)", text);
     s->p = p;
     return 0;
 }
@@ -382,8 +387,14 @@ static int scan_int(scanner *s, const char *what, int min, int null_ok, int *out
     return 0;
 }
 
-/* A number member that is 0 or more. */
-static int scan_nonneg(scanner *s, const char *what, double *out)
+/* The longest time a document's figure may say, in seconds (about 31
+ * years): no run takes longer, and the reader converts the figures to
+ * integers of ns (bench/bench.c), which a double beyond this would
+ * overflow (undefined behaviour in C). */
+#define SECONDS_MAX 1e9
+
+/* A number member from 0 to max. */
+static int scan_nonneg(scanner *s, const char *what, double max, double *out)
 {
     int integral, rc;
 
@@ -393,6 +404,8 @@ static int scan_nonneg(scanner *s, const char *what, double *out)
         return rc;
     if (*out < 0)
         return bad(s, "%s is %g, below 0", what, *out);
+    if (*out > max)
+        return bad(s, "%s is %g, above %g", what, *out, max);
     return 0;
 }
 
@@ -460,7 +473,7 @@ static int scan_cell(scanner *s, size_t i, gpuipc_doc_scan_cell *c)
                 return rc;
         } else if (strcmp(key, "time_ms") == 0) {
             if ((rc = once(s, &seen, C_TIME, what)) < 0 ||
-                (rc = scan_nonneg(s, what, &c->time_ms)) < 0)
+                (rc = scan_nonneg(s, what, SECONDS_MAX * 1e3, &c->time_ms)) < 0)
                 return rc;
         } else if ((rc = skip_value(s)) < 0) {
             return rc;
@@ -574,7 +587,7 @@ static int scan_doc(scanner *s, gpuipc_doc_scan *out)
             rc = scan_exit(s, out);
             break;
         case 2:
-            rc = scan_nonneg(s, key, &out->wall_s);
+            rc = scan_nonneg(s, key, SECONDS_MAX, &out->wall_s);
             break;
         case 3:
             rc = scan_cells(s, out);

@@ -4,7 +4,8 @@
  * verdict, GPUs and time. --bench reads a default run's document with it
  * (app/cuda/bench_mode.c) for the cells' times of its target. A strict
  * scanner of JSON (RFC 8259): the whole text must be one JSON object, every
- * string, number and literal well formed, nothing after it but whitespace;
+ * string, number and literal well formed (a number within a double's range),
+ * nothing after it but whitespace; its times at most about 31 years;
  * what it reads must be there once, of the type the writer gives it, and
  * the document of the schema version this program writes. Everything else
  * in the document is checked for its syntax and skipped. */

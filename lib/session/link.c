@@ -69,12 +69,22 @@ int gpuipc_link_check_sums(const char *what, uint64_t passes, const gpuipc_writt
 int gpuipc_link_check_where(int pointer, int home, int own, int ipc_opened, char *why,
                             size_t len)
 {
+    /* An ordinal below 0 is unknown (link.h: the wire's values out of an
+     * int's range decode to -1): two unknowns are not one GPU, so memory
+     * whose GPU, or the producer's, or this one's, is unknown is not placed
+     * across the link. */
+    if (pointer < 0 || home < 0 || own < 0) {
+        snprintf(why, len, "where the imported memory lies is unknown: cuPointerGetAttribute "
+                 "(DEVICE_ORDINAL) GPU %d, the producer's GPU %d, this process's GPU %d (-1: "
+                 "unknown)", pointer, home, own);
+        return -1;
+    }
     if (home == own) {
         snprintf(why, len, "the producer's GPU is this process's own (GPU %d): there is no "
                  "link between them to measure", own);
         return -1;
     }
-    if (pointer == home || (ipc_opened && pointer == own && home >= 0))
+    if (pointer == home || (ipc_opened && pointer == own))
         return 0;
     if (pointer == own)
         snprintf(why, len, "cuPointerGetAttribute (DEVICE_ORDINAL) puts the imported memory on "

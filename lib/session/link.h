@@ -83,8 +83,8 @@ int gpuipc_link_check_sums(const char *what, uint64_t passes, const gpuipc_writt
  * context's GPU for it (measured on H200, driver 580.159.04), so pointer may
  * be own there: the read of own memory, at least GPUIPC_LINK_LOCAL_MARGIN
  * times faster than the read across the link (gpuipc_link_judge), is what
- * places it across the link then. Returns 0, or -1 with why naming the
- * ordinals. */
+ * places it across the link then. An ordinal below 0 is unknown, and
+ * refused. Returns 0, or -1 with why naming the ordinals. */
 int gpuipc_link_check_where(int pointer, int home, int own, int ipc_opened, char *why,
                             size_t len);
 

@@ -635,22 +635,26 @@ static void judge_link(pscen *p)
 {
     gpuipc_scenario *sc = &p->sc;
     gpuipc_timing *tm = sc->timing;
-    gpuipc_link_figures *f = &p->res->link;
     int write = sc->mech->prove_read_only == NULL;
     char why[GPUIPC_ERR_LEN];
+    gpuipc_link_figures f;
 
-    memset(f, 0, sizeof(*f));
+    memset(&p->res->link, 0, sizeof(p->res->link));
     if (tm == NULL || !(tm->flags & GPUIPC_BEGIN_LINK) || !gpuipc_scenario_ok(sc))
         return;
+    /* Judged apart and put in the result only once they held: the
+     * watchdog's document at the deadline renders the result as it is. */
+    memset(&f, 0, sizeof(f));
     if (tm->nlink == GPUIPC_LINK_VALUES)
-        gpuipc_link_from_values(tm->link, f);
-    if (gpuipc_link_judge(f, sc->buf.view.size, write ? &p->res->consumer_wrote : &sc->wrote,
+        gpuipc_link_from_values(tm->link, &f);
+    if (gpuipc_link_judge(&f, sc->buf.view.size, write ? &p->res->consumer_wrote : &sc->wrote,
                           write, sc->mech->ipc_opened, why, sizeof(why)) < 0) {
-        memset(f, 0, sizeof(*f));
         gpuipc_wire_status_fail(&sc->theirs, GPUIPC_STEP_END_ACK, "end-ack: the consumer's "
                                 "link figures do not hold: %s", why);
         gpuipc_role_log_fail(sc, GPUIPC_STEP_END_ACK, "%s", sc->theirs.reason);
+        return;
     }
+    p->res->link = f;
 }
 
 /* P6 END (with this side's check, which the consumer judges in turn), C7
