@@ -87,6 +87,21 @@ START_TEST(test_options_min_gbps_with_pairs)
 }
 END_TEST
 
+/* Below 8M a pass costs what a launch does: no link figures to judge. */
+START_TEST(test_options_min_gbps_needs_a_size_the_link_shows_in)
+{
+    gpuipc_options o;
+    gpuipc_err e;
+    char *a[] = {"gpuipc_test", "--pairs", "all", "--min-gbps", "100", "--size", "1M", NULL};
+    char *b[] = {"gpuipc_test", "--pairs", "all", "--min-gbps", "100", "--size", "8M", NULL};
+
+    ck_assert_int_eq(gpuipc_options_parse(&o, 7, a, &e), -EINVAL);
+    ck_assert_msg(strstr(e.msg, "--min-gbps: --size 1048576 bytes is below the 8M") != NULL,
+                  "%s", e.msg);
+    ck_assert_int_eq(gpuipc_options_parse(&o, 7, b, &e), 0);
+}
+END_TEST
+
 /* --pairs ring: the one-shot run with the ring, not a mode of its own; with
  * --device too (the ring over the GPUs it names). */
 START_TEST(test_options_pairs_ring_is_the_one_shot_run)
@@ -428,6 +443,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, test_options_short_flags);
     tcase_add_test(tc, test_options_expect_gpus);
     tcase_add_test(tc, test_options_pairs_ring_is_the_one_shot_run);
+    tcase_add_test(tc, test_options_min_gbps_needs_a_size_the_link_shows_in);
     tcase_add_test(tc, test_options_pairs_list_form_only_at_parse);
     tcase_add_test(tc, test_options_deadline);
     tcase_add_test(tc, test_options_bench_and_json_file);

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/units.h"
 #include "run/plan.h"
+#include "session/link.h"
 
 enum {
     OPT_SIZE = 256,
@@ -312,6 +313,11 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
     if (o->min_gbps > 0 && o->pairs == NULL)
         return gpuipc_err_set(err, -EINVAL, "--min-gbps: only with --pairs all or a list of "
                               "pairs (it judges the link between two GPUs)");
+    if (o->min_gbps > 0 && o->size < GPUIPC_LINK_MIN_SIZE)
+        return gpuipc_err_set(err, -EINVAL, "--min-gbps: --size %llu bytes is below the 8M "
+                              "that the link's figures take (below it a pass costs what a "
+                              "kernel launch does, not what the link does)",
+                              (unsigned long long)o->size);
     if (o->fault_matrix && (o->list || o->repeat != 1 || o->destructive || o->pairs))
         return gpuipc_err_set(err, -EINVAL, "--fault-matrix: does not combine with %s",
                               o->list ? "--list" : o->repeat != 1 ? "--repeat"

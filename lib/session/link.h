@@ -23,6 +23,12 @@
 /* Below 64 KiB a pass the launches bound the figure whatever the count:
  * the cap keeps a tiny --size from launching millions of kernels. */
 #define GPUIPC_LINK_MAX_PASSES 16384u
+/* The smallest --size whose figures are the link's: below it a pass across
+ * NVLink takes a few microseconds, as long as a kernel launch, so that the
+ * read of local memory and the read across the link come out alike and the
+ * rule that places the memory across the link (GPUIPC_LINK_LOCAL_MARGIN)
+ * would fail healthy pairs. Below it --pairs measures no link figures. */
+#define GPUIPC_LINK_MIN_SIZE (8ull << 20)
 /* Timed batches per run, after one pass untimed; the figure is their median
  * (as nvbandwidth reports the median of its samples). */
 #define GPUIPC_LINK_BATCHES 5u

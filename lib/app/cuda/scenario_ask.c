@@ -55,7 +55,8 @@ int gpuipc_app_asks_link(const gpuipc_producer_run *run, size_t i)
     int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
 
     return run->o->pairs != NULL && a >= 0 && a != b &&
-           run->cells.sel[i]->memory == GPUIPC_MECH_DEVICE;
+           run->cells.sel[i]->memory == GPUIPC_MECH_DEVICE &&
+           run->o->size >= GPUIPC_LINK_MIN_SIZE;
 }
 
 /* "371.2 GB/s", or "not measured" for 0. */
@@ -103,9 +104,10 @@ static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, do
     else
         snprintf(ws, sizeof(ws), "%s to it", gbps_text(*wr, rs, sizeof(rs)));
     snprintf(buf, len, "in one pass each way (the first touch included%s), GPU %d read %s from "
-             "GPU %d and wrote %s", run->o->pairs != NULL ? "; host memory: no GPU link "
-             "to measure" : "; --pairs measures the link", b, gbps_text(*rd, rs, sizeof(rs)), a,
-             ws);
+             "GPU %d and wrote %s", run->o->pairs == NULL ? "; --pairs measures the link"
+             : run->cells.sel[i]->memory != GPUIPC_MECH_DEVICE ? "; host memory: no GPU link "
+             "to measure" : "; no link figures below --size 8M, where a pass costs what a "
+             "kernel launch does", b, gbps_text(*rd, rs, sizeof(rs)), a, ws);
 }
 
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)

@@ -96,9 +96,42 @@ static int check(const lrun *l, const char *what, unsigned passes,
     return 0;
 }
 
+/* The write run's untimed pass writes another pattern (the seed with these
+ * bits flipped), read back there as that pattern before the timed batches;
+ * after them the imported memory must hold the consumer's pattern again.
+ * So the timed passes are proven to have written the imported memory, not
+ * merely to have counted words and a digest of what they meant to write
+ * (which a write into the wrong place would count as well). */
+#define DECOY_BITS 0x5a5a5a5a5a5a5a5aull
+
+/* One pass of kind over dptr with l's pattern under seed, untimed, which
+ * must find (the verify kernel) or write (fill) every word, none bad.
+ * Returns 0 or a negative errno with err naming what. */
+static int pass_with(const lrun *l, uint64_t seed, int kind, CUdeviceptr dptr, const char *what,
+                     gpuipc_err *err)
+{
+    uint64_t r[GPUIPC_KERNELS_RESULT_WORDS];
+    lrun other = *l;
+    int ret;
+
+    other.seed = seed;
+    if ((ret = batch(&other, kind, dptr, 1, NULL, r, err)) < 0) {
+        gpuipc_err_prefix(err, "%s", what);
+        return ret;
+    }
+    if (r[GPUIPC_KERNELS_WORDS] != l->words || r[GPUIPC_KERNELS_MISMATCHES] != 0)
+        return gpuipc_err_set(err, -EIO, "%s: %llu of %llu words, %llu bad", what,
+                              (unsigned long long)r[GPUIPC_KERNELS_WORDS],
+                              (unsigned long long)l->words,
+                              (unsigned long long)r[GPUIPC_KERNELS_MISMATCHES]);
+    return 0;
+}
+
 /* L3: run kind over dptr into out: one pass untimed, then the timed
- * batches of passes passes, each held to its sums before it counts.
- * Returns 0 or a negative errno with err. */
+ * batches of passes passes, each held to its sums before it counts (the
+ * write run: its untimed pass another pattern, read back, and the
+ * consumer's pattern read back after the batches: DECOY_BITS). Returns 0
+ * or a negative errno with err. */
 static int time_run(const lrun *l, int kind, CUdeviceptr dptr, unsigned passes,
                     gpuipc_link_run *out, gpuipc_err *err)
 {
@@ -108,10 +141,19 @@ static int time_run(const lrun *l, int kind, CUdeviceptr dptr, unsigned passes,
     int ret;
 
     snprintf(what, sizeof(what), "%s, its untimed pass", run_names[kind]);
-    if ((ret = batch(l, kind, dptr, 1, NULL, r, err)) < 0)
-        goto failed_call;
-    if ((ret = check(l, what, 1, r, err)) < 0)
-        return ret;
+    if (kind == GPUIPC_LINK_WRITE) {
+        if ((ret = pass_with(l, l->seed ^ DECOY_BITS, GPUIPC_LINK_WRITE, dptr,
+                             "the write across the link, its untimed pass of another pattern",
+                             err)) < 0 ||
+            (ret = pass_with(l, l->seed ^ DECOY_BITS, GPUIPC_LINK_READ, dptr,
+                             "the write across the link, the other pattern read back", err)) < 0)
+            return ret;
+    } else {
+        if ((ret = batch(l, kind, dptr, 1, NULL, r, err)) < 0)
+            goto failed_call;
+        if ((ret = check(l, what, 1, r, err)) < 0)
+            return ret;
+    }
     for (b = 0; b < GPUIPC_LINK_BATCHES; b++) {
         snprintf(what, sizeof(what), "%s, batch %u of %u", run_names[kind], b + 1,
                  GPUIPC_LINK_BATCHES);
@@ -123,6 +165,10 @@ static int time_run(const lrun *l, int kind, CUdeviceptr dptr, unsigned passes,
         out->digest += r[GPUIPC_KERNELS_DIGEST];
         out->mismatches += r[GPUIPC_KERNELS_MISMATCHES];
     }
+    /* The timed passes put the consumer's pattern back over the other. */
+    if (kind == GPUIPC_LINK_WRITE)
+        return pass_with(l, l->seed, GPUIPC_LINK_READ, dptr, "the write across the link, the "
+                         "consumer's pattern read back after its batches", err);
     return 0;
 failed_call: /* err names the call: say in which run */
     gpuipc_err_prefix(err, "%s", what);
