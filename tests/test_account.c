@@ -2,6 +2,7 @@
 /* test_account.c: FD accounting names what leaked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/account.h"
+#include "core/ledger.h"
 #include "core/proc.h"
 #include "mech/memfd.h"
 #include "suites.h"
@@ -111,6 +113,58 @@ START_TEST(test_account_leaves_out_the_driver_pool_only)
     close(f2);
     gpuipc_account_free(&a);
     gpuipc_account_free(&b);
+}
+END_TEST
+
+/* Cells of a phase run at once, each on a thread of its own: what one
+ * cell's thread still holds is its own (its tag), whatever another holds
+ * meanwhile; an untagged mark sees every thread's. */
+struct tagged {
+    uint32_t tag;
+    uint64_t key;
+    int keep;
+    size_t seen;
+    char text[256];
+};
+
+static void *tagged_cell(void *arg)
+{
+    struct tagged *t = arg;
+    gpuipc_ledger_mark m;
+
+    gpuipc_ledger_set_tag(t->tag);
+    gpuipc_ledger_mark_now(&m);
+    gpuipc_ledger_add(GPUIPC_LEDGER_HANDLE, t->key, 4096);
+    gpuipc_ledger_add(GPUIPC_LEDGER_MAPPING, t->key + 1, 4096);
+    usleep(20000); /* the other cell adds its own meanwhile */
+    gpuipc_ledger_remove(GPUIPC_LEDGER_MAPPING, t->key + 1);
+    if (!t->keep)
+        gpuipc_ledger_remove(GPUIPC_LEDGER_HANDLE, t->key);
+    t->seen = gpuipc_ledger_since(&m, NULL, t->text, sizeof(t->text));
+    gpuipc_ledger_set_tag(0);
+    return NULL;
+}
+
+START_TEST(test_account_ledger_names_a_leak_by_its_cell)
+{
+    struct tagged a = {7, 0x1000, 0, 0, ""}, b = {9, 0x9000, 1, 0, ""};
+    gpuipc_ledger_mark all;
+    pthread_t ta, tb;
+
+    gpuipc_ledger_reset();
+    gpuipc_ledger_mark_now(&all);
+    ck_assert_int_eq(pthread_create(&ta, NULL, tagged_cell, &a), 0);
+    ck_assert_int_eq(pthread_create(&tb, NULL, tagged_cell, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    /* Cell 7 let go of all it took, though cell 9 held objects then. */
+    ck_assert_msg(a.seen == 0, "cell 7 charged with %zu: %s", a.seen, a.text);
+    /* Cell 9 kept its handle: named, and only it. */
+    ck_assert_uint_eq(b.seen, 1);
+    ck_assert_msg(strstr(b.text, "handle 0x9000") != NULL, "%s", b.text);
+    /* Untagged, the process's own count sees it too. */
+    ck_assert_uint_eq(gpuipc_ledger_since(&all, NULL, NULL, 0), 1);
+    gpuipc_ledger_reset();
 }
 END_TEST
 
@@ -223,6 +277,7 @@ Suite *account_suite(void)
     tcase_add_test(tc, test_account_ignores_closed_fds);
     tcase_add_test(tc, test_account_leaves_out_the_driver_pool_only);
     tcase_add_test(tc, test_account_names_what_an_fd_is);
+    tcase_add_test(tc, test_account_ledger_names_a_leak_by_its_cell);
     tcase_add_test(tc, test_account_memfd_check_names_a_write_seal_and_a_stranger);
     tcase_add_test(tc, test_account_leaves_out_foreign_fds_while_they_are_the_same_file);
     tcase_add_test(tc, test_account_refuses_more_foreign_fds_than_it_holds);

@@ -24,6 +24,7 @@ typedef struct entry {
     uint64_t key;
     uint64_t size;
     uint64_t serial;
+    uint32_t tag;  /* the adding thread's tag (gpuipc_ledger_set_tag) */
     uint32_t next; /* the next entry of the bucket, or of the free list */
     int kind;      /* -1: free */
 } entry;
@@ -33,6 +34,12 @@ static entry *slab;
 static uint32_t cap, used, free_head = NONE;
 static uint32_t *bucket; /* BUCKETS heads, or NULL before the first add */
 static uint64_t serial, live, live_bytes;
+static __thread uint32_t my_tag; /* this thread's tag for what it adds */
+
+void gpuipc_ledger_set_tag(uint32_t tag)
+{
+    my_tag = tag;
+}
 
 static const char *const names[GPUIPC_LEDGER_KINDS] = {
     [GPUIPC_LEDGER_HANDLE] = "handle",   [GPUIPC_LEDGER_RANGE] = "address range",
@@ -95,6 +102,7 @@ int gpuipc_ledger_add(int kind, uint64_t key, uint64_t size)
     slab[i].key = key;
     slab[i].size = size;
     slab[i].serial = ++serial;
+    slab[i].tag = my_tag;
     slab[i].kind = kind;
     slab[i].next = bucket[b];
     bucket[b] = i;
@@ -174,6 +182,7 @@ void gpuipc_ledger_mark_now(gpuipc_ledger_mark *m)
     m->serial = serial;
     m->live = live;
     m->bytes = live_bytes;
+    m->tag = my_tag;
     pthread_mutex_unlock(&lock);
 }
 
@@ -204,7 +213,8 @@ size_t gpuipc_ledger_since(const gpuipc_ledger_mark *m, uint64_t *bytes, char *t
 
     pthread_mutex_lock(&lock);
     for (i = 0; i < used; i++) {
-        if (slab[i].kind < 0 || slab[i].serial <= m->serial)
+        if (slab[i].kind < 0 || slab[i].serial <= m->serial ||
+            (m->tag != 0 && slab[i].tag != m->tag))
             continue;
         sum += slab[i].size;
         /* Keep the NAMED oldest in oldest[0..shown), in order of serial. */

@@ -31,7 +31,15 @@ typedef struct gpuipc_ledger_mark {
     uint64_t serial; /* the serial of the last object added before the mark */
     uint64_t live;   /* objects held at the mark */
     uint64_t bytes;  /* their bytes, where known */
+    uint32_t tag;    /* the calling thread's tag at the mark (0: none) */
 } gpuipc_ledger_mark;
+
+/* Tags every object this thread adds from now on with tag (0: none), until
+ * it sets another: a worker running one cell of a phase while others run
+ * theirs tags its objects with its cell, so that what its cell still holds
+ * is counted as its own (gpuipc_ledger_since) and a leak is named by cell,
+ * whatever the other threads hold. */
+void gpuipc_ledger_set_tag(uint32_t tag);
 
 /* Records that this process now holds object key of kind (size bytes, or 0
  * where the size is not known, as for an imported handle). The same key may
@@ -51,7 +59,8 @@ size_t gpuipc_ledger_remove_range(int kind, uint64_t start, uint64_t size);
 /* Stores the present moment in *m. */
 void gpuipc_ledger_mark_now(gpuipc_ledger_mark *m);
 
-/* Counts the objects added after m that are still held, stores their known
+/* Counts the objects added after m that are still held (where m was taken
+ * under a tag, only the objects added under the same tag), stores their known
  * bytes in *bytes (may be NULL), and names up to four of them, oldest first,
  * in text ("mapping of 64 MiB at 0x7f0000000000, handle 0x5 of 64 MiB"; may
  * be NULL). Returns the count. */
