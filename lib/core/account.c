@@ -285,6 +285,16 @@ int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err)
     return rc;
 }
 
+void gpuipc_usage_take_objects(gpuipc_usage *u)
+{
+    memset(u, 0, sizeof(*u));
+    gpuipc_ledger_mark_now(&u->objects);
+    u->shmem = GPUIPC_USAGE_UNKNOWN;
+    u->gpu = GPUIPC_USAGE_UNKNOWN;
+    gpuipc_err_set(&u->gpu_why, -ENOTSUP, "counted per phase: other cells run beside this one");
+    u->have_fds = 0;
+}
+
 /* Appends "; " and text to err's message, or sets it if it is the first. */
 static void add_reason(gpuipc_err *err, int first, const char *text)
 {

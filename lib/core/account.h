@@ -107,6 +107,12 @@ typedef struct gpuipc_usage_figures {
  * still usable for the rest). */
 int gpuipc_usage_take(gpuipc_usage *u, gpuipc_usage_gpu_fn gpu, gpuipc_err *err);
 
+/* Takes u now with the driver objects alone (the calling thread's, where it
+ * has a ledger tag): FDs, shared memory and GPU memory are the process's,
+ * which cells running beside this one move too; they are counted per phase
+ * instead. gpuipc_usage_leaks then compares the objects alone. */
+void gpuipc_usage_take_objects(gpuipc_usage *u);
+
 /* Compares this process now with before: FDs open now that were not, driver
  * objects taken since and still held, more resident shared memory, and more
  * GPU memory by NVML (re-read for up to settle_ns before it counts, since the

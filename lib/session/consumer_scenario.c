@@ -607,7 +607,10 @@ static int end_scenario(cscen *c)
     gpuipc_role_at(sc, GPUIPC_STEP_END_ACK);
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_END_ACK;
-    gpuipc_usage_take(&now, sc->env->gpu_bytes, &e);
+    if (sc->env->per_phase)
+        gpuipc_usage_take_objects(&now);
+    else
+        gpuipc_usage_take(&now, sc->env->gpu_bytes, &e);
     gpuipc_usage_figures_of(&now, &msg.u.end_ack.usage);
     gpuipc_usage_free(&now);
     msg.u.end_ack.st = sc->mine;

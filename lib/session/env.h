@@ -68,6 +68,13 @@ typedef struct gpuipc_env {
      * for the leak check; NULL where the process has no GPU. */
     gpuipc_usage_gpu_fn gpu_bytes;
 
+    /* A worker's env, one cell of a phase among others at once: a
+     * scenario's baseline and leak check count its driver objects alone
+     * (its ledger tag, gpuipc_ledger_set_tag); the process's FDs, shared
+     * memory and GPU memory, which the other cells move too, the program
+     * counts at the phase's ends. 0: everything, per scenario. */
+    int per_phase;
+
     /* The end-of-session check's reference (account.h), kept only where
      * session_check is set: by the program, which runs the check and frees
      * it; a role driven alone (the tests) keeps none. */

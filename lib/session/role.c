@@ -109,7 +109,9 @@ void gpuipc_role_baseline(gpuipc_scenario *sc, unsigned step)
     int known;
     gpuipc_err e;
 
-    if (gpuipc_usage_take(&sc->before, sc->env->gpu_bytes, &e) < 0)
+    if (sc->env->per_phase)
+        gpuipc_usage_take_objects(&sc->before);
+    else if (gpuipc_usage_take(&sc->before, sc->env->gpu_bytes, &e) < 0)
         gpuipc_role_fail(sc, step, &e, "FD accounting: %s", e.msg);
     sc->have_before = 1;
     known = u->gpu != GPUIPC_USAGE_UNKNOWN;
