@@ -73,7 +73,7 @@ typedef struct liar_arg {
 static int has_status(unsigned type)
 {
     return type != GPUIPC_MSG_HELLO && type != GPUIPC_MSG_BEGIN && type != GPUIPC_MSG_PROBE &&
-           type != GPUIPC_MSG_TIMES && type != GPUIPC_MSG_AUTH;
+           type != GPUIPC_MSG_TIMES && type != GPUIPC_MSG_AUTH && type != GPUIPC_MSG_PHASE;
 }
 
 static int has_claims(unsigned type)
@@ -97,6 +97,8 @@ static gpuipc_status *status_of(gpuipc_msg *m)
         return &m->u.end_ack.st;
     case GPUIPC_MSG_BYE_ACK:
         return &m->u.bye_ack;
+    case GPUIPC_MSG_PHASE_ACK:
+        return &m->u.phase_ack.st;
     case GPUIPC_MSG_PROBE_ACK:
         return &m->u.probe_ack;
     case GPUIPC_MSG_FDS:
@@ -167,6 +169,9 @@ static void synthesize(gpuipc_msg *m, unsigned type, int role)
     case GPUIPC_MSG_TIMES:
         m->u.times.count = 1;
         m->u.times.flags = GPUIPC_TIMES_LAST;
+        break;
+    case GPUIPC_MSG_PHASE:
+        m->u.phase.flags = GPUIPC_PHASE_END;
         break;
     default:
         break;

@@ -121,6 +121,18 @@ static void sample(unsigned type, gpuipc_msg *m)
     case GPUIPC_MSG_BYE_ACK:
         gpuipc_wire_status(&m->u.bye_ack, GPUIPC_FAIL, GPUIPC_STEP_BYE_ACK, "1 FD leaked");
         break;
+    case GPUIPC_MSG_PHASE:
+        m->u.phase.phase = 3;
+        m->u.phase.flags = GPUIPC_PHASE_END;
+        m->u.phase.cells = 144;
+        break;
+    case GPUIPC_MSG_PHASE_ACK:
+        gpuipc_wire_status(&m->u.phase_ack.st, GPUIPC_FAIL, GPUIPC_STEP_NONE, "2 FDs more");
+        m->u.phase_ack.usage.fds = 91;
+        m->u.phase_ack.usage.objects = 4;
+        m->u.phase_ack.usage.shmem = 16781312;
+        m->u.phase_ack.usage.gpu = GPUIPC_USAGE_UNKNOWN;
+        break;
     case GPUIPC_MSG_PROBE:
         strcpy(m->u.probe.mech, "vmm-compressible");
         memset(m->u.probe.uuid, 0x5c, sizeof(m->u.probe.uuid));
@@ -495,6 +507,17 @@ static const struct bad_message {
      .set = {SET(u.times.series, 2), SET(u.times.first, 0), SET(u.times.count, 2),
              SET(u.times.flags, 0), SET(u.times.v[2], 7)},
      .reason = "value 2 is set beyond the count 2"},
+    /* PHASE: a beginning or an end, its workers as many as its FDs. */
+    {.name = "phase: neither begin nor end", .type = GPUIPC_MSG_PHASE,
+     .set = {SET(u.phase.flags, 3)}, .reason = "flags 0x3 are neither BEGIN nor END"},
+    {.name = "phase: workers without their FDs", .type = GPUIPC_MSG_PHASE,
+     .set = {SET(u.phase.flags, GPUIPC_PHASE_BEGIN), SET(u.phase.workers, 2)},
+     .reason = "2 workers with 0 FDs"},
+    {.name = "phase: an end with workers", .type = GPUIPC_MSG_PHASE,
+     .set = {SET(u.phase.workers, 1), SET(nfds, 1)}, .nfds = 1,
+     .reason = "an end of a phase carries 1 workers"},
+    {.name = "phase: too many cells", .type = GPUIPC_MSG_PHASE,
+     .set = {SET(u.phase.cells, 0xffffffff)}, .reason = "4294967295 cells exceed"},
 };
 #define N_BAD_MESSAGES (int)(sizeof(bad_messages) / sizeof(bad_messages[0]))
 

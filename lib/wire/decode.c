@@ -128,6 +128,31 @@ static void get_usage(cursor *c, gpuipc_usage_figures *u)
 
 /* BYE: an exit status the producer can decide (0, 1, 2, 77) and counts that
  * no session can exceed. */
+/* PHASE: a beginning or an end; a beginning carries as many FDs as it says
+ * workers (none after the first), an end none. */
+static int decode_phase(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
+{
+    gpuipc_msg_phase *p = &msg->u.phase;
+
+    p->phase = get_u32(c);
+    p->flags = get_u32(c);
+    p->workers = get_u32(c);
+    p->cells = get_u32(c);
+    if (p->flags != GPUIPC_PHASE_BEGIN && p->flags != GPUIPC_PHASE_END)
+        return gpuipc_err_set(err, -EPROTO, "flags 0x%x are neither BEGIN nor END", p->flags);
+    if (p->phase > GPUIPC_PHASE_MAX_WORKERS)
+        return gpuipc_err_set(err, -EPROTO, "phase %u of more GPUs than %u", p->phase,
+                              GPUIPC_PHASE_MAX_WORKERS);
+    if (p->workers > GPUIPC_PHASE_MAX_WORKERS || p->workers != msg->nfds)
+        return gpuipc_err_set(err, -EPROTO, "%u workers with %u FDs", p->workers, msg->nfds);
+    if (p->flags == GPUIPC_PHASE_END && p->workers != 0)
+        return gpuipc_err_set(err, -EPROTO, "an end of a phase carries %u workers", p->workers);
+    if (p->cells > GPUIPC_BYE_MAX_SCENARIOS)
+        return gpuipc_err_set(err, -EPROTO, "%u cells exceed %d", p->cells,
+                              GPUIPC_BYE_MAX_SCENARIOS);
+    return 0;
+}
+
 static int decode_bye(cursor *c, gpuipc_msg_bye *b, gpuipc_err *err)
 {
     b->code = (int32_t)get_u32(c);
@@ -408,6 +433,13 @@ static int decode_payload(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
         return decode_bye(c, &msg->u.bye, err);
     case GPUIPC_MSG_BYE_ACK:
         return get_status(c, &msg->u.bye_ack, err);
+    case GPUIPC_MSG_PHASE:
+        return decode_phase(c, msg, err);
+    case GPUIPC_MSG_PHASE_ACK:
+        if ((rc = get_status(c, &msg->u.phase_ack.st, err)) < 0)
+            return rc;
+        get_usage(c, &msg->u.phase_ack.usage);
+        return 0;
     case GPUIPC_MSG_PROBE:
         get_bytes(c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
         get_bytes(c, msg->u.probe.uuid, GPUIPC_UUID_LEN);

@@ -175,6 +175,16 @@ size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, siz
     case GPUIPC_MSG_BYE_ACK:
         put_status(&c, &msg->u.bye_ack);
         break;
+    case GPUIPC_MSG_PHASE:
+        put_u32(&c, msg->u.phase.phase);
+        put_u32(&c, msg->u.phase.flags);
+        put_u32(&c, msg->u.phase.workers);
+        put_u32(&c, msg->u.phase.cells);
+        break;
+    case GPUIPC_MSG_PHASE_ACK:
+        put_status(&c, &msg->u.phase_ack.st);
+        put_usage(&c, &msg->u.phase_ack.usage);
+        break;
     case GPUIPC_MSG_PROBE:
         put_bytes(&c, msg->u.probe.mech, GPUIPC_WIRE_NAME_LEN);
         put_bytes(&c, msg->u.probe.uuid, GPUIPC_UUID_LEN);

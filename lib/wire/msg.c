@@ -45,6 +45,8 @@ static const struct {
     [GPUIPC_MSG_TIMES] = {"TIMES", 4 * 4 + 8 * GPUIPC_WIRE_TIMES_MAX, 0},
     [GPUIPC_MSG_BYE_ACK] = {"BYE_ACK", STATUS_LEN, 0},
     [GPUIPC_MSG_AUTH] = {"AUTH", 4 + GPUIPC_WIRE_MAC_LEN + FACTS_LEN, 0},
+    [GPUIPC_MSG_PHASE] = {"PHASE", 4 * 4, GPUIPC_PHASE_MAX_WORKERS},
+    [GPUIPC_MSG_PHASE_ACK] = {"PHASE_ACK", STATUS_LEN + USAGE_LEN, 0},
 };
 
 const char *gpuipc_wire_type_name(unsigned type)

@@ -46,7 +46,10 @@ enum gpuipc_msg_type {
     GPUIPC_MSG_BYE_ACK = 13, /* consumer: its last checks, after BYE */
     GPUIPC_MSG_AUTH = 14,   /* both ways, after HELLO, in a job (--ranks): the proof, and
                              * the facts that HELLO then withheld */
-    GPUIPC_MSG_TYPE_MAX = 14
+    GPUIPC_MSG_PHASE = 15,  /* producer, forked mode: a phase of cells at once begins (the
+                             * first time with the workers' connections) or ends */
+    GPUIPC_MSG_PHASE_ACK = 16, /* consumer: its count of what it holds at the phase's end */
+    GPUIPC_MSG_TYPE_MAX = 16
 };
 
 #define GPUIPC_MSG_BIT(type) (1u << (type))
@@ -212,6 +215,26 @@ typedef struct gpuipc_msg_bye {
     uint32_t skipped;
 } gpuipc_msg_bye;
 
+/* PHASE flags: a phase begins, or ends. */
+#define GPUIPC_PHASE_BEGIN 0x1u
+#define GPUIPC_PHASE_END 0x2u
+/* The most workers (connections) a run's phases use: one per GPU. */
+#define GPUIPC_PHASE_MAX_WORKERS 64u
+
+/* PHASE: in the forked mode, the cells of a phase run at once, each
+ * exporter GPU's on a worker of its own with its own connection. BEGIN
+ * (the first time with workers FDs, one connection per worker, which the
+ * consumer serves on threads of its own): the consumer counts what it holds
+ * now. END: once the consumer's workers have ended cells scenarios in all
+ * (counted over the run), it counts again and answers PHASE_ACK: what it
+ * holds that it did not at BEGIN is a drift of the phase. */
+typedef struct gpuipc_msg_phase {
+    uint32_t phase;   /* 0 (each GPU alone) to the run's last */
+    uint32_t flags;   /* GPUIPC_PHASE_BEGIN or GPUIPC_PHASE_END */
+    uint32_t workers; /* BEGIN: the connections it carries (0 after the first) */
+    uint32_t cells;   /* END: the scenarios the workers have ended, over the run */
+} gpuipc_msg_phase;
+
 /* TIMES: values first to first + count - 1 of series; v[count..] are 0. */
 typedef struct gpuipc_msg_times {
     uint32_t series;
@@ -240,6 +263,8 @@ typedef struct gpuipc_msg {
         gpuipc_msg_fds fds;
         gpuipc_msg_times times;
         gpuipc_msg_auth auth;
+        gpuipc_msg_phase phase;
+        gpuipc_msg_end_ack phase_ack; /* the consumer's status and what it holds */
     } u;
 } gpuipc_msg;
 
