@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
+#include "session/consumer_phase.h"
 #include "session/consumer_scenario.h"
 #include "session/proof.h"
 #include "session/role.h"
@@ -262,7 +263,8 @@ static int hello(gpuipc_consumer_session *cs, gpuipc_err *err)
 static int serve(gpuipc_consumer_session *cs, gpuipc_session_end *end)
 {
     unsigned accept = GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN) | GPUIPC_MSG_BIT(GPUIPC_MSG_BYE) |
-                      GPUIPC_MSG_BIT(GPUIPC_MSG_PROBE);
+                      GPUIPC_MSG_BIT(GPUIPC_MSG_PROBE) |
+                      (cs->env->phases ? GPUIPC_MSG_BIT(GPUIPC_MSG_PHASE) : 0);
     int fds[GPUIPC_WIRE_MAX_FDS], rc, own, passed;
     const gpuipc_mech *m;
     gpuipc_env *env = cs->env;
@@ -287,6 +289,9 @@ static int serve(gpuipc_consumer_session *cs, gpuipc_session_end *end)
         if (rc == 0 && msg.type == GPUIPC_MSG_PROBE && (rc = answer_probe(cs, &msg.u.probe,
                                                                           &err)) == 0)
             continue;
+        if (rc == 0 && msg.type == GPUIPC_MSG_PHASE &&
+            (rc = gpuipc_consumer_phase(cs, &msg.u.phase, fds, msg.nfds, &err)) == 0)
+            continue;
         if (rc < 0) {
             end_fail(cs, end, GPUIPC_STEP_BEGIN, err.msg);
             end->errnum = -rc;
@@ -294,6 +299,14 @@ static int serve(gpuipc_consumer_session *cs, gpuipc_session_end *end)
             return end->code;
         }
         if (msg.type == GPUIPC_MSG_BYE) {
+            char why[GPUIPC_ERR_LEN];
+
+            /* The phases' workers' scenarios count before BYE is judged. */
+            if (gpuipc_consumer_workers_end(cs, why, sizeof(why)) < 0) {
+                end->own = GPUIPC_FAIL;
+                if (end->reason[0] == '\0')
+                    snprintf(end->reason, sizeof(end->reason), "%s", why);
+            }
             answer_bye(cs, &msg.u.bye, end);
             return end->code;
         }

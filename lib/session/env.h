@@ -75,6 +75,10 @@ typedef struct gpuipc_env {
      * counts at the phase's ends. 0: everything, per scenario. */
     int per_phase;
 
+    /* The forked mode's consumer: the producer may run a phase's cells at
+     * once (PHASE, consumer_phase.c). 0: PHASE is refused as unexpected. */
+    int phases;
+
     /* The end-of-session check's reference (account.h), kept only where
      * session_check is set: by the program, which runs the check and frees
      * it; a role driven alone (the tests) keeps none. */
