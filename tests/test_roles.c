@@ -5,6 +5,7 @@
  * test runs in the test process, so that its FDs can be counted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,9 @@ static int fake_link(struct gpuipc_scenario *sc, const gpuipc_view *view, uint64
     return 0;
 }
 
+/* Whether the next consumer forked takes PHASE (the forked mode's). */
+static int phases_on;
+
 /* Forks a consumer serving mechs over sv[1]; returns its pid. */
 static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n,
                             const char *fault, const char *sabotage)
@@ -146,6 +150,7 @@ static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n
 
         close(sv[0]);
         env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage, TIMEOUT_NS);
+        env.phases = phases_on;
         if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
             _exit(3);
         if (link_fake.installed)
@@ -205,6 +210,124 @@ static int wait_exit(pid_t pid)
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return status;
 }
+
+/* ---- the forked mode's phases: a phase's cells at once, on workers ----------------------- */
+
+typedef struct phase_worker {
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_result res[2];
+} phase_worker;
+
+static void *run_phase_worker(void *arg)
+{
+    phase_worker *k = arg;
+    unsigned i;
+
+    for (i = 0; i < 2; i++)
+        th_scenario(&k->env, k->w, &gpuipc_mech_memfd, SIZE, i, &k->res[i]);
+    return NULL;
+}
+
+/* Sends PHASE (flags, phase; workers' connections where fds) and returns
+ * the consumer's PHASE_ACK status into st. */
+static void phase_msg(gpuipc_wire *w, unsigned flags, unsigned cells, int *fds, unsigned nfds,
+                      gpuipc_msg *ack)
+{
+    int rfds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_PHASE;
+    m.nfds = (uint16_t)nfds;
+    m.u.phase.phase = 1;
+    m.u.phase.flags = flags;
+    m.u.phase.workers = nfds;
+    m.u.phase.cells = cells;
+    ck_assert_msg(gpuipc_wire_send(w, &m, fds, gpuipc_clock_deadline(TIMEOUT_NS),
+                                   GPUIPC_STEP_BEGIN, &e) == 0, "PHASE: %s", e.msg);
+    ck_assert_msg(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_PHASE_ACK), ack, rfds,
+                                   gpuipc_clock_deadline(TIMEOUT_NS), GPUIPC_STEP_BEGIN, &e) == 0,
+                  "PHASE_ACK: %s", e.msg);
+}
+
+/* Two workers' scenarios at once: the session's PHASE brings their
+ * connections, the consumer serves each on a thread of its own, their
+ * scenarios pass and count at BYE, and the phase's end finds the consumer
+ * holding what it held at its beginning. With sabotage (the consumer keeps
+ * each buffer), the scenarios' own checks, which count a worker's driver
+ * objects alone, pass, and the phase's end names what the process holds
+ * more: a drift for the producer to run again one cell at a time. */
+static void run_phase(const char *sabotage)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    phase_worker k[2];
+    pthread_t t[2];
+    int sv[2][2], fds[2], before, status, i;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_msg ack;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    before = th_fd_count();
+    phases_on = 1;
+    pid = open_session(&env, &w, mechs, 1, NULL, sabotage);
+    phases_on = 0;
+    for (i = 0; i < 2; i++) {
+        pair(sv[i]);
+        fds[i] = sv[i][1];
+    }
+    phase_msg(w, GPUIPC_PHASE_BEGIN, 0, fds, 2, &ack);
+    ck_assert_msg(ack.u.phase_ack.st.code == GPUIPC_PASS, "%s", ack.u.phase_ack.st.reason);
+    for (i = 0; i < 2; i++) {
+        close(sv[i][1]);
+        k[i].env = env;
+        k[i].env.per_phase = 1;
+        ck_assert_int_eq(gpuipc_wire_open(&k[i].w, sv[i][0], "consumer", &e), 0);
+        ck_assert_int_eq(pthread_create(&t[i], NULL, run_phase_worker, &k[i]), 0);
+    }
+    for (i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(k[i].res[0].status == GPUIPC_PASS && k[i].res[1].status == GPUIPC_PASS,
+                      "worker %d: %s %s", i, k[i].res[0].reason, k[i].res[1].reason);
+    }
+    phase_msg(w, GPUIPC_PHASE_END, 4, NULL, 0, &ack);
+    if (sabotage == NULL) {
+        ck_assert_msg(ack.u.phase_ack.st.code == GPUIPC_PASS, "%s", ack.u.phase_ack.st.reason);
+    } else {
+        ck_assert_int_eq(ack.u.phase_ack.st.code, GPUIPC_FAIL);
+        ck_assert_msg(strstr(ack.u.phase_ack.st.reason, "phase 1: the consumer holds what it "
+                                                        "did not at the phase's beginning") !=
+                          NULL, "%s", ack.u.phase_ack.st.reason);
+    }
+    for (i = 0; i < 2; i++)
+        gpuipc_wire_close(k[i].w);
+    if (sabotage == NULL) {
+        ck_assert_int_eq(bye(&env, w, GPUIPC_PASS), GPUIPC_PASS);
+        status = wait_exit(pid);
+        ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    } else {
+        kill(pid, SIGKILL);
+        wait_exit(pid);
+    }
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(th_fd_count(), before);
+}
+
+START_TEST(test_roles_a_phase_runs_two_workers_at_once)
+{
+    run_phase(NULL);
+}
+END_TEST
+
+START_TEST(test_roles_a_phase_end_names_what_the_consumer_kept)
+{
+    run_phase("consumer:leak");
+}
+END_TEST
 
 START_TEST(test_roles_memfd_round_trip)
 {
@@ -1002,6 +1125,8 @@ Suite *roles_suite(void)
     TCase *sab = tcase_create("sabotage");
 
     tcase_add_test(session, test_roles_memfd_round_trip);
+    tcase_add_test(session, test_roles_a_phase_runs_two_workers_at_once);
+    tcase_add_test(session, test_roles_a_phase_end_names_what_the_consumer_kept);
     tcase_add_test(session, test_roles_failed_alloc_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_refusal_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_verifies_the_second_view);
