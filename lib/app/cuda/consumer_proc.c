@@ -180,6 +180,8 @@ static void consumer_env(consumer_run *cr, const gpuipc_options *o, const gpuipc
     env->prepare_cuda = consumer_prepare_cuda;
     env->prepare_arg = cr;
     cr->early_device = gpuipc_stop_parent() > 0 && o->pairs == NULL ? o->device : -1;
+    /* The forked mode's producer may run a phase's cells at once. */
+    env->phases = gpuipc_stop_parent() > 0 && !sacrificial;
     cr->o = o;
     cr->proc = proc;
     env->bandwidth = gpuipc_bandwidth_run;

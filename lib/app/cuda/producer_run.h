@@ -109,6 +109,9 @@ typedef struct gpuipc_producer_run {
     gpuipc_app_proc *proc;
     /* --json: the step times of the scenario under way (rounds.c). */
     gpuipc_timing timing;
+    /* The cells a phase ran at once (phases.c), whose Check tests assert
+     * their results without running them again; NULL: none did. */
+    unsigned char *played;
     /* The watchdog's view of the run (run/deadline.h; made by deadline.c),
      * or NULL: it reads the run until the run claims its end, and is freed
      * then. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/check_shim.h"
+#include "app/cuda/phases.h"
 #include "app/cuda/process.h"
 #include "app/cuda/producer_run.h"
 #include "app/cuda/scenario_ask.h"
@@ -34,10 +35,14 @@ START_TEST(test_scenario_both_ways)
 {
     gpuipc_result *res = &g_run->cells.results[_i];
     const gpuipc_mech *m = g_run->cells.sel[_i];
-    gpuipc_scenario_ask ask;
-    gpuipc_app_devices dev;
-    gpuipc_err err;
 
+    if (g_run->played != NULL && g_run->played[_i]) {
+        /* Its phase ran it, beside the other GPUs' cells (phases.c). */
+        res->mech = g_run->cells.label[_i];
+        res->mechanism = m->name;
+        ck_assert_msg(res->status == GPUIPC_PASS, "%s: %s", res->mech, res->reason);
+        return;
+    }
     /* This process's handlers answer while a scenario runs (Check's are
      * kept out: check_shim.c), and outside the scenarios the signals wait,
      * blocked (run_suites). */
@@ -51,32 +56,11 @@ START_TEST(test_scenario_both_ways)
     }
     gpuipc_app_catch_stop_signals();
     gpuipc_app_block_stop_signals(0);
-    if (gpuipc_app_scenario_ask(g_run, (size_t)_i, &ask, &dev, &err) < 0) {
-        gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_BEGIN, &err, "%s",
-                          err.msg);
-    } else if (gpuipc_app_wire_for(g_run, m) == NULL) {
+    if (gpuipc_app_wire_for(g_run, m) == NULL) {
         gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_BEGIN, NULL,
                           "the sacrificial consumer is gone: %.400s", g_run->child2_desc);
-    } else {
-        /* --json: the consumer sends its step times too (one message more),
-         * and the document gets each step's time from both clocks. --pairs:
-         * the consumer measures the link and sends its figures. */
-        gpuipc_timing *t = &g_run->timing;
-        int have;
-
-        memset(t, 0, sizeof(*t));
-        if (g_run->o->json_path != NULL)
-            t->flags |= GPUIPC_BEGIN_TIMES;
-        if (gpuipc_app_asks_link(g_run, (size_t)_i))
-            t->flags |= GPUIPC_BEGIN_LINK;
-        ask.timing = t->flags != 0 ? t : NULL;
-        gpuipc_producer_scenario(&g_run->env, gpuipc_app_wire_for(g_run, m), &ask, res);
-        have = (t->flags & GPUIPC_BEGIN_TIMES) && res->status == GPUIPC_PASS &&
-               t->nlaps == GPUIPC_LAP_COUNT;
-        /* The times first, then the flag a watchdog reads them by. */
-        if (have)
-            gpuipc_bench_derive(t, &g_run->cells.steps[(size_t)_i * g_run->cells.nstages]);
-        __atomic_store_n(&g_run->cells.have_steps[_i], (unsigned char)have, __ATOMIC_RELEASE);
+    } else if (gpuipc_app_drive_cell(g_run, (size_t)_i, &g_run->env,
+                                     gpuipc_app_wire_for(g_run, m), &g_run->timing)) {
         gpuipc_app_judge_pair(g_run, (size_t)_i);
     }
     res->mech = g_run->cells.label[_i];
@@ -116,7 +100,7 @@ static int run_suites(gpuipc_producer_run *run)
         Suite *s;
         TCase *tc;
 
-        if (run->cells.results[i].status != -1)
+        if (run->cells.results[i].status != -1 && !(run->played != NULL && run->played[i]))
             continue;
         /* The suite is the mechanism, the case the mechanism where it runs
          * ("vmm-gpu1", "vmm-gpu0to1", "memfd-host"): CK_RUN_SUITE=vmm runs
@@ -322,6 +306,8 @@ int gpuipc_app_run_rounds(gpuipc_producer_run *run)
             if (run->env.log.level < GPUIPC_LOG_VERBOSE)
                 run->env.log.level = GPUIPC_LOG_QUIET;
         }
+        if (round == 1 && gpuipc_app_phases_wanted(run))
+            gpuipc_app_play_phases(run);
         run_suites(run);
         run->rounds = round;
         if (run->o->repeat == 1)

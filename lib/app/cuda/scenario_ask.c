@@ -8,6 +8,7 @@
 
 #include "app/cuda/producer_run.h"
 #include "app/cuda/scenario_ask.h"
+#include "bench/bench.h"
 #include "core/step.h"
 #include "core/units.h"
 #include "gpu/gpu.h"
@@ -22,6 +23,13 @@ gpuipc_wire *gpuipc_app_wire_for(const gpuipc_producer_run *run, const gpuipc_me
 
 int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
                             gpuipc_app_devices *dev, gpuipc_err *err)
+{
+    return gpuipc_app_scenario_ask_on(run, &run->env, i, ask, dev, err);
+}
+
+int gpuipc_app_scenario_ask_on(gpuipc_producer_run *run, gpuipc_env *env, size_t i,
+                               gpuipc_scenario_ask *ask, gpuipc_app_devices *dev,
+                               gpuipc_err *err)
 {
     int rc = 0;
 
@@ -40,7 +48,7 @@ int gpuipc_app_scenario_ask(gpuipc_producer_run *run, size_t i, gpuipc_scenario_
             memcpy(dev->peer_uuid, run->peer_uuid, GPUIPC_UUID_LEN);
         return 0;
     }
-    if ((rc = gpuipc_gpu_point(&run->env, run->cells.pair[i][0], run->cells.pair[i][1], dev->uuid,
+    if ((rc = gpuipc_gpu_point(env, run->cells.pair[i][0], run->cells.pair[i][1], dev->uuid,
                                dev->peer_uuid, err)) < 0) {
         if (run->cells.pair[i][0] == run->cells.pair[i][1])
             gpuipc_err_prefix(err, "GPU %d", run->cells.pair[i][0]);
@@ -108,6 +116,39 @@ static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, do
              : run->cells.sel[i]->memory != GPUIPC_MECH_DEVICE ? "; host memory: no GPU link "
              "to measure" : "; no link figures below --size 8M, where a pass costs what a "
              "kernel launch does", b, gbps_text(*rd, rs, sizeof(rs)), a, ws);
+}
+
+int gpuipc_app_drive_cell(gpuipc_producer_run *run, size_t i, gpuipc_env *env, gpuipc_wire *w,
+                          gpuipc_timing *t)
+{
+    gpuipc_result *res = &run->cells.results[i];
+    gpuipc_scenario_ask ask;
+    gpuipc_app_devices dev;
+    gpuipc_err err;
+    int have;
+
+    if (gpuipc_app_scenario_ask_on(run, env, i, &ask, &dev, &err) < 0) {
+        gpuipc_result_set(res, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_BEGIN, &err, "%s",
+                          err.msg);
+        return 0;
+    }
+    /* --json: the consumer sends its step times too (one message more),
+     * and the document gets each step's time from both clocks. --pairs:
+     * the consumer measures the link and sends its figures. */
+    memset(t, 0, sizeof(*t));
+    if (run->o->json_path != NULL)
+        t->flags |= GPUIPC_BEGIN_TIMES;
+    if (gpuipc_app_asks_link(run, i))
+        t->flags |= GPUIPC_BEGIN_LINK;
+    ask.timing = t->flags != 0 ? t : NULL;
+    gpuipc_producer_scenario(env, w, &ask, res);
+    have = (t->flags & GPUIPC_BEGIN_TIMES) && res->status == GPUIPC_PASS &&
+           t->nlaps == GPUIPC_LAP_COUNT;
+    /* The times first, then the flag a watchdog reads them by. */
+    if (have)
+        gpuipc_bench_derive(t, &run->cells.steps[i * run->cells.nstages]);
+    __atomic_store_n(&run->cells.have_steps[i], (unsigned char)have, __ATOMIC_RELEASE);
+    return 1;
 }
 
 void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)

@@ -33,6 +33,19 @@ typedef struct gpuipc_app_devices {
 int gpuipc_app_scenario_ask(struct gpuipc_producer_run *run, size_t i, gpuipc_scenario_ask *ask,
                             gpuipc_app_devices *dev, gpuipc_err *err);
 
+/* The same, pointing env (a phase's worker's, on its own thread) at the
+ * cell's GPUs instead of the run's own env. */
+int gpuipc_app_scenario_ask_on(struct gpuipc_producer_run *run, gpuipc_env *env, size_t i,
+                               gpuipc_scenario_ask *ask, gpuipc_app_devices *dev,
+                               gpuipc_err *err);
+
+/* Runs cell i (asked by gpuipc_app_scenario_ask_on) over w in env, with
+ * --json's step times into t (its figures into the cells' steps, then the
+ * flag a watchdog reads them by), into the cell's result. Returns 1 if its
+ * BEGIN could go (the GPUs were found), 0 if not (the result says why). */
+int gpuipc_app_drive_cell(struct gpuipc_producer_run *run, size_t i, gpuipc_env *env,
+                          gpuipc_wire *w, gpuipc_timing *t);
+
 /* Whether scenario i asks the consumer for the link's figures
  * (GPUIPC_BEGIN_LINK): under --pairs, across two GPUs, over device memory
  * (host memory has no GPU link to measure). Returns 1 or 0. */

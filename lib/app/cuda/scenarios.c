@@ -22,6 +22,8 @@
 void gpuipc_app_scenarios_free(gpuipc_producer_run *run)
 {
     gpuipc_cellset_free(&run->cells);
+    free(run->played);
+    run->played = NULL;
     free(run->gpus);
     run->gpus = NULL;
     run->ngpus = 0;

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* phases.c: the forked mode's cells across several GPUs run a phase at a
+ * time, the cells of a phase at once (run/plan.h: phase 0 each GPU alone;
+ * in phase k GPU i exports to GPU i+k, so each GPU exports once and imports
+ * once in it). One worker per exporter GPU, a thread with a connection of
+ * its own to a worker of the consumer's (the first PHASE brings them), runs
+ * its cells of the phase one after another. Each scenario counts its own
+ * driver objects (the worker's ledger tag); what the processes hold besides
+ * (FDs, shared memory, GPU memory), which every worker moves, both sides
+ * count at the phase's beginning and end. A phase whose counts grew runs its
+ * cells again one at a time over the session's connection, where every
+ * scenario counts everything as in a run without phases: a leak that comes
+ * back is named by its cell; one that does not still fails the phase. */
+#include "app/cuda/phases.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "app/cuda/process.h"
+#include "app/cuda/producer_run.h"
+#include "wire/msg.h"
+#include "app/cuda/scenario_ask.h"
+#include "core/account.h"
+#include "core/clock.h"
+#include "core/ledger.h"
+#include "core/log.h"
+#include "core/status.h"
+#include "core/step.h"
+#include "core/stop.h"
+
+typedef struct pworker {
+    gpuipc_producer_run *run;
+    unsigned index;
+    gpuipc_env env;     /* the run's, for one worker: its own GPU current on its thread */
+    gpuipc_wire *w;     /* to the consumer's worker of the same index */
+    const size_t *cells; /* its cells of the phase under way */
+    size_t ncells;
+    unsigned driven;    /* of those, the ones whose BEGIN could go */
+    gpuipc_timing timing;
+    pthread_t thread;
+    int started;        /* its thread runs */
+} pworker;
+
+typedef struct phases {
+    gpuipc_producer_run *run;
+    size_t nusable;
+    int *usable;        /* the GPUs of the run two processes can share */
+    int *phase, *worker; /* each cell's, or -1: not played in a phase */
+    size_t *order;      /* the cells by phase, then worker */
+    size_t *start;      /* [phase * nusable + worker]: where its cells begin in order */
+    pworker *w;
+    unsigned cells_ended; /* scenarios whose BEGIN went, over the run */
+} phases;
+
+/* The position of GPU ordinal g among the usable ones, or -1. */
+static int position(const phases *p, int g)
+{
+    size_t i;
+
+    for (i = 0; i < p->nusable; i++)
+        if (p->usable[i] == g)
+            return (int)i;
+    return -1;
+}
+
+int gpuipc_app_phases_wanted(const gpuipc_producer_run *run)
+{
+    static const char *const filters[] = {"CK_RUN_SUITE", "CK_RUN_CASE", "CK_EXCLUDE_LIST",
+                                          "CK_EXCLUDE_CASE", "CK_INCLUDE_TAGS",
+                                          "CK_EXCLUDE_TAGS"};
+    const char *off = getenv("GPUIPC_PHASES");
+    size_t i;
+
+    /* The forked one-shot run over several GPUs only: --pairs times the
+     * link (a phase's other cells would share it), a soak compares rounds
+     * by the consumer's figures after each scenario, and Check's filters
+     * choose cells one by one. */
+    if (run->ngpus < 2 || run->child <= 0 || run->o->pairs != NULL || run->o->repeat != 1 ||
+        run->o->bench)
+        return 0;
+    if (off != NULL && strcmp(off, "off") == 0)
+        return 0;
+    for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+        if (getenv(filters[i]) != NULL && getenv(filters[i])[0] != '\0')
+            return 0;
+    return 1;
+}
+
+/* Sets up p: each cell's phase and worker (cells that run alone, host
+ * memory and destructive ones, -1), and the cells in phase and worker
+ * order. Returns 0, or -1 out of memory or where there is nothing to play
+ * at once. */
+static int plan(phases *p, gpuipc_producer_run *run)
+{
+    size_t n = run->cells.n, i, g, nb, *count;
+    gpuipc_cause why;
+
+    memset(p, 0, sizeof(*p));
+    p->run = run;
+    p->usable = calloc(run->ngpus, sizeof(*p->usable));
+    p->phase = calloc(n ? n : 1, sizeof(*p->phase));
+    p->worker = calloc(n ? n : 1, sizeof(*p->worker));
+    p->order = calloc(n ? n : 1, sizeof(*p->order));
+    if (p->usable == NULL || p->phase == NULL || p->worker == NULL || p->order == NULL)
+        return -1;
+    for (g = 0; g < run->ngpus; g++)
+        if (!gpuipc_app_modes_block(&run->cmodes, run->gpus[g], &why))
+            p->usable[p->nusable++] = run->gpus[g];
+    if (p->nusable < 2 || p->nusable > GPUIPC_PHASE_MAX_WORKERS)
+        return -1;
+    nb = p->nusable * p->nusable;
+    if ((p->start = calloc(nb + 1, sizeof(*p->start))) == NULL ||
+        (p->w = calloc(p->nusable, sizeof(*p->w))) == NULL)
+        return -1;
+    count = p->start; /* counted first, then turned into starts */
+    for (i = 0; i < n; i++) {
+        int a = run->cells.pair[i][0], b = run->cells.pair[i][1];
+        int pa = position(p, a), pb = position(p, b);
+
+        p->phase[i] = p->worker[i] = -1;
+        if (a < 0 || pa < 0 || pb < 0 || run->cells.sel[i]->destructive ||
+            run->cells.results[i].status != -1)
+            continue;
+        p->worker[i] = pa;
+        p->phase[i] = (int)(((size_t)pb + p->nusable - (size_t)pa) % p->nusable);
+        count[(size_t)p->phase[i] * p->nusable + (size_t)pa + 1]++;
+    }
+    for (i = 1; i <= nb; i++)
+        p->start[i] += p->start[i - 1];
+    {
+        size_t *at = calloc(nb, sizeof(*at));
+
+        if (at == NULL)
+            return -1;
+        for (i = 0; i < n; i++) {
+            size_t key;
+
+            if (p->phase[i] < 0)
+                continue;
+            key = (size_t)p->phase[i] * p->nusable + (size_t)p->worker[i];
+            p->order[p->start[key] + at[key]++] = i;
+        }
+        free(at);
+    }
+    return p->start[nb] > 0 ? 0 : -1;
+}
+
+static void plan_free(phases *p)
+{
+    size_t i;
+
+    for (i = 0; p->w != NULL && i < p->nusable; i++)
+        if (p->w[i].w != NULL)
+            gpuipc_wire_close(p->w[i].w);
+    free(p->w);
+    free(p->start);
+    free(p->order);
+    free(p->worker);
+    free(p->phase);
+    free(p->usable);
+    memset(p, 0, sizeof(*p));
+}
+
+/* One worker's cells of the phase, one after another. */
+static void *run_worker(void *arg)
+{
+    pworker *k = arg;
+    sigset_t block;
+    size_t j;
+
+    /* The stop signals are the main thread's to take; a stop wakes every
+     * wait through the stop channel all the same. */
+    sigfillset(&block);
+    pthread_sigmask(SIG_BLOCK, &block, NULL);
+    for (j = 0; j < k->ncells; j++) {
+        size_t i = k->cells[j];
+
+        gpuipc_ledger_set_tag((uint32_t)i + 1);
+        if (gpuipc_stop_signal() != 0) {
+            gpuipc_result_set(&k->run->cells.results[i], GPUIPC_STOPPED, GPUIPC_ROLE_PRODUCER,
+                              GPUIPC_STEP_BEGIN, NULL, "not run: the run was stopped before it");
+            continue;
+        }
+        k->driven += (unsigned)gpuipc_app_drive_cell(k->run, i, &k->env, k->w, &k->timing);
+    }
+    gpuipc_ledger_set_tag(0);
+    return NULL;
+}
+
+/* PHASE, and the consumer's PHASE_ACK into st. Returns 0, or a negative
+ * errno if the session's connection broke (err). */
+static int phase_msg(phases *p, unsigned k, unsigned flags, int *fds, unsigned nfds,
+                     gpuipc_status *st, gpuipc_err *err)
+{
+    gpuipc_producer_run *run = p->run;
+    int rfds[GPUIPC_WIRE_MAX_FDS], rc;
+    gpuipc_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = GPUIPC_MSG_PHASE;
+    m.nfds = (uint16_t)nfds;
+    m.u.phase.phase = k;
+    m.u.phase.flags = flags;
+    m.u.phase.workers = nfds;
+    m.u.phase.cells = flags == GPUIPC_PHASE_END ? p->cells_ended : 0;
+    gpuipc_env_waits(&run->env, GPUIPC_STEP_BEGIN);
+    if ((rc = gpuipc_wire_send(run->w, &m, fds, gpuipc_clock_deadline(run->env.timeout_ns),
+                               GPUIPC_STEP_BEGIN, err)) < 0 ||
+        (rc = gpuipc_wire_recv(run->w, GPUIPC_MSG_BIT(GPUIPC_MSG_PHASE_ACK), &m, rfds,
+                               gpuipc_clock_deadline(run->env.timeout_ns + 
+                                                     GPUIPC_ENV_SETTLE_NS),
+                               GPUIPC_STEP_BEGIN, err)) < 0)
+        return rc;
+    *st = m.u.phase_ack.st;
+    return 0;
+}
+
+/* The workers' connections: a socket pair each, this side's end kept, the
+ * other's sent with the first PHASE. Returns 0 or a negative errno (err). */
+static int connect_workers(phases *p, int *theirs, gpuipc_err *err)
+{
+    size_t i;
+    int sv[2], rc;
+
+    for (i = 0; i < p->nusable; i++) {
+        pworker *k = &p->w[i];
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+            rc = -errno;
+            gpuipc_wire_close_fds(theirs, (unsigned)i);
+            return gpuipc_err_set(err, rc, "phases: socketpair for worker %zu: %s", i,
+                                  strerror(-rc));
+        }
+        theirs[i] = sv[1];
+        if ((rc = gpuipc_wire_open(&k->w, sv[0], "consumer", err)) < 0) {
+            gpuipc_wire_close_fds(theirs, (unsigned)i + 1);
+            return rc;
+        }
+        k->run = p->run;
+        k->index = (unsigned)i;
+        k->env = p->run->env;
+        k->env.per_phase = 1;
+        k->env.session_check = 0;
+        k->env.gpu = NULL; /* its first cell makes its GPU current on its thread */
+    }
+    return 0;
+}
+
+/* Runs the cells of phase k again, one at a time over the session's
+ * connection, each counting everything. Returns how many failed. */
+static unsigned run_again(phases *p, size_t k)
+{
+    gpuipc_producer_run *run = p->run;
+    size_t from = p->start[k * p->nusable], to = p->start[(k + 1) * p->nusable], j;
+    unsigned failed = 0;
+
+    for (j = from; j < to && gpuipc_stop_signal() == 0; j++) {
+        size_t i = p->order[j];
+
+        run->cells.results[i].status = -1;
+        gpuipc_app_drive_cell(run, i, &run->env, run->w, &run->timing);
+        failed += run->cells.results[i].status == GPUIPC_FAIL;
+    }
+    return failed;
+}
+
+/* A phase's drift that its cells, run one at a time, did not show again:
+ * the run fails for it, on the phase's first cell. */
+static void drift_stands(phases *p, size_t k, const char *what)
+{
+    gpuipc_producer_run *run = p->run;
+    size_t i = p->order[p->start[k * p->nusable]];
+
+    gpuipc_result_set(&run->cells.results[i], GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
+                      GPUIPC_STEP_RELEASE, NULL, "phase %zu: %.380s, while its cells ran at once; "
+                      "run again one at a time, each of them counted no leak: a drift not tied "
+                      "to a cell", k, what);
+}
+
+int gpuipc_app_play_phases(gpuipc_producer_run *run)
+{
+    int theirs[GPUIPC_PHASE_MAX_WORKERS];
+    phases p;
+    size_t k, i;
+    int rc = 0, sent = 0;
+    gpuipc_err err;
+
+    gpuipc_err_clear(&err);
+    if (plan(&p, run) < 0) {
+        plan_free(&p);
+        return 0;
+    }
+    if ((run->played = calloc(run->cells.n, 1)) == NULL ||
+        connect_workers(&p, theirs, &err) < 0) {
+        plan_free(&p);
+        return 0; /* the cells run one at a time, as without phases */
+    }
+    /* A stop signal is taken here while the workers run (their waits wake
+     * through the stop channel), as during a scenario. */
+    gpuipc_app_catch_stop_signals();
+    gpuipc_app_block_stop_signals(0);
+    for (k = 0; k < p.nusable && rc == 0 && gpuipc_stop_signal() == 0; k++) {
+        size_t from = p.start[k * p.nusable], to = p.start[(k + 1) * p.nusable];
+        char drift[GPUIPC_ERR_LEN] = "";
+        gpuipc_status st;
+        gpuipc_usage base;
+        gpuipc_err e;
+        int have_base;
+
+        if (from == to)
+            continue;
+        have_base = gpuipc_usage_take(&base, run->env.gpu_bytes, &e) == 0;
+        if ((rc = phase_msg(&p, (unsigned)k, GPUIPC_PHASE_BEGIN, sent ? NULL : theirs,
+                            sent ? 0 : (unsigned)p.nusable, &st, &err)) < 0) {
+            if (have_base)
+                gpuipc_usage_free(&base);
+            break;
+        }
+        if (!sent) {
+            gpuipc_wire_close_fds(theirs, (unsigned)p.nusable);
+            sent = 1;
+        }
+        if (st.code != GPUIPC_PASS) {
+            /* No workers on the consumer's side, or no count of its own:
+             * this phase and the rest run one at a time, as without them. */
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
+                            GPUIPC_LOG_NO_TIME, "phase %zu: the consumer: %s; the cells run "
+                            "one at a time from here", k, st.reason);
+            if (have_base)
+                gpuipc_usage_free(&base);
+            break;
+        }
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BEGIN,
+                        GPUIPC_LOG_NO_TIME, "phase %zu: %zu cells at once on %zu workers", k,
+                        to - from, p.nusable);
+        for (i = 0; i < p.nusable; i++) {
+            pworker *w = &p.w[i];
+
+            w->cells = p.order + p.start[k * p.nusable + i];
+            w->ncells = p.start[k * p.nusable + i + 1] - p.start[k * p.nusable + i];
+            w->driven = 0;
+            w->started = w->ncells > 0 && pthread_create(&w->thread, NULL, run_worker, w) == 0;
+            if (w->ncells > 0 && !w->started)
+                run_worker(w); /* no thread: on this one, after the others */
+        }
+        for (i = 0; i < p.nusable; i++) {
+            pworker *w = &p.w[i];
+
+            if (w->started)
+                pthread_join(w->thread, NULL);
+            w->started = 0;
+            p.cells_ended += w->driven;
+        }
+        for (i = from; i < to; i++) {
+            run->played[p.order[i]] = 1;
+            gpuipc_app_judge_pair(run, p.order[i]);
+        }
+        if ((rc = phase_msg(&p, (unsigned)k, GPUIPC_PHASE_END, NULL, 0, &st, &err)) < 0) {
+            if (have_base)
+                gpuipc_usage_free(&base);
+            break;
+        }
+        if (st.code != GPUIPC_PASS && drift[0] == '\0')
+            snprintf(drift, sizeof(drift), "the consumer: %.400s", st.reason);
+        if (have_base) {
+            if (gpuipc_usage_leaks(&base, run->env.gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) > 0 &&
+                drift[0] == '\0')
+                snprintf(drift, sizeof(drift), "the producer holds what it did not at the "
+                         "phase's beginning: %.400s", e.msg);
+            gpuipc_usage_free(&base);
+        }
+        if (drift[0] != '\0') {
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE,
+                            GPUIPC_LOG_NO_TIME, "phase %zu: %s; its %zu cells run again one at "
+                            "a time, each counting everything", k, drift, to - from);
+            if (run_again(&p, k) == 0)
+                drift_stands(&p, k, drift);
+        }
+    }
+    if (rc < 0)
+        gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
+                        GPUIPC_LOG_NO_TIME, "%s phases: %s", gpuipc_stop_fail_word(), err.msg);
+    gpuipc_app_block_stop_signals(1);
+    /* Closed before BYE: the consumer's workers end at their next receive. */
+    plan_free(&p);
+    return rc;
+}
