@@ -178,6 +178,9 @@ static void *run_worker(void *arg)
      * wait through the stop channel all the same. */
     sigfillset(&block);
     pthread_sigmask(SIG_BLOCK, &block, NULL);
+    /* A thread of its own each phase: its first cell makes its GPU current
+     * here (gpuipc_gpu_point skips that where env names the GPU already). */
+    k->env.gpu = NULL;
     for (j = 0; j < k->ncells; j++) {
         size_t i = k->cells[j];
 
