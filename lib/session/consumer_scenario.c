@@ -129,7 +129,12 @@ static void note_accounting(cscen *c)
     if (c->cs->said_accounting || env->gpu == NULL)
         return;
     c->cs->said_accounting = 1;
-    if (u->gpu == GPUIPC_USAGE_UNKNOWN)
+    if (env->per_phase)
+        gpuipc_log_step(&env->log, GPUIPC_LOG_VERBOSE, c->sc.name, GPUIPC_STEP_PROBE,
+                        GPUIPC_LOG_NO_TIME, "accounting: this worker's scenarios count their own "
+                        "driver objects; this process's FDs, shared memory and GPU memory by "
+                        "NVML are counted at each phase's beginning and end");
+    else if (u->gpu == GPUIPC_USAGE_UNKNOWN)
         gpuipc_log_step(&env->log, GPUIPC_LOG_NORMAL, c->sc.name, GPUIPC_STEP_PROBE,
                         GPUIPC_LOG_NO_TIME, "accounting: GPU memory by NVML is not "
                         "attributable here: %.300s; FDs, driver objects and shared memory are "

@@ -44,6 +44,14 @@ static void accounting_note(gpuipc_producer_run *run, char *buf, size_t len)
         return;
     }
     mine = run->env.gpu_bytes(&bytes, &why) == 0;
+    if (run->played != NULL) {
+        snprintf(buf, len, "accounting: per process, both sides, at each phase's beginning and "
+                 "end (its cells at once): FDs, driver objects, resident shared memory, GPU "
+                 "memory by NVML (producer %s%.200s%s); per cell: its own driver objects; a "
+                 "phase that grew ran its cells again one at a time, counting everything",
+                 mine ? "measured" : "not attributable: ", mine ? "" : why.msg, "");
+        return;
+    }
     snprintf(buf, len, "accounting: per process, both sides: FDs, driver objects, resident "
              "shared memory; GPU memory by NVML: producer %s%.200s%s, consumer %s",
              mine ? "measured" : "not attributable (", mine ? "" : why.msg, mine ? "" : ")",
@@ -65,6 +73,9 @@ static void cells_note(const gpuipc_producer_run *run, uint64_t wall_ns, char *b
     if (run->rounds > 1)
         snprintf(buf, len, "cells: %s; their times in the last of %u rounds add to %.3f s",
                  count, run->rounds, (double)c.ns / 1e9);
+    else if (run->played != NULL)
+        snprintf(buf, len, "cells: %s; their times add to %.3f s, a phase's cells at once, in "
+                 "the run's %.3f s", count, (double)c.ns / 1e9, (double)wall_ns / 1e9);
     else
         snprintf(buf, len, "cells: %s; their times add to %.3f s of the run's %.3f s", count,
                  (double)c.ns / 1e9, (double)wall_ns / 1e9);
