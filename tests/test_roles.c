@@ -135,6 +135,8 @@ static int fake_link(struct gpuipc_scenario *sc, const gpuipc_view *view, uint64
 
 /* Whether the next consumer forked takes PHASE (the forked mode's). */
 static int phases_on;
+/* The next consumer's --timeout, where not 0 (else TIMEOUT_NS). */
+static uint64_t consumer_timeout_ns;
 
 /* Forks a consumer serving mechs over sv[1]; returns its pid. */
 static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n,
@@ -149,7 +151,8 @@ static pid_t spawn_consumer(int sv[2], const gpuipc_mech *const *mechs, size_t n
         gpuipc_err e;
 
         close(sv[0]);
-        env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage, TIMEOUT_NS);
+        env_for(&env, GPUIPC_ROLE_CONSUMER, fault, sabotage,
+                consumer_timeout_ns != 0 ? consumer_timeout_ns : TIMEOUT_NS);
         env.phases = phases_on;
         if (gpuipc_wire_open(&w, sv[1], "producer", &e) < 0)
             _exit(3);
@@ -326,6 +329,66 @@ END_TEST
 START_TEST(test_roles_a_phase_end_names_what_the_consumer_kept)
 {
     run_phase("consumer:leak");
+}
+END_TEST
+
+/* A worker's scenario that starts a moment after the producer's PHASE END
+ * (its cells' END_ACKs and the consumer's count may cross): the end waits
+ * for it within the consumer's --timeout, here 900 ms, all of it. */
+typedef struct late_worker {
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_result res;
+} late_worker;
+
+static void *run_late_worker(void *arg)
+{
+    late_worker *k = arg;
+
+    gpuipc_clock_sleep(300 * GPUIPC_NS_PER_MS);
+    th_scenario(&k->env, k->w, &gpuipc_mech_memfd, SIZE, 0, &k->res);
+    return NULL;
+}
+
+START_TEST(test_roles_a_phase_end_waits_a_timeout_under_a_second)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    late_worker k;
+    pthread_t t;
+    int sv[2], before, status;
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_msg ack;
+    gpuipc_err e;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    before = th_fd_count();
+    phases_on = 1;
+    consumer_timeout_ns = 900 * GPUIPC_NS_PER_MS;
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
+    phases_on = 0;
+    consumer_timeout_ns = 0;
+    pair(sv);
+    phase_msg(w, GPUIPC_PHASE_BEGIN, 0, &sv[1], 1, &ack);
+    ck_assert_msg(ack.u.phase_ack.st.code == GPUIPC_PASS, "%s", ack.u.phase_ack.st.reason);
+    close(sv[1]);
+    memset(&k, 0, sizeof(k));
+    k.env = env;
+    k.env.per_phase = 1;
+    ck_assert_int_eq(gpuipc_wire_open(&k.w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, run_late_worker, &k), 0);
+    phase_msg(w, GPUIPC_PHASE_END, 1, NULL, 0, &ack);
+    pthread_join(t, NULL);
+    ck_assert_msg(k.res.status == GPUIPC_PASS, "worker: %s", k.res.reason);
+    ck_assert_msg(ack.u.phase_ack.st.code == GPUIPC_PASS, "PHASE_ACK at the end: %s",
+                  ack.u.phase_ack.st.reason);
+    gpuipc_wire_close(k.w);
+    ck_assert_int_eq(bye(&env, w, GPUIPC_PASS), GPUIPC_PASS);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    gpuipc_wire_close(w);
+    ck_assert_int_eq(th_fd_count(), before);
 }
 END_TEST
 
@@ -1127,6 +1190,7 @@ Suite *roles_suite(void)
     tcase_add_test(session, test_roles_memfd_round_trip);
     tcase_add_test(session, test_roles_a_phase_runs_two_workers_at_once);
     tcase_add_test(session, test_roles_a_phase_end_names_what_the_consumer_kept);
+    tcase_add_test(session, test_roles_a_phase_end_waits_a_timeout_under_a_second);
     tcase_add_test(session, test_roles_failed_alloc_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_refusal_does_not_desync_the_next_scenario);
     tcase_add_test(session, test_roles_consumer_verifies_the_second_view);

@@ -120,7 +120,15 @@ static int start_workers(gpuipc_consumer_session *cs, int *fds, unsigned n, gpui
         return gpuipc_err_set(err, -ENOMEM, "phase: out of memory for %u workers", n);
     }
     pthread_mutex_init(&all->lock, NULL);
-    pthread_cond_init(&all->changed, NULL);
+    {
+        pthread_condattr_t ca;
+
+        /* A wall clock set back or forth does not move the phase's wait. */
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&all->changed, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     cs->workers = all;
     for (i = 0; i < n; i++) {
         worker *k = &all->w[i];
@@ -163,8 +171,16 @@ static int wait_for_cells(struct gpuipc_consumer_workers *all, unsigned cells, u
     struct timespec until;
     int rc = 0;
 
-    clock_gettime(CLOCK_REALTIME, &until);
+    /* The whole of --timeout, its fraction of a second too (a timeout under
+     * a second would otherwise not wait at all), on the monotonic clock the
+     * condition waits by (start_workers). */
+    clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += (time_t)(timeout_ns / GPUIPC_NS_PER_S);
+    until.tv_nsec += (long)(timeout_ns % GPUIPC_NS_PER_S);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&all->lock);
     while (all->ended < cells && !all->failed && rc == 0)
         rc = pthread_cond_timedwait(&all->changed, &all->lock, &until);
