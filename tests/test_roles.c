@@ -320,6 +320,32 @@ static void run_phase(const char *sabotage)
     ck_assert_int_eq(th_fd_count(), before);
 }
 
+/* A PHASE out of its order (an end with no beginning) fails the consumer's
+ * session, not only the phase: BYE_ACK says so and the consumer exits 1. */
+START_TEST(test_roles_a_phase_out_of_order_fails_the_session)
+{
+    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
+    gpuipc_env env;
+    gpuipc_wire *w;
+    gpuipc_msg ack;
+    int status;
+    pid_t pid;
+
+    env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
+    phases_on = 1;
+    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
+    phases_on = 0;
+    phase_msg(w, GPUIPC_PHASE_END, 0, NULL, 0, &ack);
+    ck_assert_int_eq(ack.u.phase_ack.st.code, GPUIPC_FAIL);
+    ck_assert_msg(strstr(ack.u.phase_ack.st.reason, "an end with no beginning") != NULL, "%s",
+                  ack.u.phase_ack.st.reason);
+    ck_assert_int_eq(bye(&env, w, GPUIPC_SKIP), GPUIPC_FAIL);
+    status = wait_exit(pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
 START_TEST(test_roles_a_phase_runs_two_workers_at_once)
 {
     run_phase(NULL);
@@ -1189,6 +1215,7 @@ Suite *roles_suite(void)
 
     tcase_add_test(session, test_roles_memfd_round_trip);
     tcase_add_test(session, test_roles_a_phase_runs_two_workers_at_once);
+    tcase_add_test(session, test_roles_a_phase_out_of_order_fails_the_session);
     tcase_add_test(session, test_roles_a_phase_end_names_what_the_consumer_kept);
     tcase_add_test(session, test_roles_a_phase_end_waits_a_timeout_under_a_second);
     tcase_add_test(session, test_roles_failed_alloc_does_not_desync_the_next_scenario);

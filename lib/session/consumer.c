@@ -302,6 +302,11 @@ static int serve(gpuipc_consumer_session *cs, gpuipc_session_end *end)
             char why[GPUIPC_ERR_LEN];
 
             /* The phases' workers' scenarios count before BYE is judged. */
+            if (cs->phase_refused) {
+                end->own = GPUIPC_FAIL;
+                if (end->reason[0] == '\0')
+                    snprintf(end->reason, sizeof(end->reason), "%s", cs->first_fail);
+            }
             if (gpuipc_consumer_workers_end(cs, why, sizeof(why)) < 0) {
                 end->own = GPUIPC_FAIL;
                 if (end->reason[0] == '\0')

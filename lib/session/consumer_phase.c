@@ -41,6 +41,7 @@ struct gpuipc_consumer_workers {
     unsigned ended;              /* scenarios the workers ended, over the run */
     unsigned passed, producer_failed;
     int failed;                  /* a worker's scenario failed, or its connection broke */
+    int broken;                  /* a worker's connection broke: it ends no more scenarios */
     char first_fail[GPUIPC_ERR_LEN];
     size_t n;
     worker w[GPUIPC_PHASE_MAX_WORKERS];
@@ -74,6 +75,8 @@ static void *serve_worker(void *arg)
         if (rc < 0) {
             pthread_mutex_lock(&all->lock);
             /* EPIPE between scenarios: the producer closed it (the end). */
+            if (rc != -EPIPE)
+                all->broken = 1;
             if (rc != -EPIPE && !all->failed) {
                 all->failed = 1;
                 snprintf(all->first_fail, sizeof(all->first_fail), "worker %u: %.400s",
@@ -89,6 +92,8 @@ static void *serve_worker(void *arg)
         all->passed += (unsigned)passed;
         all->producer_failed += k->cs.producer_failed;
         k->cs.producer_failed = 0;
+        if (rc < 0)
+            all->broken = 1;
         if ((own != GPUIPC_PASS || rc < 0) && !all->failed) {
             all->failed = 1;
             snprintf(all->first_fail, sizeof(all->first_fail), "%s", k->cs.first_fail);
@@ -182,12 +187,15 @@ static int wait_for_cells(struct gpuipc_consumer_workers *all, unsigned cells, u
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&all->lock);
-    while (all->ended < cells && !all->failed && rc == 0)
+    /* A failed scenario still ends (its worker goes on); only a broken
+     * connection ends no more, and waiting for it would be waiting for
+     * nothing. */
+    while (all->ended < cells && !all->broken && rc == 0)
         rc = pthread_cond_timedwait(&all->changed, &all->lock, &until);
-    if (all->ended < cells && !all->failed)
+    if (all->ended < cells && !all->broken)
         gpuipc_err_set(err, -ETIMEDOUT, "phase: the workers ended %u of the %u scenarios the "
                        "producer counts, in --timeout", all->ended, cells);
-    rc = all->ended < cells && !all->failed ? -ETIMEDOUT : 0;
+    rc = all->ended < cells && !all->broken ? -ETIMEDOUT : 0;
     pthread_mutex_unlock(&all->lock);
     return rc;
 }
@@ -199,14 +207,16 @@ int gpuipc_consumer_phase(gpuipc_consumer_session *cs, const gpuipc_msg_phase *p
     struct gpuipc_consumer_workers *all;
     gpuipc_msg msg;
     gpuipc_err e;
-    int rc = 0;
+    int rc = 0, refused = 0;
 
     memset(&msg, 0, sizeof(msg));
     msg.type = GPUIPC_MSG_PHASE_ACK;
     gpuipc_wire_status(&msg.u.phase_ack.st, GPUIPC_PASS, GPUIPC_STEP_NONE, NULL);
     if (p->flags == GPUIPC_PHASE_BEGIN) {
-        if (nfds > 0 && (rc = start_workers(cs, fds, nfds, &e)) < 0)
+        if (nfds > 0 && (rc = start_workers(cs, fds, nfds, &e)) < 0) {
             gpuipc_wire_status_fail(&msg.u.phase_ack.st, GPUIPC_STEP_BEGIN, "%s", e.msg);
+            refused = 1;
+        }
         all = cs->workers;
         if (all != NULL) {
             if (all->have_base)
@@ -219,10 +229,12 @@ int gpuipc_consumer_phase(gpuipc_consumer_session *cs, const gpuipc_msg_phase *p
         } else if (rc == 0) {
             gpuipc_wire_status_fail(&msg.u.phase_ack.st, GPUIPC_STEP_BEGIN, "phase %u: no "
                                     "workers", p->phase);
+            refused = 1;
         }
     } else if ((all = cs->workers) == NULL || !all->have_base) {
         gpuipc_wire_status_fail(&msg.u.phase_ack.st, GPUIPC_STEP_BEGIN, "phase %u: an end "
                                 "with no beginning", p->phase);
+        refused = 1;
     } else {
         gpuipc_usage now;
 
@@ -237,6 +249,13 @@ int gpuipc_consumer_phase(gpuipc_consumer_session *cs, const gpuipc_msg_phase *p
         gpuipc_usage_take(&now, env->gpu_bytes, &e);
         gpuipc_usage_figures_of(&now, &msg.u.phase_ack.usage);
         gpuipc_usage_free(&now);
+    }
+    /* A PHASE out of its order fails the session, as any claim out of its
+     * state does (protocol.md), not only the producer's phase. */
+    if (refused) {
+        cs->phase_refused = 1;
+        if (cs->first_fail[0] == '\0')
+            snprintf(cs->first_fail, sizeof(cs->first_fail), "%s", msg.u.phase_ack.st.reason);
     }
     gpuipc_env_waits(env, GPUIPC_STEP_BEGIN);
     return gpuipc_wire_send(cs->w, &msg, NULL, gpuipc_clock_deadline(env->timeout_ns),

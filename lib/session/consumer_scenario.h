@@ -30,6 +30,7 @@ typedef struct gpuipc_consumer_session {
     int said_accounting;         /* whether NVML's view was said */
     uint64_t hwm;                /* the peak RSS of scenarios that reset it for their own */
     struct gpuipc_consumer_workers *workers; /* the phases' workers (consumer_phase.c) */
+    int phase_refused;           /* a PHASE out of its order came (first_fail says which) */
 } gpuipc_consumer_session;
 
 /* Points sc at the devices a PROBE or BEGIN names (the memory lives on

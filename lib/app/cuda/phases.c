@@ -348,6 +348,13 @@ int gpuipc_app_play_phases(gpuipc_producer_run *run)
          * are closed, not before: the FD check compares FD numbers, and a
          * cell's leaked FD would take a number one of them freed, unseen. */
         have_base = gpuipc_usage_take(&base, run->env.gpu_bytes, &e) == 0;
+        if (!have_base) {
+            /* No count at the beginning: the phase's own counts cannot
+             * speak for it, so its cells run again one at a time. */
+            snprintf(drift, sizeof(drift), "the producer could not count what it held at the "
+                     "phase's beginning: %.380s", e.msg);
+            gpuipc_usage_free(&base);
+        }
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BEGIN,
                         GPUIPC_LOG_NO_TIME, "phase %zu: %zu cells at once on %zu workers", k,
                         to - from, p.nusable);
