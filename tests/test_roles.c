@@ -255,6 +255,19 @@ static void phase_msg(gpuipc_wire *w, unsigned flags, unsigned cells, int *fds, 
                   "PHASE_ACK: %s", e.msg);
 }
 
+/* A session whose consumer takes PHASE (the forked mode's), sabotage its
+ * hook, HELLO exchanged. */
+static pid_t open_phased(gpuipc_env *env, gpuipc_wire **w, const char *sabotage)
+{
+    static const gpuipc_mech *const mechs[] = {&gpuipc_mech_memfd};
+    pid_t pid;
+
+    phases_on = 1;
+    pid = open_session(env, w, mechs, 1, NULL, sabotage);
+    phases_on = 0;
+    return pid;
+}
+
 /* Two workers' scenarios at once: the session's PHASE brings their
  * connections, the consumer serves each on a thread of its own, their
  * scenarios pass and count at BYE, and the phase's end finds the consumer
@@ -264,7 +277,6 @@ static void phase_msg(gpuipc_wire *w, unsigned flags, unsigned cells, int *fds, 
  * more: a drift for the producer to run again one cell at a time. */
 static void run_phase(const char *sabotage)
 {
-    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
     phase_worker k[2];
     pthread_t t[2];
     int sv[2][2], fds[2], before, status, i;
@@ -276,9 +288,7 @@ static void run_phase(const char *sabotage)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
-    phases_on = 1;
-    pid = open_session(&env, &w, mechs, 1, NULL, sabotage);
-    phases_on = 0;
+    pid = open_phased(&env, &w, sabotage);
     for (i = 0; i < 2; i++) {
         pair(sv[i]);
         fds[i] = sv[i][1];
@@ -324,7 +334,6 @@ static void run_phase(const char *sabotage)
  * session, not only the phase: BYE_ACK says so and the consumer exits 1. */
 START_TEST(test_roles_a_phase_out_of_order_fails_the_session)
 {
-    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
     gpuipc_env env;
     gpuipc_wire *w;
     gpuipc_msg ack;
@@ -332,9 +341,7 @@ START_TEST(test_roles_a_phase_out_of_order_fails_the_session)
     pid_t pid;
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
-    phases_on = 1;
-    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    phases_on = 0;
+    pid = open_phased(&env, &w, NULL);
     phase_msg(w, GPUIPC_PHASE_END, 0, NULL, 0, &ack);
     ck_assert_int_eq(ack.u.phase_ack.st.code, GPUIPC_FAIL);
     ck_assert_msg(strstr(ack.u.phase_ack.st.reason, "an end with no beginning") != NULL, "%s",
@@ -378,7 +385,6 @@ static void *run_late_worker(void *arg)
 
 START_TEST(test_roles_a_phase_end_waits_a_timeout_under_a_second)
 {
-    const gpuipc_mech *mechs[] = {&gpuipc_mech_memfd};
     late_worker k;
     pthread_t t;
     int sv[2], before, status;
@@ -390,10 +396,8 @@ START_TEST(test_roles_a_phase_end_waits_a_timeout_under_a_second)
 
     env_for(&env, GPUIPC_ROLE_PRODUCER, NULL, NULL, TIMEOUT_NS);
     before = th_fd_count();
-    phases_on = 1;
     consumer_timeout_ns = 900 * GPUIPC_NS_PER_MS;
-    pid = open_session(&env, &w, mechs, 1, NULL, NULL);
-    phases_on = 0;
+    pid = open_phased(&env, &w, NULL);
     consumer_timeout_ns = 0;
     pair(sv);
     phase_msg(w, GPUIPC_PHASE_BEGIN, 0, &sv[1], 1, &ack);
