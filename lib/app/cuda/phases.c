@@ -171,13 +171,14 @@ static void plan_free(phases *p)
 static void *run_worker(void *arg)
 {
     pworker *k = arg;
-    sigset_t block;
+    sigset_t block, was;
     size_t j;
 
     /* The stop signals are the main thread's to take; a stop wakes every
-     * wait through the stop channel all the same. */
+     * wait through the stop channel all the same. (Where no thread could be
+     * made this runs on the main thread, whose mask it gives back.) */
     sigfillset(&block);
-    pthread_sigmask(SIG_BLOCK, &block, NULL);
+    pthread_sigmask(SIG_BLOCK, &block, &was);
     /* A thread of its own each phase: its first cell makes its GPU current
      * here (gpuipc_gpu_point skips that where env names the GPU already). */
     k->env.gpu = NULL;
@@ -193,6 +194,7 @@ static void *run_worker(void *arg)
         k->driven += (unsigned)gpuipc_app_drive_cell(k->run, i, &k->env, k->w, &k->timing);
     }
     gpuipc_ledger_set_tag(0);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     return NULL;
 }
 
