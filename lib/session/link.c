@@ -265,8 +265,7 @@ char *gpuipc_link_describe(const gpuipc_link_figures *f, char *buf, size_t len)
     return buf;
 }
 
-/* "371.2 GB/s", or "not measured" for 0. */
-static char *gbps_text(double gbps, char *buf, size_t len)
+char *gpuipc_link_gbps_text(double gbps, char *buf, size_t len)
 {
     snprintf(buf, len, gbps > 0 ? "%.1f GB/s" : "not measured", gbps);
     return buf;
@@ -278,13 +277,13 @@ char *gpuipc_link_pair_words(const gpuipc_link_figures *f, int a, int b, char *b
 
     if (f->wrote)
         snprintf(wrote, sizeof(wrote), "wrote %s to it",
-                 gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_WRITE), ws, sizeof(ws)));
+                 gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_WRITE), ws, sizeof(ws)));
     else
         snprintf(wrote, sizeof(wrote), "wrote nothing to it, a read-only mapping");
     snprintf(buf, len, "across the link, GPU %d read %s from GPU %d and %s (GPU %d's own memory: "
              "%s; medians of %llu batches of %llu x %s)", b,
-             gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_READ), rs, sizeof(rs)), a, wrote, b,
-             gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_LOCAL), ls, sizeof(ls)),
+             gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_READ), rs, sizeof(rs)), a, wrote, b,
+             gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_LOCAL), ls, sizeof(ls)),
              (unsigned long long)f->batches, (unsigned long long)f->passes,
              gpuipc_units_format_size(f->bytes, size, sizeof(size)));
     return buf;

@@ -132,6 +132,9 @@ const char *gpuipc_link_below(double read_gbps, double write_gbps, int write_exp
  * Returns buf. */
 char *gpuipc_link_describe(const gpuipc_link_figures *f, char *buf, size_t len);
 
+/* A figure as words: "371.2 GB/s", or "not measured" for 0. Returns buf. */
+char *gpuipc_link_gbps_text(double gbps, char *buf, size_t len);
+
 /* The summary's words for a pair whose consumer on GPU b measured f over
  * GPU a's memory: "across the link, GPU b read R GB/s from GPU a and wrote W
  * GB/s to it (GPU b's own memory: L GB/s; medians of 5 batches of 16 x 64

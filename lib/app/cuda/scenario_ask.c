@@ -67,13 +67,6 @@ int gpuipc_app_asks_link(const gpuipc_producer_run *run, size_t i)
            run->o->size >= GPUIPC_LINK_MIN_SIZE;
 }
 
-/* "371.2 GB/s", or "not measured" for 0. */
-static char *gbps_text(double gbps, char *buf, size_t len)
-{
-    snprintf(buf, len, gbps > 0 ? "%.1f GB/s" : "not measured", gbps);
-    return buf;
-}
-
 /* The detail line's words before the link's name, into buf, and the read
  * and write figures --min-gbps judges (*write_judged: whether a write is
  * judged at all). */
@@ -110,12 +103,12 @@ static void say_figures(const gpuipc_producer_run *run, size_t i, double *rd, do
     if (!*write_judged)
         snprintf(ws, sizeof(ws), "nothing to it, a read-only mapping");
     else
-        snprintf(ws, sizeof(ws), "%s to it", gbps_text(*wr, rs, sizeof(rs)));
+        snprintf(ws, sizeof(ws), "%s to it", gpuipc_link_gbps_text(*wr, rs, sizeof(rs)));
     snprintf(buf, len, "in one pass each way (the first touch included%s), GPU %d read %s from "
              "GPU %d and wrote %s", run->o->pairs == NULL ? "; --pairs measures the link"
              : run->cells.sel[i]->memory != GPUIPC_MECH_DEVICE ? "; host memory: no GPU link "
              "to measure" : "; no link figures below --size 8M, where a pass costs what a "
-             "kernel launch does", b, gbps_text(*rd, rs, sizeof(rs)), a, ws);
+             "kernel launch does", b, gpuipc_link_gbps_text(*rd, rs, sizeof(rs)), a, ws);
 }
 
 int gpuipc_app_drive_cell(gpuipc_producer_run *run, size_t i, gpuipc_env *env, gpuipc_wire *w,
@@ -174,8 +167,8 @@ void gpuipc_app_judge_pair(gpuipc_producer_run *run, size_t i)
         gpuipc_err_what(&what, GPUIPC_DIAG_MIN_GBPS, 0, 0);
         gpuipc_result_set(r, GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER, GPUIPC_STEP_CHECK, &what,
                           "GPU pair %d->%d: %s %s across the link, below --min-gbps %g", a, b,
-                          slow, slow[0] == 'r' ? gbps_text(rd, rs, sizeof(rs))
-                          : gbps_text(wr, ws, sizeof(ws)), min);
+                          slow, slow[0] == 'r' ? gpuipc_link_gbps_text(rd, rs, sizeof(rs))
+                          : gpuipc_link_gbps_text(wr, ws, sizeof(ws)), min);
     }
 }
 
