@@ -282,7 +282,8 @@ char *gpuipc_link_pair_words(const gpuipc_link_figures *f, int a, int b, char *b
         snprintf(wrote, sizeof(wrote), "wrote nothing to it, a read-only mapping");
     snprintf(buf, len, "across the link, GPU %d read %s from GPU %d and %s (GPU %d's own memory: "
              "%s; medians of %llu batches of %llu x %s)", b,
-             gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_READ), rs, sizeof(rs)), a, wrote, b,
+             gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_READ), rs, sizeof(rs)), a,
+             wrote, b,
              gpuipc_link_gbps_text(gpuipc_link_gbps(f, GPUIPC_LINK_LOCAL), ls, sizeof(ls)),
              (unsigned long long)f->batches, (unsigned long long)f->passes,
              gpuipc_units_format_size(f->bytes, size, sizeof(size)));
