@@ -3,15 +3,19 @@
  * --device's list, the ring of the default run, every ordered pair in
  * rounds of disjoint pairs (N from 1 to 72), and the verdicts gathered per
  * GPU and per pair; and lib/run/cellset.c, the run's cells and their
- * census. */
+ * census; and lib/run/phase_loop.c, phases whose cells run at once and
+ * the counts at their ends. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cause.h"
 #include "core/clock.h"
 #include "run/cellset.h"
+#include "run/phase_loop.h"
 #include "run/plan.h"
 #include "helpers.h"
 #include "suites.h"
@@ -512,6 +516,207 @@ START_TEST(test_plan_no_peer_path_from_the_facts)
 }
 END_TEST
 
+/* ---- run/phase_loop: phases whose cells run at once -------------------------------------- */
+
+/* Cells of a test's own: a phase's play may leave an FD open (a leak the
+ * phase's count sees and no cell's), its second run one at a time may
+ * leave one again (the leak named by a cell there). */
+typedef struct fake_phases {
+    int leak_in;        /* the phase whose play leaks an FD (-1: none) */
+    int leak_again;     /* its second run leaks too, and a cell says so */
+    int peer_drift_in;  /* the phase whose end brings the peer's drift (-1: none) */
+    int stop_after;     /* the phase after which the run is stopped (-1: none) */
+    int fds[16];
+    unsigned nfds;
+    unsigned played[4], again[4], stood[4];
+    char text[GPUIPC_ERR_LEN + 160];
+} fake_phases;
+
+static int fake_stop;
+
+static size_t fake_cells(void *arg, size_t k)
+{
+    (void)arg;
+    return k == 2 ? 0 : 3; /* phase 2 has no cells: passed over */
+}
+
+static void fake_leak(fake_phases *f)
+{
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_uint_lt(f->nfds, 16);
+    f->fds[f->nfds++] = fd;
+}
+
+static void fake_play(void *arg, size_t k)
+{
+    fake_phases *f = arg;
+
+    f->played[k]++;
+    if ((int)k == f->leak_in)
+        fake_leak(f);
+    if ((int)k == f->stop_after)
+        fake_stop = 1;
+}
+
+static int fake_end(void *arg, size_t k, char *drift, size_t len, gpuipc_err *err)
+{
+    fake_phases *f = arg;
+
+    (void)err;
+    if ((int)k == f->peer_drift_in)
+        snprintf(drift, len, "the consumer: 1 FD leaked: fd 99 (/memfd:x (deleted))");
+    return 0;
+}
+
+static unsigned fake_again(void *arg, size_t k)
+{
+    fake_phases *f = arg;
+
+    f->again[k]++;
+    if (f->leak_again && (int)k == f->leak_in) {
+        fake_leak(f);
+        return 1; /* the cell's own count named it */
+    }
+    return 0;
+}
+
+static void fake_stands(void *arg, size_t k, const char *text)
+{
+    fake_phases *f = arg;
+
+    f->stood[k]++;
+    snprintf(f->text, sizeof(f->text), "%s", text);
+}
+
+static int fake_stopped(void)
+{
+    return fake_stop;
+}
+
+/* Runs 4 phases of f; with_again 0: the cells cannot run again. */
+static void fake_run(fake_phases *f, int with_again)
+{
+    gpuipc_log log = {0};
+    gpuipc_phase_loop l;
+    gpuipc_err err;
+    unsigned i;
+
+    log.level = GPUIPC_LOG_QUIET;
+    log.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    ck_assert_int_ge(log.fd, 0);
+    memset(&l, 0, sizeof(l));
+    l.arg = f;
+    l.nphases = 4;
+    l.who = "the producer";
+    l.log = &log;
+    l.cells = fake_cells;
+    l.play = fake_play;
+    l.end = fake_end;
+    l.again = with_again ? fake_again : NULL;
+    l.stands = fake_stands;
+    l.stopped = fake_stopped;
+    fake_stop = 0;
+    ck_assert_int_eq(gpuipc_phase_loop_run(&l, &err), 0);
+    for (i = 0; i < f->nfds; i++)
+        close(f->fds[i]);
+    close(log.fd);
+}
+
+static void fake_init(fake_phases *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->leak_in = f->peer_drift_in = f->stop_after = -1;
+}
+
+START_TEST(test_phase_loop_clean_phases_run_once)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    fake_run(&f, 1);
+    ck_assert_uint_eq(f.played[0], 1);
+    ck_assert_uint_eq(f.played[1], 1);
+    ck_assert_uint_eq(f.played[2], 0); /* no cells */
+    ck_assert_uint_eq(f.played[3], 1);
+    ck_assert_uint_eq(f.again[0] + f.again[1] + f.again[3], 0);
+    ck_assert_uint_eq(f.stood[0] + f.stood[1] + f.stood[3], 0);
+}
+END_TEST
+
+START_TEST(test_phase_loop_a_drift_that_does_not_come_back_still_fails)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    f.leak_in = 1;
+    fake_run(&f, 1);
+    ck_assert_uint_eq(f.again[1], 1);
+    ck_assert_uint_eq(f.again[0] + f.again[3], 0);
+    ck_assert_uint_eq(f.stood[1], 1);
+    ck_assert_uint_eq(f.stood[0] + f.stood[3], 0);
+    ck_assert_msg(strstr(f.text, "phase 1: the producer holds what it did not at the phase's "
+                         "beginning: 1 FD leaked: fd ") != NULL, "%s", f.text);
+    ck_assert_msg(strstr(f.text, "(/dev/null)") != NULL, "%s", f.text);
+    ck_assert_msg(strstr(f.text, "a drift not tied to a cell") != NULL, "%s", f.text);
+    ck_assert_uint_eq(f.played[3], 1); /* the phases go on */
+}
+END_TEST
+
+START_TEST(test_phase_loop_a_drift_that_comes_back_is_the_cells)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    f.leak_in = 0;
+    f.leak_again = 1;
+    fake_run(&f, 1);
+    ck_assert_uint_eq(f.again[0], 1);
+    ck_assert_uint_eq(f.stood[0], 0); /* the cell that leaked again names it */
+}
+END_TEST
+
+START_TEST(test_phase_loop_the_peers_drift_runs_the_phase_again)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    f.peer_drift_in = 3;
+    fake_run(&f, 1);
+    ck_assert_uint_eq(f.again[3], 1);
+    ck_assert_uint_eq(f.stood[3], 1);
+    ck_assert_msg(strstr(f.text, "phase 3: the consumer: 1 FD leaked") != NULL, "%s", f.text);
+}
+END_TEST
+
+START_TEST(test_phase_loop_a_drift_that_cannot_run_again_fails_at_once)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    f.leak_in = 0;
+    fake_run(&f, 0);
+    ck_assert_uint_eq(f.stood[0], 1);
+    ck_assert_msg(strstr(f.text, "cannot run again one at a time here: a drift not tied to a "
+                         "cell") != NULL, "%s", f.text);
+}
+END_TEST
+
+START_TEST(test_phase_loop_a_stop_ends_the_phases_and_blames_none)
+{
+    fake_phases f;
+
+    fake_init(&f);
+    f.leak_in = 1;
+    f.stop_after = 1;
+    fake_run(&f, 1);
+    ck_assert_uint_eq(f.played[1], 1);
+    ck_assert_uint_eq(f.played[3], 0);
+    ck_assert_uint_eq(f.stood[1], 0); /* its cells did not all run again */
+}
+END_TEST
+
 Suite *plan_suite(void)
 {
     Suite *s = suite_create("plan");
@@ -535,6 +740,14 @@ Suite *plan_suite(void)
     /* A bound on time means nothing under valgrind. */
     th_add_unless_valgrind(tc, test_plan_gpu_verdicts_of_72_gpus_take_one_pass_each,
                            "its bound on time is for native code");
+    suite_add_tcase(s, tc);
+    tc = tcase_create("phase_loop");
+    tcase_add_test(tc, test_phase_loop_clean_phases_run_once);
+    tcase_add_test(tc, test_phase_loop_a_drift_that_does_not_come_back_still_fails);
+    tcase_add_test(tc, test_phase_loop_a_drift_that_comes_back_is_the_cells);
+    tcase_add_test(tc, test_phase_loop_the_peers_drift_runs_the_phase_again);
+    tcase_add_test(tc, test_phase_loop_a_drift_that_cannot_run_again_fails_at_once);
+    tcase_add_test(tc, test_phase_loop_a_stop_ends_the_phases_and_blames_none);
     suite_add_tcase(s, tc);
     return s;
 }

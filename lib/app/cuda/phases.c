@@ -33,6 +33,7 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
+#include "run/phase_loop.h"
 
 typedef struct pworker {
     gpuipc_producer_run *run;
@@ -56,6 +57,8 @@ typedef struct phases {
     size_t *start;      /* [phase * nusable + worker]: where its cells begin in order */
     pworker *w;
     unsigned cells_ended; /* scenarios whose BEGIN went, over the run */
+    int theirs[GPUIPC_PHASE_MAX_WORKERS]; /* the consumer's ends of the connections */
+    int sent;           /* the first PHASE took them */
 } phases;
 
 /* The position of GPU ordinal g among the usable ones, or -1. */
@@ -286,25 +289,103 @@ static unsigned run_again(phases *p, size_t k)
     return failed;
 }
 
-/* A phase's drift that its cells, run one at a time, did not show again:
- * the run fails for it, on the phase's first cell. */
-static void drift_stands(phases *p, size_t k, const char *what)
+/* The drift stands: the run fails for it, on the phase's first cell. */
+static void drift_stands(void *arg, size_t k, const char *text)
 {
-    gpuipc_producer_run *run = p->run;
+    phases *p = arg;
     size_t i = p->order[p->start[k * p->nusable]];
 
-    gpuipc_result_set(&run->cells.results[i], GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
-                      GPUIPC_STEP_RELEASE, NULL, "phase %zu: %.380s, while its cells ran at once; "
-                      "run again one at a time, each of them counted no leak: a drift not tied "
-                      "to a cell", k, what);
+    gpuipc_result_set(&p->run->cells.results[i], GPUIPC_FAIL, GPUIPC_ROLE_PRODUCER,
+                      GPUIPC_STEP_RELEASE, NULL, "%s", text);
+}
+
+static size_t phase_cells(void *arg, size_t k)
+{
+    phases *p = arg;
+
+    return p->start[(k + 1) * p->nusable] - p->start[k * p->nusable];
+}
+
+/* PHASE's beginning (the first brings the workers' connections). */
+static int phase_begin(void *arg, size_t k, gpuipc_err *err)
+{
+    phases *p = arg;
+    gpuipc_status st;
+    int rc;
+
+    rc = phase_msg(p, (unsigned)k, GPUIPC_PHASE_BEGIN, p->sent ? NULL : p->theirs,
+                   p->sent ? 0 : (unsigned)p->nusable, &st, err);
+    if (rc < 0)
+        return rc;
+    if (!p->sent) {
+        gpuipc_wire_close_fds(p->theirs, (unsigned)p->nusable);
+        p->sent = 1;
+    }
+    if (st.code != GPUIPC_PASS) {
+        /* No workers on the consumer's side, or no count of its own: this
+         * phase and the rest run one at a time, as without them. */
+        gpuipc_log_step(&p->run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
+                        GPUIPC_LOG_NO_TIME, "phase %zu: the consumer: %s; the cells run one at "
+                        "a time from here", k, st.reason);
+        return 1;
+    }
+    return 0;
+}
+
+/* The workers, each on a thread of its own, their cells judged after. */
+static void phase_play(void *arg, size_t k)
+{
+    phases *p = arg;
+    size_t from = p->start[k * p->nusable], to = p->start[(k + 1) * p->nusable], i;
+
+    for (i = 0; i < p->nusable; i++) {
+        pworker *w = &p->w[i];
+
+        w->cells = p->order + p->start[k * p->nusable + i];
+        w->ncells = p->start[k * p->nusable + i + 1] - p->start[k * p->nusable + i];
+        w->driven = 0;
+        w->started = w->ncells > 0 && pthread_create(&w->thread, NULL, run_worker, w) == 0;
+        if (w->ncells > 0 && !w->started)
+            run_worker(w); /* no thread: on this one, after the others */
+    }
+    for (i = 0; i < p->nusable; i++) {
+        pworker *w = &p->w[i];
+
+        if (w->started)
+            pthread_join(w->thread, NULL);
+        w->started = 0;
+        p->cells_ended += w->driven;
+    }
+    for (i = from; i < to; i++) {
+        p->run->played[p->order[i]] = 1;
+        gpuipc_app_judge_pair(p->run, p->order[i]);
+    }
+}
+
+/* PHASE's end: the consumer's counts. */
+static int phase_end(void *arg, size_t k, char *drift, size_t len, gpuipc_err *err)
+{
+    phases *p = arg;
+    gpuipc_status st;
+    int rc;
+
+    if ((rc = phase_msg(p, (unsigned)k, GPUIPC_PHASE_END, NULL, 0, &st, err)) < 0)
+        return rc;
+    if (st.code != GPUIPC_PASS)
+        snprintf(drift, len, "the consumer: %.400s", st.reason);
+    return 0;
+}
+
+static unsigned phase_again(void *arg, size_t k)
+{
+    return run_again(arg, k);
 }
 
 int gpuipc_app_play_phases(gpuipc_producer_run *run)
 {
-    int theirs[GPUIPC_PHASE_MAX_WORKERS];
+    gpuipc_phase_loop l;
     phases p;
-    size_t k, i;
-    int rc = 0, sent = 0;
+    int rc;
     gpuipc_err err;
 
     gpuipc_err_clear(&err);
@@ -313,108 +394,38 @@ int gpuipc_app_play_phases(gpuipc_producer_run *run)
         return 0;
     }
     if ((run->played = calloc(run->cells.n, 1)) == NULL ||
-        connect_workers(&p, theirs, &err) < 0) {
+        connect_workers(&p, p.theirs, &err) < 0) {
         plan_free(&p);
         return 0; /* the cells run one at a time, as without phases */
     }
+    memset(&l, 0, sizeof(l));
+    l.arg = &p;
+    l.nphases = p.nusable;
+    l.who = "the producer";
+    l.log = &run->env.log;
+    l.gpu_bytes = run->env.gpu_bytes;
+    l.settle_ns = GPUIPC_ENV_SETTLE_NS;
+    l.cells = phase_cells;
+    l.begin = phase_begin;
+    l.play = phase_play;
+    l.end = phase_end;
+    l.again = phase_again;
+    l.stands = drift_stands;
+    l.stopped = gpuipc_stop_signal;
     /* A stop signal is taken here while the workers run (their waits wake
      * through the stop channel), as during a scenario. */
     gpuipc_app_catch_stop_signals();
     gpuipc_app_block_stop_signals(0);
-    for (k = 0; k < p.nusable && rc == 0 && gpuipc_stop_signal() == 0; k++) {
-        size_t from = p.start[k * p.nusable], to = p.start[(k + 1) * p.nusable];
-        char drift[GPUIPC_ERR_LEN] = "";
-        gpuipc_status st;
-        gpuipc_usage base;
-        gpuipc_err e;
-        int have_base;
-
-        if (from == to)
-            continue;
-        if ((rc = phase_msg(&p, (unsigned)k, GPUIPC_PHASE_BEGIN, sent ? NULL : theirs,
-                            sent ? 0 : (unsigned)p.nusable, &st, &err)) < 0)
-            break;
-        if (!sent) {
-            gpuipc_wire_close_fds(theirs, (unsigned)p.nusable);
-            sent = 1;
-        }
-        if (st.code != GPUIPC_PASS) {
-            /* No workers on the consumer's side, or no count of its own:
-             * this phase and the rest run one at a time, as without them. */
-            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
-                            GPUIPC_LOG_NO_TIME, "phase %zu: the consumer: %s; the cells run "
-                            "one at a time from here", k, st.reason);
-            break;
-        }
-        /* Counted once the consumer's ends of the first phase's connections
-         * are closed, not before: the FD check compares FD numbers, and a
-         * cell's leaked FD would take a number one of them freed, unseen. */
-        have_base = gpuipc_usage_take(&base, run->env.gpu_bytes, &e) == 0;
-        if (!have_base) {
-            /* No count at the beginning: the phase's own counts cannot
-             * speak for it, so its cells run again one at a time. */
-            snprintf(drift, sizeof(drift), "the producer could not count what it held at the "
-                     "phase's beginning: %.380s", e.msg);
-            gpuipc_usage_free(&base);
-        }
-        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BEGIN,
-                        GPUIPC_LOG_NO_TIME, "phase %zu: %zu cells at once on %zu workers", k,
-                        to - from, p.nusable);
-        for (i = 0; i < p.nusable; i++) {
-            pworker *w = &p.w[i];
-
-            w->cells = p.order + p.start[k * p.nusable + i];
-            w->ncells = p.start[k * p.nusable + i + 1] - p.start[k * p.nusable + i];
-            w->driven = 0;
-            w->started = w->ncells > 0 && pthread_create(&w->thread, NULL, run_worker, w) == 0;
-            if (w->ncells > 0 && !w->started)
-                run_worker(w); /* no thread: on this one, after the others */
-        }
-        for (i = 0; i < p.nusable; i++) {
-            pworker *w = &p.w[i];
-
-            if (w->started)
-                pthread_join(w->thread, NULL);
-            w->started = 0;
-            p.cells_ended += w->driven;
-        }
-        for (i = from; i < to; i++) {
-            run->played[p.order[i]] = 1;
-            gpuipc_app_judge_pair(run, p.order[i]);
-        }
-        if ((rc = phase_msg(&p, (unsigned)k, GPUIPC_PHASE_END, NULL, 0, &st, &err)) < 0) {
-            if (have_base)
-                gpuipc_usage_free(&base);
-            break;
-        }
-        if (st.code != GPUIPC_PASS && drift[0] == '\0')
-            snprintf(drift, sizeof(drift), "the consumer: %.400s", st.reason);
-        if (have_base) {
-            if (gpuipc_usage_leaks(&base, run->env.gpu_bytes, GPUIPC_ENV_SETTLE_NS, &e) > 0 &&
-                drift[0] == '\0')
-                snprintf(drift, sizeof(drift), "the producer holds what it did not at the "
-                         "phase's beginning: %.400s", e.msg);
-            gpuipc_usage_free(&base);
-        }
-        if (drift[0] != '\0') {
-            gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE,
-                            GPUIPC_LOG_NO_TIME, "phase %zu: %s; its %zu cells run again one at "
-                            "a time, each counting everything", k, drift, to - from);
-            /* A stop in the second run leaves cells unrun: none of them
-             * cleared of the drift. */
-            if (run_again(&p, k) == 0 && gpuipc_stop_signal() == 0)
-                drift_stands(&p, k, drift);
-        }
-    }
+    rc = gpuipc_phase_loop_run(&l, &err);
     if (rc < 0)
         gpuipc_log_step(&run->env.log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_BEGIN,
                         GPUIPC_LOG_NO_TIME, "%s phases: %s", gpuipc_stop_fail_word(), err.msg);
     gpuipc_app_block_stop_signals(1);
     /* The consumer's ends, where no PHASE took them (it failed, or a stop
      * came first): the FDs are the sender's either way. */
-    if (!sent)
-        gpuipc_wire_close_fds(theirs, (unsigned)p.nusable);
+    if (!p.sent)
+        gpuipc_wire_close_fds(p.theirs, (unsigned)p.nusable);
     /* Closed before BYE: the consumer's workers end at their next receive. */
     plan_free(&p);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
