@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # ranks.sh: gpuipc_test --ranks under a real PMIx launcher (Open MPI's
 # mpirun), 4 ranks on this machine over the host-memory mechanisms:
-#   1. every ordered pair proven (12), every rank exits 0, rank 0's --json
+#   1. every ordered pair proven (12), in phases and (GPUIPC_PHASES=off)
+#      in rounds, every rank exits 0, rank 0's --json
 #      holds every pair and no other rank writes it; its --prom file passes
 #      `promtool check metrics` and its --junit file `xmllint --noout`
 #      (each check said SKIP where its tool is missing), each with 12 pairs
 #      x 2 mechanisms;
+#      A rank that leaks an FD in each session (GPUIPC_SABOTAGE): each
+#      phase's count names it, its pairs fail;
 #   2. a rank killed by SIGKILL during a pair (GPUIPC_FAULT), with
 #      Open MPI's abort setting off: the others name it and finish, each
 #      exiting 1, long before --timeout; rank 0's --json names it alone
@@ -123,6 +126,35 @@ fi
     fail "4 ranks: --junit does not hold 24 passed testcases: $(head -c 600 "$tmp/run.xml")"
 [ $fails = 0 ] && echo "PASS: ranks: 4 ranks, 12 of 12 ordered pairs proven over memfd and memfd-pidfd, each rank exit 0, rank 0's --json alone, --prom and --junit with 24 scenarios (checked by:${checked:- nothing}) ($(($(date +%s) - started)) s)"
 
+# 1a. The same four ranks one pair at a time, in rounds (GPUIPC_PHASES=off):
+# every ordered pair still proven, each rank exit 0; the phases' lines
+# say which schedule ran.
+before=$fails
+grep -q '^ranks: 4 ranks .*each ordered pair in phases' "$tmp/out" ||
+    fail "4 ranks: the run does not say it plays phases"
+run -np 4 env GPUIPC_PHASES=off "$tmp/rank" "$prog" --ranks $only
+[ "$(exits)" = "0 0 0 0 " ] &&
+    grep -q '^ranks: 4 ranks .*each ordered pair in rounds of disjoint pairs (GPUIPC_PHASES=off)' "$tmp/out" &&
+    grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 12 proven, 0 failed, 0 skipped (their scenarios: 24 passed' "$tmp/out" ||
+    fail "4 ranks in rounds: not 12 of 12 pairs proven, each rank exit 0 ('$(exits)')"
+[ $fails = $before ] && echo "PASS: ranks: the same 4 ranks in rounds (GPUIPC_PHASES=off): 12 of 12 pairs proven, each rank exit 0"
+
+# 1c. A rank whose every session leaks an FD after its scenarios' own
+# counts (GPUIPC_SABOTAGE consumer:leak-fd): in phases a session counts
+# its driver objects alone, so each phase's count at its end must catch
+# it: both of that rank's pairs of each phase fail, named "a drift not tied
+# to a cell", the pairs between the others are proven, every rank exit 1.
+before=$fails
+run -np 1 "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_SABOTAGE=consumer:leak-fd "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only
+[ "$(exits)" = "1 1 1 " ] || fail "leaking rank: exit statuses '$(exits)', not 1 1 1"
+grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: 2 proven, 4 failed' "$tmp/out" ||
+    fail "leaking rank: not its 4 pairs failed and the other 2 proven"
+[ "$(grep -c '^FAIL [0-2] -> [0-2]: .*phase [12]: rank 1 ([^)]*) holds what it did not at the phase.s beginning: [0-9]* FDs\{0,1\} leaked: fd [0-9]* (/dev/null).*a drift not tied to a cell' "$tmp/out")" = 4 ] ||
+    fail "leaking rank: its 4 pairs do not each name the phase's drift"
+[ $fails = $before ] && echo "PASS: ranks: a rank that leaks an FD in each session: each phase's count names it, its 4 pairs fail as a drift not tied to a cell, the other 2 are proven, every rank exit 1"
+
 # 1b. --brief: the job's output is one line, the verdict's, from the rank
 # that gave it (the ranks' "EXIT" lines are the wrapper's); a failure
 # names its first pair with the more specific side's cause.
@@ -225,12 +257,13 @@ run -np 1 "$tmp/rank" "$prog" --ranks $only : -np 2 "$tmp/rank" "$prog" --ranks 
     fail "options differ: not said by every rank"
 [ $fails = $before ] && echo "PASS: ranks: ranks given other options than rank 0's: every rank says so and exits 2"
 
-# 6. A hung rank: rank 1 never answers HELLO as a consumer. The pairs
-# with it fail, those between the others are proven, and rank 0's verdict
-# comes by the deadline: rank 1's verdict thread publishes where it is stuck
-# when the verdict's reserve begins (20 s less 4), and rank 0 names it in
-# each of its pairs that did not end (mpirun ends with every rank, the
-# hung one ended by its verdict thread).
+# 6. A hung rank: rank 1 never answers HELLO as a consumer (phase 1: 0 ->
+# 1, while its own 1 -> 2 runs beside it and passes). The pairs with it
+# fail but that one, those between the others are proven, and rank 0's
+# verdict comes by the deadline: rank 1's verdict thread publishes where it
+# is stuck when the verdict's reserve begins (20 s less 4), and rank 0
+# names it in each of its pairs that did not end (mpirun ends with every
+# rank, the hung one ended by its verdict thread).
 before=$fails
 started=$(date +%s)
 run -np 1 "$tmp/rank" "$prog" --ranks $only --timeout 2 --deadline 20 --json "$tmp/doc.json" : \
@@ -241,12 +274,14 @@ took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp
 [ "$(exits)" = "1 1 1 " ] || fail "hung rank: exit statuses '$(exits)', not 1 1 1"
 grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: [23] proven, [34] failed' "$tmp/out" ||
     fail "hung rank: rank 0's verdict is not 2 or 3 proven, the rest failed"
-[ "$(grep -c '^FAIL [0-2] -> [0-2]: .*rank 1 ([^)]*) was in pair 2 -> 1 as its consumer, at hello in GPUIPC_FAULT hang for [0-9.]* s' "$tmp/out")" -ge 2 ] ||
-    fail "hung rank: rank 0 does not name where rank 1 is stuck in each pair it did not reach"
-grep -q '^FAIL 2 -> 1: under way when the verdict.s time came (--deadline less its reserve): rank 1 ' "$tmp/out" ||
+[ "$(grep -c '^FAIL [0-2] -> [0-2]: .*rank 1 ([^)]*) was in pair 0 -> 1 as its consumer, at hello in GPUIPC_FAULT hang for [0-9.]* s' "$tmp/out")" -ge 3 ] ||
+    fail "hung rank: rank 0 does not name where rank 1 is stuck in each pair it did not end"
+grep -q '^FAIL 0 -> 1: under way when the verdict.s time came (--deadline less its reserve): rank 1 ' "$tmp/out" ||
     fail "hung rank: the pair under way is not named first by the stuck side"
-grep -q '^FAIL 0 -> 1: not reached: rank 1 ([^)]*) was in pair 2 -> 1 .*; the producer: hello: timed out' "$tmp/out" ||
-    fail "hung rank: the timeout, not the stuck rank's own state, leads the pair 0 -> 1"
+grep -q '^FAIL 2 -> 1: not reached: rank 1 ([^)]*) was in pair 0 -> 1 .*; the producer: hello: timed out' "$tmp/out" ||
+    fail "hung rank: the timeout, not the stuck rank's own state, leads the pair 2 -> 1"
+grep -q '^FAIL 1 -> 2' "$tmp/out" &&
+    fail "hung rank: its pair 1 -> 2, which ran beside the hung one, is not proven"
 [ -n "$took" ] && [ "$took" -lt 20 ] ||
     fail "hung rank: rank 0's verdict came after ${took:-no} s: not by the deadline (20 s)"
 grep -q '"verdict": "FAIL"' "$tmp/doc.json" || fail "hung rank: --json: $(head -c 300 "$tmp/doc.json")"
@@ -283,9 +318,11 @@ EOP
 [ $fails = $before ] && echo "PASS: ranks: a rank wedged at import (memfd): every pair's state said by the deadline (verdict in $took s of 8), its own state named in the pair under way, culprits rank 2 alone, every rank exit 1"
 
 # 7. Rank 0 wedged (GPUIPC_FAULT wedge: every signal blocked, a sleep
-# nothing ends) in its first pair: its verdict thread still gives the
-# verdict by the deadline, each pair's state said, --json written (not the
-# earlier run's PASS, and not NOT FINISHED), and both ranks exit 1.
+# nothing ends) in its first pair as producer: its verdict thread still
+# gives the verdict by the deadline, the wedged pair's state said, --json
+# written (not the earlier run's PASS, and not NOT FINISHED), and both
+# ranks exit 1. Its pair as consumer, beside it in the phase, is proven:
+# the wedge holds its own thread only.
 before=$fails
 run -np 1 env GPUIPC_FAULT=producer:export:wedge "$tmp/rank" "$prog" --ranks $only --timeout 2 \
         --deadline 6 --json "$tmp/doc.json" --prom "$tmp/run.prom" --junit "$tmp/run.xml" : \
@@ -296,17 +333,16 @@ grep -q '"verdict": "FAIL"' "$tmp/doc.json" ||
     fail "rank 0 wedged: --json: $(head -c 300 "$tmp/doc.json")"
 grep -q '^rank 0: the verdict.s time came (--deadline less 2.0 s) before its pairs ended: rank 0 ([^)]*) was in pair 0 -> 1 as its producer, at export' "$tmp/out" ||
     fail "rank 0 wedged: it does not say where it is stuck"
-grep -q '^FAIL 0 -> 1: under way when the verdict.s time came' "$tmp/out" &&
-    grep -q '^FAIL 1 -> 0: not reached: rank 0 ' "$tmp/out" ||
-    fail "rank 0 wedged: not every pair's state is said"
-grep -q '^result: FAIL: 2 ranks, 2 ordered pairs: 0 proven, 2 failed' "$tmp/out" ||
-    fail "rank 0 wedged: no verdict"
+grep -q '^FAIL 0 -> 1: under way when the verdict.s time came' "$tmp/out" ||
+    fail "rank 0 wedged: the wedged pair's state is not said"
+grep -q '^result: FAIL: 2 ranks, 2 ordered pairs: 1 proven, 1 failed' "$tmp/out" ||
+    fail "rank 0 wedged: no verdict, or not 1 -> 0 proven beside the wedge"
 grep -q '^gpuipc_test_running 0$' "$tmp/run.prom" && grep -q '^gpuipc_test_success 0$' "$tmp/run.prom" ||
     fail "rank 0 wedged: --prom has no verdict: $(grep -v '^#' "$tmp/run.prom" | head -5)"
 grep -q '<failure message="under way when the verdict&apos;s time came' "$tmp/run.xml" ||
     fail "rank 0 wedged: --junit has no verdict: $(head -c 600 "$tmp/run.xml")"
 [ -n "$took" ] && [ "$took" -lt 6 ] || fail "rank 0 wedged: the verdict came at ${took:-no} s, not by the deadline (6 s)"
-[ $fails = $before ] && echo "PASS: ranks: rank 0 wedged in its first pair: its verdict thread gives the verdict in $took s (deadline 6), each pair's state said, --json, --prom and --junit FAIL, every rank exit 1"
+[ $fails = $before ] && echo "PASS: ranks: rank 0 wedged in its first pair as producer: its verdict thread gives the verdict in $took s (deadline 6), the wedged pair's state said, its pair as consumer proven beside it, --json, --prom and --junit FAIL, every rank exit 1"
 
 # 7b. Rank 0 killed (SIGKILL) at its first BEGIN as a producer: the
 # lowest living rank (1) gives the verdict and writes --json in its place.

@@ -47,6 +47,32 @@ START_TEST(test_account_names_a_leaked_fd)
 }
 END_TEST
 
+START_TEST(test_account_an_fd_added_to_the_snapshot_is_no_leak)
+{
+    gpuipc_fds a, b;
+    gpuipc_err e;
+    char want[64];
+    int held, leaked;
+
+    ck_assert_int_eq(gpuipc_account_snapshot(&a, &e), 0);
+    held = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    leaked = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(held, 0);
+    ck_assert_int_ge(leaked, 0);
+    /* A connection held for a later pair: added, in order, once. */
+    ck_assert_int_eq(gpuipc_account_add(&a, held), 0);
+    ck_assert_int_eq(gpuipc_account_add(&a, held), 0);
+    ck_assert_int_eq(gpuipc_account_snapshot(&b, &e), 0);
+    ck_assert_uint_eq(gpuipc_account_leaks(&a, &b, &e), 1);
+    snprintf(want, sizeof(want), "1 FD leaked: fd %d (/dev/zero)", leaked);
+    ck_assert_str_eq(e.msg, want);
+    close(held);
+    close(leaked);
+    gpuipc_account_free(&a);
+    gpuipc_account_free(&b);
+}
+END_TEST
+
 START_TEST(test_account_ignores_closed_fds)
 {
     gpuipc_fds a, b;
@@ -281,6 +307,7 @@ Suite *account_suite(void)
     tcase_add_test(tc, test_account_memfd_check_names_a_write_seal_and_a_stranger);
     tcase_add_test(tc, test_account_leaves_out_foreign_fds_while_they_are_the_same_file);
     tcase_add_test(tc, test_account_refuses_more_foreign_fds_than_it_holds);
+    tcase_add_test(tc, test_account_an_fd_added_to_the_snapshot_is_no_leak);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -528,7 +528,7 @@ typedef struct fake_phases {
     int stop_after;     /* the phase after which the run is stopped (-1: none) */
     int fds[16];
     unsigned nfds;
-    unsigned played[4], again[4], stood[4];
+    unsigned played[4], again[4], stood[4], ended[4];
     char text[GPUIPC_ERR_LEN + 160];
 } fake_phases;
 
@@ -590,9 +590,17 @@ static void fake_stands(void *arg, size_t k, const char *text)
     snprintf(f->text, sizeof(f->text), "%s", text);
 }
 
-static int fake_stopped(void)
+static int fake_stopped(void *arg)
 {
+    (void)arg;
     return fake_stop;
+}
+
+static void fake_ended(void *arg, size_t k)
+{
+    fake_phases *f = arg;
+
+    f->ended[k]++;
 }
 
 /* Runs 4 phases of f; with_again 0: the cells cannot run again. */
@@ -617,6 +625,7 @@ static void fake_run(fake_phases *f, int with_again)
     l.again = with_again ? fake_again : NULL;
     l.stands = fake_stands;
     l.stopped = fake_stopped;
+    l.ended = fake_ended;
     fake_stop = 0;
     ck_assert_int_eq(gpuipc_phase_loop_run(&l, &err), 0);
     for (i = 0; i < f->nfds; i++)
@@ -640,6 +649,8 @@ START_TEST(test_phase_loop_clean_phases_run_once)
     ck_assert_uint_eq(f.played[1], 1);
     ck_assert_uint_eq(f.played[2], 0); /* no cells */
     ck_assert_uint_eq(f.played[3], 1);
+    ck_assert_uint_eq(f.ended[0] + f.ended[1] + f.ended[3], 3);
+    ck_assert_uint_eq(f.ended[2], 0);
     ck_assert_uint_eq(f.again[0] + f.again[1] + f.again[3], 0);
     ck_assert_uint_eq(f.stood[0] + f.stood[1] + f.stood[3], 0);
 }

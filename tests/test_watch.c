@@ -7,6 +7,8 @@
  *   (the watchdog's verdict stands); a run that claimed but does not end is
  *   ended GPUIPC_WATCH_END_GRACE_NS after the deadline, with its own code;
  * - text dropped from a full buffer, or a failed write, is reported;
+ * - a thread given a side of its own (a rank's two sessions of a phase)
+ *   writes that side, the process's other threads the process's;
  * - on a file system without renameat2's flags (NFS), a new file is linked
  *   into place (never replacing what appeared meanwhile), and a regular
  *   file is written in place, the same file; what became a symbolic link
@@ -15,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +342,46 @@ START_TEST(test_watch_outfile_keeps_the_mode_and_owner_it_replaces)
 }
 END_TEST
 
+/* A thread with a side of its own writes that side; the process's other
+ * threads go on writing the process's. */
+static void *consumer_thread(void *arg)
+{
+    (void)arg;
+    gpuipc_watch_thread_role(2); /* GPUIPC_ROLE_CONSUMER */
+    gpuipc_watch_step(7, "memfd");
+    gpuipc_watch_call("poll");
+    gpuipc_watch_role(2); /* in such a thread: the thread's side */
+    gpuipc_watch_thread_role(0);
+    return NULL;
+}
+
+START_TEST(test_watch_a_thread_writes_a_side_of_its_own)
+{
+    const gpuipc_watch_page *pg;
+    gpuipc_err e;
+    pthread_t t;
+
+    ck_assert_int_eq(gpuipc_watch_map(&e), 0);
+    gpuipc_watch_role(1); /* GPUIPC_ROLE_PRODUCER */
+    gpuipc_watch_step(3, "vmm");
+    ck_assert_int_eq(pthread_create(&t, NULL, consumer_thread, NULL), 0);
+    pthread_join(t, NULL);
+    pg = gpuipc_watch_page_get();
+    ck_assert_ptr_nonnull(pg);
+    ck_assert_uint_eq(pg->side[1].step, 3);
+    ck_assert_str_eq(pg->side[1].scenario, "vmm");
+    ck_assert_str_eq(pg->side[1].call, "");
+    ck_assert_uint_eq(pg->side[2].step, 7);
+    ck_assert_str_eq(pg->side[2].scenario, "memfd");
+    ck_assert_str_eq(pg->side[2].call, "poll");
+    ck_assert_int_eq(pg->side[2].pid, (int32_t)getpid());
+    /* The process's side is still the producer's. */
+    gpuipc_watch_step(4, NULL);
+    ck_assert_uint_eq(pg->side[1].step, 4);
+    ck_assert_uint_eq(pg->side[2].step, 7);
+}
+END_TEST
+
 Suite *watch_suite(void)
 {
     Suite *s = suite_create("watch");
@@ -350,6 +393,7 @@ Suite *watch_suite(void)
     tcase_add_test(dog, test_watch_a_claim_after_the_deadline_parks);
     tcase_add_test(dog, test_watch_a_claimed_run_that_hangs_ends_after_the_grace);
     tcase_add_test(dog, test_watch_sbuf_reports_dropped_text_and_failed_writes);
+    tcase_add_test(dog, test_watch_a_thread_writes_a_side_of_its_own);
     tcase_add_checked_fixture(writer, setup, teardown);
     tcase_add_test(writer, test_watch_outfile_links_a_new_file_without_rename_flags);
     tcase_add_test(writer, test_watch_outfile_writes_a_regular_file_in_place_without_rename_flags);

@@ -223,6 +223,24 @@ const char *gpuipc_account_fd_kind(int fd, char *buf, size_t len)
     return buf;
 }
 
+int gpuipc_account_add(gpuipc_fds *s, int fd)
+{
+    size_t i = 0;
+    int *grown;
+
+    while (i < s->n && s->fd[i] < fd)
+        i++;
+    if (i < s->n && s->fd[i] == fd)
+        return 0;
+    if ((grown = realloc(s->fd, (s->n + 1) * sizeof(*grown))) == NULL)
+        return -ENOMEM;
+    s->fd = grown;
+    memmove(s->fd + i + 1, s->fd + i, (s->n - i) * sizeof(*s->fd));
+    s->fd[i] = fd;
+    s->n++;
+    return 0;
+}
+
 void gpuipc_account_free(gpuipc_fds *s)
 {
     free(s->fd);

@@ -36,6 +36,11 @@ size_t gpuipc_account_leaks_now(const gpuipc_fds *before, gpuipc_err *err);
  * SCM_RIGHTS FDs, or a batch of new FDs, has room for under RLIMIT_NOFILE. */
 unsigned gpuipc_account_free_below(uint64_t limit, unsigned want);
 
+/* Adds fd to the snapshot s, in order, unless it is there: an FD that came
+ * since and is not a leak (a connection held for a later pair). Returns 0
+ * or -ENOMEM. */
+int gpuipc_account_add(gpuipc_fds *s, int fd);
+
 /* Frees the snapshot's storage. */
 void gpuipc_account_free(gpuipc_fds *s);
 

@@ -17,9 +17,15 @@
 #include "core/step.h"
 
 static gpuipc_watch_page *page;
+/* The process's side, and where a thread writes a side of its own (a
+ * rank's producer and consumer sessions at once, gpuipc_watch_thread_role):
+ * that one's, 0 for none. */
 static int my_role;
-static volatile sig_atomic_t wedge_armed, fired;
-static unsigned armed_step;
+static __thread int thread_role;
+static volatile sig_atomic_t fired;
+/* The wedge is the arming thread's: a rank's other session goes on. */
+static __thread volatile sig_atomic_t wedge_armed;
+static __thread unsigned armed_step;
 
 /* The page's own copy where there is no shared one yet (before map). */
 static gpuipc_watch_page private_page;
@@ -30,11 +36,17 @@ enum { OWNER_NONE, OWNER_RUN, OWNER_WATCHDOG };
 static atomic_int owner = OWNER_NONE;
 static atomic_int claimed_code;
 
+static int role_now(void)
+{
+    return thread_role != 0 ? thread_role : my_role;
+}
+
 static gpuipc_watch_side *mine(void)
 {
     gpuipc_watch_page *pg = page != NULL ? page : &private_page;
+    int role = role_now();
 
-    return &pg->side[my_role > 0 && my_role <= GPUIPC_WATCH_SACRIFICIAL ? my_role : 0];
+    return &pg->side[role > 0 && role <= GPUIPC_WATCH_SACRIFICIAL ? role : 0];
 }
 
 int gpuipc_watch_map(gpuipc_err *err)
@@ -55,8 +67,18 @@ int gpuipc_watch_map(gpuipc_err *err)
 
 void gpuipc_watch_role(int role)
 {
-    my_role = role;
+    if (thread_role != 0)
+        thread_role = role;
+    else
+        my_role = role;
     mine()->pid = (int32_t)getpid();
+}
+
+void gpuipc_watch_thread_role(int role)
+{
+    thread_role = role;
+    if (role != 0)
+        mine()->pid = (int32_t)getpid();
 }
 
 /* Copies s into dst (cap bytes), always terminated. */
@@ -77,7 +99,7 @@ int gpuipc_watch_describe(int role, char *buf, size_t len)
     int stopped, n = 0;
     char state;
 
-    if (page == NULL || role <= 0 || role > 2 || role == my_role)
+    if (page == NULL || role <= 0 || role > 2 || role == role_now())
         return 0;
     s = &page->side[role];
     if (s->pid <= 0 || s->pid == (int32_t)getpid() || s->step == 0)

@@ -47,6 +47,13 @@ int gpuipc_watch_map(gpuipc_err *err);
  * GPUIPC_WATCH_SACRIFICIAL) and records its pid there. */
 void gpuipc_watch_role(int role);
 
+/* The calling thread writes the side of role from now (0: the process's
+ * again), whatever the process's other threads write: a rank of --ranks
+ * runs its producer's and its consumer's sessions of a phase at once, each
+ * on a thread of its own, each named on its side. gpuipc_watch_role in
+ * such a thread changes the thread's side. */
+void gpuipc_watch_thread_role(int role);
+
 /* This process is at step of scenario (NULL: keep the one named before;
  * "" for none). A wedge armed for the step before it, which met no call,
  * happens here (gpuipc_watch_arm_wedge). */

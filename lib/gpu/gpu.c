@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,17 @@
 static int open_count;
 static struct gpuipc_gpu *opened[GPUIPC_GPU_OPEN_MAX];
 static pthread_mutex_t opened_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* gpuipc_gpu_attach_uuid's: two threads that attach one device open it
+ * once. */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* gpuipc_gpu_hold: while set, gpuipc_gpu_close_all leaves the devices open. */
+static atomic_int hold_open;
+
+/* The result words a thread's kernels write on every device (a rank's two
+ * sessions of a phase share its GPU, each on a thread of its own). */
+static __thread unsigned result_slot;
 
 struct gpuipc_gpu {
     CUdevice dev;
@@ -136,7 +148,7 @@ static int open_device(gpuipc_gpu **out, CUdevice dev, int ordinal, gpuipc_err *
         goto out_release;
     }
     GPUIPC_CU_GOTO(rc, err, out_unload, cuMemAlloc, &gpu->result,
-                   GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
+                   GPUIPC_GPU_RESULT_SLOTS * GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t));
     t[2] = gpuipc_clock_ns();
     if (gpuipc_selftest_run(&gpu->kernels, gpu->result, gpu->self_test,
                             sizeof(gpu->self_test), err) != 0) {
@@ -250,6 +262,8 @@ void gpuipc_gpu_close_all(void)
     sigset_t all, old;
     int i, n = 0;
 
+    if (atomic_load(&hold_open))
+        return;
     pthread_mutex_lock(&opened_lock);
     for (i = 0; i < GPUIPC_GPU_OPEN_MAX; i++)
         if (opened[i] != NULL)
@@ -373,7 +387,10 @@ int gpuipc_gpu_attach_uuid(gpuipc_env *env, const uint8_t uuid[GPUIPC_UUID_LEN],
         return rc;
     /* A device opened before stays open (gpuipc_gpu_close_all ends them):
      * switching to it costs a cuCtxSetCurrent, not a context. */
-    if ((gpu = find_open(uuid)) == NULL && (rc = gpuipc_gpu_open_uuid(&gpu, uuid, err)) < 0)
+    pthread_mutex_lock(&attach_lock);
+    rc = (gpu = find_open(uuid)) == NULL ? gpuipc_gpu_open_uuid(&gpu, uuid, err) : 0;
+    pthread_mutex_unlock(&attach_lock);
+    if (rc < 0)
         return rc;
     env->gpu = gpu;
     GPUIPC_CU_CALL(cuCtxSetCurrent, gpu->ctx);
@@ -465,9 +482,19 @@ const gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu)
     return &gpu->kernels;
 }
 
+void gpuipc_gpu_hold(int on)
+{
+    atomic_store(&hold_open, on);
+}
+
+void gpuipc_gpu_result_slot(unsigned slot)
+{
+    result_slot = slot < GPUIPC_GPU_RESULT_SLOTS ? slot : 0;
+}
+
 CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu)
 {
-    return gpu->result;
+    return gpu->result + result_slot * GPUIPC_KERNELS_RESULT_WORDS * sizeof(uint64_t);
 }
 
 CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,

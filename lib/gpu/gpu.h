@@ -69,6 +69,11 @@ void gpuipc_gpu_close(gpuipc_gpu *gpu);
  * its own, so that their contexts end together. */
 void gpuipc_gpu_close_all(void);
 
+/* While on, gpuipc_gpu_close_all leaves every device open: --ranks keeps
+ * its GPU's context from its first phase to its last, where each session
+ * would end it. Off again, the next gpuipc_gpu_close_all ends them. */
+void gpuipc_gpu_hold(int on);
+
 /* Opens the devices at ordinals[0..n) that are not open yet, each on a
  * thread of its own, so that their contexts start together rather than one
  * after the other; they are then kept (gpuipc_gpu_attach_uuid switches to
@@ -123,6 +128,13 @@ const uint8_t *gpuipc_gpu_uuid(const gpuipc_gpu *gpu);
 struct gpuipc_kernels;
 const struct gpuipc_kernels *gpuipc_gpu_kernels(const gpuipc_gpu *gpu);
 CUdeviceptr gpuipc_gpu_result(const gpuipc_gpu *gpu);
+
+/* Each device has GPUIPC_GPU_RESULT_SLOTS sets of result words; the calling
+ * thread's kernels use slot's from now (0, every thread's at first). A
+ * rank's two sessions of a phase run on threads of their own on one GPU,
+ * and each reads back what its own kernels wrote. */
+#define GPUIPC_GPU_RESULT_SLOTS 2
+void gpuipc_gpu_result_slot(unsigned slot);
 
 /* Reads a device attribute into *value. Returns the CUresult, recorded in err. */
 CUresult gpuipc_gpu_attr(const gpuipc_gpu *gpu, CUdevice_attribute attr, int *value,

@@ -5,6 +5,7 @@
 #include "launch/meet.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,10 @@ struct gpuipc_meet {
     int *held;             /* a connection of that rank, come early for a later pair; -1 */
     unsigned refused;
     char first[256];
+    /* ended, refused and first: a rank's two sessions of a phase meet
+     * their peers at once, each on a thread of its own (the accepting one
+     * alone touches held and the listener). */
+    pthread_mutex_t mu;
 };
 
 /* "@gpuipc-<32 hex digits from getrandom>" into name. Returns 0 or an errno. */
@@ -60,6 +65,7 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
     if (m == NULL)
         return gpuipc_err_set(err, -ENOMEM, "its listener: out of memory");
     m->ep.fd = -1;
+    pthread_mutex_init(&m->mu, NULL);
     m->size = size;
     m->self = self;
     m->pid = calloc(size, sizeof(*m->pid));
@@ -132,12 +138,10 @@ int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, uint64_t start,
                           (int)pid, strerror(errno));
 }
 
-int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
+static int ended_locked(gpuipc_meet *m, uint32_t rank)
 {
     struct pollfd p;
 
-    if (rank >= m->size || rank == m->self)
-        return 0;
     if (m->ended[rank])
         return 1;
     if (m->pidfd[rank] >= 0) {
@@ -158,6 +162,18 @@ int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
     return 0;
 }
 
+int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
+{
+    int ended;
+
+    if (rank >= m->size || rank == m->self)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    ended = ended_locked(m, rank);
+    pthread_mutex_unlock(&m->mu);
+    return ended;
+}
+
 /* The rank whose card names pid and runs still, or -1 (none: no rank of
  * this job). Read after the kernel named pid, a pidfd that says the rank
  * runs shows that pid is still its process, not a number used again. */
@@ -173,8 +189,10 @@ static int rank_of(gpuipc_meet *m, pid_t pid)
 
 static void note_refused(gpuipc_meet *m, const char *why)
 {
+    pthread_mutex_lock(&m->mu);
     if (m->refused++ == 0)
         snprintf(m->first, sizeof(m->first), "%s", why);
+    pthread_mutex_unlock(&m->mu);
 }
 
 /* endpoint's refusal of another uid: counted as any stranger. */
@@ -335,10 +353,11 @@ static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
     }
 }
 
-int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
-                        uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err)
+int gpuipc_meet_connect_begin(gpuipc_meet *m, uint32_t peer, const char *name,
+                              const char *who, uint64_t deadline_ns, gpuipc_peer *cred,
+                              gpuipc_err *err)
 {
-    int fd, rc;
+    int fd;
 
     if (peer >= m->size || peer == m->self || m->pid[peer] <= 0)
         return gpuipc_err_set(err, -EINVAL, "hello: %s is not a rank this one can meet", who);
@@ -369,6 +388,24 @@ int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const c
                                   name, (int)cred->pid, (unsigned)cred->uid, who,
                                   (int)m->pid[peer]);
         }
+        return fd;
+    }
+}
+
+int gpuipc_meet_await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
+                         uint64_t deadline_ns, gpuipc_err *err)
+{
+    return await_go(m, peer, fd, who, deadline_ns, err);
+}
+
+int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
+                        uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err)
+{
+    int fd, rc;
+
+    for (;;) {
+        if ((fd = gpuipc_meet_connect_begin(m, peer, name, who, deadline_ns, cred, err)) < 0)
+            return fd;
         /* Connected: the consumer may be at an earlier pair still; its GO
          * says it is at this one. */
         rc = await_go(m, peer, fd, who, deadline_ns, err);
@@ -380,10 +417,29 @@ int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const c
     }
 }
 
-unsigned gpuipc_meet_refused(const gpuipc_meet *m, char *first, size_t len)
+size_t gpuipc_meet_held(const gpuipc_meet *m, int *fds, size_t max)
 {
+    size_t n = 0;
+    uint32_t r;
+
+    for (r = 0; r < m->size; r++)
+        if (m->held[r] >= 0) {
+            if (n < max)
+                fds[n] = m->held[r];
+            n++;
+        }
+    return n;
+}
+
+unsigned gpuipc_meet_refused(gpuipc_meet *m, char *first, size_t len)
+{
+    unsigned n;
+
+    pthread_mutex_lock(&m->mu);
     snprintf(first, len, "%s", m->refused > 0 ? m->first : "");
-    return m->refused;
+    n = m->refused;
+    pthread_mutex_unlock(&m->mu);
+    return n;
 }
 
 void gpuipc_meet_close(gpuipc_meet *m)
@@ -404,5 +460,6 @@ void gpuipc_meet_close(gpuipc_meet *m)
     free(m->pidfd);
     free(m->ended);
     free(m->held);
+    pthread_mutex_destroy(&m->mu);
     free(m);
 }

@@ -88,14 +88,32 @@ int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
 int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
                         uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err);
 
+/* gpuipc_meet_connect in two parts, for a rank that meets two peers of a
+ * phase on one thread (its consumer's, then its producer's, in any order
+ * without waiting on each other): the connection to rank peer's name,
+ * admitted as above, without waiting for GO (returns as gpuipc_meet_connect
+ * does); then, once this rank has met its other peer, the wait on fd for
+ * the consumer's GO: 0; 1 where the connection ended first (fd is to be
+ * closed and the two parts tried again, while deadline_ns allows); or a
+ * negative errno with err, as gpuipc_meet_connect's. */
+int gpuipc_meet_connect_begin(gpuipc_meet *m, uint32_t peer, const char *name,
+                              const char *who, uint64_t deadline_ns, gpuipc_peer *cred,
+                              gpuipc_err *err);
+int gpuipc_meet_await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
+                         uint64_t deadline_ns, gpuipc_err *err);
+
 /* Takes every connection that waits at m's listener now, without waiting:
  * each stranger refused and counted, each rank's held for its pair. */
 void gpuipc_meet_sweep(gpuipc_meet *m);
 
+/* The connections m holds for later pairs, at most max of them into fds.
+ * Returns how many there are. */
+size_t gpuipc_meet_held(const gpuipc_meet *m, int *fds, size_t max);
+
 /* How many connections of processes that are no rank of this job m has
  * refused, and the first of them described into first (len bytes; "" if
  * none). */
-unsigned gpuipc_meet_refused(const gpuipc_meet *m, char *first, size_t len);
+unsigned gpuipc_meet_refused(gpuipc_meet *m, char *first, size_t len);
 
 /* Closes the listener (its name is free again), the pidfds and the
  * connections held. NULL is allowed. */

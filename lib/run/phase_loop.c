@@ -3,14 +3,33 @@
  * ends, a drift run again one cell at a time (phase_loop.h). */
 #include "run/phase_loop.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/step.h"
 
+/* A line of the step log, where l has one. */
+static void say(const gpuipc_phase_loop *l, int level, const char *scenario, unsigned step,
+                uint64_t dur_ns, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void say(const gpuipc_phase_loop *l, int level, const char *scenario, unsigned step,
+                uint64_t dur_ns, const char *fmt, ...)
+{
+    char text[GPUIPC_ERR_LEN + 256];
+    va_list ap;
+
+    if (l->log == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    gpuipc_log_step(l->log, level, scenario, step, dur_ns, "%s", text);
+}
+
 static int stopped(const gpuipc_phase_loop *l)
 {
-    return l->stopped != NULL && l->stopped();
+    return l->stopped != NULL && l->stopped(l->arg);
 }
 
 /* What phase k's drift does: its cells run again one at a time where they
@@ -24,12 +43,12 @@ static void settle(const gpuipc_phase_loop *l, size_t k, size_t n, const char *d
             return;
         snprintf(text, sizeof(text), "phase %zu: %.380s, while its cells ran at once; they "
                  "cannot run again one at a time here: a drift not tied to a cell", k, drift);
-        gpuipc_log_step(l->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE, GPUIPC_LOG_NO_TIME,
+        say(l, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE, GPUIPC_LOG_NO_TIME,
                         "%s", text);
         l->stands(l->arg, k, text);
         return;
     }
-    gpuipc_log_step(l->log, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE, GPUIPC_LOG_NO_TIME,
+    say(l, GPUIPC_LOG_QUIET, NULL, GPUIPC_STEP_RELEASE, GPUIPC_LOG_NO_TIME,
                     "phase %zu: %s; its %zu cells run again one at a time, each counting "
                     "everything", k, drift, n);
     /* A stop in the second run leaves cells unrun: none of them cleared of
@@ -69,7 +88,7 @@ int gpuipc_phase_loop_run(const gpuipc_phase_loop *l, gpuipc_err *err)
                      "beginning: %.380s", l->who, e.msg);
             gpuipc_usage_free(&base);
         }
-        gpuipc_log_step(l->log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BEGIN,
+        say(l, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BEGIN,
                         GPUIPC_LOG_NO_TIME, "phase %zu: %zu cells at once", k, n);
         l->play(l->arg, k);
         if (l->end != NULL && (rc = l->end(l->arg, k, peer, sizeof(peer), err)) < 0) {
@@ -80,6 +99,8 @@ int gpuipc_phase_loop_run(const gpuipc_phase_loop *l, gpuipc_err *err)
         if (peer[0] != '\0' && drift[0] == '\0')
             snprintf(drift, sizeof(drift), "%s", peer);
         if (have_base) {
+            if (l->not_cells != NULL)
+                l->not_cells(l->arg, k, &base);
             if (gpuipc_usage_leaks(&base, l->gpu_bytes, l->settle_ns, &e) > 0 &&
                 drift[0] == '\0')
                 snprintf(drift, sizeof(drift), "%s holds what it did not at the phase's "
@@ -88,6 +109,8 @@ int gpuipc_phase_loop_run(const gpuipc_phase_loop *l, gpuipc_err *err)
         }
         if (drift[0] != '\0')
             settle(l, k, n, drift);
+        if (l->ended != NULL)
+            l->ended(l->arg, k);
     }
     return 0;
 }

@@ -27,7 +27,7 @@ typedef struct gpuipc_phase_loop {
     void *arg;          /* what the callbacks work on */
     size_t nphases;
     const char *who;    /* whose counts, for messages: "the producer", "rank 3" */
-    const gpuipc_log *log;
+    const gpuipc_log *log; /* its lines (NULL: none; the caller says the drift) */
     gpuipc_usage_gpu_fn gpu_bytes; /* GPU memory by NVML (NULL: none) */
     uint64_t settle_ns; /* how long a grown count may take to come back down */
 
@@ -48,6 +48,10 @@ typedef struct gpuipc_phase_loop {
      * 0, or a negative errno (err). NULL: no peer to ask. */
     int (*end)(void *arg, size_t k, char *drift, size_t len, gpuipc_err *err);
 
+    /* Before phase k's own count at its end: what came meanwhile and is no
+     * cell's goes into base (NULL: nothing comes). */
+    void (*not_cells)(void *arg, size_t k, gpuipc_usage *base);
+
     /* Runs phase k's cells again one at a time, each counting everything;
      * returns how many failed. NULL: they cannot run again. */
     unsigned (*again)(void *arg, size_t k);
@@ -55,9 +59,12 @@ typedef struct gpuipc_phase_loop {
     /* The drift stands: fail phase k for it (text, the reason in full). */
     void (*stands)(void *arg, size_t k, const char *text);
 
+    /* Phase k is over, its drift settled (NULL: nothing to do). */
+    void (*ended)(void *arg, size_t k);
+
     /* Whether the run was stopped (a stop signal): no phase begins after,
      * and a drift found in a phase cut short is not held against it. */
-    int (*stopped)(void);
+    int (*stopped)(void *arg);
 } gpuipc_phase_loop;
 
 /* Plays l's phases in order, each counted at its ends as above. Returns 0,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h: the plan of a run over the GPUs of a node, without CUDA: which
  * GPUs (--device), which ordered pairs of them (every ordered pair in the
- * phases of the default run and --pairs all, or the quicker ring of --pairs
- * ring; for --ranks, every pair in rounds of disjoint pairs), and the
- * verdicts gathered per GPU and per pair (an N x N matrix). The forked mode
- * runs a phase's pairs one after another; ranks run a round's pairs at
+ * phases of the default run, --pairs all and --ranks, or the quicker ring
+ * of --pairs ring; for --ranks under GPUIPC_PHASES=off, every pair in
+ * rounds of disjoint pairs), and the verdicts gathered per GPU and per pair
+ * (an N x N matrix). The forked mode and ranks run a phase's pairs at
  * once. */
 #ifndef GPUIPC_RUN_PLAN_H
 #define GPUIPC_RUN_PLAN_H

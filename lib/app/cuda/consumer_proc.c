@@ -220,6 +220,13 @@ int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_
     consumer_run cr;
 
     consumer_env(&cr, o, inject, t0, 0, proc);
+    if (proc == NULL) {
+        /* At once with another session of this rank: the rank counts what
+         * the process holds at the phase's ends. */
+        cr.env.per_phase = 1;
+        cr.env.session_check = 0;
+        cr.env.last_check = NULL;
+    }
     cr.env.cred_pid = cred_pid;
     cr.env.token = token;
     cr.env.rank = rank;

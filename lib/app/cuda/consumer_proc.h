@@ -24,7 +24,10 @@ int gpuipc_app_consumer_main(int sock, const gpuipc_options *o, const gpuipc_inj
  * producer, rank peer_rank, must prove at HELLO (session/proof.h); no
  * signal handler, watchdog or exit check of its own (the rank has them).
  * cred_pid as for gpuipc_app_consumer_main; its last check counts the FDs
- * against proc's. The session's end goes into *end. Returns its status. */
+ * against proc's. proc NULL: the session runs at once with another of this
+ * rank (a phase), so its scenarios count their own driver objects alone
+ * and it makes no last check (the rank counts the rest at the phase's
+ * ends). The session's end goes into *end. Returns its status. */
 int gpuipc_app_consumer_session(int sock, const gpuipc_options *o, const gpuipc_inject *inject,
                                 uint64_t t0, const char *token, uint32_t rank,
                                 uint32_t peer_rank, int cred_pid, const gpuipc_app_proc *proc,

@@ -376,6 +376,12 @@ static int phase_end(void *arg, size_t k, char *drift, size_t len, gpuipc_err *e
     return 0;
 }
 
+static int phase_stopped(void *arg)
+{
+    (void)arg;
+    return gpuipc_stop_signal() != 0;
+}
+
 static unsigned phase_again(void *arg, size_t k)
 {
     return run_again(arg, k);
@@ -411,7 +417,7 @@ int gpuipc_app_play_phases(gpuipc_producer_run *run)
     l.end = phase_end;
     l.again = phase_again;
     l.stands = drift_stands;
-    l.stopped = gpuipc_stop_signal;
+    l.stopped = phase_stopped;
     /* A stop signal is taken here while the workers run (their waits wake
      * through the stop channel), as during a scenario. */
     gpuipc_app_catch_stop_signals();

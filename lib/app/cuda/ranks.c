@@ -9,7 +9,9 @@
  *   2. takes the GPU of its place on the node (its index among the ranks
  *      that share this node, modulo the GPUs it sees) and publishes its UUID;
  *   3. plays its pairs of the plan (run/plan: every ordered pair of ranks
- *      once, in rounds of disjoint pairs): as producer it connects to the
+ *      once; in phase k each rank exports to rank + k and imports from
+ *      rank - k, both at once; GPUIPC_PHASES=off plays rounds of disjoint
+ *      pairs instead): as producer it connects to the
  *      consumer's listener, waits for its GO and runs the forked mode's
  *      producer session over it (probes, scenarios, checks, accounting,
  *      causes); as consumer it takes the producer's connection (the kernel
@@ -100,6 +102,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
     size_t i;
 
     memset(&rr, 0, sizeof(rr));
+    rr.marks_ready = pthread_mutex_init(&rr.marks, NULL) == 0;
     rr.o = o;
     rr.quiet = *o;
     if (rr.quiet.level == GPUIPC_LOG_NORMAL)
@@ -200,8 +203,11 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         uint32_t index, count;
 
         gpuipc_job_node_place(rr.job, &index, &count);
-        printf("ranks: %u ranks (%s); %u on this node; each ordered pair in rounds; "
-               "mechanisms:", rr.size, gpuipc_launch_version(rr.l), count);
+        printf("ranks: %u ranks (%s); %u on this node; each ordered pair %s; "
+               "mechanisms:", rr.size, gpuipc_launch_version(rr.l), count,
+               gpuipc_ranks_in_phases() ? "in phases (in each, every rank exports to one "
+               "and imports from another at once)" : "in rounds of disjoint pairs "
+               "(GPUIPC_PHASES=off)");
         for (i = 0; i < s.nsel; i++)
             printf("%s%s", i ? ", " : " ", s.sel[i]->name);
         printf("\n");
@@ -255,6 +261,9 @@ out:
     free(rr.mine);
     free(rr.stuck);
     gpuipc_app_proc_free(&rr.proc);
+    if (rr.marks_ready)
+        pthread_mutex_destroy(&rr.marks);
+    rr.marks_ready = 0;
     gpuipc_watch_claim(gpuipc_app_stop_code(code));
     code = gpuipc_app_stop_code(code);
     /* What this process holds now that it did not at its start (a process

@@ -128,21 +128,42 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 }
 
 /* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
+/* The marks are made by the sessions' threads of a phase and read by the
+ * verdict's thread as well: under rr->marks, once it is made. */
+static void lock_marks(ranks_run *rr)
+{
+    if (rr->marks_ready)
+        pthread_mutex_lock(&rr->marks);
+}
+
+static void unlock_marks(ranks_run *rr)
+{
+    if (rr->marks_ready)
+        pthread_mutex_unlock(&rr->marks);
+}
+
 void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r)
 {
+    lock_marks(rr);
     rr->gone[r] = 1;
     gpuipc_launch_forget(rr->l, r);
+    unlock_marks(rr);
 }
 
 /* Whether rank r is known to be gone: seen so in a pair, or, on this node,
  * its process ended now (its pidfd). */
 int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r)
 {
+    int gone;
+
+    lock_marks(rr);
     if (!rr->gone[r] && gpuipc_meet_ended(rr->meet, r))
         rr->gone[r] = 1;
     if (rr->gone[r])
         gpuipc_launch_forget(rr->l, r);
-    return rr->gone[r];
+    gone = rr->gone[r];
+    unlock_marks(rr);
+    return gone;
 }
 
 /* Rank r is alive but did not come to a pair in time (stuck in a call, or
@@ -150,5 +171,7 @@ int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r)
  * stuck rank does not make every pair after it wait out --timeout. */
 void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r)
 {
+    lock_marks(rr);
     rr->stuck[r] = 1;
+    unlock_marks(rr);
 }

@@ -7,6 +7,8 @@
  * rank's record of it (run/cells): its verdict, its scenarios, the peer
  * found gone or stuck. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +19,15 @@
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_run.h"
 #include "app/cuda/ranks_run.h"
+#include "core/account.h"
 #include "core/clock.h"
+#include "core/ledger.h"
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/watch.h"
+#include "gpu/gpu.h"
+#include "run/phase_loop.h"
 #include "run/plan.h"
 
 /* How long a rank waits for its peer at a pair: twice --timeout (the peer
@@ -35,13 +41,6 @@ static uint64_t meet_deadline(const ranks_run *rr)
 }
 
 /* ---- one pair --------------------------------------------------------------------- */
-
-/* The record of the pair under way: the run's thread fills it, then hands
- * it over (gpuipc_ranks_record). */
-static gpuipc_cell_side *record(ranks_run *rr)
-{
-    return rr->work;
-}
 
 /* What a failure's errno says of why a pair had no session: a timeout
  * says little (the peer may have been stuck for a cause its own record
@@ -141,6 +140,23 @@ void gpuipc_ranks_say_refused(ranks_run *rr)
     pthread_mutex_unlock(&rr->mu);
 }
 
+/* A meeting with peer that failed with sock (a negative errno, err): the
+ * peer marked gone or stuck as the wait found it, and side saying why. */
+static void not_met(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side, int sock,
+                    const gpuipc_err *err)
+{
+    if (sock == GPUIPC_MEET_GONE)
+        gpuipc_ranks_mark_gone(rr, peer);
+    else if (sock == -ETIMEDOUT)
+        gpuipc_ranks_mark_stuck(rr, peer);
+    note(side, GPUIPC_FAIL, err->msg);
+    side->weight = weight_of(-sock);
+    /* The peer gone or not come; a stranger at its name is neither's. */
+    side->blame = sock == -EACCES || sock == -EPERM ? GPUIPC_CELL_BLAME_NONE
+                                                    : GPUIPC_CELL_BLAME_PEER;
+    say_failed(rr, "", err->msg);
+}
+
 /* Meets peer for their pair, this rank its producer (producer set) or its
  * consumer: where the pair can be played (can_meet), the session's socket,
  * connected to the consumer's listener and vouched for by the kernel
@@ -148,7 +164,7 @@ void gpuipc_ranks_say_refused(ranks_run *rr)
  * none), for the session's HELLO (gpuipc_env.cred_pid). Otherwise -1, with
  * side saying why and the peer marked gone or stuck as the wait found it. */
 static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *side,
-                uint64_t until, int *cred_pid)
+                uint64_t until, int *cred_pid, int at_once)
 {
     const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, peer);
     gpuipc_peer cred;
@@ -165,40 +181,32 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
                                          &err);
     gpuipc_ranks_say_refused(rr);
     if (sock < 0) {
-        if (sock == GPUIPC_MEET_GONE)
-            gpuipc_ranks_mark_gone(rr, peer);
-        else if (sock == -ETIMEDOUT)
-            gpuipc_ranks_mark_stuck(rr, peer);
-        note(side, GPUIPC_FAIL, err.msg);
-        side->weight = weight_of(-sock);
-        /* The peer gone or not come; a stranger at its name is neither's. */
-        side->blame = sock == -EACCES || sock == -EPERM ? GPUIPC_CELL_BLAME_NONE
-                                                        : GPUIPC_CELL_BLAME_PEER;
-        say_failed(rr, "", err.msg);
+        not_met(rr, peer, side, sock, &err);
         return -1;
     }
     *cred_pid = cred.pid > 0 ? (int)cred.pid : -1;
     /* What each session's last check counts from: the FDs now, which hold
      * the connections of ranks that came early for a later pair (held by
-     * launch/meet until then). */
-    gpuipc_app_note_fds_at_start(&rr->proc);
+     * launch/meet until then). In a phase the phase counts instead. */
+    if (!at_once)
+        gpuipc_app_note_fds_at_start(&rr->proc);
     return sock;
 }
 
-/* This rank exports to consumer c. */
-static void play_producer(ranks_run *rr, uint32_t c)
+/* This rank exports to consumer c over sock (met, the peer's pid
+ * cred_pid), into side; at_once: in a phase, its consumer's session at
+ * the same time on another thread. */
+static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
+                          gpuipc_cell_side *side, int at_once)
 {
     gpuipc_producer_run run; /* this pair's; gpuipc_app_producer_init zeroes it */
-    gpuipc_cell_side *side = record(rr);
     const gpuipc_app_selection *s = rr->s;
     const gpuipc_mech *sub[GPUIPC_APP_NMECH_MAX], *out[GPUIPC_APP_NMECH_MAX];
     char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
     size_t i, nsub, nout, nrun, nrec;
-    int sock, code, other_gpu, rc, cred_pid;
+    int code, other_gpu, rc;
 
-    if ((sock = meet(rr, c, 1, side, meet_deadline(rr), &cred_pid)) < 0)
-        return;
     /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
                 memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
@@ -216,6 +224,13 @@ static void play_producer(ranks_run *rr, uint32_t c)
     run.env.peer_rank = c;
     run.peer_label = gpuipc_ranks_who(rr, c);
     run.proc = &rr->proc;
+    if (at_once) {
+        /* Its scenarios count their own driver objects; the phase counts
+         * the rest (run/phase_loop). */
+        run.env.per_phase = 1;
+        run.env.session_check = 0;
+        run.proc = NULL;
+    }
     if (rr->gpus[c].ordinal >= 0)
         memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
     snprintf(run.where, sizeof(run.where), "rank %u", rr->rank);
@@ -315,18 +330,17 @@ static void play_producer(ranks_run *rr, uint32_t c)
     gpuipc_app_scenarios_free(&run);
 }
 
-/* This rank imports from producer p. */
-static void play_consumer(ranks_run *rr, uint32_t p)
+/* This rank imports from producer p over sock (met, the peer's pid
+ * cred_pid), into side; at_once as for play_producer. */
+static void play_consumer(ranks_run *rr, uint32_t p, int sock, int cred_pid,
+                          gpuipc_cell_side *side, int at_once)
 {
-    gpuipc_cell_side *side = record(rr);
     gpuipc_session_end end;
-    int sock, code, cred_pid;
+    int code;
 
-    if ((sock = meet(rr, p, 0, side, meet_deadline(rr), &cred_pid)) < 0)
-        return;
     code = gpuipc_app_consumer_session(sock, &rr->quiet, rr->inject, rr->t0,
                                        gpuipc_job_token_of(rr->job)->hex, rr->rank, p, cred_pid,
-                                       &rr->proc, &end);
+                                       at_once ? NULL : &rr->proc, &end);
     side->code = code;
     side->met = end.met;
     side->said_bye = end.said_bye;
@@ -353,8 +367,20 @@ static void play_consumer(ranks_run *rr, uint32_t p)
     }
 }
 
-/* Every pair of the plan this rank takes part in, in round order. */
-int gpuipc_ranks_play(ranks_run *rr)
+/* A fresh record for slot k: the last one was handed over. */
+static gpuipc_cell_side *fresh(ranks_run *rr, int k)
+{
+    gpuipc_cell_side *side = rr->work[k];
+
+    gpuipc_cell_side_free(side);
+    side->code = GPUIPC_FAIL;
+    side->weight = GPUIPC_CELL_PLAIN;
+    return side;
+}
+
+/* Every pair of the plan this rank takes part in, one at a time in round
+ * order (GPUIPC_PHASES=off). */
+static int play_rounds(ranks_run *rr)
 {
     gpuipc_plan_pair *plan;
     unsigned nrounds = 0;
@@ -372,25 +398,233 @@ int gpuipc_ranks_play(ranks_run *rr)
     n = (size_t)rr->size * (rr->size - 1);
     for (i = 0; i < n && gpuipc_stop_signal() == 0; i++) {
         uint32_t p = (uint32_t)plan[i].a, c = (uint32_t)plan[i].b;
-        int role = p == rr->rank ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+        int producer = p == rr->rank, k = producer ? RANKS_EXPORTS : RANKS_IMPORTS;
+        int role = producer ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+        gpuipc_cell_side *side;
+        int sock, cred_pid;
 
         if (p != rr->rank && c != rr->rank)
             continue;
-        gpuipc_cell_side_free(rr->work); /* a fresh record: the last one was handed over */
-        rr->work->code = GPUIPC_FAIL;
-        rr->work->weight = GPUIPC_CELL_PLAIN;
+        side = fresh(rr, k);
         gpuipc_ranks_watch_pair(rr, p, c, role);
         gpuipc_watch_role(role);
         gpuipc_watch_step(GPUIPC_STEP_NONE, "");
-        if (p == rr->rank)
-            play_producer(rr, c);
-        else
-            play_consumer(rr, p);
+        sock = meet(rr, producer ? c : p, producer, side, meet_deadline(rr), &cred_pid, 0);
+        if (sock >= 0 && producer)
+            play_producer(rr, c, sock, cred_pid, side, 0);
+        else if (sock >= 0)
+            play_consumer(rr, p, sock, cred_pid, side, 0);
         /* Handed over; where the verdict's thread has taken the records
          * already, the pairs end here. */
-        if (gpuipc_ranks_record(rr, p == rr->rank ? c : p, p != rr->rank) < 0)
+        if (gpuipc_ranks_record(rr, producer ? c : p, !producer) < 0)
             break;
     }
     free(plan);
     return 0;
+}
+
+/* ---- the phases ------------------------------------------------------------------- */
+
+/* One of a rank's two pairs in a phase: as producer (k RANKS_EXPORTS) to
+ * peer, or as consumer (RANKS_IMPORTS) from it, met and played on a thread
+ * of its own, so that neither waits for the other's peer. */
+typedef struct ranks_half {
+    ranks_run *rr;
+    int k;
+    uint32_t peer;
+    uint64_t until; /* the meeting's deadline */
+    pthread_t thread;
+    int started;
+} ranks_half;
+
+typedef struct ranks_phases {
+    ranks_run *rr;
+    gpuipc_plan_pair *plan; /* run/plan's phases, of the ranks */
+    ranks_half half[2];
+} ranks_phases;
+
+int gpuipc_ranks_in_phases(void)
+{
+    const char *off = getenv("GPUIPC_PHASES");
+
+    return off == NULL || strcmp(off, "off") != 0;
+}
+
+static size_t phase_cells(void *arg, size_t k)
+{
+    (void)arg;
+    return k == 0 ? 0 : 2; /* phase 0 would pair each rank with itself */
+}
+
+/* Phase k of run/plan's schedule, the forked mode's: this rank exports to
+ * rank + k and imports from rank - k (mod the ranks). */
+static int phase_begin(void *arg, size_t k, gpuipc_err *err)
+{
+    ranks_phases *ph = arg;
+    ranks_run *rr = ph->rr;
+    uint64_t until = meet_deadline(rr);
+    size_t j;
+    int i;
+
+    (void)err;
+    for (j = (k - 1) * rr->size; j < k * rr->size; j++) {
+        if ((uint32_t)ph->plan[j].a == rr->rank)
+            ph->half[RANKS_EXPORTS].peer = (uint32_t)ph->plan[j].b;
+        if ((uint32_t)ph->plan[j].b == rr->rank)
+            ph->half[RANKS_IMPORTS].peer = (uint32_t)ph->plan[j].a;
+    }
+    for (i = 0; i < 2; i++) {
+        ranks_half *h = &ph->half[i];
+
+        h->rr = rr;
+        h->k = i;
+        h->until = until;
+        fresh(rr, i);
+        gpuipc_ranks_watch_pair(rr, i == RANKS_EXPORTS ? rr->rank : h->peer,
+                                i == RANKS_EXPORTS ? h->peer : rr->rank,
+                                i == RANKS_EXPORTS ? GPUIPC_ROLE_PRODUCER
+                                                   : GPUIPC_ROLE_CONSUMER);
+    }
+    return 0;
+}
+
+/* One pair of the phase, met and played on its thread; its record handed
+ * over as it ends. */
+static void *run_half(void *arg)
+{
+    ranks_half *h = arg;
+    ranks_run *rr = h->rr;
+    gpuipc_cell_side *side = rr->work[h->k];
+    int producer = h->k == RANKS_EXPORTS, sock, cred_pid = -1;
+    sigset_t block, was;
+
+    /* The stop signals are the run's thread's to take; a stop wakes every
+     * wait through the stop channel all the same. */
+    sigfillset(&block);
+    pthread_sigmask(SIG_BLOCK, &block, &was);
+    /* Its own side of the watchdog's page, its own tag on the driver
+     * objects it makes, its own result words on the GPU. */
+    gpuipc_watch_thread_role(producer ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER);
+    gpuipc_watch_step(GPUIPC_STEP_NONE, "");
+    gpuipc_ledger_set_tag((uint32_t)h->k + 1);
+    gpuipc_gpu_result_slot((unsigned)h->k);
+    sock = meet(rr, h->peer, producer, side, h->until, &cred_pid, 1);
+    if (sock >= 0 && producer)
+        play_producer(rr, h->peer, sock, cred_pid, side, 1);
+    else if (sock >= 0)
+        play_consumer(rr, h->peer, sock, cred_pid, side, 1);
+    if (gpuipc_ranks_record(rr, h->peer, !producer) < 0)
+        rr->closed = 1;
+    gpuipc_gpu_result_slot(0);
+    gpuipc_ledger_set_tag(0);
+    gpuipc_watch_thread_role(0);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+    return NULL;
+}
+
+/* Both pairs of the phase at once. */
+static void phase_play(void *arg, size_t k)
+{
+    ranks_phases *ph = arg;
+    int i;
+
+    (void)k;
+    for (i = 0; i < 2; i++)
+        ph->half[i].started = pthread_create(&ph->half[i].thread, NULL, run_half,
+                                             &ph->half[i]) == 0;
+    for (i = 0; i < 2; i++) {
+        if (ph->half[i].started)
+            pthread_join(ph->half[i].thread, NULL);
+        else
+            run_half(&ph->half[i]); /* no thread: here, after the other */
+        ph->half[i].started = 0;
+    }
+}
+
+/* The connections of ranks come early for a later phase, taken while this
+ * one ran: held for their pairs (launch/meet), no pair's leak. */
+static void phase_not_cells(void *arg, size_t k, gpuipc_usage *base)
+{
+    ranks_phases *ph = arg;
+    int fds[64];
+    size_t n, i;
+
+    (void)k;
+    n = gpuipc_meet_held(ph->rr->meet, fds, sizeof(fds) / sizeof(fds[0]));
+    for (i = 0; i < n && i < sizeof(fds) / sizeof(fds[0]); i++)
+        (void)gpuipc_account_add(&base->fds, fds[i]);
+}
+
+/* A drift of the phase: both its pairs fail for it (the other ranks are in
+ * their next phases, so the pairs cannot run again one at a time). */
+static void phase_stands(void *arg, size_t k, const char *text)
+{
+    ranks_phases *ph = arg;
+    int i;
+
+    (void)k;
+    say_failed(ph->rr, "", text);
+    for (i = 0; i < 2; i++)
+        gpuipc_ranks_amend(ph->rr, ph->half[i].peer, i == RANKS_IMPORTS, text);
+}
+
+static int phase_stopped(void *arg)
+{
+    ranks_phases *ph = arg;
+
+    return gpuipc_stop_signal() != 0 || ph->rr->closed;
+}
+
+static int play_phases(ranks_run *rr)
+{
+    ranks_phases ph;
+    gpuipc_phase_loop l;
+    char who[WHO_LEN + 16];
+    gpuipc_err err;
+    int ordinal = rr->gpus[rr->rank].ordinal;
+
+    unsigned nphases = 0;
+    int *ids = calloc(rr->size, sizeof(*ids));
+    size_t i;
+
+    memset(&ph, 0, sizeof(ph));
+    ph.rr = rr;
+    if (ids == NULL)
+        return -ENOMEM;
+    for (i = 0; i < rr->size; i++)
+        ids[i] = (int)i;
+    ph.plan = gpuipc_plan_phases(ids, rr->size, &nphases);
+    free(ids);
+    if (ph.plan == NULL)
+        return -ENOMEM;
+    /* Its GPU's context from the first phase to the last: opened before
+     * the first phase's count, which must not take it for a leak, and not
+     * ended by each session. */
+    gpuipc_gpu_hold(1);
+    if (rr->needs_cuda && ordinal >= 0 && (gpuipc_gpu_init(&err) < 0 ||
+                                           gpuipc_gpu_open_all(&ordinal, 1, &err) < 0))
+        say_failed(rr, "opening its GPU before the phases: ", err.msg);
+    snprintf(who, sizeof(who), "%s", gpuipc_ranks_who(rr, rr->rank));
+    memset(&l, 0, sizeof(l));
+    l.arg = &ph;
+    l.nphases = (size_t)nphases + 1; /* phase 0, each rank alone, has no cells here */
+    l.who = who;
+    l.gpu_bytes = rr->needs_cuda && ordinal >= 0 ? gpuipc_gpu_process_bytes : NULL;
+    l.settle_ns = GPUIPC_ENV_SETTLE_NS;
+    l.cells = phase_cells;
+    l.begin = phase_begin;
+    l.play = phase_play;
+    l.not_cells = phase_not_cells;
+    l.stands = phase_stands;
+    l.stopped = phase_stopped;
+    (void)gpuipc_phase_loop_run(&l, &err);
+    gpuipc_gpu_hold(0);
+    gpuipc_gpu_close_all();
+    free(ph.plan);
+    return 0;
+}
+
+int gpuipc_ranks_play(ranks_run *rr)
+{
+    return gpuipc_ranks_in_phases() ? play_phases(rr) : play_rounds(rr);
 }

@@ -26,14 +26,27 @@
 #define KEY_VERDICT "gpuipc.verdict"
 #define WHO_LEN 160
 
-/* Where this rank is, for the watchdog's line (ranks_watch.c): written by
- * the rank's own thread, read by the watchdog thread at any time, so each
- * field is volatile and read on its own (async-signal-safe reads). */
+/* One of the two pairs a rank may be in at once: as the producer of a
+ * pair (this rank -> peer) or as its consumer (peer -> this rank). */
+typedef struct ranks_slot {
+    volatile uint32_t peer;
+    volatile int in_pair;
+} ranks_slot;
+
+/* Where this rank is, for the watchdog's line (ranks_watch.c) and the
+ * records of pairs not ended (ranks_verdict.c): written by the rank's run
+ * thread, read by the watchdog and the verdict's thread at any time, so
+ * each field is volatile and read on its own (async-signal-safe reads). In
+ * a phase the rank is in two pairs at once, one in each slot; in a round,
+ * in one. */
 typedef struct ranks_where {
-    volatile uint32_t rank, pair_p, pair_c; /* this rank; the pair p -> c it is in */
-    volatile int in_pair, role;             /* in a pair, and its role there */
-    volatile uint64_t deadline_s;           /* --deadline, in whole seconds */
+    volatile uint32_t rank;       /* this rank */
+    ranks_slot as[2];             /* [RANKS_EXPORTS]: its pair as producer; [RANKS_IMPORTS] */
+    volatile uint64_t deadline_s; /* --deadline, in whole seconds */
 } ranks_where;
+
+#define RANKS_EXPORTS 0
+#define RANKS_IMPORTS 1
 
 /* The run, as this rank holds it. */
 typedef struct ranks_run {
@@ -60,14 +73,19 @@ typedef struct ranks_run {
     int json_checked;
     int files_checked;   /* --prom's and --junit's paths checked (run/report_files.h) */
     ranks_where where; /* the watchdog's (gpuipc_ranks_watch_start) */
-    gpuipc_app_proc proc; /* the FDs each session's last check counts from */
+    gpuipc_app_proc proc; /* the FDs each session's last check counts from (rounds) */
+    pthread_mutex_t marks; /* gone and stuck, marked by the sessions' threads */
+    int marks_ready;
+    volatile int closed; /* the verdict's thread took the records: no pair starts */
 
     /* The verdict's thread (ranks_verdict.c), which makes no GPU call, and
      * what it shares with the run's thread, under mu. The run's thread
-     * plays a pair into work and hands it over (gpuipc_ranks_record) into
-     * mine, final[i] then set; once the verdict's thread has taken the
-     * records (published), later ones are not taken and no pair starts. */
-    gpuipc_cell_side *work;
+     * plays a pair into work (as producer into work[RANKS_EXPORTS], as
+     * consumer into work[RANKS_IMPORTS]) and hands it over
+     * (gpuipc_ranks_record) into mine, final[i] then set; once the
+     * verdict's thread has taken the records (published), later ones are
+     * not taken and no pair starts. */
+    gpuipc_cell_side *work[2];
     unsigned char *final;
     pthread_mutex_t mu;
     pthread_cond_t cv;   /* played, on CLOCK_MONOTONIC */
@@ -92,8 +110,9 @@ int gpuipc_ranks_watch_start(ranks_run *rr, uint64_t deadline_ns, uint64_t t0, g
  * (GPUIPC_ROLE_PRODUCER or GPUIPC_ROLE_CONSUMER). */
 void gpuipc_ranks_watch_pair(ranks_run *rr, uint32_t p, uint32_t c, int role);
 
-/* Notes for the watchdog that this rank is in no pair. */
-void gpuipc_ranks_watch_no_pair(ranks_run *rr);
+/* Notes for the watchdog that this rank is no more in its pair of slot k
+ * (RANKS_EXPORTS or RANKS_IMPORTS). */
+void gpuipc_ranks_watch_no_pair(ranks_run *rr, int k);
 
 /* ---- the job and its ranks (ranks_job.c) ------------------------------------------- */
 
@@ -132,9 +151,15 @@ void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r);
  * from processes that are no rank of this job, once each time more come. */
 void gpuipc_ranks_say_refused(ranks_run *rr);
 
-/* Plays every pair of the plan this rank takes part in, in round order,
- * its records into rr->mine. Returns 0, or -ENOMEM. */
+/* Plays every pair of the plan this rank takes part in, its records into
+ * rr->mine: in phases (phase k: it exports to rank + k and imports from
+ * rank - k, both at once, run/phase_loop counting what the process holds
+ * at each phase's ends), or with GPUIPC_PHASES=off one pair at a time in
+ * rounds of disjoint pairs. Returns 0, or -ENOMEM. */
 int gpuipc_ranks_play(ranks_run *rr);
+
+/* Whether the pairs are played in phases (GPUIPC_PHASES is not "off"). */
+int gpuipc_ranks_in_phases(void);
 
 /* ---- the verdict (ranks_verdict.c) ------------------------------------------------- */
 
@@ -150,10 +175,15 @@ int gpuipc_ranks_play(ranks_run *rr);
  * errno with err. */
 int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err);
 
-/* The run's thread hands over the record of its pair with peer (in work)
- * as its consumer or producer. Returns 0, or -1 where the verdict's thread
- * has published already (the record is dropped: no pair starts after). */
+/* The run's thread hands over the record of its pair with peer (in
+ * work[consumer]) as its consumer or producer, and is out of that pair.
+ * Returns 0, or -1 where the verdict's thread has published already (the
+ * record is dropped: no pair starts after). */
 int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer);
+
+/* The record of the pair with peer, handed over already, fails with text
+ * (a drift of its phase that no pair names); nothing once published. */
+void gpuipc_ranks_amend(ranks_run *rr, uint32_t peer, int consumer, const char *text);
 
 /* The run's thread has played its pairs: waits for the verdict's thread
  * and returns the status this rank exits with. Without the thread (it

@@ -37,27 +37,28 @@
 
 /* ---- this rank's records ------------------------------------------------------------ */
 
-/* Where the run's thread is now, for the records it did not end, into buf,
- * and what that is worth as a cause (enum gpuipc_cell_weight): in a driver
- * call, the most; waiting for a peer, little. */
-static int where_now(const ranks_run *rr, char *buf, size_t len)
+/* Where the run's thread is now in its pair of slot k (RANKS_EXPORTS or
+ * RANKS_IMPORTS), for the records it did not end, into buf, and what that
+ * is worth as a cause (enum gpuipc_cell_weight): in a driver call, the
+ * most; waiting for a peer, little. */
+static int where_now(const ranks_run *rr, int k, char *buf, size_t len)
 {
     const gpuipc_watch_page *page = gpuipc_watch_page_get();
     const char *me = gpuipc_ranks_who(rr, rr->rank);
-    int role = rr->where.role;
-    uint32_t p = rr->where.pair_p, c = rr->where.pair_c;
-    const char *as = role == GPUIPC_ROLE_PRODUCER ? "producer" : "consumer";
+    int role = k == RANKS_EXPORTS ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER;
+    uint32_t peer = rr->where.as[k].peer;
+    uint32_t p = k == RANKS_EXPORTS ? rr->rank : peer, c = k == RANKS_EXPORTS ? peer : rr->rank;
+    const char *as = k == RANKS_EXPORTS ? "producer" : "consumer";
     const gpuipc_watch_side *w;
     char call[GPUIPC_WATCH_CALL_LEN];
     uint64_t since;
     unsigned step;
 
-    if (!rr->where.in_pair) {
+    if (!rr->where.as[k].in_pair) {
         snprintf(buf, len, "%s was between pairs", me);
         return GPUIPC_CELL_VAGUE;
     }
-    w = page != NULL && (role == GPUIPC_ROLE_PRODUCER || role == GPUIPC_ROLE_CONSUMER)
-                ? &page->side[role] : NULL;
+    w = page != NULL ? &page->side[role] : NULL;
     step = w != NULL ? w->step : GPUIPC_STEP_NONE;
     since = w != NULL ? w->since_ns : 0;
     call[0] = '\0';
@@ -82,15 +83,17 @@ static int where_now(const ranks_run *rr, char *buf, size_t len)
            : strcmp(call, "poll") == 0 ? GPUIPC_CELL_PLAIN : GPUIPC_CELL_SURE;
 }
 
-/* The record of the pair with peer (k 0: this rank its producer, 1: its
- * consumer) that the run's thread did not end, into side. */
+/* The record of the pair with peer (k RANKS_EXPORTS: this rank its
+ * producer; RANKS_IMPORTS: its consumer) that the run's thread did not
+ * end, into side. */
 static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_side *side)
 {
     char where[GPUIPC_CELL_TEXT_LEN - 64];
-    int weight = where_now(rr, where, sizeof(where));
-    int current = rr->where.in_pair &&
-                  (k == 0 ? rr->where.pair_p == rr->rank && rr->where.pair_c == peer
-                          : rr->where.pair_c == rr->rank && rr->where.pair_p == peer);
+    int current = rr->where.as[k].in_pair && rr->where.as[k].peer == peer;
+    /* A pair after the ones under way: where the rank is, in either. */
+    int at = current || rr->where.as[k].in_pair ? k
+             : rr->where.as[1 - k].in_pair ? 1 - k : k;
+    int weight = where_now(rr, at, where, sizeof(where));
 
     memset(side, 0, sizeof(*side));
     side->code = GPUIPC_FAIL;
@@ -106,7 +109,7 @@ static void not_ended(const ranks_run *rr, uint32_t peer, int k, gpuipc_cell_sid
     else if (current)
         snprintf(side->note, sizeof(side->note), "under way when the verdict's time came "
                  "(--deadline less its reserve): %.320s", where);
-    else if (rr->where.in_pair)
+    else if (rr->where.as[at].in_pair)
         snprintf(side->note, sizeof(side->note), "not reached: %.320s when the verdict's time "
                  "came", where);
     else {
@@ -165,14 +168,30 @@ int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer)
     pthread_mutex_lock(&rr->mu);
     taken = !rr->published;
     if (taken) {
-        gpuipc_cell_side_move(&rr->mine[i], rr->work);
+        gpuipc_cell_side_move(&rr->mine[i], rr->work[consumer ? 1 : 0]);
         rr->final[i] = 1;
     }
     /* Out of the pair only now, under mu: the verdict's thread never sees
      * this rank between pairs with the pair's record not yet handed over. */
-    gpuipc_ranks_watch_no_pair(rr);
+    gpuipc_ranks_watch_no_pair(rr, consumer ? RANKS_IMPORTS : RANKS_EXPORTS);
     pthread_mutex_unlock(&rr->mu);
     return taken ? 0 : -1;
+}
+
+void gpuipc_ranks_amend(ranks_run *rr, uint32_t peer, int consumer, const char *text)
+{
+    size_t i = (size_t)peer * 2 + (consumer ? 1 : 0);
+    gpuipc_cell_side *side = &rr->mine[i];
+
+    pthread_mutex_lock(&rr->mu);
+    if (!rr->published && rr->final[i]) {
+        side->code = GPUIPC_FAIL;
+        side->own = GPUIPC_FAIL; /* a consumer's record: its own side failed */
+        side->weight = GPUIPC_CELL_SURE;
+        side->blame = GPUIPC_CELL_BLAME_SELF;
+        snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1, text);
+    }
+    pthread_mutex_unlock(&rr->mu);
 }
 
 /* ---- the verdict -------------------------------------------------------------------- */
@@ -407,10 +426,19 @@ static int conclude_here(ranks_run *rr)
      * gives it the grace of a run that claimed its end. */
     gpuipc_watch_claim(GPUIPC_FAIL);
     if (!played) {
-        (void)where_now(rr, where, sizeof(where));
+        int k, n = 0;
+
         printf("rank %u: the verdict's time came (--deadline less %.1f s) before its pairs "
-               "ended: %s; its records go as they stand\n", rr->rank,
-               (double)(rr->t0 + rr->o->deadline_ns - rr->pairs_until) / 1e9, where);
+               "ended: ", rr->rank,
+               (double)(rr->t0 + rr->o->deadline_ns - rr->pairs_until) / 1e9);
+        for (k = RANKS_EXPORTS; k <= RANKS_IMPORTS; k++) {
+            if (!rr->where.as[k].in_pair && (k == RANKS_EXPORTS || n > 0 ||
+                                             rr->where.as[RANKS_EXPORTS].in_pair))
+                continue;
+            (void)where_now(rr, k, where, sizeof(where));
+            printf("%s%s", n++ ? "; " : "", where);
+        }
+        printf("; its records go as they stand\n");
         fflush(stdout);
     }
     own = take_records(rr, refused, sizeof(refused), &own_failed);
@@ -476,9 +504,10 @@ int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err)
     pthread_cond_init(&rr->cv, &attr);
     pthread_condattr_destroy(&attr);
     rr->mu_ready = 1;
-    rr->work = calloc(1, sizeof(*rr->work));
+    rr->work[0] = calloc(1, sizeof(*rr->work[0]));
+    rr->work[1] = calloc(1, sizeof(*rr->work[1]));
     rr->final = calloc((size_t)rr->size * 2, 1);
-    if (rr->work == NULL || rr->final == NULL)
+    if (rr->work[0] == NULL || rr->work[1] == NULL || rr->final == NULL)
         return gpuipc_err_set(err, -ENOMEM, "the verdict's thread: out of memory");
     rr->verdict_code = GPUIPC_FAIL;
     /* Its signals are the run's thread's and the watchdog's. */
@@ -515,15 +544,19 @@ int gpuipc_ranks_conclude(ranks_run *rr)
 
 void gpuipc_ranks_verdict_free(ranks_run *rr)
 {
+    int k;
+
     if (rr->mu_ready) {
         pthread_cond_destroy(&rr->cv);
         pthread_mutex_destroy(&rr->mu);
         rr->mu_ready = 0;
     }
-    if (rr->work != NULL)
-        gpuipc_cell_side_free(rr->work);
-    free(rr->work);
+    for (k = 0; k < 2; k++) {
+        if (rr->work[k] != NULL)
+            gpuipc_cell_side_free(rr->work[k]);
+        free(rr->work[k]);
+        rr->work[k] = NULL;
+    }
     free(rr->final);
-    rr->work = NULL;
     rr->final = NULL;
 }
