@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "core/step.h"
+#include "core/watch.h"
+#include "run/deadline.h"
 #include "helpers.h"
 #include "jschema.h"
 #include "suites.h"
@@ -475,6 +477,59 @@ START_TEST(test_deadline_checks_own_exit_is_a_named_failure)
 }
 END_TEST
 
+/* A phase's cells at once: the result line names every worker at work,
+ * the stuck ones first, each with its GPU, step, call and scenario; the
+ * waiting ones only where none is stuck; past WORKERS_NAMED, a count. */
+static void put_worker(gpuipc_watch_page *pg, int r, unsigned i, int gpu, unsigned step,
+                       const char *call, const char *scenario)
+{
+    gpuipc_watch_side *s = &pg->worker[r][i];
+
+    s->pid = 4242;
+    s->gpu = gpu;
+    s->step = step;
+    s->since_ns = call[0] ? 1000000000ull : 0;
+    snprintf(s->call, sizeof(s->call), "%s", call);
+    snprintf(s->scenario, sizeof(s->scenario), "%s", scenario);
+}
+
+START_TEST(test_deadline_names_every_worker_of_a_phase)
+{
+    static gpuipc_watch_page pg;
+    char text[4096];
+    unsigned i;
+
+    memset(&pg, 0, sizeof(pg));
+    ck_assert_uint_eq(gpuipc_deadline_workers_text(&pg, 5000000000ull, text, sizeof(text)), 0);
+    put_worker(&pg, 0, 0, 0, GPUIPC_STEP_BEGIN, "poll", "vmm");
+    put_worker(&pg, 0, 2, 2, GPUIPC_STEP_EXPORT, "cuMemExportToShareableHandle", "vmm");
+    put_worker(&pg, 1, 3, -1, GPUIPC_STEP_IMPORT, "GPUIPC_FAULT wedge", "legacy-ipc");
+    ck_assert_uint_gt(gpuipc_deadline_workers_text(&pg, 5000000000ull, text, sizeof(text)), 0);
+    ck_assert_msg(strstr(text, "a phase's cells at once, 3 workers at work: the producer's "
+                         "worker 2 (GPU 2) is stuck at export in cuMemExportToShareableHandle "
+                         "for 4.000 s, scenario vmm; the consumer's worker 3 is stuck at import "
+                         "in GPUIPC_FAULT wedge for 4.000 s, scenario legacy-ipc") == text,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "worker 0") == NULL, "a waiting worker named beside stuck ones: "
+                  "%s", text);
+    /* Only waiting ones: each named, and said to wait. */
+    memset(&pg, 0, sizeof(pg));
+    put_worker(&pg, 0, 1, 1, GPUIPC_STEP_REPORT, "poll", "vmm");
+    gpuipc_deadline_workers_text(&pg, 5000000000ull, text, sizeof(text));
+    ck_assert_msg(strstr(text, "the producer's worker 1 (GPU 1) waits at report in poll") != NULL &&
+                  strstr(text, "(none stuck in a call or a step of its own: each waits)") != NULL,
+                  "%s", text);
+    /* Many: six named, the rest counted. */
+    memset(&pg, 0, sizeof(pg));
+    for (i = 0; i < 10; i++)
+        put_worker(&pg, 1, i, -1, GPUIPC_STEP_VERIFY, "cuCtxSynchronize", "vmm");
+    gpuipc_deadline_workers_text(&pg, 5000000000ull, text, sizeof(text));
+    ck_assert_msg(strstr(text, "10 workers at work") != NULL && strstr(text, "worker 5 ") != NULL &&
+                  strstr(text, "worker 6 ") == NULL && strstr(text, "; and 4 more") != NULL,
+                  "%s", text);
+}
+END_TEST
+
 Suite *deadline_suite(void)
 {
     Suite *s = suite_create("deadline");
@@ -489,6 +544,7 @@ Suite *deadline_suite(void)
     tcase_add_test(tc, test_deadline_names_a_consumer_that_died_before_it);
     tcase_add_test(tc, test_deadline_names_a_stopped_consumer);
     tcase_add_test(tc, test_deadline_a_stop_ends_a_wedged_run);
+    tcase_add_test(tc, test_deadline_names_every_worker_of_a_phase);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,6 +22,8 @@ static gpuipc_watch_page *page;
  * that one's, 0 for none. */
 static int my_role;
 static __thread int thread_role;
+/* A phase's worker's side (gpuipc_watch_thread_worker), or NULL. */
+static __thread gpuipc_watch_side *thread_side;
 static volatile sig_atomic_t fired;
 /* The wedge is the arming thread's: a rank's other session goes on. */
 static __thread volatile sig_atomic_t wedge_armed;
@@ -46,6 +48,8 @@ static gpuipc_watch_side *mine(void)
     gpuipc_watch_page *pg = page != NULL ? page : &private_page;
     int role = role_now();
 
+    if (thread_side != NULL)
+        return thread_side;
     return &pg->side[role > 0 && role <= GPUIPC_WATCH_SACRIFICIAL ? role : 0];
 }
 
@@ -72,6 +76,32 @@ void gpuipc_watch_role(int role)
     else
         my_role = role;
     mine()->pid = (int32_t)getpid();
+}
+
+void gpuipc_watch_thread_worker(int role, unsigned index, int gpu)
+{
+    gpuipc_watch_page *pg = page != NULL ? page : &private_page;
+    gpuipc_watch_side *s;
+
+    if (thread_side != NULL) {
+        /* Over: nothing of it is named any more. */
+        thread_side->pid = 0;
+        thread_side->step = 0;
+        thread_side->since_ns = 0;
+        thread_side->call[0] = '\0';
+        thread_side->scenario[0] = '\0';
+        thread_side = NULL;
+    }
+    if ((role != 1 && role != 2) || index >= GPUIPC_WATCH_WORKERS)
+        return;
+    s = &pg->worker[role - 1][index];
+    s->step = 0;
+    s->since_ns = 0;
+    s->call[0] = '\0';
+    s->scenario[0] = '\0';
+    s->gpu = gpu;
+    s->pid = (int32_t)getpid();
+    thread_side = s;
 }
 
 void gpuipc_watch_thread_role(int role)

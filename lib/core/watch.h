@@ -26,16 +26,25 @@ typedef struct gpuipc_watch_side {
     volatile uint64_t since_ns;
     char call[GPUIPC_WATCH_CALL_LEN];  /* the call in flight, "" for none */
     char scenario[GPUIPC_WATCH_NAME_LEN]; /* the scenario under way, "" for none */
+    volatile int32_t gpu;              /* a phase's worker: its GPU's ordinal (-1: none) */
 } gpuipc_watch_side;
 
 /* The sacrificial consumer's side (--destructive): a process of its own,
  * which must not write over the main consumer's. */
 #define GPUIPC_WATCH_SACRIFICIAL 3
 
+/* The most workers of a phase each process names (the protocol's
+ * GPUIPC_PHASE_MAX_WORKERS). */
+#define GPUIPC_WATCH_WORKERS 64
+
 /* The page: one side per role (index enum gpuipc_role; 0 is unused), and
- * the sacrificial consumer's. */
+ * the sacrificial consumer's; and a side per worker of a phase (the forked
+ * mode runs a phase's cells at once, one worker thread per exporter GPU in
+ * each process): [0] the producer's, [1] the consumer's, by worker (pid 0:
+ * none at work). */
 typedef struct gpuipc_watch_page {
     gpuipc_watch_side side[4];
+    gpuipc_watch_side worker[2][GPUIPC_WATCH_WORKERS];
 } gpuipc_watch_page;
 
 /* Maps the page, shared with the processes this one forks afterwards.
@@ -53,6 +62,13 @@ void gpuipc_watch_role(int role);
  * on a thread of its own, each named on its side. gpuipc_watch_role in
  * such a thread changes the thread's side. */
 void gpuipc_watch_thread_role(int role);
+
+/* The calling thread is worker index of role's side (GPUIPC_ROLE_PRODUCER
+ * or GPUIPC_ROLE_CONSUMER) in a phase, at work on GPU gpu (-1: not named):
+ * its steps and calls go to that worker's side from now, so that the
+ * watchdog names every cell in flight. role 0: the thread's work is over
+ * (its side is cleared, and it writes the process's side again). */
+void gpuipc_watch_thread_worker(int role, unsigned index, int gpu);
 
 /* This process is at step of scenario (NULL: keep the one named before;
  * "" for none). A wedge armed for the step before it, which met no call,

@@ -138,8 +138,83 @@ static int put_stopped(const gpuipc_deadline *dl, gpuipc_sbuf *b, const gpuipc_w
     return 1;
 }
 
-/* Who held the run up, from the page: the side not waiting for the other,
- * or both where both wait. Into b. */
+/* How many of a phase's workers the result line names at most; the rest
+ * are counted. */
+#define WORKERS_NAMED 6
+
+/* The workers of the phase under way, where the run is in one (each cell in
+ * flight, on its worker's side of the page): the ones stuck first (in a
+ * call or a step of their own), then, where none is, the ones that wait.
+ * Into b. Returns how many are at work (0: no phase under way). */
+static unsigned put_workers(gpuipc_sbuf *b, const gpuipc_watch_page *pg, uint64_t now)
+{
+    unsigned at_work = 0, stuck = 0, named = 0, r, i;
+    int pass;
+
+    for (r = 0; r < 2; r++)
+        for (i = 0; i < GPUIPC_WATCH_WORKERS; i++) {
+            const gpuipc_watch_side *s = &pg->worker[r][i];
+
+            if (s->pid == 0 || s->step == 0)
+                continue;
+            at_work++;
+            stuck += !waits(s);
+        }
+    if (at_work == 0)
+        return 0;
+    gpuipc_sbuf_str(b, "a phase's cells at once, ");
+    gpuipc_sbuf_uint(b, at_work);
+    gpuipc_sbuf_str(b, at_work == 1 ? " worker at work: " : " workers at work: ");
+    for (pass = 0; pass < 2; pass++)
+        for (r = 0; r < 2; r++)
+            for (i = 0; i < GPUIPC_WATCH_WORKERS; i++) {
+                const gpuipc_watch_side *s = &pg->worker[r][i];
+
+                if (s->pid == 0 || s->step == 0 || waits(s) != pass ||
+                    (pass == 1 && stuck > 0))
+                    continue;
+                if (named == WORKERS_NAMED) {
+                    named++;
+                    continue;
+                }
+                if (named++ > 0)
+                    gpuipc_sbuf_str(b, "; ");
+                gpuipc_sbuf_str(b, r == 0 ? "the producer's worker " : "the consumer's worker ");
+                gpuipc_sbuf_uint(b, i);
+                if (s->gpu >= 0) {
+                    gpuipc_sbuf_str(b, " (GPU ");
+                    gpuipc_sbuf_uint(b, (uint64_t)s->gpu);
+                    gpuipc_sbuf_str(b, ")");
+                }
+                gpuipc_sbuf_str(b, pass == 0 ? " is stuck " : " waits ");
+                put_state(b, s, now);
+            }
+    if (named > WORKERS_NAMED) {
+        gpuipc_sbuf_str(b, "; and ");
+        gpuipc_sbuf_uint(b, named - WORKERS_NAMED);
+        gpuipc_sbuf_str(b, " more");
+    }
+    if (stuck == 0)
+        gpuipc_sbuf_str(b, " (none stuck in a call or a step of its own: each waits)");
+    return at_work;
+}
+
+size_t gpuipc_deadline_workers_text(const gpuipc_watch_page *pg, uint64_t now, char *buf,
+                                    size_t len)
+{
+    gpuipc_sbuf b;
+
+    gpuipc_sbuf_init(&b, buf, len);
+    if (put_workers(&b, pg, now) == 0)
+        return 0;
+    if (len > 0)
+        buf[b.len < len ? b.len : len - 1] = '\0';
+    return b.len;
+}
+
+/* Who held the run up, from the page: the workers of the phase under way
+ * where there is one, else the side not waiting for the other, or both
+ * where both wait. Into b. */
 static void put_stuck(const gpuipc_deadline *dl, gpuipc_sbuf *b, uint64_t now)
 {
     const gpuipc_watch_page *pg = dl->have_snap ? &dl->snap : NULL;
@@ -147,6 +222,8 @@ static void put_stuck(const gpuipc_deadline *dl, gpuipc_sbuf *b, uint64_t now)
     const char *me_name = gpuipc_role_name(dl->role);
     const char *other_name = dl->role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
 
+    if (pg != NULL && !dl->peer_died && put_workers(b, pg, now) > 0)
+        return;
     if (pg == NULL) {
         gpuipc_sbuf_str(b, "the ");
         gpuipc_sbuf_str(b, me_name);

@@ -96,6 +96,12 @@ void gpuipc_deadline_init(gpuipc_deadline *dl, int role, uint64_t t0,
  * dl holds two already (doc not taken). */
 int gpuipc_deadline_set_doc(gpuipc_deadline *dl, gpuipc_deadline_doc *doc);
 
+/* What the result line says of a phase's workers on page pg at now (each
+ * cell in flight, the stuck first), into buf (len bytes, terminated).
+ * Returns its length, or 0 where no worker is at work. For the tests. */
+size_t gpuipc_deadline_workers_text(const gpuipc_watch_page *pg, uint64_t now, char *buf,
+                                    size_t len);
+
 /* The watchdog's fire functions (gpuipc_watch_start's fire, dl its arg):
  * at the deadline (sig 0) or after a stop the run did not end by itself
  * (sig). Async-signal-safe; they end the process. */

@@ -24,6 +24,7 @@
 #include "core/ledger.h"
 #include "core/status.h"
 #include "core/step.h"
+#include "core/watch.h"
 #include "session/consumer_scenario.h"
 
 typedef struct worker {
@@ -65,6 +66,9 @@ static void *serve_worker(void *arg)
     sigfillset(&block);
     pthread_sigmask(SIG_BLOCK, &block, NULL);
     gpuipc_ledger_set_tag(k->index + 1);
+    /* A side of its own on the watchdog's page: every cell in flight is
+     * named at the deadline, not the last writer's. */
+    gpuipc_watch_thread_worker(GPUIPC_ROLE_CONSUMER, k->index, -1);
     for (;;) {
         /* Between scenarios a worker waits without a deadline of its own:
          * the session's thread waits for PHASE and BYE under --timeout,
@@ -103,6 +107,7 @@ static void *serve_worker(void *arg)
         if (rc < 0)
             break;
     }
+    gpuipc_watch_thread_worker(0, 0, -1);
     gpuipc_ledger_set_tag(0);
     return NULL;
 }

@@ -24,7 +24,6 @@
 
 #include "app/cuda/process.h"
 #include "app/cuda/producer_run.h"
-#include "wire/msg.h"
 #include "app/cuda/scenario_ask.h"
 #include "core/account.h"
 #include "core/clock.h"
@@ -33,7 +32,9 @@
 #include "core/status.h"
 #include "core/step.h"
 #include "core/stop.h"
+#include "core/watch.h"
 #include "run/phase_loop.h"
+#include "wire/msg.h"
 
 typedef struct pworker {
     gpuipc_producer_run *run;
@@ -44,6 +45,7 @@ typedef struct pworker {
     size_t ncells;
     unsigned driven;    /* of those, the ones whose BEGIN could go */
     gpuipc_timing timing;
+    int gpu;            /* the GPU it exports from */
     pthread_t thread;
     int started;        /* its thread runs */
 } pworker;
@@ -185,6 +187,8 @@ static void *run_worker(void *arg)
     /* A thread of its own each phase: its first cell makes its GPU current
      * here (gpuipc_gpu_point skips that where env names the GPU already). */
     k->env.gpu = NULL;
+    /* Its own side of the watchdog's page: every cell in flight is named. */
+    gpuipc_watch_thread_worker(GPUIPC_ROLE_PRODUCER, k->index, k->gpu);
     for (j = 0; j < k->ncells; j++) {
         size_t i = k->cells[j];
 
@@ -197,6 +201,7 @@ static void *run_worker(void *arg)
         k->driven += (unsigned)gpuipc_app_drive_cell(k->run, i, &k->env, k->w, &k->timing);
     }
     gpuipc_ledger_set_tag(0);
+    gpuipc_watch_thread_worker(0, 0, -1);
     pthread_sigmask(SIG_SETMASK, &was, NULL);
     return NULL;
 }
@@ -253,6 +258,7 @@ static int connect_workers(phases *p, int *theirs, gpuipc_err *err)
         }
         k->run = p->run;
         k->index = (unsigned)i;
+        k->gpu = p->usable[i];
         k->env = p->run->env;
         k->env.per_phase = 1;
         k->env.session_check = 0;
