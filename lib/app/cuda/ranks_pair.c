@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "app/cuda/consumer_proc.h"
+#include "app/cuda/process.h"
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_run.h"
 #include "app/cuda/ranks_run.h"
@@ -29,6 +30,7 @@
 #include "gpu/gpu.h"
 #include "run/phase_loop.h"
 #include "run/plan.h"
+#include "session/role.h"
 
 /* How long a rank waits for its peer at a pair: twice --timeout (the peer
  * may be finishing a pair whose other rank stalled, which takes up to one
@@ -575,6 +577,35 @@ static int phase_stopped(void *arg)
     return gpuipc_stop_signal() != 0 || ph->rr->closed;
 }
 
+/* What the driver opens once per process and keeps, at a mechanism's
+ * first use (the IMEX channel's file, at the first FABRIC allocation), is
+ * opened here, before the first phase's count, which would take it for a
+ * leak: each selected GPU mechanism's probe, once, on this rank's GPU. */
+static void warm_up(ranks_run *rr)
+{
+    const gpuipc_job_gpu *g = &rr->gpus[rr->rank];
+    gpuipc_scenario sc;
+    gpuipc_env env;
+    gpuipc_err why;
+    size_t i;
+
+    if (!rr->needs_cuda || g->ordinal < 0)
+        return;
+    gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, &rr->quiet, rr->inject, rr->t0);
+    env.gpu_bytes = gpuipc_gpu_process_bytes;
+    for (i = 0; i < rr->s->nsel; i++) {
+        const gpuipc_mech *m = rr->s->sel[i];
+
+        if (!m->needs_cuda || m->probe == NULL)
+            continue;
+        gpuipc_role_start(&sc, &env, NULL, m, m->name);
+        memcpy(sc.uuid, g->uuid, GPUIPC_UUID_LEN);
+        memcpy(sc.peer_uuid, g->uuid, GPUIPC_UUID_LEN);
+        (void)m->probe(&sc, &why); /* each session probes again, and says */
+    }
+    gpuipc_watch_step(GPUIPC_STEP_NONE, "");
+}
+
 static int play_phases(ranks_run *rr)
 {
     ranks_phases ph;
@@ -604,6 +635,8 @@ static int play_phases(ranks_run *rr)
     if (rr->needs_cuda && ordinal >= 0 && (gpuipc_gpu_init(&err) < 0 ||
                                            gpuipc_gpu_open_all(&ordinal, 1, &err) < 0))
         say_failed(rr, "opening its GPU before the phases: ", err.msg);
+    else
+        warm_up(rr);
     snprintf(who, sizeof(who), "%s", gpuipc_ranks_who(rr, rr->rank));
     memset(&l, 0, sizeof(l));
     l.arg = &ph;
