@@ -115,6 +115,14 @@ void gpuipc_role_baseline(gpuipc_scenario *sc, unsigned step)
         gpuipc_role_fail(sc, step, &e, "FD accounting: %s", e.msg);
     sc->have_before = 1;
     known = u->gpu != GPUIPC_USAGE_UNKNOWN;
+    if (sc->env->per_phase) {
+        gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, sc->name, step, GPUIPC_LOG_NO_TIME,
+                        "baseline: this cell's driver objects counted from here (%llu held "
+                        "by the process); FDs, shared memory and GPU memory at the phase's "
+                        "ends",
+                        (unsigned long long)u->objects.live);
+        return;
+    }
     gpuipc_log_step(&sc->env->log, GPUIPC_LOG_VERBOSE, sc->name, step, GPUIPC_LOG_NO_TIME,
                     "baseline: %zu FDs, %llu driver objects, %llu bytes of shared memory, GPU "
                     "memory by NVML: %s%.300s", u->fds.n, (unsigned long long)u->objects.live,
