@@ -593,6 +593,11 @@ static void warm_up(ranks_run *rr)
         return;
     gpuipc_app_env_init(&env, GPUIPC_ROLE_PRODUCER, &rr->quiet, rr->inject, rr->t0);
     env.gpu_bytes = gpuipc_gpu_process_bytes;
+    /* A producer's probe works on the GPU its env has current. */
+    if (gpuipc_gpu_attach_uuid(&env, g->uuid, &why) < 0) {
+        say_failed(rr, "warming up its GPU before the phases: ", why.msg);
+        return;
+    }
     for (i = 0; i < rr->s->nsel; i++) {
         const gpuipc_mech *m = rr->s->sel[i];
 
