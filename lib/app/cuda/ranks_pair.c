@@ -528,9 +528,10 @@ static void *run_half(void *arg)
 static void phase_play(void *arg, size_t k)
 {
     ranks_phases *ph = arg;
+    ranks_run *rr = ph->rr;
+    uint64_t t = gpuipc_clock_ns();
     int i;
 
-    (void)k;
     for (i = 0; i < 2; i++)
         ph->half[i].started = pthread_create(&ph->half[i].thread, NULL, run_half,
                                              &ph->half[i]) == 0;
@@ -540,6 +541,12 @@ static void phase_play(void *arg, size_t k)
         else
             run_half(&ph->half[i]); /* no thread: here, after the other */
         ph->half[i].started = 0;
+    }
+    if (rr->o->level >= GPUIPC_LOG_VERBOSE) {
+        printf("rank %u: phase %zu: %u -> %u and %u -> %u at once, in %.1f ms\n", rr->rank, k,
+               rr->rank, ph->half[RANKS_EXPORTS].peer, ph->half[RANKS_IMPORTS].peer, rr->rank,
+               (double)(gpuipc_clock_ns() - t) / 1e6);
+        fflush(stdout);
     }
 }
 
