@@ -125,13 +125,21 @@ static int producer_last_check(gpuipc_producer_run *run)
         unsigned n;
 
         gpuipc_usage_cost(&ns, &n);
-        gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
-                        GPUIPC_LOG_NO_TIME, "at the end of the session: nothing held that was "
-                        "not held at the first scenario%s; %u counts of what this process "
-                        "holds took %.1f ms; peak RSS %.1f MiB",
-                        gpuipc_cu.driver_version != 0 || run->proc == NULL
-                        ? "" : "; the FDs open are the same as at the start, the connections "
-                        "aside", n, (double)ns / 1e6, (double)gpuipc_proc_hwm() / 1048576.0);
+        if (!run->env.session_check)
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
+                            GPUIPC_LOG_NO_TIME, "at the end of the session: its scenarios "
+                            "counted their own driver objects; what this process holds is "
+                            "counted at the phase's end; peak RSS %.1f MiB",
+                            (double)gpuipc_proc_hwm() / 1048576.0);
+        else
+            gpuipc_log_step(&run->env.log, GPUIPC_LOG_VERBOSE, NULL, GPUIPC_STEP_BYE,
+                            GPUIPC_LOG_NO_TIME, "at the end of the session: nothing held that "
+                            "was not held at the first scenario%s; %u counts of what this "
+                            "process holds took %.1f ms; peak RSS %.1f MiB",
+                            gpuipc_cu.driver_version != 0 || run->proc == NULL
+                            ? "" : "; the FDs open are the same as at the start, the "
+                            "connections aside", n, (double)ns / 1e6,
+                            (double)gpuipc_proc_hwm() / 1048576.0);
         return 0;
     }
     snprintf(run->last, sizeof(run->last), "producer, at the end of the session: %.440s",
