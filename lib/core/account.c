@@ -241,6 +241,18 @@ int gpuipc_account_add(gpuipc_fds *s, int fd)
     return 0;
 }
 
+void gpuipc_account_remove(gpuipc_fds *s, int fd)
+{
+    size_t i = 0;
+
+    while (i < s->n && s->fd[i] < fd)
+        i++;
+    if (i == s->n || s->fd[i] != fd)
+        return;
+    memmove(s->fd + i, s->fd + i + 1, (s->n - i - 1) * sizeof(*s->fd));
+    s->n--;
+}
+
 void gpuipc_account_free(gpuipc_fds *s)
 {
     free(s->fd);

@@ -41,6 +41,11 @@ unsigned gpuipc_account_free_below(uint64_t limit, unsigned want);
  * or -ENOMEM. */
 int gpuipc_account_add(gpuipc_fds *s, int fd);
 
+/* Takes fd out of the snapshot s, where it is there: an FD that was open
+ * then and is no one's to count (a connection held for a later pair, which
+ * a pair may take and close, and whose number a leak may then take). */
+void gpuipc_account_remove(gpuipc_fds *s, int fd);
+
 /* Frees the snapshot's storage. */
 void gpuipc_account_free(gpuipc_fds *s);
 

@@ -71,6 +71,16 @@ int gpuipc_watch_map(gpuipc_err *err)
 
 void gpuipc_watch_role(int role)
 {
+    /* Each page of the shared page mapped in this process now, not when
+     * a phase's worker first writes its side: a forked process finds them
+     * unmapped, and one mapped during a phase would count as that phase's
+     * shared memory. */
+    if (page != NULL) {
+        size_t off;
+
+        for (off = 0; off < sizeof(*page); off += 4096)
+            (void)*(volatile const char *)((const char *)page + off);
+    }
     if (thread_role != 0)
         thread_role = role;
     else

@@ -353,11 +353,10 @@ static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
     }
 }
 
-int gpuipc_meet_connect_begin(gpuipc_meet *m, uint32_t peer, const char *name,
-                              const char *who, uint64_t deadline_ns, gpuipc_peer *cred,
-                              gpuipc_err *err)
+int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
+                        uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err)
 {
-    int fd;
+    int fd, rc;
 
     if (peer >= m->size || peer == m->self || m->pid[peer] <= 0)
         return gpuipc_err_set(err, -EINVAL, "hello: %s is not a rank this one can meet", who);
@@ -388,24 +387,6 @@ int gpuipc_meet_connect_begin(gpuipc_meet *m, uint32_t peer, const char *name,
                                   name, (int)cred->pid, (unsigned)cred->uid, who,
                                   (int)m->pid[peer]);
         }
-        return fd;
-    }
-}
-
-int gpuipc_meet_await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
-                         uint64_t deadline_ns, gpuipc_err *err)
-{
-    return await_go(m, peer, fd, who, deadline_ns, err);
-}
-
-int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
-                        uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err)
-{
-    int fd, rc;
-
-    for (;;) {
-        if ((fd = gpuipc_meet_connect_begin(m, peer, name, who, deadline_ns, cred, err)) < 0)
-            return fd;
         /* Connected: the consumer may be at an earlier pair still; its GO
          * says it is at this one. */
         rc = await_go(m, peer, fd, who, deadline_ns, err);

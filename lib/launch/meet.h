@@ -28,7 +28,12 @@
  * that a pid used again by another process is not taken for the rank's).
  * A connection is a rank's only while that pidfd says it runs. Both sides of
  * a pair look at the other's every GPUIPC_MEET_SLICE_MS while they wait, so
- * that a peer that died is named at once rather than at the deadline. */
+ * that a peer that died is named at once rather than at the deadline.
+ *
+ * In a phase a rank meets its two peers at once, each on a thread of its
+ * own: one thread at a time accepts (gpuipc_meet_accept, gpuipc_meet_sweep,
+ * the connections held, gpuipc_meet_held), while another connects; what
+ * both touch (the ranks seen ended, the strangers refused) is under a lock. */
 #ifndef GPUIPC_LAUNCH_MEET_H
 #define GPUIPC_LAUNCH_MEET_H
 
@@ -87,20 +92,6 @@ int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
  * name. */
 int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
                         uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err);
-
-/* gpuipc_meet_connect in two parts, for a rank that meets two peers of a
- * phase on one thread (its consumer's, then its producer's, in any order
- * without waiting on each other): the connection to rank peer's name,
- * admitted as above, without waiting for GO (returns as gpuipc_meet_connect
- * does); then, once this rank has met its other peer, the wait on fd for
- * the consumer's GO: 0; 1 where the connection ended first (fd is to be
- * closed and the two parts tried again, while deadline_ns allows); or a
- * negative errno with err, as gpuipc_meet_connect's. */
-int gpuipc_meet_connect_begin(gpuipc_meet *m, uint32_t peer, const char *name,
-                              const char *who, uint64_t deadline_ns, gpuipc_peer *cred,
-                              gpuipc_err *err);
-int gpuipc_meet_await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
-                         uint64_t deadline_ns, gpuipc_err *err);
 
 /* Takes every connection that waits at m's listener now, without waiting:
  * each stranger refused and counted, each rank's held for its pair. */

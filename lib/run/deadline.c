@@ -142,15 +142,13 @@ static int put_stopped(const gpuipc_deadline *dl, gpuipc_sbuf *b, const gpuipc_w
  * are counted. */
 #define WORKERS_NAMED 6
 
-/* The workers of the phase under way, where the run is in one (each cell in
- * flight, on its worker's side of the page): the ones stuck first (in a
- * call or a step of their own), then, where none is, the ones that wait.
- * Into b. Returns how many are at work (0: no phase under way). */
-static unsigned put_workers(gpuipc_sbuf *b, const gpuipc_watch_page *pg, uint64_t now)
+/* How many of a phase's workers are at work on page pg, and of those how
+ * many are stuck (in a call or a step of their own, not waiting). */
+static unsigned count_workers(const gpuipc_watch_page *pg, unsigned *stuck)
 {
-    unsigned at_work = 0, stuck = 0, named = 0, r, i;
-    int pass;
+    unsigned at_work = 0, r, i;
 
+    *stuck = 0;
     for (r = 0; r < 2; r++)
         for (i = 0; i < GPUIPC_WATCH_WORKERS; i++) {
             const gpuipc_watch_side *s = &pg->worker[r][i];
@@ -158,8 +156,21 @@ static unsigned put_workers(gpuipc_sbuf *b, const gpuipc_watch_page *pg, uint64_
             if (s->pid == 0 || s->step == 0)
                 continue;
             at_work++;
-            stuck += !waits(s);
+            *stuck += !waits(s);
         }
+    return at_work;
+}
+
+/* The workers of the phase under way, where the run is in one (each cell in
+ * flight, on its worker's side of the page): the ones stuck first (in a
+ * call or a step of their own), then, where none is, the ones that wait.
+ * Into b. Returns how many are at work (0: no phase under way). */
+static unsigned put_workers(gpuipc_sbuf *b, const gpuipc_watch_page *pg, uint64_t now)
+{
+    unsigned stuck, named = 0, r, i;
+    unsigned at_work = count_workers(pg, &stuck);
+    int pass;
+
     if (at_work == 0)
         return 0;
     gpuipc_sbuf_str(b, "a phase's cells at once, ");
@@ -213,17 +224,22 @@ size_t gpuipc_deadline_workers_text(const gpuipc_watch_page *pg, uint64_t now, c
 }
 
 /* Who held the run up, from the page: the workers of the phase under way
- * where there is one, else the side not waiting for the other, or both
- * where both wait. Into b. */
+ * where one of them is stuck, else the side not waiting for the other, or
+ * both where both wait (workers that only wait between cells say nothing
+ * of who holds the run up: a session's thread may be stuck meanwhile).
+ * Into b. */
 static void put_stuck(const gpuipc_deadline *dl, gpuipc_sbuf *b, uint64_t now)
 {
     const gpuipc_watch_page *pg = dl->have_snap ? &dl->snap : NULL;
     const gpuipc_watch_side *me, *other;
     const char *me_name = gpuipc_role_name(dl->role);
     const char *other_name = dl->role == GPUIPC_ROLE_PRODUCER ? "consumer" : "producer";
+    unsigned stuck = 0;
 
-    if (pg != NULL && !dl->peer_died && put_workers(b, pg, now) > 0)
+    if (pg != NULL && !dl->peer_died && count_workers(pg, &stuck) > 0 && stuck > 0) {
+        put_workers(b, pg, now);
         return;
+    }
     if (pg == NULL) {
         gpuipc_sbuf_str(b, "the ");
         gpuipc_sbuf_str(b, me_name);

@@ -127,7 +127,6 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     return 0;
 }
 
-/* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
 /* The marks are made by the sessions' threads of a phase and read by the
  * verdict's thread as well: under rr->marks, once it is made. */
 static void lock_marks(ranks_run *rr)
@@ -142,6 +141,7 @@ static void unlock_marks(ranks_run *rr)
         pthread_mutex_unlock(&rr->marks);
 }
 
+/* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
 void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r)
 {
     lock_marks(rr);
@@ -173,5 +173,13 @@ void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r)
 {
     lock_marks(rr);
     rr->stuck[r] = 1;
+    unlock_marks(rr);
+}
+
+void gpuipc_ranks_marks(ranks_run *rr, uint32_t r, int *gone, int *stuck)
+{
+    lock_marks(rr);
+    *gone = rr->gone[r];
+    *stuck = rr->stuck[r];
     unlock_marks(rr);
 }

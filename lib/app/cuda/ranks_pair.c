@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ranks_pair.c: the pairs of --ranks as one rank plays them: every pair of
- * the plan it takes part in (run/plan: every ordered pair once, in rounds
- * of disjoint pairs), each met at the consumer's listener (launch/meet) if
- * it can be played, then as producer (the forked mode's producer session
- * over the connection) or as consumer (the consumer's session), and this
- * rank's record of it (run/cells): its verdict, its scenarios, the peer
- * found gone or stuck. */
+ * the plan it takes part in (run/plan: every ordered pair once, in the
+ * phases of the forked mode's schedule, this rank's export and import of a
+ * phase at once on two threads, run/phase_loop counting what the process
+ * holds at each phase's ends; or with GPUIPC_PHASES=off one at a time in
+ * rounds of disjoint pairs), each met at the consumer's listener
+ * (launch/meet) if it can be played, then as producer (the forked mode's
+ * producer session over the connection) or as consumer (the consumer's
+ * session), and this rank's record of it (run/cells): its verdict, its
+ * scenarios, the peer found gone or stuck. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -63,6 +66,7 @@ static void note(gpuipc_cell_side *side, int code, const char *text)
 static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
 {
     char why[512];
+    int gone, stuck;
 
     if (gpuipc_job_where_is(rr->job, peer, why, sizeof(why)) != GPUIPC_JOB_SAME_NODE) {
         char text[GPUIPC_CELL_TEXT_LEN];
@@ -71,14 +75,15 @@ static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
         note(side, GPUIPC_SKIP, text);
         return 0;
     }
-    if (rr->gone[peer]) {
+    gpuipc_ranks_marks(rr, peer, &gone, &stuck);
+    if (gone) {
         snprintf(side->note, sizeof(side->note), "%.200s gone during an earlier pair: not "
                  "waited for", gpuipc_ranks_who(rr, peer));
         side->code = GPUIPC_FAIL;
         side->blame = GPUIPC_CELL_BLAME_PEER;
         return 0;
     }
-    if (rr->stuck[peer]) {
+    if (stuck) {
         snprintf(side->note, sizeof(side->note), "%.200s did not come to an earlier pair in "
                  "time (alive, but stuck or far slower): not waited for",
                  gpuipc_ranks_who(rr, peer));
@@ -129,17 +134,25 @@ void gpuipc_ranks_say_refused(ranks_run *rr)
 {
     char first[256], line[400];
     unsigned n = gpuipc_meet_refused(rr->meet, first, sizeof(first));
+    int more;
 
-    if (n == rr->refused_said)
-        return;
-    rr->refused_said = n;
-    snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
-             "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s", first);
-    say(rr, "%s", line);
-    /* For its records: the verdict's thread publishes the last said. */
-    pthread_mutex_lock(&rr->mu);
-    snprintf(rr->refused_line, sizeof(rr->refused_line), "%s", line);
-    pthread_mutex_unlock(&rr->mu);
+    /* Under mu (a phase's two pairs meet at once; the verdict's thread
+     * publishes the last line said): each count said once, none after a
+     * larger one. */
+    if (rr->mu_ready)
+        pthread_mutex_lock(&rr->mu);
+    more = n > rr->refused_said;
+    if (more) {
+        rr->refused_said = n;
+        snprintf(line, sizeof(line), "refused %u connection%s to its listener from processes "
+                 "that are no rank of this job (the first: %.250s)", n, n == 1 ? "" : "s",
+                 first);
+        snprintf(rr->refused_line, sizeof(rr->refused_line), "%s", line);
+    }
+    if (rr->mu_ready)
+        pthread_mutex_unlock(&rr->mu);
+    if (more)
+        say(rr, "%s", line);
 }
 
 /* A meeting with peer that failed with sock (a negative errno, err): the
@@ -298,8 +311,13 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
         const gpuipc_result *r = &run.cells.results[i];
         gpuipc_cell_scenario *cs = i < side->n ? &side->s[i] : NULL;
 
-        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT && !rr->gone[c])
-            gpuipc_ranks_mark_stuck(rr, c);
+        if (r->status == GPUIPC_FAIL && r->failure.errnum == ETIMEDOUT) {
+            int gone, stuck;
+
+            gpuipc_ranks_marks(rr, c, &gone, &stuck);
+            if (!gone)
+                gpuipc_ranks_mark_stuck(rr, c);
+        }
         if (r->status == GPUIPC_FAIL) {
             char line[GPUIPC_ERR_LEN + 64];
 
@@ -443,6 +461,8 @@ typedef struct ranks_phases {
     ranks_run *rr;
     gpuipc_plan_pair *plan; /* run/plan's phases, of the ranks */
     ranks_half half[2];
+    int *held;          /* the connections held for later pairs at the phase's beginning */
+    size_t nheld;
 } ranks_phases;
 
 int gpuipc_ranks_in_phases(void)
@@ -458,6 +478,19 @@ static size_t phase_cells(void *arg, size_t k)
     return k == 0 ? 0 : 2; /* phase 0 would pair each rank with itself */
 }
 
+/* The connections launch/meet holds for later pairs now, into *fds
+ * (malloc'd; NULL where there are none or no memory). Returns how many. */
+static size_t held_now(ranks_run *rr, int **fds)
+{
+    size_t n = gpuipc_meet_held(rr->meet, NULL, 0), got;
+
+    *fds = n > 0 ? calloc(n, sizeof(**fds)) : NULL;
+    if (*fds == NULL)
+        return 0;
+    got = gpuipc_meet_held(rr->meet, *fds, n);
+    return got < n ? got : n;
+}
+
 /* Phase k of run/plan's schedule, the forked mode's: this rank exports to
  * rank + k and imports from rank - k (mod the ranks). */
 static int phase_begin(void *arg, size_t k, gpuipc_err *err)
@@ -469,6 +502,8 @@ static int phase_begin(void *arg, size_t k, gpuipc_err *err)
     int i;
 
     (void)err;
+    free(ph->held);
+    ph->nheld = held_now(rr, &ph->held);
     for (j = (k - 1) * rr->size; j < k * rr->size; j++) {
         if ((uint32_t)ph->plan[j].a == rr->rank)
             ph->half[RANKS_EXPORTS].peer = (uint32_t)ph->plan[j].b;
@@ -535,11 +570,15 @@ static void phase_play(void *arg, size_t k)
     for (i = 0; i < 2; i++)
         ph->half[i].started = pthread_create(&ph->half[i].thread, NULL, run_half,
                                              &ph->half[i]) == 0;
+    /* No thread: here, beside the other's, its meeting's deadline from now. */
+    for (i = 0; i < 2; i++)
+        if (!ph->half[i].started) {
+            ph->half[i].until = meet_deadline(rr);
+            run_half(&ph->half[i]);
+        }
     for (i = 0; i < 2; i++) {
         if (ph->half[i].started)
             pthread_join(ph->half[i].thread, NULL);
-        else
-            run_half(&ph->half[i]); /* no thread: here, after the other */
         ph->half[i].started = 0;
     }
     if (rr->o->level >= GPUIPC_LOG_VERBOSE) {
@@ -550,18 +589,24 @@ static void phase_play(void *arg, size_t k)
     }
 }
 
-/* The connections of ranks come early for a later phase, taken while this
- * one ran: held for their pairs (launch/meet), no pair's leak. */
+/* The connections held for later pairs are no pair's: those held at the
+ * phase's beginning leave the base (a pair may take one and close it, and
+ * a leak then take its number unseen), those held at its end join it (they
+ * came while the phase ran). */
 static void phase_not_cells(void *arg, size_t k, gpuipc_usage *base)
 {
     ranks_phases *ph = arg;
-    int fds[64];
+    int *fds;
     size_t n, i;
 
     (void)k;
-    n = gpuipc_meet_held(ph->rr->meet, fds, sizeof(fds) / sizeof(fds[0]));
-    for (i = 0; i < n && i < sizeof(fds) / sizeof(fds[0]); i++)
-        (void)gpuipc_account_add(&base->fds, fds[i]);
+    for (i = 0; i < ph->nheld; i++)
+        gpuipc_account_remove(&base->fds, ph->held[i]);
+    n = held_now(ph->rr, &fds);
+    for (i = 0; i < n; i++)
+        if (gpuipc_account_add(&base->fds, fds[i]) < 0)
+            break; /* out of memory: the rest count as the phase's */
+    free(fds);
 }
 
 /* A drift of the phase: both its pairs fail for it (the other ranks are in
@@ -665,6 +710,7 @@ static int play_phases(ranks_run *rr)
     (void)gpuipc_phase_loop_run(&l, &err);
     gpuipc_gpu_hold(0);
     gpuipc_gpu_close_all();
+    free(ph.held);
     free(ph.plan);
     return 0;
 }

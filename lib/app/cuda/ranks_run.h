@@ -34,11 +34,12 @@ typedef struct ranks_slot {
 } ranks_slot;
 
 /* Where this rank is, for the watchdog's line (ranks_watch.c) and the
- * records of pairs not ended (ranks_verdict.c): written by the rank's run
- * thread, read by the watchdog and the verdict's thread at any time, so
- * each field is volatile and read on its own (async-signal-safe reads). In
- * a phase the rank is in two pairs at once, one in each slot; in a round,
- * in one. */
+ * records of pairs not ended (ranks_verdict.c): a slot set by the rank's
+ * run thread as a pair begins and cleared as its record is handed over (in
+ * a phase, by the pair's own thread), read by the watchdog and the
+ * verdict's thread at any time, so each field is volatile and read on its
+ * own (async-signal-safe reads). In a phase the rank is in two pairs at
+ * once, one in each slot; in a round, in one. */
 typedef struct ranks_where {
     volatile uint32_t rank;       /* this rank */
     ranks_slot as[2];             /* [RANKS_EXPORTS]: its pair as producer; [RANKS_IMPORTS] */
@@ -145,6 +146,10 @@ int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r);
  * not waited for either. */
 void gpuipc_ranks_mark_stuck(ranks_run *rr, uint32_t r);
 
+/* Whether rank r is marked gone, or stuck, as the marks stand (without
+ * looking at its process). */
+void gpuipc_ranks_marks(ranks_run *rr, uint32_t r, int *gone, int *stuck);
+
 /* ---- the pairs (ranks_pair.c) ------------------------------------------------------ */
 
 /* Says the connections refused at this rank's listener since the last time,
@@ -182,7 +187,10 @@ int gpuipc_ranks_verdict_start(ranks_run *rr, gpuipc_err *err);
 int gpuipc_ranks_record(ranks_run *rr, uint32_t peer, int consumer);
 
 /* The record of the pair with peer, handed over already, fails with text
- * (a drift of its phase that no pair names); nothing once published. */
+ * (a drift of its phase that no pair names), where the pair met (one that
+ * did not moved nothing of this process's); a record that failed already
+ * keeps its own reason first, its weight and its blame. Nothing once
+ * published. */
 void gpuipc_ranks_amend(ranks_run *rr, uint32_t peer, int consumer, const char *text);
 
 /* The run's thread has played its pairs: waits for the verdict's thread

@@ -184,12 +184,25 @@ void gpuipc_ranks_amend(ranks_run *rr, uint32_t peer, int consumer, const char *
     gpuipc_cell_side *side = &rr->mine[i];
 
     pthread_mutex_lock(&rr->mu);
-    if (!rr->published && rr->final[i]) {
+    /* A pair that never met (skipped, refused, its peer gone) moved
+     * nothing of this process's: its record stands. */
+    if (!rr->published && rr->final[i] && side->met) {
+        int failed = side->code == GPUIPC_FAIL || (consumer && side->own != GPUIPC_PASS);
+
         side->code = GPUIPC_FAIL;
         side->own = GPUIPC_FAIL; /* a consumer's record: its own side failed */
-        side->weight = GPUIPC_CELL_SURE;
-        side->blame = GPUIPC_CELL_BLAME_SELF;
-        snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1, text);
+        if (!failed) {
+            side->weight = GPUIPC_CELL_SURE;
+            side->blame = GPUIPC_CELL_BLAME_SELF;
+            snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1,
+                     text);
+        } else {
+            /* Its own failure first, with its weight and blame. */
+            size_t used = strlen(side->note);
+
+            snprintf(side->note + used, sizeof(side->note) - used, "%s%s", used ? "; and " : "",
+                     text);
+        }
     }
     pthread_mutex_unlock(&rr->mu);
 }
@@ -262,8 +275,10 @@ static void linger(ranks_run *rr)
     for (;;) {
         for (r = 0; r < rr->size; r++) {
             char why[256];
+            int gone, stuck;
 
-            if (r != rr->rank && !rr->gone[r] &&
+            gpuipc_ranks_marks(rr, r, &gone, &stuck);
+            if (r != rr->rank && !gone &&
                 gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
                 !gpuipc_meet_ended(rr->meet, r))
                 break;
