@@ -248,6 +248,23 @@ grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 6 proven, 0 failed, 6 skipped
     fail "another boot: not 6 proven and 6 skipped"
 [ $fails = $before ] && echo "PASS: ranks: a rank in another boot is not on this node: its 6 pairs skipped with that cause, the run passes"
 
+# 4b. The same, rank 2 leaking an FD in each of its consumer's sessions
+# (GPUIPC_SABOTAGE consumer:leak-fd): the drifts of its phases 1 and 2 fail
+# the 3 pairs it met in them (1 -> 2, 0 -> 2, 2 -> 0), never a pair with
+# rank 3, which did not meet and stays skipped as not on this node; in
+# phase 3 its consumer's pair (3 -> 2) did not meet, nothing leaked, and
+# 2 -> 1 is proven.
+before=$fails
+run -np 2 "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_SABOTAGE=consumer:leak-fd "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_TEST_SYSROOT="$tmp/root" "$tmp/rank" "$prog" --ranks $only
+[ "$(exits)" = "1 1 1 1 " ] || fail "another boot and a leak: exit statuses '$(exits)', not 1 for each"
+grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: 3 proven, 3 failed, 6 skipped' "$tmp/out" ||
+    fail "another boot and a leak: not 3 proven, 3 failed, 6 skipped"
+grep -q '^FAIL [0-3] -> 3\|^FAIL 3 -> ' "$tmp/out" &&
+    fail "another boot and a leak: a pair with the rank in another boot failed"
+[ $fails = $before ] && echo "PASS: ranks: a leaking rank's drifts fail the 3 pairs it met in those phases; its pairs with a rank in another boot stay skipped"
+
 # 5. A rank whose options differ: every rank says so and exits 2, before
 # any pair (a pair of another selection would prove less than rank 0 says).
 before=$fails
