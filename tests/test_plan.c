@@ -215,6 +215,47 @@ START_TEST(test_plan_phases_each_gpu_exports_and_imports_once_per_phase)
 }
 END_TEST
 
+/* What one rank of --ranks plays in each phase, read back from the same
+ * plan: it exports to the one k places after it and imports from the one k
+ * places before, and over the phases to and from every other once. */
+START_TEST(test_plan_phase_peers_give_each_rank_one_export_and_one_import)
+{
+    size_t n = (size_t)_i, i;
+    unsigned nphases = 0, k;
+    gpuipc_plan_pair *p = gpuipc_plan_phases(ids, n, &nphases);
+    char *to_seen, *from_seen;
+    int to, from;
+
+    if (n < 2) {
+        ck_assert_int_eq(gpuipc_plan_phase_peers(p, ids, n, 1, 0, &to, &from), -1);
+        return;
+    }
+    to_seen = calloc(n * n, 1);
+    from_seen = calloc(n * n, 1);
+    ck_assert_ptr_nonnull(to_seen);
+    ck_assert_ptr_nonnull(from_seen);
+    for (k = 1; k <= nphases; k++)
+        for (i = 0; i < n; i++) {
+            to = from = -7;
+            ck_assert_int_eq(gpuipc_plan_phase_peers(p, ids, n, k, i, &to, &from), 0);
+            ck_assert_int_eq(to, (int)((i + k) % n));
+            ck_assert_int_eq(from, (int)((i + n - k) % n));
+            ck_assert_msg(!to_seen[i * n + (size_t)to] && !from_seen[i * n + (size_t)from],
+                          "n %zu: rank %zu meets a peer twice", n, i);
+            to_seen[i * n + (size_t)to] = from_seen[i * n + (size_t)from] = 1;
+        }
+    for (i = 0; i < n * n; i++)
+        ck_assert_int_eq(to_seen[i] + from_seen[i], i / n == i % n ? 0 : 2);
+    /* Out of range: no phase 0 (each alone) or n, no rank n. */
+    ck_assert_int_eq(gpuipc_plan_phase_peers(p, ids, n, 0, 0, &to, &from), -1);
+    ck_assert_int_eq(gpuipc_plan_phase_peers(p, ids, n, (unsigned)n, 0, &to, &from), -1);
+    ck_assert_int_eq(gpuipc_plan_phase_peers(p, ids, n, 1, n, &to, &from), -1);
+    free(to_seen);
+    free(from_seen);
+    free(p);
+}
+END_TEST
+
 /* The pairs are the GPUs named, not their positions. */
 START_TEST(test_plan_pairs_use_the_ordinals_given)
 {
@@ -740,6 +781,8 @@ Suite *plan_suite(void)
     tcase_add_loop_test(tc, test_plan_ring_proves_every_gpu_both_ways, 0, 73);
     tcase_add_loop_test(tc, test_plan_all_pairs_once_in_disjoint_rounds, 1, 73);
     tcase_add_loop_test(tc, test_plan_phases_each_gpu_exports_and_imports_once_per_phase, 0, 73);
+    tcase_add_loop_test(tc, test_plan_phase_peers_give_each_rank_one_export_and_one_import, 0,
+                        73);
     tcase_add_test(tc, test_plan_pairs_use_the_ordinals_given);
     tcase_add_test(tc, test_plan_verdicts_per_gpu_and_pair);
     tcase_add_test(tc, test_plan_a_stop_is_its_own_verdict);

@@ -126,6 +126,34 @@ gpuipc_plan_pair *gpuipc_plan_phases(const int *gpus, size_t n, unsigned *nphase
     return out;
 }
 
+int gpuipc_plan_phase_peers(const gpuipc_plan_pair *plan, const int *gpus, size_t n,
+                            unsigned k, size_t i, int *to, int *from)
+{
+    size_t j;
+    int t = 0, f = 0, found = 0;
+
+    if (plan == NULL || n < 2 || k < 1 || k >= n || i >= n)
+        return -1;
+    /* Phase k's n pairs, as gpuipc_plan_phases lays them out. */
+    for (j = (size_t)(k - 1) * n; j < (size_t)k * n; j++) {
+        if (plan[j].round != k)
+            return -1;
+        if (plan[j].a == gpus[i]) {
+            t = plan[j].b;
+            found |= 1;
+        }
+        if (plan[j].b == gpus[i]) {
+            f = plan[j].a;
+            found |= 2;
+        }
+    }
+    if (found != 3)
+        return -1;
+    *to = t;
+    *from = f;
+    return 0;
+}
+
 gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nrounds)
 {
     /* The circle method: seat m (n rounded up to even) players, one of them

@@ -61,6 +61,14 @@ gpuipc_plan_pair *gpuipc_plan_all_pairs(const int *gpus, size_t n, unsigned *nro
  * NULL for n < 2 (*nphases 0) or out of memory. */
 gpuipc_plan_pair *gpuipc_plan_phases(const int *gpus, size_t n, unsigned *nphases);
 
+/* In phase k (1 to n - 1) of gpus[0..n)'s phases (plan, as
+ * gpuipc_plan_phases made it), whom gpus[i] exports to and imports from,
+ * into *to and *from (as in gpus): what one rank of --ranks plays in that
+ * phase, both at once. Returns 0, or -1 where k or i is out of range or
+ * the plan has no such pairs (*to and *from untouched). */
+int gpuipc_plan_phase_peers(const gpuipc_plan_pair *plan, const int *gpus, size_t n,
+                            unsigned k, size_t i, int *to, int *from);
+
 /* The verdicts gathered over a run's GPUs: per GPU (each scenario it took
  * part in, as exporter or importer, counted once) and per ordered pair. */
 typedef struct gpuipc_plan_tally {

@@ -460,6 +460,7 @@ typedef struct ranks_half {
 typedef struct ranks_phases {
     ranks_run *rr;
     gpuipc_plan_pair *plan; /* run/plan's phases, of the ranks */
+    int *ids;           /* the ranks, 0 to size - 1, as the plan names them */
     ranks_half half[2];
     int *held;          /* the connections held for later pairs at the phase's beginning */
     size_t nheld;
@@ -498,18 +499,16 @@ static int phase_begin(void *arg, size_t k, gpuipc_err *err)
     ranks_phases *ph = arg;
     ranks_run *rr = ph->rr;
     uint64_t until = meet_deadline(rr);
-    size_t j;
-    int i;
+    int i, to, from;
 
     (void)err;
     free(ph->held);
     ph->nheld = held_now(rr, &ph->held);
-    for (j = (k - 1) * rr->size; j < k * rr->size; j++) {
-        if ((uint32_t)ph->plan[j].a == rr->rank)
-            ph->half[RANKS_EXPORTS].peer = (uint32_t)ph->plan[j].b;
-        if ((uint32_t)ph->plan[j].b == rr->rank)
-            ph->half[RANKS_IMPORTS].peer = (uint32_t)ph->plan[j].a;
-    }
+    if (gpuipc_plan_phase_peers(ph->plan, ph->ids, rr->size, (unsigned)k, rr->rank, &to,
+                                &from) < 0)
+        return -EPROTO; /* a plan of another shape: not played at all */
+    ph->half[RANKS_EXPORTS].peer = (uint32_t)to;
+    ph->half[RANKS_IMPORTS].peer = (uint32_t)from;
     for (i = 0; i < 2; i++) {
         ranks_half *h = &ph->half[i];
 
@@ -672,19 +671,18 @@ static int play_phases(ranks_run *rr)
     int ordinal = rr->gpus[rr->rank].ordinal;
 
     unsigned nphases = 0;
-    int *ids = calloc(rr->size, sizeof(*ids));
     size_t i;
 
     memset(&ph, 0, sizeof(ph));
     ph.rr = rr;
-    if (ids == NULL)
+    if ((ph.ids = calloc(rr->size, sizeof(*ph.ids))) == NULL)
         return -ENOMEM;
     for (i = 0; i < rr->size; i++)
-        ids[i] = (int)i;
-    ph.plan = gpuipc_plan_phases(ids, rr->size, &nphases);
-    free(ids);
-    if (ph.plan == NULL)
+        ph.ids[i] = (int)i;
+    if ((ph.plan = gpuipc_plan_phases(ph.ids, rr->size, &nphases)) == NULL) {
+        free(ph.ids);
         return -ENOMEM;
+    }
     /* Its GPU's context from the first phase to the last: opened before
      * the first phase's count, which must not take it for a leak, and not
      * ended by each session. */
@@ -707,11 +705,14 @@ static int play_phases(ranks_run *rr)
     l.not_cells = phase_not_cells;
     l.stands = phase_stands;
     l.stopped = phase_stopped;
-    (void)gpuipc_phase_loop_run(&l, &err);
+    if (gpuipc_phase_loop_run(&l, &err) < 0)
+        say_failed(rr, "planning the phases: ", "run/plan's phases are not of the shape "
+                   "this rank reads (an internal error: report it with -v)");
     gpuipc_gpu_hold(0);
     gpuipc_gpu_close_all();
     free(ph.held);
     free(ph.plan);
+    free(ph.ids);
     return 0;
 }
 
