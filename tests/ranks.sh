@@ -17,6 +17,8 @@
 #   3. a rank whose proof at HELLO is made with a wrong token
 #      (GPUIPC_SABOTAGE): each consumer refuses it before it sends any fact,
 #      its pairs fail, the others' pass;
+#      A rank that sends a frame not sealed under its session's key
+#      (GPUIPC_FAULT corrupt): each consumer refuses it, named;
 #   4. a rank given another boot id (the facts' GPUIPC_TEST_SYSROOT hook):
 #      its pairs are skipped as "not on this node", the run passes;
 #   5. ranks with other options than rank 0's: every rank exits 2;
@@ -233,6 +235,21 @@ EOP
 grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: 9 proven, 3 failed' "$tmp/out" ||
     fail "wrong token: not 9 pairs proven and 3 failed"
 [ $fails = $before ] && echo "PASS: ranks: a producer whose proof at HELLO is not of the job's token is refused by each consumer before it learns any fact; the other 9 pairs pass"
+
+# 3b. Rank 1 sends a frame that is not sealed under its session's key
+# (GPUIPC_FAULT producer:begin:corrupt, written past the seal, as a relay
+# that altered it would): each of its consumers refuses it before
+# believing any of it and names why, its 2 pairs fail, the other 4 pass.
+before=$fails
+run -np 1 "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 env GPUIPC_FAULT=producer:begin:corrupt "$tmp/rank" "$prog" --ranks $only : \
+    -np 1 "$tmp/rank" "$prog" --ranks $only
+[ "$(exits)" = "1 1 1 " ] || fail "unsealed frame: exit statuses '$(exits)', not 1 1 1"
+[ "$(grep -c "^rank [02]: FAIL as consumer: bad message from the producer during begin: its seal does not hold under the session's key (altered on the way" "$tmp/out")" = 2 ] ||
+    fail "unsealed frame: its 2 consumers do not refuse it, named"
+grep -q '^result: FAIL: 3 ranks, 6 ordered pairs: 4 proven, 2 failed' "$tmp/out" ||
+    fail "unsealed frame: not 4 proven and 2 failed"
+[ $fails = $before ] && echo "PASS: ranks: a frame not sealed under the session's key is refused by each consumer, named; its 2 pairs fail, the other 4 pass"
 
 # 4. Rank 3 in another boot.
 before=$fails

@@ -849,6 +849,99 @@ START_TEST(test_wire_send_times_out_when_peer_never_reads)
 }
 END_TEST
 
+/* A sealed session (--ranks, from AUTH): what one side sends, as a relay
+ * between the two sockets may alter it. The producer's wire writes into
+ * a[0]; the relay reads the frame at a[1] and writes it, altered as told,
+ * into b[0]; the consumer's wire reads it at b[1]. Returns what the
+ * consumer's receive returned, its reason in e. */
+static int relay_one(const uint8_t key_p[GPUIPC_WIRE_KEY_LEN],
+                     const uint8_t key_c[GPUIPC_WIRE_KEY_LEN], int flip_at, int reflect,
+                     gpuipc_err *e)
+{
+    int a[2], b[2], fds[GPUIPC_WIRE_MAX_FDS], rc;
+    gpuipc_wire *p, *c;
+    uint8_t frame[GPUIPC_WIRE_MAX_MSG];
+    gpuipc_msg m;
+    ssize_t n;
+
+    pair(a);
+    pair(b);
+    ck_assert_int_eq(gpuipc_wire_open(&p, a[0], "consumer", e), 0);
+    ck_assert_int_eq(gpuipc_wire_open(&c, b[1], "producer", e), 0);
+    gpuipc_wire_seal(p, key_p, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
+    gpuipc_wire_seal(c, key_c, reflect ? GPUIPC_ROLE_PRODUCER : GPUIPC_ROLE_CONSUMER,
+                     reflect ? GPUIPC_ROLE_CONSUMER : GPUIPC_ROLE_PRODUCER);
+    ck_assert(gpuipc_wire_sealed(p) && gpuipc_wire_sealed(c));
+    sample(GPUIPC_MSG_BEGIN, &m);
+    ck_assert_int_eq(gpuipc_wire_send(p, &m, NULL, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_BEGIN, e), 0);
+    n = recv(a[1], frame, sizeof(frame), 0);
+    ck_assert_int_gt(n, GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN);
+    if (flip_at >= 0)
+        frame[flip_at < n ? flip_at : n - 1] ^= 0x01;
+    ck_assert_int_eq(send(b[0], frame, (size_t)n, 0), n);
+    rc = gpuipc_wire_recv(c, GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN), &m, fds,
+                          gpuipc_clock_deadline(GPUIPC_NS_PER_S), GPUIPC_STEP_BEGIN, e);
+    gpuipc_wire_close(p);
+    gpuipc_wire_close(c);
+    close(a[1]);
+    close(b[0]);
+    return rc;
+}
+
+START_TEST(test_wire_seal_refuses_altered_reflected_and_foreign_frames)
+{
+    uint8_t key[GPUIPC_WIRE_KEY_LEN], other[GPUIPC_WIRE_KEY_LEN];
+    gpuipc_err e;
+    int at;
+
+    memset(key, 0x3c, sizeof(key));
+    memcpy(other, key, sizeof(other));
+    other[31] ^= 0x80;
+    /* As sent: taken. */
+    ck_assert_int_eq(relay_one(key, key, -1, 0, &e), 0);
+    /* A bit changed anywhere, header, body or the seal itself: refused. */
+    for (at = 0; at < 200; at += 13) {
+        ck_assert_int_eq(relay_one(key, key, at, 0, &e), -EBADMSG);
+        ck_assert_msg(strstr(e.msg, "bad message from the producer during begin: its seal does "
+                             "not hold under the session's key (altered on the way") != NULL,
+                      "%s", e.msg);
+    }
+    /* Sealed under another key (a process without the job's token). */
+    ck_assert_int_eq(relay_one(key, other, -1, 0, &e), -EBADMSG);
+    /* The producer's own frame sent back to a producer: refused (the
+     * sender's role is in the seal). */
+    ck_assert_int_eq(relay_one(key, key, -1, 1, &e), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_wire_a_sealed_wire_refuses_an_unsealed_frame)
+{
+    uint8_t key[GPUIPC_WIRE_KEY_LEN];
+    int sv[2], fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_wire *p, *c;
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    memset(key, 0x11, sizeof(key));
+    pair(sv);
+    ck_assert_int_eq(gpuipc_wire_open(&p, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_wire_open(&c, sv[1], "producer", &e), 0);
+    gpuipc_wire_seal(c, key, GPUIPC_ROLE_CONSUMER, GPUIPC_ROLE_PRODUCER);
+    sample(GPUIPC_MSG_BYE, &m);
+    ck_assert_int_eq(gpuipc_wire_send(p, &m, NULL, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_BYE, &e), 0);
+    ck_assert_int_eq(gpuipc_wire_recv(c, GPUIPC_MSG_BIT(GPUIPC_MSG_BYE), &m, fds,
+                                      gpuipc_clock_deadline(GPUIPC_NS_PER_S), GPUIPC_STEP_BYE,
+                                      &e), -EBADMSG);
+    /* And the wire is unusable from then on. */
+    ck_assert_int_lt(gpuipc_wire_send(c, &m, NULL, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_BYE, &e), 0);
+    gpuipc_wire_close(p);
+    gpuipc_wire_close(c);
+}
+END_TEST
+
 START_TEST(test_wire_reports_peer_gone_on_close)
 {
     int sv[2], fds[GPUIPC_WIRE_MAX_FDS];
@@ -972,6 +1065,8 @@ Suite *wire_suite(void)
     tcase_add_test(peer, test_wire_reports_peer_gone_on_send_without_sigpipe);
     tcase_add_test(peer, test_wire_reports_killed_peer_within_deadline);
     tcase_add_test(peer, test_wire_stays_broken_after_a_failure);
+    tcase_add_test(peer, test_wire_seal_refuses_altered_reflected_and_foreign_frames);
+    tcase_add_test(peer, test_wire_a_sealed_wire_refuses_an_unsealed_frame);
     suite_add_tcase(s, codec);
     suite_add_tcase(s, bad);
     suite_add_tcase(s, fds);

@@ -159,6 +159,7 @@ static int prove(gpuipc_consumer_session *cs, gpuipc_msg *msg, gpuipc_err *err)
 {
     gpuipc_env *env = cs->env;
     uint8_t nonce_p[GPUIPC_WIRE_NONCE_LEN], nonce_c[GPUIPC_WIRE_NONCE_LEN];
+    uint8_t key[GPUIPC_WIRE_KEY_LEN];
     int fds[GPUIPC_WIRE_MAX_FDS];
     uint32_t pid = msg->u.hello.pid, flags = msg->u.hello.flags;
     int rc;
@@ -184,10 +185,26 @@ static int prove(gpuipc_consumer_session *cs, gpuipc_msg *msg, gpuipc_err *err)
         return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
     gpuipc_env_waits(env, GPUIPC_STEP_HELLO);
     if ((rc = gpuipc_wire_send(cs->w, msg, NULL, gpuipc_clock_deadline(env->timeout_ns),
-                               GPUIPC_STEP_HELLO, err)) < 0 ||
-        (rc = gpuipc_wire_recv(cs->w, GPUIPC_MSG_BIT(GPUIPC_MSG_AUTH), msg, fds,
-                               gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO,
-                               err)) < 0)
+                               GPUIPC_STEP_HELLO, err)) < 0)
+        return rc;
+    /* From AUTH on, every frame is sealed under the session's key: one that
+     * does not hold comes from a process without the job's token (it made
+     * another key), or was altered on the way. */
+    if ((rc = gpuipc_proof_session_key(env, nonce_p, nonce_c, env->peer_rank, env->rank,
+                                       key)) < 0)
+        return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
+    gpuipc_wire_seal(cs->w, key, GPUIPC_ROLE_CONSUMER, GPUIPC_ROLE_PRODUCER);
+    explicit_bzero(key, sizeof(key));
+    rc = gpuipc_wire_recv(cs->w, GPUIPC_MSG_BIT(GPUIPC_MSG_AUTH), msg, fds,
+                          gpuipc_clock_deadline(env->timeout_ns), GPUIPC_STEP_HELLO, err);
+    if (rc == -EBADMSG)
+        return gpuipc_err_set(err, -EACCES, "hello: refused the producer (pid %u): its AUTH "
+                              "does not prove this job's token (it is not sealed under the "
+                              "session's key, HMAC-SHA256 over the token, both nonces and "
+                              "ranks): a process that is not rank %u of this job, or of "
+                              "another job, or a frame altered on the way", pid,
+                              env->peer_rank);
+    if (rc < 0)
         return rc;
     if (msg->u.auth.pid != pid ||
         !gpuipc_proof_holds(env, GPUIPC_ROLE_PRODUCER, nonce_p, nonce_c, env->peer_rank,

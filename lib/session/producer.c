@@ -71,7 +71,7 @@ static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, gpuipc
 {
     const gpuipc_msg_hello *h = &msg->u.hello;
     uint32_t pid = h->pid;
-    uint8_t nonce_c[GPUIPC_WIRE_NONCE_LEN];
+    uint8_t nonce_c[GPUIPC_WIRE_NONCE_LEN], key[GPUIPC_WIRE_KEY_LEN];
     int rc;
 
     if (h->rank != env->peer_rank || h->peer_rank != env->rank)
@@ -86,6 +86,12 @@ static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, gpuipc
                               "and ranks): a process that is not rank %u of this job, or of "
                               "another job", pid, env->peer_rank);
     memcpy(nonce_c, h->nonce, sizeof(nonce_c));
+    /* From AUTH on, every frame is sealed under the session's key. */
+    if ((rc = gpuipc_proof_session_key(env, nonce_p, nonce_c, env->rank, env->peer_rank,
+                                       key)) < 0)
+        return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
+    gpuipc_wire_seal(w, key, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
+    explicit_bzero(key, sizeof(key));
     memset(msg, 0, sizeof(*msg));
     msg->type = GPUIPC_MSG_AUTH;
     msg->u.auth.pid = (uint32_t)getpid();

@@ -9,6 +9,7 @@
 #include "core/sha256.h"
 
 #define LABEL "gpuipc hello"
+#define SESSION_LABEL "gpuipc session"
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -84,4 +85,27 @@ int gpuipc_proof_holds(const gpuipc_env *env, int role, const uint8_t *nonce_p,
     ok = gpuipc_ct_equal(want, mac, sizeof(want));
     explicit_bzero(want, sizeof(want));
     return ok;
+}
+
+int gpuipc_proof_session_key(const gpuipc_env *env, const uint8_t *nonce_p,
+                             const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
+                             uint8_t key[GPUIPC_WIRE_KEY_LEN])
+{
+    uint8_t token[GPUIPC_WIRE_TOKEN_LEN / 2], nums[8];
+    gpuipc_hmac h;
+
+    /* A rank whose token is sabotaged derives another key, as one that
+     * does not hold the job's token would. */
+    if (token_key(env, 1, token) < 0)
+        return -EINVAL;
+    put_u32(nums, rank_p);
+    put_u32(nums + 4, rank_c);
+    gpuipc_hmac_init(&h, token, sizeof(token));
+    explicit_bzero(token, sizeof(token));
+    gpuipc_hmac_update(&h, SESSION_LABEL, strlen(SESSION_LABEL));
+    gpuipc_hmac_update(&h, nonce_p, GPUIPC_WIRE_NONCE_LEN);
+    gpuipc_hmac_update(&h, nonce_c, GPUIPC_WIRE_NONCE_LEN);
+    gpuipc_hmac_update(&h, nums, sizeof(nums));
+    gpuipc_hmac_final(&h, key);
+    return 0;
 }

@@ -7,7 +7,8 @@
  * big-endian u32s; the token's 16 bytes are the key. The role stops a peer
  * from reflecting one side's answer back to it, the nonces a replay, the
  * ranks a proof made for another pair. Outside a job (no token) there is no
- * proof to make or check. */
+ * proof to make or check. From AUTH on, both sides seal every frame under a
+ * key derived from the token and both nonces (gpuipc_proof_session_key). */
 #ifndef GPUIPC_SESSION_PROOF_H
 #define GPUIPC_SESSION_PROOF_H
 
@@ -35,5 +36,15 @@ int gpuipc_proof_make(const gpuipc_env *env, int role, const uint8_t *nonce_p,
 int gpuipc_proof_holds(const gpuipc_env *env, int role, const uint8_t *nonce_p,
                        const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
                        const uint8_t mac[GPUIPC_WIRE_MAC_LEN]);
+
+/* The session's key, once both nonces are known: HMAC-SHA256(token,
+ * "gpuipc session" || nonce_p || nonce_c || rank_p || rank_c), under env's
+ * token (the sabotaged one where armed). From AUTH on, every frame of the
+ * session is sealed under it (gpuipc_wire_seal), so that a relay that passed
+ * HELLO can neither alter a frame nor add one. Returns 0, or -EINVAL where
+ * env has no token or it is not 32 hex digits. */
+int gpuipc_proof_session_key(const gpuipc_env *env, const uint8_t *nonce_p,
+                             const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
+                             uint8_t key[GPUIPC_WIRE_KEY_LEN]);
 
 #endif

@@ -16,7 +16,7 @@
 #include "core/facts.h"
 
 #define GPUIPC_WIRE_MAGIC 0x43504947u /* the bytes "GIPC" */
-#define GPUIPC_WIRE_VERSION 12
+#define GPUIPC_WIRE_VERSION 13
 #define GPUIPC_WIRE_HEADER_LEN 20
 #define GPUIPC_WIRE_MAX_FDS 253 /* the kernel's SCM_MAX_FD: the most FDs in one message */
 #define GPUIPC_WIRE_MAX_OFFER_FDS 65536 /* the most FDs one offer may hand over, in batches */
@@ -29,6 +29,8 @@
 #define GPUIPC_WIRE_TOKEN_LEN 32 /* a job's token as hex digits (--ranks): launch/job.h */
 #define GPUIPC_WIRE_NONCE_LEN 16 /* HELLO's fresh random bytes */
 #define GPUIPC_WIRE_MAC_LEN 32   /* HMAC-SHA256 (core/sha256.h) */
+#define GPUIPC_WIRE_KEY_LEN 32   /* a job session's key (session/proof.h) */
+#define GPUIPC_WIRE_SEAL_LEN 16  /* a sealed frame's MAC, after its bytes */
 
 enum gpuipc_msg_type {
     GPUIPC_MSG_HELLO = 1,   /* both ways, first: pid, role, flags */

@@ -18,6 +18,7 @@
 #include "core/account.h"
 #include "core/clock.h"
 #include "core/names.h"
+#include "core/sha256.h"
 #include "core/step.h"
 #include "core/stop.h"
 #include "core/watch.h"
@@ -31,6 +32,9 @@ struct gpuipc_wire {
     char broken[GPUIPC_ERR_LEN];
     gpuipc_wire_tamper_fn tamper; /* test-only: a lying peer */
     void *tamper_arg;
+    int sealed;        /* gpuipc_wire_seal: the frames carry a MAC under key */
+    uint8_t key[GPUIPC_WIRE_KEY_LEN];
+    uint8_t my_role, peer_role;
 };
 
 int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err)
@@ -49,6 +53,34 @@ void gpuipc_wire_set_tamper(gpuipc_wire *w, gpuipc_wire_tamper_fn fn, void *arg)
 {
     w->tamper = fn;
     w->tamper_arg = arg;
+}
+
+void gpuipc_wire_seal(gpuipc_wire *w, const uint8_t key[GPUIPC_WIRE_KEY_LEN], int my_role,
+                      int peer_role)
+{
+    memcpy(w->key, key, sizeof(w->key));
+    w->my_role = (uint8_t)my_role;
+    w->peer_role = (uint8_t)peer_role;
+    w->sealed = 1;
+}
+
+int gpuipc_wire_sealed(const gpuipc_wire *w)
+{
+    return w->sealed;
+}
+
+/* The seal of the len bytes at frame as role sends them under w's key. */
+static void seal_of(const gpuipc_wire *w, uint8_t role, const uint8_t *frame, size_t len,
+                    uint8_t out[GPUIPC_WIRE_SEAL_LEN])
+{
+    uint8_t full[GPUIPC_SHA256_LEN];
+    gpuipc_hmac h;
+
+    gpuipc_hmac_init(&h, w->key, sizeof(w->key));
+    gpuipc_hmac_update(&h, &role, 1);
+    gpuipc_hmac_update(&h, frame, len);
+    gpuipc_hmac_final(&h, full);
+    memcpy(out, full, GPUIPC_WIRE_SEAL_LEN);
 }
 
 void gpuipc_wire_close(gpuipc_wire *w)
@@ -261,6 +293,13 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
     }
     if (len == 0)
         return gpuipc_err_set(err, -EINVAL, "send: cannot encode message type %u", msg->type);
+    if (w->sealed) {
+        if (len + GPUIPC_WIRE_SEAL_LEN > sizeof(buf))
+            return gpuipc_err_set(err, -EINVAL, "send %s: no room for its seal",
+                                  gpuipc_wire_type_name(msg->type));
+        seal_of(w, w->my_role, buf, len, buf + len);
+        len += GPUIPC_WIRE_SEAL_LEN;
+    }
     rc = send_frame(w, buf, len, fds, nfds, deadline_ns, step,
                     gpuipc_wire_type_name(msg->type), err);
     if (rc == 0)
@@ -448,6 +487,31 @@ int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr
     nfds = collect_fds(mh, fds, foreign, sizeof(foreign));
     if (n == 0 && nfds == 0 && (revents & (POLLHUP | POLLRDHUP | POLLERR)))
         return peer_gone(w, step, "closed the connection (EOF)", err);
+    if (w->sealed && !(mh->msg_flags & MSG_TRUNC)) {
+        uint8_t want[GPUIPC_WIRE_SEAL_LEN];
+
+        /* Before anything of the frame is believed: its seal. */
+        if (n < GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN)
+            rc = gpuipc_err_set(err, -EBADMSG, "bad message from the %s during %s: %zu "
+                                "bytes, too few for a sealed frame (the session is sealed "
+                                "since AUTH)", w->peer, gpuipc_step_name(step), n);
+        else {
+            seal_of(w, w->peer_role, buf, n - GPUIPC_WIRE_SEAL_LEN, want);
+            rc = gpuipc_ct_equal(want, buf + n - GPUIPC_WIRE_SEAL_LEN, sizeof(want))
+                     ? 0
+                     : gpuipc_err_set(err, -EBADMSG, "bad message from the %s during %s: "
+                                      "its seal does not hold under the session's key "
+                                      "(altered on the way, or not sent by the rank that "
+                                      "proved the job's token at HELLO)", w->peer,
+                                      gpuipc_step_name(step));
+        }
+        if (rc < 0) {
+            gpuipc_wire_close_fds(fds, nfds);
+            memset(msg, 0, sizeof(*msg));
+            return wire_fail(w, rc, err);
+        }
+        n -= GPUIPC_WIRE_SEAL_LEN;
+    }
     if ((mh->msg_flags & MSG_CTRUNC) && !(mh->msg_flags & MSG_TRUNC) && foreign[0] == '\0' &&
         n >= GPUIPC_WIRE_HEADER_LEN) {
         /* A sound message whose FDs did not all fit in this process: the
