@@ -251,6 +251,9 @@ START_TEST(test_wire_round_trips_every_type)
     ck_assert_uint_eq(got.seq, 5);
     ck_assert_msg(memcmp(&got.u, &want.u, sizeof(want.u)) == 0, "%s changed in transit",
                   gpuipc_wire_type_name(type));
+    /* Sealed (a job's session), it still fits the receiver's buffer. */
+    ck_assert_msg(len + GPUIPC_WIRE_SEAL_LEN <= GPUIPC_WIRE_MAX_MSG, "%s: %zu bytes, no room "
+                  "for its seal", gpuipc_wire_type_name(type), len);
 }
 END_TEST
 
