@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "core/err.h"
 #include "core/procstat.h"
+#include "core/random.h"
 #include "core/step.h"
 #include "launch/meet.h"
 #include "mech/memfd.h"
@@ -331,6 +332,55 @@ START_TEST(test_ranks_a_made_up_reflected_or_replayed_hello_is_refused)
                       "round %d: %s", round, reason);
     }
     close(penv.log.fd);
+}
+END_TEST
+
+/* The session's key: HMAC-SHA256(token, "gpuipc session" || nonce_p ||
+ * nonce_c || p || c || flags) as RFC 2104 gives it (the value below is
+ * Python's hmac module's), the same for both sides, and another for
+ * another token, either nonce, either rank or the HELLO's flags. */
+START_TEST(test_ranks_the_session_key_binds_token_nonces_ranks_and_flags)
+{
+    static const char want_hex[] =
+        "e9a48afea618d156bfc924a07c642dc2bbb26a96f6ebdb85d9b7660c48444480";
+    uint8_t np[GPUIPC_WIRE_NONCE_LEN], nc[GPUIPC_WIRE_NONCE_LEN];
+    uint8_t key[GPUIPC_WIRE_KEY_LEN], other[GPUIPC_WIRE_KEY_LEN], want[GPUIPC_WIRE_KEY_LEN];
+    gpuipc_env penv, cenv, benv;
+    unsigned i;
+
+    for (i = 0; i < GPUIPC_WIRE_NONCE_LEN; i++) {
+        np[i] = (uint8_t)(1 + i);
+        nc[i] = (uint8_t)(101 + i);
+    }
+    ck_assert_int_eq(gpuipc_random_unhex(want, want_hex, sizeof(want)), 0);
+    env_for(&penv, GPUIPC_ROLE_PRODUCER, TOKEN_A, NULL);
+    env_for(&cenv, GPUIPC_ROLE_CONSUMER, TOKEN_A, NULL);
+    env_for(&benv, GPUIPC_ROLE_CONSUMER, TOKEN_B, NULL);
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 3, 5, 1, key), 0);
+    ck_assert_msg(memcmp(key, want, sizeof(key)) == 0, "not the key RFC 2104 gives");
+    ck_assert_int_eq(gpuipc_proof_session_key(&cenv, np, nc, 3, 5, 1, other), 0);
+    ck_assert_int_eq(memcmp(key, other, sizeof(key)), 0); /* both sides alike */
+    ck_assert_int_eq(gpuipc_proof_session_key(&benv, np, nc, 3, 5, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, nc, np, 3, 5, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    np[15] ^= 1;
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 3, 5, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    np[15] ^= 1;
+    nc[0] ^= 1;
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 3, 5, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    nc[0] ^= 1;
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 5, 3, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 3, 6, 1, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    ck_assert_int_eq(gpuipc_proof_session_key(&penv, np, nc, 3, 5, 0, other), 0);
+    ck_assert_int_ne(memcmp(key, other, sizeof(key)), 0);
+    close(penv.log.fd);
+    close(cenv.log.fd);
+    close(benv.log.fd);
 }
 END_TEST
 
@@ -1376,6 +1426,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_producer_refuses_a_consumer_with_a_wrong_token);
     tcase_add_test(tc, test_ranks_a_made_up_reflected_or_replayed_hello_is_refused);
     tcase_add_test(tc, test_ranks_a_hello_for_another_pair_is_refused);
+    tcase_add_test(tc, test_ranks_the_session_key_binds_token_nonces_ranks_and_flags);
     tcase_add_test(tc, test_ranks_a_listener_name_is_random_and_cannot_be_taken);
     tcase_add_test(tc, test_ranks_pair_meets_either_side);
     tcase_add_test(tc, test_ranks_a_stranger_is_refused_and_an_early_rank_held);

@@ -918,6 +918,83 @@ START_TEST(test_wire_seal_refuses_altered_reflected_and_foreign_frames)
 }
 END_TEST
 
+/* Moves one frame and its one FD from socket from to socket to, the FD
+ * swapped for swap where swap >= 0 (a relay that hands over other memory). */
+static void relay_with_fd(int from, int to, int swap)
+{
+    uint8_t frame[GPUIPC_WIRE_MAX_MSG];
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctrl;
+    struct iovec iov = {frame, sizeof(frame)};
+    struct msghdr mh;
+    struct cmsghdr *cm;
+    ssize_t n;
+    int fd;
+
+    memset(&mh, 0, sizeof(mh));
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctrl.buf;
+    mh.msg_controllen = sizeof(ctrl.buf);
+    n = recvmsg(from, &mh, MSG_CMSG_CLOEXEC);
+    ck_assert_int_gt(n, 0);
+    cm = CMSG_FIRSTHDR(&mh);
+    ck_assert_ptr_nonnull(cm);
+    memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+    if (swap >= 0)
+        memcpy(CMSG_DATA(cm), &swap, sizeof(swap));
+    iov.iov_len = (size_t)n;
+    ck_assert_int_eq(sendmsg(to, &mh, 0), n);
+    close(fd);
+}
+
+START_TEST(test_wire_seal_refuses_a_swapped_fd)
+{
+    uint8_t key[GPUIPC_WIRE_KEY_LEN];
+    int a[2], b[2], fds[GPUIPC_WIRE_MAX_FDS], round;
+
+    memset(key, 0x5e, sizeof(key));
+    for (round = 0; round < 2; round++) {
+        int fd = new_memfd(), other = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        gpuipc_wire *p, *c;
+        gpuipc_msg m;
+        gpuipc_err e;
+
+        pair(a);
+        pair(b);
+        ck_assert_int_eq(gpuipc_wire_open(&p, a[0], "consumer", &e), 0);
+        ck_assert_int_eq(gpuipc_wire_open(&c, b[1], "producer", &e), 0);
+        gpuipc_wire_seal(p, key, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
+        gpuipc_wire_seal(c, key, GPUIPC_ROLE_CONSUMER, GPUIPC_ROLE_PRODUCER);
+        sample(GPUIPC_MSG_OFFER, &m);
+        m.nfds = 1;
+        ck_assert_int_eq(gpuipc_wire_send(p, &m, &fd, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                          GPUIPC_STEP_OFFER, &e), 0);
+        /* Round 0: forwarded as it came; round 1: another file in its place. */
+        relay_with_fd(a[1], b[0], round == 0 ? -1 : other);
+        if (round == 0) {
+            ck_assert_int_eq(gpuipc_wire_recv(c, GPUIPC_MSG_BIT(GPUIPC_MSG_OFFER), &m, fds,
+                                              gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                              GPUIPC_STEP_OFFER, &e), 0);
+            close(fds[0]);
+        } else {
+            ck_assert_int_eq(gpuipc_wire_recv(c, GPUIPC_MSG_BIT(GPUIPC_MSG_OFFER), &m, fds,
+                                              gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                              GPUIPC_STEP_OFFER, &e), -EBADMSG);
+            ck_assert_msg(strstr(e.msg, "its seal does not hold") != NULL, "%s", e.msg);
+        }
+        close(fd);
+        close(other);
+        close(a[1]);
+        close(b[0]);
+        gpuipc_wire_close(p);
+        gpuipc_wire_close(c);
+    }
+}
+END_TEST
+
 START_TEST(test_wire_a_sealed_wire_refuses_an_unsealed_frame)
 {
     uint8_t key[GPUIPC_WIRE_KEY_LEN];
@@ -1070,6 +1147,7 @@ Suite *wire_suite(void)
     tcase_add_test(peer, test_wire_stays_broken_after_a_failure);
     tcase_add_test(peer, test_wire_seal_refuses_altered_reflected_and_foreign_frames);
     tcase_add_test(peer, test_wire_a_sealed_wire_refuses_an_unsealed_frame);
+    tcase_add_test(peer, test_wire_seal_refuses_a_swapped_fd);
     suite_add_tcase(s, codec);
     suite_add_tcase(s, bad);
     suite_add_tcase(s, fds);

@@ -191,7 +191,7 @@ static int prove(gpuipc_consumer_session *cs, gpuipc_msg *msg, gpuipc_err *err)
      * does not hold comes from a process without the job's token (it made
      * another key), or was altered on the way. */
     if ((rc = gpuipc_proof_session_key(env, nonce_p, nonce_c, env->peer_rank, env->rank,
-                                       key)) < 0)
+                                       flags, key)) < 0)
         return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
     gpuipc_wire_seal(cs->w, key, GPUIPC_ROLE_CONSUMER, GPUIPC_ROLE_PRODUCER);
     explicit_bzero(key, sizeof(key));

@@ -66,8 +66,8 @@ static int request(gpuipc_env *env, gpuipc_wire *w, gpuipc_msg *msg, unsigned st
  * both nonces; then this side's proof and facts go in AUTH, and the
  * consumer's facts come back in its AUTH. Returns 0, or a negative errno
  * with err (-EACCES: refused, named). */
-static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, gpuipc_msg *msg,
-                 gpuipc_err *err)
+static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, unsigned flags,
+                 gpuipc_msg *msg, gpuipc_err *err)
 {
     const gpuipc_msg_hello *h = &msg->u.hello;
     uint32_t pid = h->pid;
@@ -88,7 +88,7 @@ static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, gpuipc
     memcpy(nonce_c, h->nonce, sizeof(nonce_c));
     /* From AUTH on, every frame is sealed under the session's key. */
     if ((rc = gpuipc_proof_session_key(env, nonce_p, nonce_c, env->rank, env->peer_rank,
-                                       key)) < 0)
+                                       flags, key)) < 0)
         return gpuipc_err_set(err, rc, "hello: this rank's token is not 32 hex digits");
     gpuipc_wire_seal(w, key, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
     explicit_bzero(key, sizeof(key));
@@ -142,7 +142,7 @@ int gpuipc_producer_hello(gpuipc_env *env, gpuipc_wire *w, unsigned flags, int *
     if (msg.u.hello.role != GPUIPC_ROLE_CONSUMER)
         return gpuipc_err_set(err, -EPROTO, "hello: the peer (pid %u) is not a consumer",
                               msg.u.hello.pid);
-    if (env->token != NULL && (rc = prove(env, w, nonce_p, &msg, err)) < 0)
+    if (env->token != NULL && (rc = prove(env, w, nonce_p, flags, &msg, err)) < 0)
         return rc;
     *peer_pid = gpuipc_env_peer_pid(env, msg.u.hello.pid);
     env->peer_pid = *peer_pid;

@@ -89,9 +89,9 @@ int gpuipc_proof_holds(const gpuipc_env *env, int role, const uint8_t *nonce_p,
 
 int gpuipc_proof_session_key(const gpuipc_env *env, const uint8_t *nonce_p,
                              const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
-                             uint8_t key[GPUIPC_WIRE_KEY_LEN])
+                             uint32_t flags, uint8_t key[GPUIPC_WIRE_KEY_LEN])
 {
-    uint8_t token[GPUIPC_WIRE_TOKEN_LEN / 2], nums[8];
+    uint8_t token[GPUIPC_WIRE_TOKEN_LEN / 2], nums[12];
     gpuipc_hmac h;
 
     /* A rank whose token is sabotaged derives another key, as one that
@@ -100,6 +100,7 @@ int gpuipc_proof_session_key(const gpuipc_env *env, const uint8_t *nonce_p,
         return -EINVAL;
     put_u32(nums, rank_p);
     put_u32(nums + 4, rank_c);
+    put_u32(nums + 8, flags);
     gpuipc_hmac_init(&h, token, sizeof(token));
     explicit_bzero(token, sizeof(token));
     gpuipc_hmac_update(&h, SESSION_LABEL, strlen(SESSION_LABEL));

@@ -38,13 +38,15 @@ int gpuipc_proof_holds(const gpuipc_env *env, int role, const uint8_t *nonce_p,
                        const uint8_t mac[GPUIPC_WIRE_MAC_LEN]);
 
 /* The session's key, once both nonces are known: HMAC-SHA256(token,
- * "gpuipc session" || nonce_p || nonce_c || rank_p || rank_c), under env's
+ * "gpuipc session" || nonce_p || nonce_c || rank_p || rank_c || flags),
+ * flags the producer's HELLO's, the numbers big-endian u32s, under env's
  * token (the sabotaged one where armed). From AUTH on, every frame of the
  * session is sealed under it (gpuipc_wire_seal), so that a relay that passed
- * HELLO can neither alter a frame nor add one. Returns 0, or -EINVAL where
- * env has no token or it is not 32 hex digits. */
+ * HELLO can neither alter a frame nor add one, and a HELLO's flags altered
+ * on the way break every seal after. Returns 0, or -EINVAL where env has no
+ * token or it is not 32 hex digits. */
 int gpuipc_proof_session_key(const gpuipc_env *env, const uint8_t *nonce_p,
                              const uint8_t *nonce_c, uint32_t rank_p, uint32_t rank_c,
-                             uint8_t key[GPUIPC_WIRE_KEY_LEN]);
+                             uint32_t flags, uint8_t key[GPUIPC_WIRE_KEY_LEN]);
 
 #endif

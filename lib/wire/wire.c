@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/account.h"
@@ -69,18 +70,34 @@ int gpuipc_wire_sealed(const gpuipc_wire *w)
     return w->sealed;
 }
 
-/* The seal of the len bytes at frame as role sends them under w's key. */
+/* The seal of the len bytes at frame and the nfds FDs that go with it, as
+ * role sends them under w's key. An FD stands in it for the file it opens
+ * (its device and inode, which SCM_RIGHTS keeps): a relay that swaps the
+ * memory a frame hands over breaks the seal as surely as one that alters a
+ * byte. */
 static void seal_of(const gpuipc_wire *w, uint8_t role, const uint8_t *frame, size_t len,
-                    uint8_t out[GPUIPC_WIRE_SEAL_LEN])
+                    const int *fds, unsigned nfds, uint8_t out[GPUIPC_WIRE_SEAL_LEN])
 {
     uint8_t full[GPUIPC_SHA256_LEN];
     gpuipc_hmac h;
+    unsigned i;
 
     gpuipc_hmac_init(&h, w->key, sizeof(w->key));
     gpuipc_hmac_update(&h, &role, 1);
     gpuipc_hmac_update(&h, frame, len);
+    for (i = 0; i < nfds; i++) {
+        struct stat st;
+        uint64_t id[2] = {0, 0};
+
+        if (fstat(fds[i], &st) == 0) {
+            id[0] = (uint64_t)st.st_dev;
+            id[1] = (uint64_t)st.st_ino;
+        }
+        gpuipc_hmac_update(&h, id, sizeof(id));
+    }
     gpuipc_hmac_final(&h, full);
     memcpy(out, full, GPUIPC_WIRE_SEAL_LEN);
+    explicit_bzero(full, sizeof(full));
 }
 
 void gpuipc_wire_close(gpuipc_wire *w)
@@ -89,6 +106,7 @@ void gpuipc_wire_close(gpuipc_wire *w)
         return;
     if (w->fd >= 0)
         close(w->fd);
+    explicit_bzero(w->key, sizeof(w->key));
     free(w);
 }
 
@@ -297,7 +315,7 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
         if (len + GPUIPC_WIRE_SEAL_LEN > sizeof(buf))
             return gpuipc_err_set(err, -EINVAL, "send %s: no room for its seal",
                                   gpuipc_wire_type_name(msg->type));
-        seal_of(w, w->my_role, buf, len, buf + len);
+        seal_of(w, w->my_role, buf, len, fds, nfds, buf + len);
         len += GPUIPC_WIRE_SEAL_LEN;
     }
     rc = send_frame(w, buf, len, fds, nfds, deadline_ns, step,
@@ -490,13 +508,21 @@ int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr
     if (w->sealed && !(mh->msg_flags & MSG_TRUNC)) {
         uint8_t want[GPUIPC_WIRE_SEAL_LEN];
 
-        /* Before anything of the frame is believed: its seal. */
-        if (n < GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN)
+        /* Before anything of the frame is believed: its seal, over its bytes
+         * and the files its FDs open. Where not all of its FDs arrived
+         * (MSG_CTRUNC: this process's RLIMIT_NOFILE), it cannot be checked,
+         * so nothing of the frame is taken. */
+        if (mh->msg_flags & MSG_CTRUNC)
+            rc = gpuipc_err_set(err, -EMFILE, "recvmsg during %s: control data truncated "
+                                "(MSG_CTRUNC): %u FDs arrived, not all that came, so the "
+                                "frame's seal cannot be checked (raise RLIMIT_NOFILE: ulimit "
+                                "-n)", gpuipc_step_name(step), nfds);
+        else if (n < GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN)
             rc = gpuipc_err_set(err, -EBADMSG, "bad message from the %s during %s: %zu "
                                 "bytes, too few for a sealed frame (the session is sealed "
                                 "since AUTH)", w->peer, gpuipc_step_name(step), n);
         else {
-            seal_of(w, w->peer_role, buf, n - GPUIPC_WIRE_SEAL_LEN, want);
+            seal_of(w, w->peer_role, buf, n - GPUIPC_WIRE_SEAL_LEN, fds, nfds, want);
             rc = gpuipc_ct_equal(want, buf + n - GPUIPC_WIRE_SEAL_LEN, sizeof(want))
                      ? 0
                      : gpuipc_err_set(err, -EBADMSG, "bad message from the %s during %s: "

@@ -33,10 +33,11 @@ void gpuipc_wire_set_tamper(gpuipc_wire *w, gpuipc_wire_tamper_fn fn, void *arg)
 
 /* Seals w from its next frame on, both ways (a --ranks session, from AUTH):
  * each frame sent carries, after its bytes, the first GPUIPC_WIRE_SEAL_LEN
- * bytes of HMAC-SHA256(key, my_role || the frame), and each frame received
- * must carry the same under peer_role, or it is refused (-EBADMSG, named:
- * altered on the way, or not from the process that proved the job's token)
- * and the connection is unusable. With the frames' sequence numbers, a
+ * bytes of HMAC-SHA256(key, my_role || the frame || each FD's device and
+ * inode), and each frame received must carry the same under peer_role, or
+ * it is refused (-EBADMSG, named: altered on the way, its FDs swapped, or
+ * not from the process that proved the job's token) and the connection is
+ * unusable; so is a frame not all of whose FDs arrived (MSG_CTRUNC). With the frames' sequence numbers, a
  * frame replayed, reordered or reflected back to its sender is refused too.
  * key is copied. */
 void gpuipc_wire_seal(gpuipc_wire *w, const uint8_t key[GPUIPC_WIRE_KEY_LEN], int my_role,
