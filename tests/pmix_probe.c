@@ -169,7 +169,7 @@ int main(int argc, char **argv)
         code = fail("gpuipc_meet_open", &e);
         goto out;
     }
-    rc = gpuipc_job_join(l, gpuipc_meet_name(m), &j, &e);
+    rc = gpuipc_job_join(l, gpuipc_meet_name(m), NULL, &j, &e);
     if (rc < 0) {
         code = fail("gpuipc_job_join", &e);
         goto out;

@@ -41,7 +41,7 @@ static gpuipc_job_card card_pidns(uint32_t rank, uint8_t boot, uint64_t mnt, uin
     f.ns[GPUIPC_NS_NET] = net;
     f.ns[GPUIPC_NS_PID] = pidns;
     f.pid = 100 + rank;
-    gpuipc_job_card_make(&c, rank, &f, "node1", EP);
+    gpuipc_job_card_make(&c, rank, &f, "node1", EP, NULL);
     return c;
 }
 
@@ -118,12 +118,22 @@ START_TEST(test_launch_card_round_trip)
     c.start = 987654321;
 
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
-    ck_assert_str_eq(text, "gpuipc-card/2 rank=3 pid=103 start=987654321 "
+    ck_assert_str_eq(text, "gpuipc-card/3 rank=3 pid=103 start=987654321 "
                            "boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 mnt=4026531841 "
                            "net=18446744073709551615 pidns=30 host=node1 "
-                           "ep=@gpuipc-0123456789abcdef0123456789abcdef");
+                           "ep=@gpuipc-0123456789abcdef0123456789abcdef tcp=none");
     ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
     ck_assert_mem_eq(&back, &c, sizeof(c));
+    /* A TCP listener's address, IPv4 and IPv6, as it was. */
+    snprintf(c.tcp, sizeof(c.tcp), "[fd00::2]:41234");
+    ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
+    ck_assert_ptr_nonnull(strstr(text, " tcp=[fd00::2]:41234"));
+    ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
+    ck_assert_str_eq(back.tcp, "[fd00::2]:41234");
+    snprintf(c.tcp, sizeof(c.tcp), "192.0.2.2:1");
+    ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
+    ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
+    ck_assert_str_eq(back.tcp, "192.0.2.2:1");
     /* Too small a buffer is said, not cut. */
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, 40), -ENOSPC);
 }
@@ -137,13 +147,13 @@ START_TEST(test_launch_card_host_is_made_safe)
     gpuipc_err e;
 
     memset(&f, 0, sizeof(f));
-    gpuipc_job_card_make(&c, 0, &f, "node 1=x\n", EP);
+    gpuipc_job_card_make(&c, 0, &f, "node 1=x\n", EP, NULL);
     ck_assert_str_eq(c.host, "node_1_x_");
-    gpuipc_job_card_make(&c, 0, &f, "", EP);
+    gpuipc_job_card_make(&c, 0, &f, "", EP, NULL);
     ck_assert_str_eq(c.host, "unknown");
     memset(longname, 'h', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    gpuipc_job_card_make(&c, 0, &f, longname, EP);
+    gpuipc_job_card_make(&c, 0, &f, longname, EP, NULL);
     ck_assert_uint_eq(strlen(c.host), 64);
     ck_assert_int_eq(gpuipc_job_card_encode(&c, text, sizeof(text)), 0);
     ck_assert_int_eq(gpuipc_job_card_decode(&back, text, &e), 0);
@@ -152,43 +162,61 @@ START_TEST(test_launch_card_host_is_made_safe)
 END_TEST
 
 #define GOOD_BOOT "boot=a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5"
-#define GOOD_EP "ep=@gpuipc-0123456789abcdef0123456789abcdef"
+#define GOOD_EP "ep=@gpuipc-0123456789abcdef0123456789abcdef tcp=none"
 static const struct {
     const char *text, *says;
 } bad_cards[] = {
-    {"gpuipc-card/1 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not a gpuipc-card/2"},
-    {"", "not a gpuipc-card/2"},
-    {"gpuipc-card/2 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "\"rank=\" expected"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 pidns=3 host=n " GOOD_EP, "\"net=\" expected"},
-    {"gpuipc-card/2 rank=3  pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "one space"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP " ", "after the last"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n", "missing"},
-    {"gpuipc-card/2 rank=03 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"03\""},
-    {"gpuipc-card/2 rank=-3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"-3\""},
-    {"gpuipc-card/2 rank=4294967296 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/1 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not a gpuipc-card/3"},
+    {"", "not a gpuipc-card/3"},
+    {"gpuipc-card/3 pid=1 rank=3 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "\"rank=\" expected"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 pidns=3 host=n " GOOD_EP, "\"net=\" expected"},
+    {"gpuipc-card/3 rank=3  pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "one space"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP " ", "after the last"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n", "missing"},
+    {"gpuipc-card/3 rank=03 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"03\""},
+    {"gpuipc-card/3 rank=-3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "rank \"-3\""},
+    {"gpuipc-card/3 rank=4294967296 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not a 32-bit number"},
-    {"gpuipc-card/2 rank=3 pid= start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "an empty value"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 boot=a5a5 mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not 32 hex digits"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/3 rank=3 pid= start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP, "an empty value"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 boot=a5a5 mnt=1 net=2 pidns=3 host=n " GOOD_EP, "not 32 hex digits"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 boot=A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5A5 mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "not 32 hex digits"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=18446744073709551616 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=18446744073709551616 net=2 pidns=3 host=n " GOOD_EP,
      "mnt \"18446744073709551616\""},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=x pidns=3 host=n " GOOD_EP, "net \"x\""},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=a/b " GOOD_EP, "host \"a/b\""},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=/tmp/sock", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a/../b", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a\tb", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
-     "ep=@gpuipc-0123456789abcdef0123456789abcdef-3", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
-     "ep=@gpuipc-0123456789ABCDEF0123456789abcdef", "not a listener's name"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"pidns=\" expected"},
-    {"gpuipc-card/2 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=-1 host=n " GOOD_EP, "pidns \"-1\""},
-    {"gpuipc-card/2 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=x pidns=3 host=n " GOOD_EP, "net \"x\""},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=a/b " GOOD_EP, "host \"a/b\""},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=/tmp/sock tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@ tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a/../b tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@a\tb tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+     "ep=@gpuipc-0123456789abcdef0123456789abcdef-3 tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+     "ep=@gpuipc-0123456789ABCDEF0123456789abcdef tcp=none", "not a listener's name"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 host=n " GOOD_EP, "\"pidns=\" expected"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=-1 host=n " GOOD_EP, "pidns \"-1\""},
+    {"gpuipc-card/3 rank=3 pid=1 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "\"start=\" expected"},
-    {"gpuipc-card/2 rank=3 pid=1 start=x " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
+    {"gpuipc-card/3 rank=3 pid=1 start=x " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n " GOOD_EP,
      "start \"x\""},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=192.0.2.2", "tcp \"192.0.2.2\""},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=192.0.2.2:0", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=192.0.2.2:65536", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=192.0.2.2:080", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=node1:80", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=fd00::2:80", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=[fd00::2]80", "neither none nor an address"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n ep=@gpuipc-0123456789abcdef0123456789abcdef "
+     "tcp=", "an empty value"},
+    {"gpuipc-card/3 rank=3 pid=1 start=5 " GOOD_BOOT " mnt=1 net=2 pidns=3 host=n "
+     "ep=@gpuipc-0123456789abcdef0123456789abcdef", "missing"},
 };
 
 START_TEST(test_launch_card_decode_refuses_malformed)

@@ -589,7 +589,7 @@ static jnode *many_doc(const gpuipc_cell *cells, gpuipc_cells_tally *t)
 
     many_ranks(ranks);
     ck_assert_ptr_nonnull(null);
-    ck_assert_int_eq(gpuipc_cells_judge((gpuipc_cell *)cells, MANY, many_who, mechs2, 2, null,
+    ck_assert_int_eq(gpuipc_cells_judge((gpuipc_cell *)cells, MANY, many_who, mechs2, 2, NULL, null,
                                         t), 0);
     fclose(null);
     d.proven = t->proven;

@@ -35,6 +35,7 @@
 #include "session/env.h"
 #include "session/producer.h"
 #include "session/proof.h"
+#include "wire/tcp.h"
 #include "helpers.h"
 #include "suites.h"
 
@@ -1096,8 +1097,9 @@ START_TEST(test_ranks_the_more_specific_side_leads)
 END_TEST
 
 /* Rank 0's words for a run of 3 ranks: the pairs that are not proven, each
- * scenario that did not pass with its cause marked, each cause once (the
- * same cause of two pairs is said once), and the counts. */
+ * scenario that did not pass with its cause marked, lines alike said once
+ * with the other pairs named, each cause once (the same cause of two pairs
+ * is said once), and the counts. */
 START_TEST(test_ranks_judge_says_each_cause_once)
 {
     gpuipc_cell *cells = calloc(9, sizeof(*cells));
@@ -1129,13 +1131,15 @@ START_TEST(test_ranks_judge_says_each_cause_once)
     consumer_side(&cells[2 * 3 + 0].cons, 1, 1, 0);
     cells[2 * 3 + 0].cons.have = 1;
     cells[1 * 3 + 2].cons.have = 0;
-    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, out, &t), 0);
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, NULL, out, &t), 0);
     fclose(out);
     ck_assert_uint_eq(t.proven, 3);
     ck_assert_uint_eq(t.failed, 3);
     ck_assert_uint_eq(t.skipped, 0);
-    ck_assert_msg(strstr(text, "FAIL 0 -> 1 memfd: reason\twith a tab 1 [cause below]\n") &&
-                  strstr(text, "FAIL 2 -> 0 memfd: reason\twith a tab 1 [cause below]\n") &&
+    /* The two alike said once, the second pair named below the first. */
+    ck_assert_msg(strstr(text, "FAIL 0 -> 1 memfd: reason\twith a tab 1 [cause below]\n"
+                               "  and 1 more alike: 2 -> 0; ranks 0, 1, 2\n") &&
+                  strstr(text, "FAIL 2 -> 0 memfd") == NULL &&
                   strstr(text, "FAIL 1 -> 2: ") != NULL, "%s", text);
     for (at = text; (at = strstr(at, "  cause: x")) != NULL; at++)
         n++;
@@ -1320,7 +1324,7 @@ START_TEST(test_ranks_records_of_many_ranks_hold_only_their_scenarios)
         }
     /* One in three pairs holds 2 scenarios, one in three 1. */
     ck_assert_uint_eq(held, (size_t)size * (size - 1));
-    ck_assert_int_eq(gpuipc_cells_judge(cells, size, who, NULL, 0, out, &t), 0);
+    ck_assert_int_eq(gpuipc_cells_judge(cells, size, who, NULL, 0, NULL, out, &t), 0);
     ck_assert_uint_eq(t.passed, held);
     ck_assert_uint_eq(t.proven + t.skipped, size * (size - 1));
     fclose(out);
@@ -1414,6 +1418,197 @@ START_TEST(test_ranks_a_side_owns_its_scenarios)
 }
 END_TEST
 
+/* ---- ranks of other nodes: the TCP listener's challenge ------------------------------- */
+
+#define TCP_TOKEN "00112233445566778899aabbccddeeff"
+
+/* A TCP connection to the listener at name, and its 24-byte challenge read
+ * into challenge. */
+static int tcp_dial(const char *name, uint8_t *challenge)
+{
+    gpuipc_tcp_addr a;
+    gpuipc_err e;
+    size_t got;
+    int fd;
+
+    ck_assert_int_eq(gpuipc_tcp_parse(name, &a), 0);
+    fd = gpuipc_tcp_connect(&a, gpuipc_clock_deadline(TIMEOUT_NS), &e);
+    ck_assert_msg(fd >= 0, "%s", e.msg);
+    ck_assert_int_eq(gpuipc_tcp_read_exact(fd, challenge, GPUIPC_MEET_CHALLENGE_LEN,
+                                           gpuipc_clock_deadline(TIMEOUT_NS), &got), 0);
+    ck_assert_mem_eq(challenge, GPUIPC_MEET_MAGIC, GPUIPC_MEET_MAGIC_LEN);
+    return fd;
+}
+
+/* Whether the listener closed fd (it refused what was sent), within 5 s. */
+static int closed_by_peer(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+
+    return poll(&p, 1, 5000) == 1 && read(fd, &c, 1) == 0;
+}
+
+/* This process is rank 0 of 3, listening on loopback; ranks 1 and 2 are of
+ * another node. A child dials it as: a stranger answering with bytes of
+ * no MAC; one replaying an answer made for another connection's challenge
+ * (what a relay that saw one could send); one answering rightly but for
+ * rank 0 of another listener (rank 5); one answering for a rank of this
+ * node; then rank 1 rightly. The four are refused, each counted (and the
+ * connection whose answer was replayed, closed unanswered), the first
+ * named; rank 1 is accepted and told GO; nothing is left open. */
+START_TEST(test_ranks_a_tcp_stranger_or_replay_is_refused_and_a_rank_met)
+{
+    uint8_t ch[GPUIPC_MEET_CHALLENGE_LEN], ch2[GPUIPC_MEET_CHALLENGE_LEN];
+    uint8_t ans[GPUIPC_MEET_ANSWER_LEN];
+    char name[GPUIPC_TCP_TEXT_LEN], how[256], first[256], go[32] = "";
+    gpuipc_meet *me;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    pid_t child;
+    int s, status, fds = th_fd_count();
+
+    ck_assert_int_eq(gpuipc_meet_open(&me, 4, 0, &e), 0);
+    ck_assert_msg(gpuipc_meet_listen_tcp(me, "lo", how, sizeof(how), &e) == 0, "%s", e.msg);
+    ck_assert_msg(strncmp(gpuipc_meet_tcp_name(me), "127.0.0.1:", 10) == 0, "%s",
+                  gpuipc_meet_tcp_name(me));
+    ck_assert_int_eq(gpuipc_meet_key(me, TCP_TOKEN), 0);
+    ck_assert_int_eq(gpuipc_meet_know_remote(me, 1, "", &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know_remote(me, 2, "", &e), 0);
+    snprintf(name, sizeof(name), "%s", gpuipc_meet_tcp_name(me));
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        int a, b, bad = 0;
+        ssize_t n;
+
+        /* A stranger. */
+        a = tcp_dial(name, ch);
+        memset(ans, 0x5a, sizeof(ans));
+        bad |= write(a, ans, sizeof(ans)) != (ssize_t)sizeof(ans) || !closed_by_peer(a);
+        close(a);
+        /* A replay: the right answer to a's challenge, sent on b. */
+        a = tcp_dial(name, ch);
+        b = tcp_dial(name, ch2);
+        bad |= gpuipc_meet_answer(TCP_TOKEN, ch, 1, 0, ans) != 0;
+        bad |= write(b, ans, sizeof(ans)) != (ssize_t)sizeof(ans) || !closed_by_peer(b) ? 2 : 0;
+        close(a);
+        close(b);
+        /* Right, but for another listener's rank, then for a rank of
+         * this node (3, not made known as remote). */
+        a = tcp_dial(name, ch);
+        bad |= gpuipc_meet_answer(TCP_TOKEN, ch, 1, 5, ans) != 0;
+        bad |= write(a, ans, sizeof(ans)) != (ssize_t)sizeof(ans) || !closed_by_peer(a) ? 4 : 0;
+        close(a);
+        a = tcp_dial(name, ch);
+        bad |= gpuipc_meet_answer(TCP_TOKEN, ch, 3, 0, ans) != 0;
+        bad |= write(a, ans, sizeof(ans)) != (ssize_t)sizeof(ans) || !closed_by_peer(a) ? 8 : 0;
+        close(a);
+        /* Rank 1, rightly: GO comes. */
+        a = tcp_dial(name, ch);
+        bad |= gpuipc_meet_answer(TCP_TOKEN, ch, 1, 0, ans) != 0;
+        bad |= write(a, ans, sizeof(ans)) != (ssize_t)sizeof(ans) ? 16 : 0;
+        n = recv(a, go, strlen(GPUIPC_MEET_GO), MSG_WAITALL);
+        bad |= n != (ssize_t)strlen(GPUIPC_MEET_GO) || memcmp(go, GPUIPC_MEET_GO, (size_t)n) ? 32 : 0;
+        bad |= write(a, "x", 1) != 1 ? 64 : 0;
+        usleep(100 * 1000);
+        _exit(bad);
+    }
+    s = gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_msg(s >= 0, "%s", e.msg);
+    ck_assert_int_eq(cred.pid, 0); /* no pid of another node */
+    read_x(s);
+    close(s);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child: status 0x%x",
+                  status);
+    /* The four, and the replay's first connection, closed unanswered. */
+    ck_assert_uint_eq(gpuipc_meet_refused(me, first, sizeof(first)), 5);
+    ck_assert_msg(strstr(first, "refused a TCP connection from 127.0.0.1:") &&
+                  strstr(first, "does not hold under the job's token"), "%s", first);
+    gpuipc_meet_close(me);
+    ck_assert_int_eq(th_fd_count(), fds);
+}
+END_TEST
+
+/* The producer's side: a rank of another node whose listener is gone
+ * (nothing listens at its port) is named gone at once, not at the
+ * deadline; one that publishes no listener is refused, saying so. */
+START_TEST(test_ranks_a_tcp_peer_whose_listener_is_gone_is_named_at_once)
+{
+    gpuipc_tcp_addr a;
+    gpuipc_meet *me;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    char name[GPUIPC_TCP_TEXT_LEN], how[256];
+    uint64_t t0;
+    int l, s, fds = th_fd_count();
+
+    /* A port that was listened on and is closed now. */
+    ck_assert_int_eq(gpuipc_tcp_choose("lo", &a, how, sizeof(how), &e), 0);
+    l = gpuipc_tcp_listen(&a, &e);
+    ck_assert_int_ge(l, 0);
+    gpuipc_tcp_text(&a, name, sizeof(name));
+    close(l);
+    ck_assert_int_eq(gpuipc_meet_open(&me, 3, 0, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_key(me, TCP_TOKEN), 0);
+    ck_assert_int_eq(gpuipc_meet_know_remote(me, 1, name, &e), 0);
+    ck_assert_int_eq(gpuipc_meet_know_remote(me, 2, "", &e), 0);
+    t0 = gpuipc_clock_ns();
+    s = gpuipc_meet_connect(me, 1, NULL, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_int_eq(s, GPUIPC_MEET_GONE);
+    ck_assert_msg(strstr(e.msg, "rank 1 is gone: its TCP listener") &&
+                  strstr(e.msg, "refuses connections"), "%s", e.msg);
+    ck_assert_uint_lt(gpuipc_clock_ns() - t0, 2000000000ull);
+    ck_assert_int_eq(gpuipc_meet_ended(me, 1), 1);
+    s = gpuipc_meet_connect(me, 2, NULL, "rank 2", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_int_eq(s, -ENOTCONN);
+    ck_assert_msg(strstr(e.msg, "publishes no TCP listener"), "%s", e.msg);
+    gpuipc_meet_close(me);
+    ck_assert_int_eq(th_fd_count(), fds);
+}
+END_TEST
+
+/* The address a rank listens on: by an interface's name, by a CIDR, never
+ * a loopback one unless named; text and back; what is neither refused. */
+START_TEST(test_ranks_tcp_address_choice_and_text)
+{
+    gpuipc_tcp_addr a, b;
+    char how[256], text[GPUIPC_TCP_TEXT_LEN];
+    gpuipc_err e;
+
+    ck_assert_msg(gpuipc_tcp_choose("lo", &a, how, sizeof(how), &e) == 0, "%s", e.msg);
+    gpuipc_tcp_text(&a, text, sizeof(text));
+    ck_assert_str_eq(text, "127.0.0.1:0");
+    ck_assert_msg(strstr(how, "of lo, chosen by lo") != NULL, "%s", how);
+    ck_assert_msg(gpuipc_tcp_choose("127.0.0.0/8", &a, how, sizeof(how), &e) == 0, "%s", e.msg);
+    gpuipc_tcp_text(&a, text, sizeof(text));
+    ck_assert_str_eq(text, "127.0.0.1:0");
+    /* The default is never loopback (or it fails, saying why). */
+    if (gpuipc_tcp_choose(NULL, &a, how, sizeof(how), &e) == 0) {
+        gpuipc_tcp_text(&a, text, sizeof(text));
+        ck_assert_msg(strncmp(text, "127.", 4) != 0 && strncmp(text, "[::1]", 5) != 0,
+                      "%s: %s", text, how);
+    } else {
+        ck_assert_msg(strstr(e.msg, "no address another node could reach"), "%s", e.msg);
+    }
+    ck_assert_int_eq(gpuipc_tcp_choose("nosuchif0", &a, how, sizeof(how), &e), -ENOENT);
+    ck_assert_int_eq(gpuipc_tcp_choose("10.0.0.0/33", &a, how, sizeof(how), &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_net_check("fd00::/8", &e), 0);
+    ck_assert_int_eq(gpuipc_tcp_net_check("", &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_net_check("a:b", &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_net_check("0123456789abcdef", &e), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_parse("[fd00::2]:41234", &b), 0);
+    gpuipc_tcp_text(&b, text, sizeof(text));
+    ck_assert_str_eq(text, "[fd00::2]:41234");
+    ck_assert_int_eq(gpuipc_tcp_parse("192.0.2.2:65535", &b), 0);
+    ck_assert_int_eq(gpuipc_tcp_parse("192.0.2.2:65536", &b), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_parse("192.0.2.2:", &b), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_parse("node1:80", &b), -EINVAL);
+    ck_assert_int_eq(gpuipc_tcp_parse("[fd00::2]", &b), -EINVAL);
+}
+END_TEST
+
 Suite *ranks_suite(void)
 {
     Suite *s = suite_create("ranks");
@@ -1431,6 +1626,9 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_pair_meets_either_side);
     tcase_add_test(tc, test_ranks_a_stranger_is_refused_and_an_early_rank_held);
     tcase_add_test(tc, test_ranks_the_producer_refuses_another_process_at_the_name);
+    tcase_add_test(tc, test_ranks_a_tcp_stranger_or_replay_is_refused_and_a_rank_met);
+    tcase_add_test(tc, test_ranks_a_tcp_peer_whose_listener_is_gone_is_named_at_once);
+    tcase_add_test(tc, test_ranks_tcp_address_choice_and_text);
     /* What tells these a rank has ended is its pidfd, and valgrind has no
      * pidfd_open: the fallback, kill(pid, 0), cannot tell either. */
     th_add_unless_valgrind(tc, test_ranks_a_pid_used_again_is_no_rank,

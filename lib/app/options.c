@@ -13,6 +13,7 @@
 #include "core/units.h"
 #include "run/plan.h"
 #include "session/link.h"
+#include "wire/tcp.h"
 
 enum {
     OPT_SIZE = 256,
@@ -39,6 +40,7 @@ enum {
     OPT_DEADLINE,
     OPT_PROM,
     OPT_JUNIT,
+    OPT_RANKS_NET,
 };
 
 static const struct option longopts[] = {
@@ -65,6 +67,7 @@ static const struct option longopts[] = {
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"fault-matrix", no_argument, NULL, OPT_FAULT_MATRIX},
     {"ranks", no_argument, NULL, OPT_RANKS},
+    {"ranks-net", required_argument, NULL, OPT_RANKS_NET},
     {"brief", no_argument, NULL, OPT_BRIEF},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
@@ -259,6 +262,10 @@ static int check_ranks(const gpuipc_options *o, gpuipc_err *err)
 
     if (bad != NULL)
         return gpuipc_err_set(err, -EINVAL, "--ranks: does not combine with %s", bad);
+    if (o->ranks_net != NULL && gpuipc_tcp_net_check(o->ranks_net, err) < 0) {
+        gpuipc_err_prefix(err, "--ranks-net");
+        return -EINVAL;
+    }
     if (o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
         return gpuipc_err_set(err, -EINVAL, "--json: --ranks writes rank 0's document to a "
                               "FILE (every rank shares standard output through the launcher)");
@@ -273,6 +280,9 @@ static int check_modes(const gpuipc_options *o, gpuipc_err *err)
 
     if (o->ranks)
         return check_ranks(o, err);
+    if (o->ranks_net != NULL)
+        return gpuipc_err_set(err, -EINVAL, "--ranks-net: only with --ranks (it picks the "
+                              "network ranks of other nodes meet on)");
     if ((rc = check_report_files(o, err)) < 0)
         return rc;
     if (o->bench && o->json && (o->json_path == NULL || strcmp(o->json_path, "-") == 0))
@@ -592,6 +602,9 @@ int gpuipc_options_parse(gpuipc_options *o, int argc, char **argv, gpuipc_err *e
             break;
         case OPT_RANKS:
             o->ranks = 1;
+            break;
+        case OPT_RANKS_NET:
+            o->ranks_net = optarg;
             break;
         case OPT_BRIEF:
             o->brief = 1;

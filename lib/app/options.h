@@ -51,6 +51,9 @@ typedef struct gpuipc_options {
     unsigned repeat;     /* --repeat: rounds of the scenario set (default 1) */
     int fault_matrix;    /* --fault-matrix: drive every fault step x action */
     int ranks;           /* --ranks: one rank of a job a PMIx launcher started */
+    const char *ranks_net; /* --ranks-net: the interface or CIDR ranks of other nodes
+                            * meet on (wire/tcp.h); NULL: GPUIPC_RANKS_NET, or the host
+                            * name's address */
     int brief;           /* --brief: one line on standard output (implies --quiet) */
     int size_set;        /* --size was given */
     int chunks_set;      /* --chunks was given */

@@ -186,7 +186,11 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
             "                  --junit (where rank 0 is gone, the lowest living rank\n"
             "                  does); by --deadline a stuck rank says where it is stuck,\n"
             "                  and the verdict comes; every rank exits with the run's\n"
-            "                  status (docs/ranks.md)\n");
+            "                  status (docs/ranks.md); ranks of other nodes meet over\n"
+            "                  TCP and prove what crosses nodes (fabric)\n"
+            "  --ranks-net NET with --ranks: the interface (ib0) or CIDR (10.1.0.0/16)\n"
+            "                  whose address ranks of other nodes dial; default\n"
+            "                  GPUIPC_RANKS_NET, else the host name's non-loopback address\n");
     snprintf(text, sizeof(text), "run every GPUIPC_FAULT step x action of both roles as a "
              "--serve/--connect pair of this program over --only (one mechanism, default %s), "
              "and check that the survivor reports it in time and leaks nothing (--timeout "

@@ -13,7 +13,7 @@
 #include "core/procstat.h"
 #include "core/random.h"
 
-#define CARD_MAGIC "gpuipc-card/2"
+#define CARD_MAGIC "gpuipc-card/3"
 #define GPU_MAGIC "gpuipc-gpucard/1"
 
 struct gpuipc_job {
@@ -87,7 +87,7 @@ static int host_byte_ok(char c)
 }
 
 void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
-                          const char *host, const char *endpoint)
+                          const char *host, const char *endpoint, const char *tcp)
 {
     size_t i;
 
@@ -103,6 +103,7 @@ void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts 
     if (i == 0)
         snprintf(c->host, sizeof(c->host), "unknown");
     snprintf(c->endpoint, sizeof(c->endpoint), "%s", endpoint);
+    snprintf(c->tcp, sizeof(c->tcp), "%s", tcp != NULL && tcp[0] != '\0' ? tcp : "none");
 }
 
 int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len)
@@ -113,9 +114,9 @@ int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len)
     gpuipc_random_hex(boot, c->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
     n = snprintf(buf, len,
                  CARD_MAGIC " rank=%" PRIu32 " pid=%" PRIu32 " start=%" PRIu64 " boot=%s mnt=%"
-                            PRIu64 " net=%" PRIu64 " pidns=%" PRIu64 " host=%s ep=%s",
+                            PRIu64 " net=%" PRIu64 " pidns=%" PRIu64 " host=%s ep=%s tcp=%s",
                  c->rank, c->pid, c->start, boot, c->mnt_ns, c->net_ns, c->pid_ns, c->host,
-                 c->endpoint);
+                 c->endpoint, c->tcp);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -165,6 +166,7 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
 {
     static const char *const numbers[] = {"rank", "pid"};
     char v[GPUIPC_JOB_ENDPOINT_LEN + 2];
+    gpuipc_tcp_addr tcp;
     const char *p = text;
     uint64_t x;
     size_t i;
@@ -213,10 +215,15 @@ int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err
             rc = gpuipc_err_set(err, -EPROTO, "card: host \"%.64s\": a byte other than "
                                               "a-z, A-Z, 0-9, '.', '_', '-'", c->host);
     if (rc == 0)
-        rc = take_field(&p, "ep", 1, c->endpoint, sizeof(c->endpoint), err);
+        rc = take_field(&p, "ep", 0, c->endpoint, sizeof(c->endpoint), err);
     if (rc == 0 && !endpoint_ok(c->endpoint))
         rc = gpuipc_err_set(err, -EPROTO, "card: ep \"%.64s\": not a listener's name "
                                           "(@gpuipc- and 32 lowercase hex digits)", c->endpoint);
+    if (rc == 0)
+        rc = take_field(&p, "tcp", 1, c->tcp, sizeof(c->tcp), err);
+    if (rc == 0 && strcmp(c->tcp, "none") != 0 && gpuipc_tcp_parse(c->tcp, &tcp) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: tcp \"%.64s\": neither none nor an address "
+                                          "and port (192.0.2.2:41234, [fd00::2]:41234)", c->tcp);
     /* Nothing of a refused card is left to be taken for a rank's. */
     if (rc < 0)
         memset(c, 0, sizeof(*c));
@@ -306,7 +313,7 @@ static int read_card(gpuipc_launch *l, uint32_t k, gpuipc_job_card *c, gpuipc_er
     return 0;
 }
 
-int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
+int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, const char *tcp, gpuipc_job **out,
                     gpuipc_err *err)
 {
     char text[GPUIPC_JOB_CARD_TEXT_LEN], host[256] = "", why[GPUIPC_ERR_LEN];
@@ -356,7 +363,7 @@ int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
     gpuipc_facts_gather(&facts);
     if (gethostname(host, sizeof(host) - 1) < 0)
         host[0] = '\0';
-    gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, endpoint);
+    gpuipc_job_card_make(&j->cards[j->rank], j->rank, &facts, host, endpoint, tcp);
     j->cards[j->rank].start = gpuipc_proc_start_ticks(getpid());
     rc = gpuipc_job_card_encode(&j->cards[j->rank], text, sizeof(text));
     if (rc < 0) {

@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/facts.h"
 #include "launch/pmix.h"
+#include "wire/tcp.h"
 
 #define GPUIPC_JOB_TOKEN_BYTES 16
 #define GPUIPC_JOB_TOKEN_HEX (2 * GPUIPC_JOB_TOKEN_BYTES)
@@ -51,6 +52,8 @@ typedef struct gpuipc_job_card {
     uint64_t mnt_ns, net_ns, pid_ns;         /* namespace inodes; 0 where unknown */
     char host[GPUIPC_JOB_HOST_LEN];
     char endpoint[GPUIPC_JOB_ENDPOINT_LEN];  /* its listener, "@gpuipc-<32 random hex>" */
+    char tcp[GPUIPC_TCP_TEXT_LEN];           /* its TCP listener for ranks of other nodes
+                                              * (wire/tcp.h), "none" where it has none */
 } gpuipc_job_card;
 
 /* Where a peer is, as this rank judges it from both cards. */
@@ -76,20 +79,23 @@ int gpuipc_job_token_matches(const gpuipc_job_token *t, const void *offered, siz
 
 /* This rank's card: the boot id and namespaces from f (core/facts), the pid
  * from f, host as given (bytes other than a-z, A-Z, 0-9, '.', '_' and '-'
- * become '_'; at most 64 kept), and endpoint, its listener's name. */
+ * become '_'; at most 64 kept), endpoint, its listener's name, and tcp,
+ * its TCP listener's address (NULL or "": none). */
 void gpuipc_job_card_make(gpuipc_job_card *c, uint32_t rank, const gpuipc_facts *f,
-                          const char *host, const char *endpoint);
+                          const char *host, const char *endpoint, const char *tcp);
 
-/* The card as one line of text, "gpuipc-card/2 rank=3 pid=4711
+/* The card as one line of text, "gpuipc-card/3 rank=3 pid=4711
  * start=123456 boot=<32 hex> mnt=4026531841 net=4026531840
- * pidns=4026531836 host=node1 ep=@gpuipc-<32 hex>", into buf (len bytes).
+ * pidns=4026531836 host=node1 ep=@gpuipc-<32 hex> tcp=192.0.2.2:41234"
+ * ("tcp=none" where it listens on no TCP port), into buf (len bytes).
  * Returns 0, or -ENOSPC. */
 int gpuipc_job_card_encode(const gpuipc_job_card *c, char *buf, size_t len);
 
 /* Parses a card's text, strictly: that version, every field once and in
  * that order, decimal numbers without sign or leading zeros that fit, a
  * boot id of 32 hex digits, a host name of the allowed bytes and a
- * listener's name ("@gpuipc-" and 32 lowercase hex digits). Returns 0, or
+ * listener's name ("@gpuipc-" and 32 lowercase hex digits), and a TCP
+ * listener that is "none" or an address and port. Returns 0, or
  * -EPROTO with err naming the field. */
 int gpuipc_job_card_decode(gpuipc_job_card *c, const char *text, gpuipc_err *err);
 
@@ -107,11 +113,12 @@ typedef struct gpuipc_job gpuipc_job;
 /* Runs the exchange above over l: the token, then every rank's card, each
  * checked (its rank, a listener's name). This rank's card comes from its
  * own facts (core/facts, so GPUIPC_TEST_SYSROOT applies, which is how the
- * tests fake another node), gethostname() and endpoint, the name of the
+ * tests fake another node), gethostname(), tcp (its TCP listener's address,
+ * NULL or "" for none) and endpoint, the name of the
  * listener it bound. Returns 0 with *out owned by the caller
  * (gpuipc_job_free), or a negative errno with err (as gpuipc_launch_fence
  * and gpuipc_launch_get, or -EPROTO for a bad card). */
-int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, gpuipc_job **out,
+int gpuipc_job_join(gpuipc_launch *l, const char *endpoint, const char *tcp, gpuipc_job **out,
                     gpuipc_err *err);
 
 /* ---- each rank's GPU ------------------------------------------------------------------- */

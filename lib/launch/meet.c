@@ -18,8 +18,10 @@
 #include "core/clock.h"
 #include "core/procstat.h"
 #include "core/random.h"
+#include "core/sha256.h"
 #include "core/stop.h"
 #include "core/watch.h"
+#include "wire/tcp.h"
 #include "wire/wire.h"
 
 #ifndef SYS_pidfd_open
@@ -38,8 +40,27 @@ struct gpuipc_meet {
     char first[256];
     /* ended, refused and first: a rank's two sessions of a phase meet
      * their peers at once, each on a thread of its own (the accepting one
-     * alone touches held and the listener). */
+     * alone touches held, pend and the listeners). */
     pthread_mutex_t mu;
+    /* Ranks of other nodes: the TCP listener (-1: none) and its address,
+     * which of the ranks are elsewhere and their listeners' addresses, the
+     * job's token (the challenge's key), and the connections accepted that
+     * have not answered their challenge yet. */
+    int tcp_fd;
+    char tcp_name[GPUIPC_TCP_TEXT_LEN];
+    unsigned char *remote;
+    gpuipc_tcp_addr *raddr;
+    uint64_t *probed; /* when each rank elsewhere was last probed (ns) */
+    uint8_t key[GPUIPC_MEET_KEY_LEN];
+    int have_key;
+    struct pend {
+        int fd; /* -1: a free slot */
+        uint64_t until;
+        uint8_t nonce[GPUIPC_MEET_NONCE_LEN];
+        uint8_t answer[GPUIPC_MEET_ANSWER_LEN];
+        size_t got;
+        char from[GPUIPC_TCP_TEXT_LEN];
+    } pend[GPUIPC_MEET_PENDING];
 };
 
 /* "@gpuipc-<32 hex digits from getrandom>" into name. Returns 0 or an errno. */
@@ -65,6 +86,9 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
     if (m == NULL)
         return gpuipc_err_set(err, -ENOMEM, "its listener: out of memory");
     m->ep.fd = -1;
+    m->tcp_fd = -1;
+    for (r = 0; r < GPUIPC_MEET_PENDING; r++)
+        m->pend[r].fd = -1;
     pthread_mutex_init(&m->mu, NULL);
     m->size = size;
     m->self = self;
@@ -72,7 +96,11 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
     m->pidfd = calloc(size, sizeof(*m->pidfd));
     m->ended = calloc(size, 1);
     m->held = calloc(size, sizeof(*m->held));
-    if (m->pid == NULL || m->pidfd == NULL || m->ended == NULL || m->held == NULL) {
+    m->remote = calloc(size, 1);
+    m->raddr = calloc(size, sizeof(*m->raddr));
+    m->probed = calloc(size, sizeof(*m->probed));
+    if (m->probed == NULL ||m->pid == NULL || m->pidfd == NULL || m->ended == NULL || m->held == NULL ||
+        m->remote == NULL || m->raddr == NULL) {
         gpuipc_err_set(err, -ENOMEM, "its listener: out of memory for %u ranks", size);
         goto fail;
     }
@@ -105,6 +133,53 @@ fail:
 const char *gpuipc_meet_name(const gpuipc_meet *m)
 {
     return m->name;
+}
+
+int gpuipc_meet_listen_tcp(gpuipc_meet *m, const char *net, char *how, size_t hlen,
+                           gpuipc_err *err)
+{
+    gpuipc_tcp_addr a;
+    int fd;
+
+    if ((fd = gpuipc_tcp_choose(net, &a, how, hlen, err)) < 0 ||
+        (fd = gpuipc_tcp_listen(&a, err)) < 0) {
+        gpuipc_err_prefix(err, "its TCP listener");
+        return fd;
+    }
+    m->tcp_fd = fd;
+    gpuipc_tcp_text(&a, m->tcp_name, sizeof(m->tcp_name));
+    return 0;
+}
+
+const char *gpuipc_meet_tcp_name(const gpuipc_meet *m)
+{
+    return m->tcp_name;
+}
+
+int gpuipc_meet_key(gpuipc_meet *m, const char *token_hex)
+{
+    if (strlen(token_hex) != 2 * GPUIPC_MEET_KEY_LEN ||
+        gpuipc_random_unhex(m->key, token_hex, GPUIPC_MEET_KEY_LEN) < 0)
+        return -EINVAL;
+    m->have_key = 1;
+    return 0;
+}
+
+int gpuipc_meet_know_remote(gpuipc_meet *m, uint32_t rank, const char *tcp_name,
+                            gpuipc_err *err)
+{
+    if (rank >= m->size || rank == m->self)
+        return gpuipc_err_set(err, -EINVAL, "rank %u: not another rank of this job", rank);
+    m->remote[rank] = 1;
+    if (tcp_name[0] != '\0' && gpuipc_tcp_parse(tcp_name, &m->raddr[rank]) < 0)
+        return gpuipc_err_set(err, -EINVAL, "rank %u: its TCP listener %s is no address",
+                              rank, tcp_name);
+    return 0;
+}
+
+int gpuipc_meet_remote(const gpuipc_meet *m, uint32_t rank)
+{
+    return rank < m->size && m->remote[rank];
 }
 
 int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, uint64_t start,
@@ -162,12 +237,54 @@ static int ended_locked(gpuipc_meet *m, uint32_t rank)
     return 0;
 }
 
+static int make_answer(const uint8_t key[GPUIPC_MEET_KEY_LEN], const uint8_t *challenge,
+                       uint32_t p, uint32_t c, uint8_t answer[GPUIPC_MEET_ANSWER_LEN]);
+
+/* Whether rank, of another node, has ended, as its TCP listener says: it
+ * refuses a connection (nothing listens at its port any more). One that
+ * answers is asked with a probe (an answer for the listener's own rank,
+ * which it drops uncounted); one that does not answer within
+ * GPUIPC_MEET_PROBE_MS is not taken for ended. At most one probe each
+ * GPUIPC_MEET_PROBE_EVERY_MS. */
+static int probe_ended(gpuipc_meet *m, uint32_t rank)
+{
+    uint8_t challenge[GPUIPC_MEET_CHALLENGE_LEN], ans[GPUIPC_MEET_ANSWER_LEN];
+    uint64_t now = gpuipc_clock_ns(), until;
+    gpuipc_err err;
+    size_t got;
+    int fd;
+
+    pthread_mutex_lock(&m->mu);
+    if (m->raddr[rank].len == 0 || now - m->probed[rank] < GPUIPC_MEET_PROBE_EVERY_MS * 1000000ull) {
+        pthread_mutex_unlock(&m->mu);
+        return 0;
+    }
+    m->probed[rank] = now;
+    pthread_mutex_unlock(&m->mu);
+    until = gpuipc_clock_deadline(GPUIPC_MEET_PROBE_MS * 1000000ull);
+    fd = gpuipc_tcp_connect(&m->raddr[rank], until, &err);
+    if (fd == -ECONNREFUSED)
+        return 1;
+    if (fd < 0)
+        return 0;
+    if (gpuipc_tcp_read_exact(fd, challenge, sizeof(challenge), until, &got) == 0 &&
+        make_answer(m->key, challenge, rank, rank, ans) == 0)
+        (void)!send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+    return 0;
+}
+
 int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
 {
     int ended;
 
     if (rank >= m->size || rank == m->self)
         return 0;
+    if (m->remote[rank] && !m->ended[rank] && probe_ended(m, rank)) {
+        pthread_mutex_lock(&m->mu);
+        m->ended[rank] = 1;
+        pthread_mutex_unlock(&m->mu);
+    }
     pthread_mutex_lock(&m->mu);
     ended = ended_locked(m, rank);
     pthread_mutex_unlock(&m->mu);
@@ -195,6 +312,179 @@ static void note_refused(gpuipc_meet *m, const char *why)
     pthread_mutex_unlock(&m->mu);
 }
 
+/* ---- the challenge at the TCP listener --------------------------------------------- */
+
+/* The MAC of a connecting rank p's answer to listener c's challenge nonce:
+ * HMAC-SHA256 keyed by the job's token over the label, the nonce and both
+ * ranks. */
+static void answer_mac(const uint8_t key[GPUIPC_MEET_KEY_LEN],
+                       const uint8_t nonce[GPUIPC_MEET_NONCE_LEN], uint32_t p, uint32_t c,
+                       uint8_t mac[GPUIPC_SHA256_LEN])
+{
+    uint8_t nums[8];
+    gpuipc_hmac h;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        nums[i] = (uint8_t)(p >> (8 * i));
+        nums[4 + i] = (uint8_t)(c >> (8 * i));
+    }
+    gpuipc_hmac_init(&h, key, GPUIPC_MEET_KEY_LEN);
+    gpuipc_hmac_update(&h, GPUIPC_MEET_LABEL, strlen(GPUIPC_MEET_LABEL));
+    gpuipc_hmac_update(&h, nonce, GPUIPC_MEET_NONCE_LEN);
+    gpuipc_hmac_update(&h, nums, sizeof(nums));
+    gpuipc_hmac_final(&h, mac);
+}
+
+/* Rank p's answer to the challenge of rank c's listener, under key.
+ * Returns 0, or -EPROTO where the challenge is not one. */
+static int make_answer(const uint8_t key[GPUIPC_MEET_KEY_LEN], const uint8_t *challenge,
+                       uint32_t p, uint32_t c, uint8_t answer[GPUIPC_MEET_ANSWER_LEN])
+{
+    int i;
+
+    if (memcmp(challenge, GPUIPC_MEET_MAGIC, GPUIPC_MEET_MAGIC_LEN) != 0)
+        return -EPROTO;
+    for (i = 0; i < 4; i++) {
+        answer[i] = (uint8_t)(p >> (8 * i));
+        answer[4 + i] = (uint8_t)(c >> (8 * i));
+    }
+    answer_mac(key, challenge + GPUIPC_MEET_MAGIC_LEN, p, c, answer + 8);
+    return 0;
+}
+
+int gpuipc_meet_answer(const char *token_hex, const uint8_t *challenge, uint32_t p, uint32_t c,
+                       uint8_t answer[GPUIPC_MEET_ANSWER_LEN])
+{
+    uint8_t key[GPUIPC_MEET_KEY_LEN];
+    int rc;
+
+    if (strlen(token_hex) != 2 * GPUIPC_MEET_KEY_LEN ||
+        gpuipc_random_unhex(key, token_hex, sizeof(key)) < 0)
+        return -EINVAL;
+    rc = make_answer(key, challenge, p, c, answer);
+    explicit_bzero(key, sizeof(key));
+    return rc;
+}
+
+static uint32_t u32_at(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void note_refused(gpuipc_meet *m, const char *why);
+
+/* Drops pending connection i, refused for why (NULL: not counted). */
+static void pend_drop(gpuipc_meet *m, struct pend *q, const char *why)
+{
+    char line[256];
+
+    close(q->fd);
+    q->fd = -1;
+    if (why == NULL)
+        return;
+    snprintf(line, sizeof(line), "refused a TCP connection from %s: %s", q->from, why);
+    note_refused(m, line);
+}
+
+/* A connection just accepted at the TCP listener: its challenge sent, and
+ * kept until it answers (or GPUIPC_MEET_ANSWER_MS pass). */
+static void pend_add(gpuipc_meet *m, int fd, const char *from)
+{
+    uint8_t challenge[GPUIPC_MEET_CHALLENGE_LEN];
+    struct pend *q = NULL;
+    ssize_t n;
+    int i;
+
+    for (i = 0; i < GPUIPC_MEET_PENDING && q == NULL; i++)
+        if (m->pend[i].fd < 0)
+            q = &m->pend[i];
+    if (q == NULL || !m->have_key) {
+        close(fd);
+        note_refused(m, q == NULL ? "refused a TCP connection: too many have not answered "
+                     "their challenge yet" : "refused a TCP connection before the job's token "
+                     "was known");
+        return;
+    }
+    q->fd = fd;
+    q->got = 0;
+    q->until = gpuipc_clock_deadline((uint64_t)GPUIPC_MEET_ANSWER_MS * 1000000ull);
+    snprintf(q->from, sizeof(q->from), "%s", from);
+    memcpy(challenge, GPUIPC_MEET_MAGIC, GPUIPC_MEET_MAGIC_LEN);
+    if (gpuipc_random_bytes(q->nonce, sizeof(q->nonce)) != 0) {
+        pend_drop(m, q, "no random bytes for its challenge (getrandom failed)");
+        return;
+    }
+    memcpy(challenge + GPUIPC_MEET_MAGIC_LEN, q->nonce, sizeof(q->nonce));
+    do
+        n = send(fd, challenge, sizeof(challenge), MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(challenge))
+        pend_drop(m, q, "it closed before its challenge was sent");
+}
+
+static int sort_rank(gpuipc_meet *m, int peer, int r, int fd);
+
+/* Reads what pending connection q has answered so far, without waiting:
+ * an answer that holds makes it its rank's (sorted as any), one that does
+ * not, an end or the time passing refuses it. */
+static void pend_step(gpuipc_meet *m, struct pend *q)
+{
+    uint8_t want[GPUIPC_SHA256_LEN];
+    char why[160];
+    uint32_t p, c;
+    ssize_t n;
+
+    do
+        n = recv(q->fd, q->answer + q->got, sizeof(q->answer) - q->got, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        q->got += (size_t)n;
+    if (q->got < sizeof(q->answer)) {
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+            pend_drop(m, q, "it closed without answering the challenge (no rank of this job)");
+        else if (gpuipc_clock_ns() >= q->until)
+            pend_drop(m, q, "no answer to the challenge within 5 s (no rank of this job)");
+        return;
+    }
+    p = u32_at(q->answer);
+    c = u32_at(q->answer + 4);
+    answer_mac(m->key, q->nonce, p, c, want);
+    if (!gpuipc_ct_equal(want, q->answer + 8, sizeof(want))) {
+        pend_drop(m, q, "its answer to the challenge does not hold under the job's token "
+                  "(not of this job, or a replay)");
+        return;
+    }
+    if (c == m->self && p == m->self) {
+        pend_drop(m, q, NULL); /* a rank elsewhere asking whether this one runs */
+        return;
+    }
+    if (c != m->self || p >= m->size || p == m->self || !m->remote[p]) {
+        snprintf(why, sizeof(why), "its answer, for rank %u to rank %u, is for no pair of "
+                 "this rank with a rank of another node", p, c);
+        pend_drop(m, q, why);
+        return;
+    }
+    (void)sort_rank(m, -1, (int)p, q->fd);
+    q->fd = -1;
+}
+
+/* Takes every TCP connection that waits, and reads every answer that came. */
+static void tcp_sweep(gpuipc_meet *m)
+{
+    char from[GPUIPC_TCP_TEXT_LEN];
+    int fd, i;
+
+    if (m->tcp_fd < 0)
+        return;
+    while ((fd = gpuipc_tcp_accept(m->tcp_fd, from, sizeof(from))) >= 0 || fd == -ECONNABORTED)
+        if (fd >= 0)
+            pend_add(m, fd, from);
+    for (i = 0; i < GPUIPC_MEET_PENDING; i++)
+        if (m->pend[i].fd >= 0)
+            pend_step(m, &m->pend[i]);
+}
+
 /* endpoint's refusal of another uid: counted as any stranger. */
 static void refused_uid(const char *why, const gpuipc_peer *peer, void *arg)
 {
@@ -207,6 +497,20 @@ static void refused_uid(const char *why, const gpuipc_peer *peer, void *arg)
 static int slice_over(gpuipc_meet *m, uint32_t peer, const char *who, const char *doing,
                       uint64_t deadline_ns, gpuipc_err *err)
 {
+    if (gpuipc_meet_ended(m, peer) && m->remote[peer]) {
+        char name[GPUIPC_TCP_TEXT_LEN];
+
+        gpuipc_tcp_text(&m->raddr[peer], name, sizeof(name));
+        return gpuipc_err_set(err, GPUIPC_MEET_GONE, "hello: %s is gone: its TCP listener %s "
+                              "refuses connections (its process has ended, or a firewall "
+                              "rejects the port)", who, name);
+    }
+    if (gpuipc_clock_ms_left(deadline_ns) == 0 && m->remote[peer])
+        return gpuipc_err_set(err, -ETIMEDOUT, "hello: timed out %s %s, on another node: it "
+                              "did not come before the deadline (its process ended, it is "
+                              "stuck in an earlier pair or far slower, or a firewall between "
+                              "the nodes drops the connection; its own output says which)",
+                              doing, who);
     if (gpuipc_meet_ended(m, peer))
         return gpuipc_err_set(err, GPUIPC_MEET_GONE, "hello: %s is gone: its process (pid %d "
                               "by its card) has ended (killed, crashed, or it exited; the "
@@ -245,22 +549,26 @@ static int say_go(int fd)
 /* Sorts out a connection just accepted from cred: a rank's other than
  * peer's is held for its pair, a stranger's refused and counted. Returns
  * 1 where it is peer's (fd is the caller's), else 0 (fd taken care of). */
+static int sort_rank(gpuipc_meet *m, int peer, int r, int fd)
+{
+    if (r == peer)
+        return 1;
+    /* A rank that reached its later pair with this one early: held until
+     * that pair comes, when it hears GO (a second connection of it
+     * replaces the first, which it gave up on). */
+    if (m->held[r] >= 0)
+        close(m->held[r]);
+    m->held[r] = fd;
+    return 0;
+}
+
 static int sort_out(gpuipc_meet *m, int peer, int fd, const gpuipc_peer *cred)
 {
     char why[160];
     int r = rank_of(m, cred->pid);
 
-    if (r >= 0 && r == peer)
-        return 1;
-    if (r >= 0) {
-        /* A rank that reached its later pair with this one early: held
-         * until that pair comes, when it hears GO (a second connection of
-         * it replaces the first, which it gave up on). */
-        if (m->held[r] >= 0)
-            close(m->held[r]);
-        m->held[r] = fd;
-        return 0;
-    }
+    if (r >= 0)
+        return sort_rank(m, peer, r, fd);
     close(fd);
     snprintf(why, sizeof(why), "refused a connection from pid %d (uid %u): no rank of this "
              "job (no card names that pid)", (int)cred->pid, (unsigned)cred->uid);
@@ -276,6 +584,31 @@ void gpuipc_meet_sweep(gpuipc_meet *m)
 
     while ((fd = gpuipc_endpoint_accept(&m->ep, -1, 0, refused_uid, m, &cred, &err)) >= 0)
         (void)sort_out(m, -1, fd, &cred);
+    tcp_sweep(m);
+}
+
+/* Waits until one of m's listeners or unanswered connections has something,
+ * until deadline_ns. Returns 0, or -EINTR for a stop. */
+static int wait_listeners(gpuipc_meet *m, uint64_t deadline_ns)
+{
+    struct pollfd p[3 + GPUIPC_MEET_PENDING];
+    nfds_t n = 0;
+    int i;
+
+    p[n++] = (struct pollfd){.fd = gpuipc_stop_fd(), .events = POLLIN};
+    p[n++] = (struct pollfd){.fd = m->ep.fd, .events = POLLIN};
+    if (m->tcp_fd >= 0)
+        p[n++] = (struct pollfd){.fd = m->tcp_fd, .events = POLLIN};
+    for (i = 0; i < GPUIPC_MEET_PENDING; i++)
+        if (m->pend[i].fd >= 0)
+            p[n++] = (struct pollfd){.fd = m->pend[i].fd, .events = POLLIN};
+    if (gpuipc_stop_signal())
+        return -EINTR;
+    gpuipc_watch_call("poll");
+    /* An unanswered connection's time runs out in a slice at most. */
+    (void)poll(p, n, (int)gpuipc_clock_ms_left(deadline_ns));
+    gpuipc_watch_call(NULL);
+    return gpuipc_stop_signal() ? -EINTR : 0;
 }
 
 int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t deadline_ns,
@@ -283,33 +616,27 @@ int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
 {
     int fd;
 
-    if (peer >= m->size || peer == m->self || m->pid[peer] <= 0)
+    if (peer >= m->size || peer == m->self || (m->pid[peer] <= 0 && !m->remote[peer]))
         return gpuipc_err_set(err, -EINVAL, "hello: %s is not a rank this one can meet", who);
-    /* What came meanwhile first: strangers are refused now, not left
-     * queued while this rank serves a connection it holds. */
-    gpuipc_meet_sweep(m);
-    if (m->held[peer] >= 0) {
-        /* It came early, and has waited since for GO. */
-        fd = m->held[peer];
-        m->held[peer] = -1;
-        if (say_go(fd) == 0) {
-            cred->pid = m->pid[peer];
-            cred->uid = geteuid();
-            return fd;
-        }
-    }
     for (;;) {
-        fd = gpuipc_endpoint_accept(&m->ep, -1, slice_end(deadline_ns), refused_uid, m, cred,
-                                    err);
-        if (fd == -ETIMEDOUT) {
-            if ((fd = slice_over(m, peer, who, "waiting for", deadline_ns, err)) < 0)
+        /* What came meanwhile: strangers refused, ranks held for their
+         * pairs, this pair's among them. */
+        gpuipc_meet_sweep(m);
+        if (m->held[peer] >= 0) {
+            fd = m->held[peer];
+            m->held[peer] = -1;
+            if (say_go(fd) == 0) {
+                cred->pid = m->remote[peer] ? 0 : m->pid[peer];
+                cred->uid = geteuid();
                 return fd;
+            }
             continue;
         }
-        if (fd < 0)
+        if ((fd = slice_over(m, peer, who, "waiting for", deadline_ns, err)) < 0)
             return fd;
-        if (sort_out(m, (int)peer, fd, cred) && say_go(fd) == 0)
-            return fd;
+        if (wait_listeners(m, slice_end(deadline_ns)) < 0)
+            return gpuipc_err_set(err, -EINTR, "hello: interrupted by a signal while waiting "
+                                  "for %s", who);
     }
 }
 
@@ -320,7 +647,9 @@ int gpuipc_meet_accept(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
 static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
                     uint64_t deadline_ns, gpuipc_err *err)
 {
+    const size_t go = strlen(GPUIPC_MEET_GO);
     char buf[64];
+    size_t have = 0;
     int rc;
 
     for (;;) {
@@ -337,9 +666,14 @@ static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
         if (rc < 0 && errno != EINTR)
             return gpuipc_err_set(err, -errno, "hello: poll: %s", strerror(errno));
         if (rc > 0 && p[0].revents != 0) {
-            n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-            if (n == (ssize_t)strlen(GPUIPC_MEET_GO) &&
-                memcmp(buf, GPUIPC_MEET_GO, (size_t)n) == 0)
+            /* A stream (TCP) may bring GO in parts, and the session's
+             * first frame right after it: exactly GO's bytes are read. */
+            n = recv(fd, buf + have, m->remote[peer] ? go - have : sizeof(buf), MSG_DONTWAIT);
+            if (n > 0 && m->remote[peer] && (have += (size_t)n) < go)
+                continue;
+            if (n > 0 && m->remote[peer])
+                n = (ssize_t)have;
+            if (n == (ssize_t)go && memcmp(buf, GPUIPC_MEET_GO, go) == 0)
                 return 0;
             if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
                 return 1;
@@ -353,13 +687,92 @@ static int await_go(gpuipc_meet *m, uint32_t peer, int fd, const char *who,
     }
 }
 
+/* Answers the challenge of the listener at fd, rank peer's, as this rank,
+ * until deadline_ns. Returns 0; 1 where the connection ended first (tried
+ * again); or a negative errno with err. */
+static int answer(gpuipc_meet *m, uint32_t peer, int fd, const char *who, const char *name,
+                  uint64_t deadline_ns, gpuipc_err *err)
+{
+    uint8_t challenge[GPUIPC_MEET_CHALLENGE_LEN], ans[GPUIPC_MEET_ANSWER_LEN];
+    size_t got;
+    ssize_t n;
+    int rc;
+
+    rc = gpuipc_tcp_read_exact(fd, challenge, sizeof(challenge), deadline_ns, &got);
+    if (rc == -EPIPE)
+        return 1;
+    if (rc == -EINTR)
+        return gpuipc_err_set(err, -EINTR, "hello: interrupted by a signal while connecting "
+                              "to %s", who);
+    if (rc < 0)
+        return gpuipc_err_set(err, rc, "hello: %s's TCP listener sent %zu of the %zu bytes of "
+                              "its challenge: %s", who, got, sizeof(challenge),
+                              rc == -ETIMEDOUT ? "no more before the deadline"
+                                               : strerror(-rc));
+    if (make_answer(m->key, challenge, m->self, peer, ans) < 0)
+        return gpuipc_err_set(err, -EPROTO, "hello: refused %s's TCP listener %s: its "
+                              "challenge is not gpuipc_test's (another program listens at "
+                              "that port)", who, name);
+    do
+        n = send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof(ans) ? 0 : 1;
+}
+
+/* The producer's side with a rank of another node: its TCP listener, the
+ * challenge answered, then GO awaited as on this node. */
+static int connect_tcp(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t deadline_ns,
+                       gpuipc_peer *cred, gpuipc_err *err)
+{
+    char name[GPUIPC_TCP_TEXT_LEN];
+    int fd, rc;
+
+    gpuipc_tcp_text(&m->raddr[peer], name, sizeof(name));
+    if (m->raddr[peer].len == 0)
+        return gpuipc_err_set(err, -ENOTCONN, "hello: %s, on another node, publishes no TCP "
+                              "listener (its own output says why: choose its network with "
+                              "--ranks-net)", who);
+    cred->pid = 0;
+    cred->uid = 0;
+    for (;;) {
+        fd = gpuipc_tcp_connect(&m->raddr[peer], slice_end(deadline_ns), err);
+        if (fd == -ECONNREFUSED) {
+            pthread_mutex_lock(&m->mu);
+            m->ended[peer] = 1;
+            pthread_mutex_unlock(&m->mu);
+            return gpuipc_err_set(err, GPUIPC_MEET_GONE, "hello: %s is gone: its TCP listener "
+                                  "%s refuses connections (its process has ended, or a "
+                                  "firewall rejects the port)", who, name);
+        }
+        if (fd == -ETIMEDOUT) {
+            if ((fd = slice_over(m, peer, who, "connecting to", deadline_ns, err)) < 0)
+                return fd;
+            continue;
+        }
+        if (fd < 0) {
+            gpuipc_err_prefix(err, "hello: %s", who);
+            return fd;
+        }
+        if ((rc = answer(m, peer, fd, who, name, deadline_ns, err)) == 0 &&
+            (rc = await_go(m, peer, fd, who, deadline_ns, err)) == 0)
+            return fd;
+        close(fd);
+        if (rc < 0)
+            return rc;
+        if ((rc = slice_over(m, peer, who, "connecting to", deadline_ns, err)) < 0)
+            return rc;
+    }
+}
+
 int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const char *who,
                         uint64_t deadline_ns, gpuipc_peer *cred, gpuipc_err *err)
 {
     int fd, rc;
 
-    if (peer >= m->size || peer == m->self || m->pid[peer] <= 0)
+    if (peer >= m->size || peer == m->self || (m->pid[peer] <= 0 && !m->remote[peer]))
         return gpuipc_err_set(err, -EINVAL, "hello: %s is not a rank this one can meet", who);
+    if (m->remote[peer])
+        return connect_tcp(m, peer, who, deadline_ns, cred, err);
     for (;;) {
         fd = gpuipc_endpoint_connect(name, -1, slice_end(deadline_ns), cred, err);
         if (fd == -EPERM)
@@ -409,6 +822,12 @@ size_t gpuipc_meet_held(const gpuipc_meet *m, int *fds, size_t max)
                 fds[n] = m->held[r];
             n++;
         }
+    for (r = 0; r < GPUIPC_MEET_PENDING; r++)
+        if (m->pend[r].fd >= 0) {
+            if (n < max)
+                fds[n] = m->pend[r].fd;
+            n++;
+        }
     return n;
 }
 
@@ -431,6 +850,12 @@ void gpuipc_meet_close(gpuipc_meet *m)
         return;
     if (m->ep.fd >= 0)
         gpuipc_endpoint_close(&m->ep);
+    if (m->tcp_fd >= 0)
+        close(m->tcp_fd);
+    for (r = 0; r < GPUIPC_MEET_PENDING; r++)
+        if (m->pend[r].fd >= 0)
+            close(m->pend[r].fd);
+    explicit_bzero(m->key, sizeof(m->key));
     for (r = 0; r < m->size && m->pidfd != NULL && m->held != NULL; r++) {
         if (m->pidfd[r] >= 0)
             close(m->pidfd[r]);
@@ -441,6 +866,9 @@ void gpuipc_meet_close(gpuipc_meet *m)
     free(m->pidfd);
     free(m->ended);
     free(m->held);
+    free(m->remote);
+    free(m->raddr);
+    free(m->probed);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }

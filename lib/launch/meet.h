@@ -30,6 +30,22 @@
  * a pair look at the other's every GPUIPC_MEET_SLICE_MS while they wait, so
  * that a peer that died is named at once rather than at the deadline.
  *
+ * A rank of another node (another boot id: launch/job.h) meets over TCP
+ * instead: each rank that may meet one listens on an ephemeral port of one
+ * address (wire/tcp.h: --ranks-net), named in its card. The listener
+ * sends each connection a challenge at once ("GIPCMEET" and 16 random
+ * bytes); the connecting rank answers with its rank, the listener's rank
+ * and HMAC-SHA256 keyed by the job's token over GPUIPC_MEET_LABEL, the
+ * challenge's bytes and both ranks. An answer that does not hold (a
+ * stranger, a replay of another connection's answer, a rank of this node)
+ * or none within GPUIPC_MEET_ANSWER_MS is refused and counted as any
+ * stranger; one that holds is its rank's, held or served as above. No
+ * pidfd watches a rank elsewhere: its listener refusing a connection says
+ * it has ended (gpuipc_meet_ended probes it so, an answer for the
+ * listener's own rank, which it drops uncounted), and otherwise the
+ * meeting's deadline bounds the wait. A
+ * TCP connection carries no FD: the session then runs what crosses nodes.
+ *
  * In a phase a rank meets its two peers at once, each on a thread of its
  * own: one thread at a time accepts (gpuipc_meet_accept, gpuipc_meet_sweep,
  * the connections held, gpuipc_meet_held), while another connects; what
@@ -45,6 +61,19 @@
 #define GPUIPC_MEET_SLICE_MS 100
 #define GPUIPC_MEET_NAME_LEN 48 /* "@gpuipc-" and 32 hex digits, with the NUL */
 #define GPUIPC_MEET_GO "gpuipc meet: go" /* the consumer is at the pair */
+
+/* The challenge at the TCP listener (above). */
+#define GPUIPC_MEET_MAGIC "GIPCMEET"
+#define GPUIPC_MEET_MAGIC_LEN 8
+#define GPUIPC_MEET_NONCE_LEN 16
+#define GPUIPC_MEET_CHALLENGE_LEN (GPUIPC_MEET_MAGIC_LEN + GPUIPC_MEET_NONCE_LEN)
+#define GPUIPC_MEET_ANSWER_LEN (8 + 32) /* both ranks (little-endian), the MAC */
+#define GPUIPC_MEET_KEY_LEN 16          /* the job's token's bytes */
+#define GPUIPC_MEET_LABEL "gpuipc meet"
+#define GPUIPC_MEET_ANSWER_MS 5000
+#define GPUIPC_MEET_PENDING 16 /* connections that may wait for their answer at once */
+#define GPUIPC_MEET_PROBE_MS 200        /* a probe of a rank elsewhere (gpuipc_meet_ended) */
+#define GPUIPC_MEET_PROBE_EVERY_MS 500  /* at most one probe of a rank in this time */
 
 /* How a wait for a peer ended, beyond a connected socket. */
 #define GPUIPC_MEET_GONE (-ESRCH) /* the peer's process has ended */
@@ -62,6 +91,34 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
 /* The name m listens on ("@gpuipc-<32 hex digits>"), for this rank's card. */
 const char *gpuipc_meet_name(const gpuipc_meet *m);
 
+/* Listens on TCP too, for ranks of other nodes, on the address net picks
+ * (wire/tcp.h: NULL for the default), with how it was chosen into how
+ * (hlen bytes). Returns 0, or a negative errno with err. */
+int gpuipc_meet_listen_tcp(gpuipc_meet *m, const char *net, char *how, size_t hlen,
+                           gpuipc_err *err);
+
+/* The TCP listener's address ("192.0.2.2:41234"), "" where it has none. */
+const char *gpuipc_meet_tcp_name(const gpuipc_meet *m);
+
+/* The job's token (32 hex digits), which keys the challenge. Returns 0,
+ * or -EINVAL for text that is no token. */
+int gpuipc_meet_key(gpuipc_meet *m, const char *token_hex);
+
+/* Rank is on another node, its TCP listener at tcp_name ("": none, and a
+ * connection to it fails saying so). Returns 0, or -EINVAL with err. */
+int gpuipc_meet_know_remote(gpuipc_meet *m, uint32_t rank, const char *tcp_name,
+                            gpuipc_err *err);
+
+/* Whether rank was made known as on another node. */
+int gpuipc_meet_remote(const gpuipc_meet *m, uint32_t rank);
+
+/* Rank p's answer (GPUIPC_MEET_ANSWER_LEN bytes) to the challenge (of
+ * GPUIPC_MEET_CHALLENGE_LEN bytes) of rank c's listener under the token
+ * token_hex, for the tests and tools. Returns 0, -EINVAL (no token) or
+ * -EPROTO (no challenge). */
+int gpuipc_meet_answer(const char *token_hex, const uint8_t *challenge, uint32_t p, uint32_t c,
+                       uint8_t answer[GPUIPC_MEET_ANSWER_LEN]);
+
 /* Rank (another one, on this node, in this PID namespace) is the process
  * pid that started at start (clock ticks after boot, core/proc.h; 0:
  * unknown): a connection from it is rank's while its pidfd says it runs.
@@ -72,7 +129,8 @@ int gpuipc_meet_know(gpuipc_meet *m, uint32_t rank, int32_t pid, uint64_t start,
                      gpuipc_err *err);
 
 /* Whether rank's process has ended: 1, or 0 (running, or not known here).
- * Makes no wait. */
+ * Makes no wait for a rank of this node; for one elsewhere, a probe of its
+ * TCP listener of GPUIPC_MEET_PROBE_MS at most. */
 int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank);
 
 /* The consumer's side: a connection of rank peer (held since it came

@@ -431,53 +431,170 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
     return verdict;
 }
 
+/* One line of the judgement: a pair not proven as a whole (mech NULL), or
+ * one of its scenarios that did not pass. */
+typedef struct judged {
+    uint32_t p, c;
+    int status;
+    const char *mech, *text;
+    const gpuipc_cell_scenario *s; /* its cause, where a scenario's */
+    char *key;                     /* what it is grouped by (malloc'd) */
+    size_t group;                  /* the index of its group's first line */
+} judged;
+
+/* text without the names of its pair's ranks and without digits: lines that
+ * differ only by which pair, which node or which figure are alike. */
+static char *key_of(const char *text, const char *a, const char *b)
+{
+    size_t la = a != NULL ? strlen(a) : 0, lb = b != NULL ? strlen(b) : 0, k = 0;
+    char *key = malloc(strlen(text) + 1);
+
+    if (key == NULL)
+        return NULL;
+    while (*text != '\0') {
+        if (la > 0 && strncmp(text, a, la) == 0)
+            text += la;
+        else if (lb > 0 && strncmp(text, b, lb) == 0)
+            text += lb;
+        else if (*text >= '0' && *text <= '9')
+            text++;
+        else
+            key[k++] = *text++;
+    }
+    key[k] = '\0';
+    return key;
+}
+
+static int judged_add(judged *rows, size_t *n, uint32_t p, uint32_t c, int status,
+                      const char *mech, const char *text, const gpuipc_cell_scenario *s,
+                      const char *const *who)
+{
+    judged *r = &rows[*n];
+    size_t i;
+
+    r->p = p;
+    r->c = c;
+    r->status = status;
+    r->mech = mech;
+    r->text = text;
+    r->s = s;
+    if ((r->key = key_of(text, who[p], who[c])) == NULL)
+        return -ENOMEM;
+    r->group = *n;
+    for (i = 0; i < *n; i++)
+        if (rows[i].group == i && rows[i].status == status &&
+            (rows[i].mech == NULL) == (mech == NULL) &&
+            (mech == NULL || strcmp(rows[i].mech, mech) == 0) &&
+            strcmp(rows[i].key, r->key) == 0) {
+            r->group = i;
+            break;
+        }
+    (*n)++;
+    return 0;
+}
+
+/* Adds label to the list in buf (used bytes so far in *used) unless it is
+ * there already. */
+static void covers_add(char *buf, size_t len, size_t *used, const char *label)
+{
+    const char *at = buf;
+    size_t l = strlen(label);
+    int n;
+
+    while ((at = strstr(at, label)) != NULL) {
+        if ((at == buf || at[-2] == ',') && (at[l] == ',' || at[l] == '\0'))
+            return;
+        at += l;
+    }
+    if (*used >= len)
+        return;
+    n = snprintf(buf + *used, len - *used, "%s%s", *used ? ", " : "", label);
+    *used += n > 0 ? (size_t)n : 0;
+}
+
+/* The second line of a group of more than one: the other pairs alike (8 at
+ * most named), and the ranks, nodes and GPUs the whole group covers. */
+static void say_covers(FILE *out, const judged *rows, size_t n, size_t g, size_t count,
+                       const gpuipc_cells_where *where)
+{
+    char ranks[512] = "", nodes[512] = "", gpus[512] = "", label[32];
+    size_t i, shown = 0, ur = 0, un = 0, ug = 0;
+
+    fprintf(out, "  and %zu more alike:", count - 1);
+    for (i = g; i < n; i++) {
+        if (rows[i].group != g)
+            continue;
+        if (i != g && shown < 8)
+            fprintf(out, "%s %u -> %u", shown++ ? "," : "", rows[i].p, rows[i].c);
+        snprintf(label, sizeof(label), "%u", rows[i].p);
+        covers_add(ranks, sizeof(ranks), &ur, label);
+        snprintf(label, sizeof(label), "%u", rows[i].c);
+        covers_add(ranks, sizeof(ranks), &ur, label);
+        if (where != NULL && where->node != NULL) {
+            covers_add(nodes, sizeof(nodes), &un, where->node[rows[i].p]);
+            covers_add(nodes, sizeof(nodes), &un, where->node[rows[i].c]);
+        }
+        if (where != NULL && where->gpu != NULL) {
+            covers_add(gpus, sizeof(gpus), &ug, where->gpu[rows[i].p]);
+            covers_add(gpus, sizeof(gpus), &ug, where->gpu[rows[i].c]);
+        }
+    }
+    fprintf(out, "%s; ranks %s%s%s%s%s\n", count - 1 > shown ? ", ..." : "", ranks,
+            nodes[0] ? "; nodes " : "", nodes, gpus[0] ? "; GPUs " : "", gpus);
+}
+
 int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who,
-                       const char *const *mechs, size_t nmech, FILE *out,
-                       gpuipc_cells_tally *t)
+                       const char *const *mechs, size_t nmech,
+                       const gpuipc_cells_where *where, FILE *out, gpuipc_cells_tally *t)
 {
     const gpuipc_cell_scenario **causes;
-    char line[2 * GPUIPC_CELL_TEXT_LEN + 32];
-    size_t ncauses = 0, nscenarios = 0, i, k;
+    char line[2 * GPUIPC_CELL_TEXT_LEN + 32], (*whys)[GPUIPC_CELL_TEXT_LEN];
+    size_t ncauses = 0, nrows = 0, nscenarios = 0, i, k, count;
+    judged *rows;
     uint32_t p, c;
+    int rc = 0;
 
     memset(t, 0, sizeof(*t));
-    /* A cause is a scenario's: room for as many as the records hold. */
+    /* A cause is a scenario's: room for as many as the records hold, and
+     * a line for each of them and each pair. */
     for (i = 0; i < (size_t)size * size; i++)
         nscenarios += cells[i].prod.n;
     causes = calloc(nscenarios + 1, sizeof(*causes));
-    if (causes == NULL)
-        return -ENOMEM;
-    for (p = 0; p < size; p++)
-        for (c = 0; c < size; c++) {
+    rows = calloc(nscenarios + (size_t)size * size + 1, sizeof(*rows));
+    whys = calloc((size_t)size * size + 1, sizeof(*whys));
+    if (causes == NULL || rows == NULL || whys == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (p = 0; p < size && rc == 0; p++)
+        for (c = 0; c < size && rc == 0; c++) {
             gpuipc_cell *cell = &cells[(size_t)p * size + c];
-            char why[GPUIPC_ERR_LEN];
+            char *why = whys[(size_t)p * size + c];
             int v;
 
             if (p == c)
                 continue;
             cell->p = p;
             cell->c = c;
-            v = gpuipc_cell_verdict(cell, who, mechs, nmech, why, sizeof(why), &t->passed,
-                                    &t->sfailed, &t->sskipped);
+            v = gpuipc_cell_verdict(cell, who, mechs, nmech, why, GPUIPC_CELL_TEXT_LEN,
+                                    &t->passed, &t->sfailed, &t->sskipped);
             t->proven += v == GPUIPC_PASS;
             t->failed += v == GPUIPC_FAIL;
             t->skipped += v == GPUIPC_SKIP;
             if (why[0] != '\0') {
-                fprintf(out, "%s %u -> %u: %s\n",
-                        gpuipc_status_word(v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP), p, c,
-                        why);
+                rc = judged_add(rows, &nrows, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP,
+                                NULL, why, NULL, who);
                 if (v == GPUIPC_FAIL && t->first[0] == '\0')
                     snprintf(t->first, sizeof(t->first), "%u -> %u: %.*s", p, c,
                              GPUIPC_CELL_TEXT_LEN, why);
                 continue;
             }
-            for (i = 0; i < cell->prod.n; i++) {
+            for (i = 0; i < cell->prod.n && rc == 0; i++) {
                 const gpuipc_cell_scenario *s = &cell->prod.s[i];
 
                 if (s->status == GPUIPC_PASS)
                     continue;
-                fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(s->status), p, c,
-                        s->mech, s->reason, s->what[0] ? " [cause below]" : "");
+                rc = judged_add(rows, &nrows, p, c, s->status, s->mech, s->reason, s, who);
                 if (s->status != GPUIPC_SKIP && t->first[0] == '\0') {
                     snprintf(t->first, sizeof(t->first), "%u -> %u %s: %s", p, c, s->mech,
                              s->reason);
@@ -491,9 +608,32 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                     causes[ncauses++] = s;
             }
         }
-    for (i = 0; i < ncauses; i++)
+    /* Each kind of line once, with the pairs, ranks, nodes and GPUs it
+     * covers: a rack's 5112 pairs failing alike are two lines. */
+    for (i = 0; i < nrows && rc == 0; i++) {
+        const judged *r = &rows[i];
+
+        if (r->group != i)
+            continue;
+        for (k = i, count = 0; k < nrows; k++)
+            count += rows[k].group == i;
+        if (r->mech == NULL)
+            fprintf(out, "%s %u -> %u: %s\n", gpuipc_status_word(r->status), r->p, r->c,
+                    r->text);
+        else
+            fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(r->status), r->p, r->c,
+                    r->mech, r->text, r->s->what[0] ? " [cause below]" : "");
+        if (count > 1)
+            say_covers(out, rows, nrows, i, count, where);
+    }
+    for (i = 0; i < ncauses && rc == 0; i++)
         fprintf(out, "  %s\n", gpuipc_cause_line_of(causes[i]->what, causes[i]->fix, line,
                                                     sizeof(line)));
+out:
+    for (i = 0; rows != NULL && i < nrows; i++)
+        free(rows[i].key);
+    free(rows);
+    free(whys);
     free(causes);
-    return 0;
+    return rc;
 }

@@ -159,14 +159,25 @@ typedef struct gpuipc_cells_tally {
     char cause[2 * GPUIPC_CELL_TEXT_LEN + 32];
 } gpuipc_cells_tally;
 
+/* Where each rank is, for the lines of gpuipc_cells_judge: its node's name
+ * and its GPU's, by rank (either NULL: not said). */
+typedef struct gpuipc_cells_where {
+    const char *const *node;
+    const char *const *gpu;
+} gpuipc_cells_where;
+
 /* Judges every ordered pair p -> c (p != c) of size ranks, cells[p * size
  * + c], by gpuipc_cell_verdict (who, mechs, nmech as there), and says on
- * out each pair that is not proven: its reason as a whole, or each of its
+ * out what is not proven: a pair's reason as a whole, or each of its
  * scenarios that did not pass, with " [cause below]" where a cause
- * explains it; then each cause once ("  cause: ...; fix: ..."). Counts
- * into *t (zeroed first). Returns 0, or -ENOMEM (nothing said). */
+ * explains it. Lines alike (the same status and mechanism, and the same
+ * text but for the pair's ranks' names and the digits) are said once, the
+ * first pair's, followed by "  and N more alike: p -> c, ... (8 at most);
+ * ranks ...; nodes ...; GPUs ..." (where says the last two; NULL: not
+ * said); then each cause once ("  cause: ...; fix: ..."). Counts into *t
+ * (zeroed first). Returns 0, or -ENOMEM (what was said may be cut). */
 int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who,
-                       const char *const *mechs, size_t nmech, FILE *out,
-                       gpuipc_cells_tally *t);
+                       const char *const *mechs, size_t nmech,
+                       const gpuipc_cells_where *where, FILE *out, gpuipc_cells_tally *t);
 
 #endif

@@ -746,6 +746,17 @@ static void ranks_culprits(gpuipc_json *j, const gpuipc_ranks_doc *d)
 }
 
 /* The document of the run's verdict, into f. */
+/* How a pair of these ranks meets: "unix" within a group, "tcp" between
+ * nodes, NULL otherwise. */
+static const char *transport_of(const gpuipc_ranks_doc_rank *a, const gpuipc_ranks_doc_rank *b)
+{
+    if (a->group >= 0 && a->group == b->group)
+        return "unix";
+    if (a->node >= 0 && b->node >= 0 && a->node != b->node)
+        return "tcp";
+    return NULL;
+}
+
 static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpuipc_sink *f)
 {
     gpuipc_json j;
@@ -790,6 +801,7 @@ static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpu
             gpuipc_json_int(&j, "consumer", c);
             gpuipc_json_string(&j, "verdict", gpuipc_exit_word(v));
             gpuipc_json_string(&j, "reason", why[0] ? why : NULL);
+            gpuipc_json_string(&j, "transport", transport_of(&d->ranks[p], &d->ranks[c]));
             gpuipc_json_array(&j, "scenarios");
             for (i = 0; cell->prod.have && i < cell->prod.n; i++) {
                 const gpuipc_cell_scenario *s = &cell->prod.s[i];

@@ -98,6 +98,11 @@ typedef struct gpuipc_ranks_doc_rank {
     char gpu_uuid[48];   /* its GPU's UUID (with gpu >= 0) */
     int on_this_node;    /* on rank 0's node (launch/job.h) */
     char where[512];     /* where it is, in words */
+    /* Its node (the lowest rank in its boot; -1: its boot id unknown) and
+     * its group (the lowest rank on its node in its namespaces): a pair
+     * within a group meets over a Unix socket, one between nodes over TCP,
+     * and any other not at all (its "transport" null). */
+    int node, group;
 } gpuipc_ranks_doc_rank;
 
 /* The run's verdict as rank 0 judged it, for the document. */

@@ -89,6 +89,10 @@ typedef struct gpuipc_mech {
      * consumer maps it for its own device, over the peer path): the default
      * run's pairs across GPUs run it. */
     int cross_device;
+    /* Crosses nodes: its handle travels in-band (no FD, no pid), and the
+     * driver resolves it on another node of the NVLink domain (FABRIC,
+     * through IMEX). Only these run between ranks of different nodes. */
+    int cross_node;
 
     /* The consumer opens the memory with cuIpcOpenMemHandle, whose mapping
      * the driver's cuPointerGetAttribute (DEVICE_ORDINAL) places on the

@@ -88,6 +88,68 @@ static int rank_zero_json(ranks_run *rr)
     return 0;
 }
 
+/* Listens on TCP for ranks of other nodes, where the launcher says some
+ * ranks run elsewhere or a network is named (--ranks-net, GPUIPC_RANKS_NET):
+ * a job within one node opens no port and asks no name service. A network
+ * that matches nothing here leaves this rank without a TCP listener (its
+ * card says none, and each pair with another node names why). Returns 0,
+ * or an exit status after saying why. */
+static int listen_tcp(ranks_run *rr)
+{
+    const char *net = rr->o->ranks_net != NULL ? rr->o->ranks_net : getenv("GPUIPC_RANKS_NET");
+    char how[256];
+    gpuipc_err err;
+
+    if (net != NULL && net[0] == '\0')
+        net = NULL;
+    if (net == NULL && gpuipc_launch_local_size(rr->l) == rr->size)
+        return 0;
+    if (net != NULL && gpuipc_tcp_net_check(net, &err) < 0)
+        return setup_failed(rr, GPUIPC_USAGE, "GPUIPC_RANKS_NET", err.msg);
+    if (gpuipc_meet_listen_tcp(rr->meet, net, how, sizeof(how), &err) < 0) {
+        snprintf(rr->tcp_why, sizeof(rr->tcp_why), "%s", err.msg);
+        if (rr->o->level >= GPUIPC_LOG_QUIET)
+            printf("rank %u: no TCP listener for ranks of other nodes: %s\n", rr->rank,
+                   err.msg);
+        return 0;
+    }
+    if (rr->o->level >= GPUIPC_LOG_VERBOSE)
+        printf("rank %u: listens for ranks of other nodes on %s: %s\n", rr->rank,
+               gpuipc_meet_tcp_name(rr->meet), how);
+    return 0;
+}
+
+/* Makes each other rank known to the listener: one of this node by its
+ * pid (a pidfd watches it), one of another node by its TCP listener; and
+ * the job's token, which keys the TCP listener's challenge. Returns 0, or
+ * -1 after saying why. */
+static int know_ranks(ranks_run *rr)
+{
+    gpuipc_err err;
+    uint32_t i;
+
+    if (gpuipc_meet_key(rr->meet, gpuipc_job_token_of(rr->job)->hex) < 0)
+        return setup_failed(rr, GPUIPC_FAIL, "the job's token", "not 32 hex digits"), -1;
+    for (i = 0; i < rr->size; i++) {
+        const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, i);
+        char why_not[256];
+        int where;
+
+        if (i == rr->rank)
+            continue;
+        where = gpuipc_job_where_is(rr->job, i, why_not, sizeof(why_not));
+        if (where == GPUIPC_JOB_SAME_NODE &&
+            gpuipc_meet_know(rr->meet, i, (int32_t)card->pid, card->start, &err) < 0)
+            return setup_failed(rr, GPUIPC_FAIL, "watching the ranks of this node", err.msg),
+                   -1;
+        if (where == GPUIPC_JOB_OTHER_NODE &&
+            gpuipc_meet_know_remote(rr->meet, i, strcmp(card->tcp, "none") == 0 ? ""
+                                    : card->tcp, &err) < 0)
+            return setup_failed(rr, GPUIPC_FAIL, "the ranks of other nodes", err.msg), -1;
+    }
+    return 0;
+}
+
 int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
                      const gpuipc_inject *inject, uint64_t t0)
 {
@@ -161,22 +223,17 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         setup_failed(&rr, GPUIPC_FAIL, "its listener", err.msg);
         goto out;
     }
-    if ((rc = gpuipc_job_join(rr.l, gpuipc_meet_name(rr.meet), &rr.job, &err)) < 0) {
+    if ((rc = listen_tcp(&rr)) != 0) {
+        code = rc;
+        goto out;
+    }
+    if ((rc = gpuipc_job_join(rr.l, gpuipc_meet_name(rr.meet), gpuipc_meet_tcp_name(rr.meet),
+                              &rr.job, &err)) < 0) {
         setup_failed(&rr, GPUIPC_FAIL, "the job's wire-up", err.msg);
         goto out;
     }
-    for (i = 0; i < rr.size; i++) {
-        char why_not[256];
-
-        if (i != rr.rank && gpuipc_job_where_is(rr.job, (uint32_t)i, why_not,
-                                                sizeof(why_not)) == GPUIPC_JOB_SAME_NODE &&
-            gpuipc_meet_know(rr.meet, (uint32_t)i,
-                             (int32_t)gpuipc_job_card_of(rr.job, (uint32_t)i)->pid,
-                             gpuipc_job_card_of(rr.job, (uint32_t)i)->start, &err) < 0) {
-            setup_failed(&rr, GPUIPC_FAIL, "watching the ranks of this node", err.msg);
-            goto out;
-        }
-    }
+    if (know_ranks(&rr) < 0)
+        goto out;
     rr.gpus = calloc(rr.size, sizeof(*rr.gpus));
     rr.who = calloc(rr.size, sizeof(*rr.who));
     rr.whop = calloc(rr.size, sizeof(*rr.whop));

@@ -3,6 +3,7 @@
  * place gathered for the gpuipc-ranks/1 document's writer (run/result_doc.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "app/cuda/ranks_run.h"
 #include "app/version.h"
@@ -10,6 +11,40 @@
 #include "core/units.h"
 #include "run/rank_results.h"
 #include "run/result_doc.h"
+
+/* Each rank's node and group (run/result_doc.h), by its card: the first
+ * rank with its boot id, and the first on its node in its namespaces. */
+static void places(const ranks_run *rr, gpuipc_ranks_doc_rank *ranks)
+{
+    static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
+    uint32_t r, q;
+    char why[8];
+
+    for (r = 0; r < rr->size; r++) {
+        const gpuipc_job_card *a = gpuipc_job_card_of(rr->job, r);
+
+        ranks[r].node = ranks[r].group = -1;
+        if (memcmp(a->boot_id, zero, sizeof(zero)) == 0)
+            continue;
+        /* Against the first rank of each node and group seen so far. */
+        for (q = 0; q <= r && (ranks[r].node < 0 || ranks[r].group < 0); q++) {
+            const gpuipc_job_card *b = gpuipc_job_card_of(rr->job, q);
+
+            if ((ranks[q].node != (int)q && ranks[q].group != (int)q) || q == r)
+                continue;
+            if (ranks[r].node < 0 && ranks[q].node == (int)q &&
+                memcmp(a->boot_id, b->boot_id, sizeof(zero)) == 0)
+                ranks[r].node = (int)q;
+            if (ranks[r].group < 0 && ranks[q].group == (int)q &&
+                gpuipc_job_where(b, a, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE)
+                ranks[r].group = (int)q;
+        }
+        if (ranks[r].node < 0)
+            ranks[r].node = (int)r;
+        if (ranks[r].group < 0)
+            ranks[r].group = (int)r;
+    }
+}
 
 /* Writes the --json document (cells NULL: the run under way, not
  * finished) in place of whatever is at its path (a regular file: the check
@@ -53,6 +88,7 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
                                                     sizeof(ranks[r].where)) ==
                                 GPUIPC_JOB_SAME_NODE;
     }
+    places(rr, ranks);
     d.ranks = ranks;
     rc = gpuipc_ranks_doc_write(&rr->json, &rr->json_checked, rr->o->json_path, GPUIPC_VERSION,
                                 &d);

@@ -62,19 +62,52 @@ static void note(gpuipc_cell_side *side, int code, const char *text)
     snprintf(side->note, sizeof(side->note), "%.*s", (int)sizeof(side->note) - 1, text);
 }
 
-/* Whether the pair with peer can be played: on this node, and not gone. */
+/* Whether this rank and peer, of another node, both listen on TCP; if not,
+ * side says which does not and why. */
+static int tcp_both(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
+{
+    if (gpuipc_meet_tcp_name(rr->meet)[0] == '\0' && rr->tcp_why[0] == '\0') {
+        /* The launcher placed every rank on this node, so none listens on
+         * TCP; its boot id says otherwise (a test's faked node). */
+        snprintf(side->note, sizeof(side->note), "%.100s is on another node by its boot id, "
+                 "but the launcher placed every rank on this node, so none listens on TCP "
+                 "(name the network with --ranks-net to meet it)", gpuipc_ranks_who(rr, peer));
+        side->code = GPUIPC_SKIP;
+        return 0;
+    }
+    if (gpuipc_meet_tcp_name(rr->meet)[0] == '\0')
+        snprintf(side->note, sizeof(side->note), "%.100s, on another node, cannot be met: "
+                 "this rank has no TCP listener (%.200s)", gpuipc_ranks_who(rr, peer),
+                 rr->tcp_why[0] ? rr->tcp_why : "none was opened");
+    else if (strcmp(gpuipc_job_card_of(rr->job, peer)->tcp, "none") == 0)
+        snprintf(side->note, sizeof(side->note), "%.100s, on another node, publishes no TCP "
+                 "listener (its own output says why: choose the network with --ranks-net or "
+                 "GPUIPC_RANKS_NET)", gpuipc_ranks_who(rr, peer));
+    else
+        return 1;
+    side->code = GPUIPC_FAIL;
+    side->weight = GPUIPC_CELL_SURE;
+    return 0;
+}
+
+/* Whether the pair with peer can be played: on this node (or another, over
+ * TCP), and not gone. */
 static int can_meet(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
 {
     char why[512];
     int gone, stuck;
 
-    if (gpuipc_job_where_is(rr->job, peer, why, sizeof(why)) != GPUIPC_JOB_SAME_NODE) {
+    if (gpuipc_job_where_is(rr->job, peer, why, sizeof(why)) != GPUIPC_JOB_SAME_NODE &&
+        !gpuipc_meet_remote(rr->meet, peer)) {
         char text[GPUIPC_CELL_TEXT_LEN];
 
-        snprintf(text, sizeof(text), "%.300s (--ranks proves pairs within one node)", why);
+        snprintf(text, sizeof(text), "%.300s (--ranks proves pairs within one node, and "
+                 "across nodes over TCP, not across namespaces of one)", why);
         note(side, GPUIPC_SKIP, text);
         return 0;
     }
+    if (gpuipc_meet_remote(rr->meet, peer) && !tcp_both(rr, peer, side))
+        return 0;
     gpuipc_ranks_marks(rr, peer, &gone, &stuck);
     if (gone) {
         snprintf(side->note, sizeof(side->note), "%.200s gone during an earlier pair: not "
@@ -220,13 +253,16 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
     char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
     size_t i, nsub, nout, nrun, nrec;
-    int code, other_gpu, rc;
+    int code, other_gpu, other_node, rc;
 
-    /* On two GPUs, only what crosses GPUs (as the forked mode's ring). */
+    /* On two GPUs, only what crosses GPUs (as the forked mode's ring); on
+     * two nodes, only what crosses nodes (its handle in-band, no FD). */
+    other_node = gpuipc_meet_remote(rr->meet, c);
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
                 memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
     for (i = nsub = nout = 0; i < s->nsel; i++) {
-        if (other_gpu && s->sel[i]->needs_cuda && !s->sel[i]->cross_device)
+        if ((other_node && !s->sel[i]->cross_node) ||
+            (other_gpu && s->sel[i]->needs_cuda && !s->sel[i]->cross_device))
             out[nout++] = s->sel[i];
         else
             sub[nsub++] = s->sel[i];
@@ -343,7 +379,13 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
 
         snprintf(cs->mech, sizeof(cs->mech), "%s", out[i]->name);
         cs->status = GPUIPC_SKIP;
-        snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s hold different "
+        if (other_node)
+            snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s are on "
+                     "different nodes, and %.31s shares memory within one node (by an FD or a "
+                     "pid; only fabric crosses nodes)", gpuipc_ranks_who(rr, rr->rank),
+                     gpuipc_ranks_who(rr, c), out[i]->name);
+        else
+            snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s hold different "
                  "GPUs, and %.31s shares memory within one GPU (the vmm mechanisms cross "
                  "GPUs)", gpuipc_ranks_who(rr, rr->rank), gpuipc_ranks_who(rr, c), out[i]->name);
     }

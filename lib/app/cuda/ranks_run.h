@@ -93,6 +93,8 @@ typedef struct ranks_run {
     int mu_ready;        /* mu and cv are made */
     int played, published;
     char refused_line[400]; /* what its listener refused, as said last ("" none) */
+    char tcp_why[GPUIPC_ERR_LEN]; /* why it has no TCP listener ("" where it has one,
+                                   * or needs none) */
     pthread_t verdict;
     int verdict_started, verdict_code;
 } ranks_run;

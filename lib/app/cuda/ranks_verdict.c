@@ -291,6 +291,49 @@ static void linger(ranks_run *rr)
 
 /* The lowest living rank: every rank's records, each pair's verdict, the
  * words and the files. Returns the run's status. */
+/* Each rank's node and GPU in words, for the judgement's lines: its host
+ * name (with its boot id's first digits where two boots share one: a test's
+ * faked nodes) and its GPU's ordinal there. Returns the block that holds
+ * them (the caller frees it), or NULL where there is no room. */
+static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
+{
+    enum { LEN = 96 };
+    size_t size = rr->size;
+    char *block = calloc(size, 2 * (LEN + sizeof(char *)));
+    const char **node = (const char **)(void *)block, **gpu = node + size;
+    char *text = block + 2 * size * sizeof(char *);
+    uint32_t r, q;
+
+    if (block == NULL)
+        return NULL;
+    for (r = 0; r < size; r++) {
+        const gpuipc_job_card *a = gpuipc_job_card_of(rr->job, r);
+        char *n = text + (size_t)r * 2 * LEN, *g = n + LEN;
+        int shared = 0;
+
+        /* (Quadratic: not beyond 4096 ranks, where hosts alone are said.) */
+        for (q = 0; q < size && size <= 4096 && !shared; q++) {
+            const gpuipc_job_card *b = gpuipc_job_card_of(rr->job, q);
+
+            shared = strcmp(a->host, b->host) == 0 &&
+                     memcmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) != 0;
+        }
+        if (shared)
+            snprintf(n, LEN, "%.64s/boot:%02x%02x", a->host, a->boot_id[0], a->boot_id[1]);
+        else
+            snprintf(n, LEN, "%.64s", a->host);
+        if (rr->gpus[r].ordinal >= 0)
+            snprintf(g, LEN, "%s:%d", n, rr->gpus[r].ordinal);
+        else
+            snprintf(g, LEN, "%s:none", n);
+        node[r] = n;
+        gpu[r] = g;
+    }
+    where->node = node;
+    where->gpu = gpu;
+    return block;
+}
+
 static int judge(ranks_run *rr, const char *own, const char *own_refused)
 {
     gpuipc_cell *cells = calloc((size_t)rr->size * rr->size, sizeof(*cells));
@@ -298,10 +341,11 @@ static int judge(ranks_run *rr, const char *own, const char *own_refused)
     uint64_t until = gather_until(rr);
     unsigned silent = 0;
     gpuipc_cells_tally t;
-    char refused[400], line[512];
+    gpuipc_cells_where where;
+    char refused[400], line[512], *places;
     uint32_t r;
     gpuipc_err err;
-    int code;
+    int code, rc;
 
     if (cells == NULL || got == NULL) {
         free(cells);
@@ -342,7 +386,11 @@ static int judge(ranks_run *rr, const char *own, const char *own_refused)
             silent++;
         }
     }
-    if (gpuipc_cells_judge(cells, rr->size, rr->whop, rr->mechs, rr->s->nsel, stdout, &t) < 0) {
+    places = places_make(rr, &where);
+    rc = gpuipc_cells_judge(cells, rr->size, rr->whop, rr->mechs, rr->s->nsel,
+                            places != NULL ? &where : NULL, stdout, &t);
+    free(places);
+    if (rc < 0) {
         printf("rank %u: out of memory for the causes of %u ranks' pairs\n", rr->rank,
                rr->size);
         silent++;

@@ -114,6 +114,7 @@ const gpuipc_mech gpuipc_mech_fabric = {
     .needs_cuda = 1,
     .by_default = 1,
     .cross_device = 1,
+    .cross_node = 1,
     .probe = fabric_probe,
     .alloc = fabric_alloc,
     .export = fabric_export,
