@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_wire.c: the protocol: framing of every message type, rejection of
  * every kind of malformed input (with its exact reason and no FD left
- * behind), FD passing, deadlines and a lost peer. */
+ * behind), FD passing, deadlines and a lost peer, and the frames on a stream
+ * (a Unix SOCK_STREAM pair, and TCP on 127.0.0.1). */
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -39,6 +43,35 @@
 static void pair(int sv[2])
 {
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* A connected TCP connection on 127.0.0.1, as ranks on two nodes meet:
+ * sv[0] the end that connected, sv[1] the end that accepted. */
+static void tcp_pair(int sv[2])
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(addr);
+    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    ck_assert_int_ge(l, 0);
+    ck_assert_int_eq(bind(l, (struct sockaddr *)&addr, sizeof(addr)), 0); /* port 0: any */
+    ck_assert_int_eq(listen(l, 1), 0);
+    ck_assert_int_eq(getsockname(l, (struct sockaddr *)&addr, &alen), 0);
+    sv[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(sv[0], 0);
+    ck_assert_int_eq(connect(sv[0], (struct sockaddr *)&addr, sizeof(addr)), 0);
+    sv[1] = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+    ck_assert_int_ge(sv[1], 0);
+    close(l);
+}
+
+/* A connected stream: TCP where tcp is set, else a Unix SOCK_STREAM pair. */
+static void stream_pair(int sv[2], int tcp)
+{
+    if (tcp)
+        tcp_pair(sv);
+    else
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 }
 
 /* A valid message of every type, with every field set to something that
@@ -806,17 +839,16 @@ START_TEST(test_wire_refuses_to_send_254_fds)
 }
 END_TEST
 
-START_TEST(test_wire_times_out_when_peer_is_silent)
+/* Waits 0.2 s for a REPORT on w, from a consumer that sends none whole:
+ * the receive must end at its deadline, say so, and break the wire. */
+static void expect_report_timeout(gpuipc_wire *w)
 {
-    int sv[2], fds[GPUIPC_WIRE_MAX_FDS];
+    int fds[GPUIPC_WIRE_MAX_FDS];
     uint64_t t0;
     double took;
-    gpuipc_wire *w;
     gpuipc_msg m;
     gpuipc_err e;
 
-    pair(sv);
-    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "consumer", &e), 0);
     t0 = gpuipc_clock_ns();
     ck_assert_int_eq(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_REPORT), &m, fds,
                                       gpuipc_clock_deadline(200 * GPUIPC_NS_PER_MS),
@@ -825,6 +857,18 @@ START_TEST(test_wire_times_out_when_peer_is_silent)
     ck_assert_msg(took >= 0.199 && took < 2.0, "deadline 0.2 s, waited %.3f s", took);
     ck_assert_msg(strstr(e.msg, "timed out during report: no REPORT from the consumer") != NULL,
                   "reason: %s", e.msg);
+    ck_assert_ptr_nonnull(gpuipc_wire_broken(w));
+}
+
+START_TEST(test_wire_times_out_when_peer_is_silent)
+{
+    int sv[2];
+    gpuipc_wire *w;
+    gpuipc_err e;
+
+    pair(sv);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "consumer", &e), 0);
+    expect_report_timeout(w);
     gpuipc_wire_close(w);
     close(sv[0]);
 }
@@ -852,23 +896,59 @@ START_TEST(test_wire_send_times_out_when_peer_never_reads)
 }
 END_TEST
 
+/* Reads exactly n bytes from the stream fd into buf. */
+static void read_exactly(int fd, uint8_t *buf, size_t n)
+{
+    size_t got = 0;
+    ssize_t r;
+
+    while (got < n) {
+        r = recv(fd, buf + got, n - got, 0);
+        ck_assert_msg(r > 0, "recv: %zd after %zu of %zu bytes", r, got, n);
+        got += (size_t)r;
+    }
+}
+
+/* Reads one frame off the stream fd as the wire sends it: its 4-byte
+ * little-endian length, which must be a frame's, then the frame. Returns
+ * the bytes in buf, the length's 4 with them. */
+static size_t read_stream_frame(int fd, uint8_t *buf)
+{
+    uint32_t len;
+
+    read_exactly(fd, buf, 4);
+    len = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
+          (uint32_t)buf[3] << 24;
+    ck_assert_msg(len >= GPUIPC_WIRE_HEADER_LEN && len <= GPUIPC_WIRE_MAX_MSG,
+                  "the stream's first 4 bytes announce %u bytes, no frame's length", len);
+    read_exactly(fd, buf + 4, len);
+    return 4 + len;
+}
+
 /* A sealed session (--ranks, from AUTH): what one side sends, as a relay
  * between the two sockets may alter it. The producer's wire writes into
- * a[0]; the relay reads the frame at a[1] and writes it, altered as told,
- * into b[0]; the consumer's wire reads it at b[1]. Returns what the
+ * a[0]; the relay reads the frame at a[1] and writes it, altered as told
+ * (flip_at counts from the frame's first byte, after a stream's length),
+ * into b[0]; the consumer's wire reads it at b[1]. The sockets are
+ * SOCK_SEQPACKET, or Unix streams where stream is set. Returns what the
  * consumer's receive returned, its reason in e. */
-static int relay_one(const uint8_t key_p[GPUIPC_WIRE_KEY_LEN],
+static int relay_one(int stream, const uint8_t key_p[GPUIPC_WIRE_KEY_LEN],
                      const uint8_t key_c[GPUIPC_WIRE_KEY_LEN], int flip_at, int reflect,
                      gpuipc_err *e)
 {
-    int a[2], b[2], fds[GPUIPC_WIRE_MAX_FDS], rc;
+    int a[2], b[2], fds[GPUIPC_WIRE_MAX_FDS], rc, skip = stream ? 4 : 0;
     gpuipc_wire *p, *c;
-    uint8_t frame[GPUIPC_WIRE_MAX_MSG];
+    uint8_t frame[4 + GPUIPC_WIRE_MAX_MSG];
     gpuipc_msg m;
     ssize_t n;
 
-    pair(a);
-    pair(b);
+    if (stream) {
+        stream_pair(a, 0);
+        stream_pair(b, 0);
+    } else {
+        pair(a);
+        pair(b);
+    }
     ck_assert_int_eq(gpuipc_wire_open(&p, a[0], "consumer", e), 0);
     ck_assert_int_eq(gpuipc_wire_open(&c, b[1], "producer", e), 0);
     gpuipc_wire_seal(p, key_p, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
@@ -878,10 +958,10 @@ static int relay_one(const uint8_t key_p[GPUIPC_WIRE_KEY_LEN],
     sample(GPUIPC_MSG_BEGIN, &m);
     ck_assert_int_eq(gpuipc_wire_send(p, &m, NULL, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
                                       GPUIPC_STEP_BEGIN, e), 0);
-    n = recv(a[1], frame, sizeof(frame), 0);
-    ck_assert_int_gt(n, GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN);
+    n = stream ? (ssize_t)read_stream_frame(a[1], frame) : recv(a[1], frame, sizeof(frame), 0);
+    ck_assert_int_gt(n, skip + GPUIPC_WIRE_HEADER_LEN + GPUIPC_WIRE_SEAL_LEN);
     if (flip_at >= 0)
-        frame[flip_at < n ? flip_at : n - 1] ^= 0x01;
+        frame[skip + flip_at < n ? skip + flip_at : n - 1] ^= 0x01;
     ck_assert_int_eq(send(b[0], frame, (size_t)n, 0), n);
     rc = gpuipc_wire_recv(c, GPUIPC_MSG_BIT(GPUIPC_MSG_BEGIN), &m, fds,
                           gpuipc_clock_deadline(GPUIPC_NS_PER_S), GPUIPC_STEP_BEGIN, e);
@@ -892,6 +972,8 @@ static int relay_one(const uint8_t key_p[GPUIPC_WIRE_KEY_LEN],
     return rc;
 }
 
+/* On SOCK_SEQPACKET (_i 0) and on a stream (_i 1), where the length before
+ * the frame is not sealed but the frame it announces is. */
 START_TEST(test_wire_seal_refuses_altered_reflected_and_foreign_frames)
 {
     uint8_t key[GPUIPC_WIRE_KEY_LEN], other[GPUIPC_WIRE_KEY_LEN];
@@ -902,19 +984,20 @@ START_TEST(test_wire_seal_refuses_altered_reflected_and_foreign_frames)
     memcpy(other, key, sizeof(other));
     other[31] ^= 0x80;
     /* As sent: taken. */
-    ck_assert_int_eq(relay_one(key, key, -1, 0, &e), 0);
-    /* A bit changed anywhere, header, body or the seal itself: refused. */
+    ck_assert_int_eq(relay_one(_i, key, key, -1, 0, &e), 0);
+    /* A bit changed anywhere after a stream's length, header, body or the
+     * seal itself: refused. */
     for (at = 0; at < 200; at += 13) {
-        ck_assert_int_eq(relay_one(key, key, at, 0, &e), -EBADMSG);
+        ck_assert_int_eq(relay_one(_i, key, key, at, 0, &e), -EBADMSG);
         ck_assert_msg(strstr(e.msg, "bad message from the producer during begin: its seal does "
                              "not hold under the session's key (altered on the way") != NULL,
                       "%s", e.msg);
     }
     /* Sealed under another key (a process without the job's token). */
-    ck_assert_int_eq(relay_one(key, other, -1, 0, &e), -EBADMSG);
+    ck_assert_int_eq(relay_one(_i, key, other, -1, 0, &e), -EBADMSG);
     /* The producer's own frame sent back to a producer: refused (the
      * sender's role is in the seal). */
-    ck_assert_int_eq(relay_one(key, key, -1, 1, &e), -EBADMSG);
+    ck_assert_int_eq(relay_one(_i, key, key, -1, 1, &e), -EBADMSG);
 }
 END_TEST
 
@@ -1022,21 +1105,32 @@ START_TEST(test_wire_a_sealed_wire_refuses_an_unsealed_frame)
 }
 END_TEST
 
+/* Receives READY on w, whose peer (the consumer) has closed the
+ * connection: the receive must fail with -EPIPE and the reason want. Closes
+ * w. */
+static void expect_peer_gone(gpuipc_wire *w, const char *want)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_READY), &m, fds,
+                                      gpuipc_clock_deadline(GPUIPC_NS_PER_S), GPUIPC_STEP_READY,
+                                      &e), -EPIPE);
+    ck_assert_str_eq(e.msg, want);
+    gpuipc_wire_close(w);
+}
+
 START_TEST(test_wire_reports_peer_gone_on_close)
 {
-    int sv[2], fds[GPUIPC_WIRE_MAX_FDS];
+    int sv[2];
     gpuipc_wire *w;
-    gpuipc_msg m;
     gpuipc_err e;
 
     pair(sv);
     ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "consumer", &e), 0);
     close(sv[0]);
-    ck_assert_int_eq(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(GPUIPC_MSG_READY), &m, fds,
-                                      gpuipc_clock_deadline(GPUIPC_NS_PER_S), GPUIPC_STEP_READY,
-                                      &e), -EPIPE);
-    ck_assert_str_eq(e.msg, "peer gone during ready: the consumer closed the connection (EOF)");
-    gpuipc_wire_close(w);
+    expect_peer_gone(w, "peer gone during ready: the consumer closed the connection (EOF)");
 }
 END_TEST
 
@@ -1119,6 +1213,432 @@ START_TEST(test_wire_stays_broken_after_a_failure)
 }
 END_TEST
 
+/* The stream tests: sv[0] is the sending end, sv[1] the receiving one. A
+ * test that writes raw bytes builds them with stream_frame. */
+
+/* The sample of type as a stream carries it, with sequence number seq: its
+ * length, then its frame. Returns the bytes in buf (room for
+ * 4 + GPUIPC_WIRE_MAX_MSG). */
+static size_t stream_frame(unsigned type, uint32_t seq, uint8_t *buf)
+{
+    size_t len = encode(type, seq, buf + 4);
+
+    put32(buf, (uint32_t)len);
+    return 4 + len;
+}
+
+static void send_all(int fd, const uint8_t *buf, size_t len)
+{
+    ck_assert_int_eq(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Opens the two ends of sv: *a the consumer's wire (its peer "consumer") on
+ * sv[0], *b the producer's on sv[1]. */
+static void open_both(const int sv[2], gpuipc_wire **a, gpuipc_wire **b)
+{
+    gpuipc_err e;
+
+    ck_assert_msg(gpuipc_wire_open(a, sv[0], "consumer", &e) == 0, "open: %s", e.msg);
+    ck_assert_msg(gpuipc_wire_open(b, sv[1], "producer", &e) == 0, "open: %s", e.msg);
+}
+
+/* Sends the sample of type on w; it must go within a second. */
+static void send_sample(gpuipc_wire *w, unsigned type)
+{
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    sample(type, &m);
+    ck_assert_msg(gpuipc_wire_send(w, &m, NULL, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                   GPUIPC_STEP_BEGIN, &e) == 0,
+                  "send %s: %s", gpuipc_wire_type_name(type), e.msg);
+}
+
+/* Receives a message of type on w into m; it must come within 5 seconds,
+ * as the sample of type was sent. */
+static void recv_sample(gpuipc_wire *w, unsigned type, gpuipc_msg *m)
+{
+    int fds[GPUIPC_WIRE_MAX_FDS];
+    gpuipc_msg want;
+    gpuipc_err e;
+
+    ck_assert_msg(gpuipc_wire_recv(w, GPUIPC_MSG_BIT(type), m, fds,
+                                   gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S), GPUIPC_STEP_BEGIN,
+                                   &e) == 0,
+                  "recv %s: %s", gpuipc_wire_type_name(type), e.msg);
+    sample(type, &want);
+    ck_assert_msg(memcmp(&m->u, &want.u, sizeof(want.u)) == 0, "%s changed on the way",
+                  gpuipc_wire_type_name(type));
+}
+
+START_TEST(test_wire_open_tells_a_stream_from_datagrams)
+{
+    static const char *const kinds[] = {"SOCK_SEQPACKET", "a pipe", "a Unix stream", "TCP"};
+    int sv[2], kind;
+    gpuipc_wire *w;
+    gpuipc_err e;
+
+    for (kind = 0; kind < 4; kind++) {
+        if (kind == 0)
+            pair(sv);
+        else if (kind == 1)
+            ck_assert_int_eq(pipe2(sv, O_CLOEXEC), 0);
+        else
+            stream_pair(sv, kind == 3);
+        ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+        ck_assert_msg(gpuipc_wire_stream(w) == (kind >= 2), "%s: gpuipc_wire_stream says %d",
+                      kinds[kind], gpuipc_wire_stream(w));
+        gpuipc_wire_close(w);
+        close(sv[1]);
+    }
+}
+END_TEST
+
+/* The stream holds them back to back, and only their lengths keep them
+ * apart. Every type, all sent before any is received, over a Unix stream (_i 0)
+ * or TCP (_i 1). */
+START_TEST(test_wire_stream_round_trips_every_type)
+{
+    int sv[2];
+    gpuipc_wire *a, *b;
+    gpuipc_msg got;
+    unsigned t;
+
+    stream_pair(sv, _i);
+    open_both(sv, &a, &b);
+    for (t = 1; t <= GPUIPC_MSG_TYPE_MAX; t++)
+        send_sample(a, t);
+    for (t = 1; t <= GPUIPC_MSG_TYPE_MAX; t++) {
+        recv_sample(b, t, &got);
+        ck_assert_uint_eq(got.seq, t);
+    }
+    gpuipc_wire_close(a);
+    gpuipc_wire_close(b);
+}
+END_TEST
+
+/* A job's session between nodes: sealed both ways over TCP. */
+START_TEST(test_wire_stream_round_trips_sealed)
+{
+    static const unsigned types[] = {GPUIPC_MSG_BEGIN, GPUIPC_MSG_REPORT, GPUIPC_MSG_END_ACK};
+    uint8_t key[GPUIPC_WIRE_KEY_LEN];
+    int sv[2];
+    gpuipc_wire *p, *c;
+    gpuipc_msg got;
+    unsigned i;
+
+    memset(key, 0x7a, sizeof(key));
+    tcp_pair(sv);
+    open_both(sv, &p, &c);
+    gpuipc_wire_seal(p, key, GPUIPC_ROLE_PRODUCER, GPUIPC_ROLE_CONSUMER);
+    gpuipc_wire_seal(c, key, GPUIPC_ROLE_CONSUMER, GPUIPC_ROLE_PRODUCER);
+    for (i = 0; i < 3; i++)
+        send_sample(p, types[i]);
+    for (i = 0; i < 3; i++)
+        recv_sample(c, types[i], &got);
+    /* And the other way. */
+    send_sample(c, GPUIPC_MSG_PHASE_ACK);
+    recv_sample(p, GPUIPC_MSG_PHASE_ACK, &got);
+    gpuipc_wire_close(p);
+    gpuipc_wire_close(c);
+}
+END_TEST
+
+/* P1 a child writes a frame one byte at a time, P2 it exits; C1 the wire
+ * reads the frame whole, however the bytes came. */
+START_TEST(test_wire_stream_takes_a_frame_written_a_byte_at_a_time)
+{
+    uint8_t buf[4 + GPUIPC_WIRE_MAX_MSG];
+    size_t len = stream_frame(GPUIPC_MSG_REPORT, 1, buf);
+    int sv[2], status;
+    gpuipc_wire *w;
+    gpuipc_msg got;
+    gpuipc_err e;
+    pid_t pid;
+
+    stream_pair(sv, 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct timespec gap = {0, 200000}; /* 0.2 ms */
+        size_t i;
+
+        close(sv[1]);
+        for (i = 0; i < len; i++) {
+            if (send(sv[0], buf + i, 1, MSG_NOSIGNAL) != 1)
+                _exit(1);
+            nanosleep(&gap, NULL);
+        }
+        _exit(0);
+    }
+    close(sv[0]);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "consumer", &e), 0);
+    recv_sample(w, GPUIPC_MSG_REPORT, &got);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "writer: status 0x%x", status);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
+static const uint32_t bad_lengths[] = {3, GPUIPC_WIRE_MAX_MSG + 904}; /* 5000 */
+
+START_TEST(test_wire_stream_refuses_a_length_out_of_range)
+{
+    uint32_t len = bad_lengths[_i];
+    uint8_t prefix[4];
+    int sv[2], fds[GPUIPC_WIRE_MAX_FDS];
+    char want[GPUIPC_ERR_LEN];
+    gpuipc_wire *w;
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    stream_pair(sv, 0);
+    put32(prefix, len);
+    send_all(sv[0], prefix, sizeof(prefix));
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "producer", &e), 0);
+    ck_assert_int_eq(gpuipc_wire_recv(w, ANY, &m, fds, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_OFFER, &e), -EPROTO);
+    snprintf(want, sizeof(want), "bad message from the producer during offer: a frame of %u "
+             "bytes announced on the stream (from 20 to 4096 allowed)", len);
+    ck_assert_str_eq(e.msg, want);
+    ck_assert_ptr_nonnull(gpuipc_wire_broken(w));
+    gpuipc_wire_close(w);
+    close(sv[0]);
+}
+END_TEST
+
+/* A wire on the accepting end of a TCP connection whose peer, the consumer,
+ * wrote the n bytes at bytes raw, then hung up (peer NULL) or held on (its
+ * end in *peer). */
+static gpuipc_wire *after_raw_bytes(const uint8_t *bytes, size_t n, int *peer)
+{
+    gpuipc_wire *w;
+    gpuipc_err e;
+    int sv[2];
+
+    tcp_pair(sv);
+    send_all(sv[0], bytes, n);
+    if (peer != NULL)
+        *peer = sv[0];
+    else
+        close(sv[0]);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[1], "consumer", &e), 0);
+    return w;
+}
+
+/* The peer closes after part of a frame: in its length (_i 0) or in the
+ * frame after it (_i 1). */
+START_TEST(test_wire_stream_reports_eof_in_the_middle_of_a_frame)
+{
+    uint8_t buf[4 + GPUIPC_WIRE_MAX_MSG];
+    size_t len = stream_frame(GPUIPC_MSG_READY, 1, buf), cut = _i ? len / 2 : 2;
+    gpuipc_wire *w = after_raw_bytes(buf, cut, NULL);
+    char want[GPUIPC_ERR_LEN];
+
+    snprintf(want, sizeof(want), "peer gone during ready: the consumer closed the connection "
+             "in the middle of a frame (EOF after %zu of %zu bytes)", _i ? cut - 4 : cut,
+             _i ? len - 4 : (size_t)4);
+    expect_peer_gone(w, want);
+}
+END_TEST
+
+/* A close after a whole frame is a clean one: the frame is taken, then the
+ * peer is gone. */
+START_TEST(test_wire_stream_reports_peer_gone_between_frames)
+{
+    uint8_t buf[4 + GPUIPC_WIRE_MAX_MSG];
+    size_t len = stream_frame(GPUIPC_MSG_READY, 1, buf);
+    gpuipc_wire *w = after_raw_bytes(buf, len, NULL);
+    gpuipc_msg m;
+
+    recv_sample(w, GPUIPC_MSG_READY, &m);
+    expect_peer_gone(w, "peer gone during ready: the consumer closed the connection (EOF)");
+}
+END_TEST
+
+START_TEST(test_wire_stream_refuses_to_send_an_fd)
+{
+    int sv[2], fd = new_memfd();
+    gpuipc_wire *a, *b;
+    gpuipc_msg m;
+    gpuipc_err e;
+
+    stream_pair(sv, 0);
+    open_both(sv, &a, &b);
+    sample(GPUIPC_MSG_OFFER, &m);
+    m.nfds = 1;
+    ck_assert_int_eq(gpuipc_wire_send(a, &m, &fd, gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                      GPUIPC_STEP_OFFER, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "send OFFER: a TCP connection carries no FDs (1 given)");
+    /* The caller's mistake: nothing was sent, and the wire goes on. */
+    ck_assert_ptr_null(gpuipc_wire_broken(a));
+    send_sample(a, GPUIPC_MSG_BEGIN);
+    recv_sample(b, GPUIPC_MSG_BEGIN, &m);
+    ck_assert_uint_eq(m.seq, 1);
+    close(fd);
+    gpuipc_wire_close(a);
+    gpuipc_wire_close(b);
+}
+END_TEST
+
+START_TEST(test_wire_stream_refuses_the_extra_fds_fault)
+{
+    int sv[2], before;
+    gpuipc_wire *w;
+    gpuipc_err e;
+
+    stream_pair(sv, 0);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    before = th_fd_count();
+    ck_assert_int_eq(gpuipc_wire_send_fault(w, GPUIPC_WIRE_FAULT_EXTRA_FDS,
+                                            gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                            GPUIPC_STEP_HELLO, &e), -EINVAL);
+    ck_assert_str_eq(e.msg, "send HELLO with 2 FDs: a TCP connection carries no FDs (2 given)");
+    ck_assert_ptr_null(gpuipc_wire_broken(w));
+    ck_assert_int_eq(th_fd_count(), before);
+    gpuipc_wire_close(w);
+    close(sv[1]);
+}
+END_TEST
+
+START_TEST(test_wire_stream_carries_the_corrupt_fault)
+{
+    uint8_t buf[4 + GPUIPC_WIRE_MAX_MSG], hello[GPUIPC_WIRE_MAX_MSG];
+    int sv[2];
+    gpuipc_wire *w;
+    gpuipc_err e;
+
+    stream_pair(sv, 0);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    ck_assert_int_eq(gpuipc_wire_send_fault(w, GPUIPC_WIRE_FAULT_CORRUPT,
+                                            gpuipc_clock_deadline(GPUIPC_NS_PER_S),
+                                            GPUIPC_STEP_HELLO, &e), 0);
+    /* A HELLO's length, then a HELLO's frame with its magic flipped. */
+    ck_assert_uint_eq(read_stream_frame(sv[1], buf), 4 + encode(GPUIPC_MSG_HELLO, 1, hello));
+    ck_assert_uint_eq(buf[4], (uint8_t)~'G');
+    gpuipc_wire_close(w);
+    close(sv[1]);
+}
+END_TEST
+
+/* The peer sends half a frame and stalls: the receive ends at its
+ * deadline, and says so. */
+START_TEST(test_wire_stream_times_out_on_half_a_frame)
+{
+    uint8_t buf[4 + GPUIPC_WIRE_MAX_MSG];
+    size_t len = stream_frame(GPUIPC_MSG_REPORT, 1, buf);
+    int peer;
+    gpuipc_wire *w = after_raw_bytes(buf, len / 2, &peer);
+
+    expect_report_timeout(w);
+    gpuipc_wire_close(w);
+    close(peer);
+}
+END_TEST
+
+/* A stream (TCP where tcp is set) on which *a sent BEGIN and BYE back to
+ * back, and *b has received neither. */
+static void two_frames_sent(int tcp, gpuipc_wire **a, gpuipc_wire **b)
+{
+    int sv[2];
+
+    stream_pair(sv, tcp);
+    open_both(sv, a, b);
+    send_sample(*a, GPUIPC_MSG_BEGIN);
+    send_sample(*a, GPUIPC_MSG_BYE);
+}
+
+START_TEST(test_wire_stream_keeps_two_frames_apart)
+{
+    gpuipc_wire *a, *b;
+    gpuipc_msg m;
+
+    two_frames_sent(1, &a, &b);
+    recv_sample(b, GPUIPC_MSG_BEGIN, &m);
+    ck_assert_uint_eq(m.seq, 1);
+    recv_sample(b, GPUIPC_MSG_BYE, &m);
+    ck_assert_uint_eq(m.seq, 2);
+    gpuipc_wire_close(a);
+    gpuipc_wire_close(b);
+}
+END_TEST
+
+/* A receive reads its own frame and not a byte of the next: what follows
+ * is still in the socket, whole. */
+START_TEST(test_wire_stream_reads_no_further_than_its_frame)
+{
+    uint8_t want[4 + GPUIPC_WIRE_MAX_MSG], got[4 + GPUIPC_WIRE_MAX_MSG];
+    gpuipc_wire *a, *b;
+    gpuipc_msg m;
+    size_t len;
+
+    two_frames_sent(0, &a, &b);
+    recv_sample(b, GPUIPC_MSG_BEGIN, &m);
+    len = stream_frame(GPUIPC_MSG_BYE, 2, want);
+    ck_assert_uint_eq(read_stream_frame(gpuipc_wire_fd(b), got), len);
+    ck_assert_msg(memcmp(got, want, len) == 0, "the BYE left in the socket is not as sent");
+    gpuipc_wire_close(a);
+    gpuipc_wire_close(b);
+}
+END_TEST
+
+/* P1 the sender's socket is full; P2 the wire sends a frame, waiting for
+ * room; C1 a child drains the filler, then C2 reads the frame, length first. */
+START_TEST(test_wire_stream_send_waits_for_room)
+{
+    uint8_t junk[1024], want[4 + GPUIPC_WIRE_MAX_MSG];
+    size_t len = stream_frame(GPUIPC_MSG_OFFER, 1, want), filled = 0;
+    int sv[2], small = 4096, status;
+    gpuipc_wire *w;
+    gpuipc_msg m;
+    gpuipc_err e;
+    uint64_t t0;
+    ssize_t n;
+    pid_t pid;
+
+    /* A Unix stream: what the peer has not read counts against the sender's
+     * buffer, so the socket stays full until the child reads. */
+    stream_pair(sv, 0);
+    ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+    memset(junk, 0xee, sizeof(junk));
+    while ((n = send(sv[0], junk, sizeof(junk), MSG_DONTWAIT | MSG_NOSIGNAL)) > 0)
+        filled += (size_t)n;
+    ck_assert_msg(n < 0 && errno == EAGAIN, "filling: send returned %zd (%s)", n,
+                  strerror(errno));
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct timespec wait = {0, 100000000}; /* 0.1 s */
+        struct timeval most = {2, 0};          /* a frame short fails, not hangs */
+        uint8_t got[4 + GPUIPC_WIRE_MAX_MSG];
+        size_t at = 0;
+
+        close(sv[0]);
+        setsockopt(sv[1], SOL_SOCKET, SO_RCVTIMEO, &most, sizeof(most));
+        nanosleep(&wait, NULL);
+        for (; filled > 0; filled -= (size_t)n)
+            if ((n = recv(sv[1], junk, filled < sizeof(junk) ? filled : sizeof(junk), 0)) <= 0)
+                _exit(1);
+        for (; at < len; at += (size_t)n)
+            if ((n = recv(sv[1], got + at, len - at, 0)) <= 0)
+                _exit(2);
+        _exit(memcmp(got, want, len) == 0 ? 0 : 3);
+    }
+    close(sv[1]);
+    ck_assert_int_eq(gpuipc_wire_open(&w, sv[0], "consumer", &e), 0);
+    sample(GPUIPC_MSG_OFFER, &m);
+    t0 = gpuipc_clock_ns();
+    ck_assert_msg(gpuipc_wire_send(w, &m, NULL, gpuipc_clock_deadline(5 * GPUIPC_NS_PER_S),
+                                   GPUIPC_STEP_OFFER, &e) == 0, "send: %s", e.msg);
+    ck_assert_msg(gpuipc_clock_ns() - t0 >= 50 * GPUIPC_NS_PER_MS, "sent at once: no wait");
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "reader: status 0x%x (1 filler short, 2 frame short, 3 frame not as sent)",
+                  status);
+    gpuipc_wire_close(w);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
     Suite *s = suite_create("wire");
@@ -1126,6 +1646,7 @@ Suite *wire_suite(void)
     TCase *bad = tcase_create("malformed");
     TCase *fds = tcase_create("fds");
     TCase *peer = tcase_create("deadlines_and_peers");
+    TCase *stream = tcase_create("stream");
 
     tcase_add_loop_test(codec, test_wire_round_trips_every_type, 1, GPUIPC_MSG_TYPE_MAX + 1);
     tcase_add_test(codec, test_wire_encode_refuses_a_small_buffer);
@@ -1145,12 +1666,28 @@ Suite *wire_suite(void)
     tcase_add_test(peer, test_wire_reports_peer_gone_on_send_without_sigpipe);
     tcase_add_test(peer, test_wire_reports_killed_peer_within_deadline);
     tcase_add_test(peer, test_wire_stays_broken_after_a_failure);
-    tcase_add_test(peer, test_wire_seal_refuses_altered_reflected_and_foreign_frames);
+    tcase_add_loop_test(peer, test_wire_seal_refuses_altered_reflected_and_foreign_frames, 0, 1);
     tcase_add_test(peer, test_wire_a_sealed_wire_refuses_an_unsealed_frame);
     tcase_add_test(peer, test_wire_seal_refuses_a_swapped_fd);
+    tcase_add_test(stream, test_wire_open_tells_a_stream_from_datagrams);
+    tcase_add_loop_test(stream, test_wire_stream_round_trips_every_type, 0, 2);
+    tcase_add_test(stream, test_wire_stream_round_trips_sealed);
+    tcase_add_loop_test(stream, test_wire_seal_refuses_altered_reflected_and_foreign_frames, 1, 2);
+    tcase_add_test(stream, test_wire_stream_takes_a_frame_written_a_byte_at_a_time);
+    tcase_add_loop_test(stream, test_wire_stream_refuses_a_length_out_of_range, 0, 2);
+    tcase_add_loop_test(stream, test_wire_stream_reports_eof_in_the_middle_of_a_frame, 0, 2);
+    tcase_add_test(stream, test_wire_stream_reports_peer_gone_between_frames);
+    tcase_add_test(stream, test_wire_stream_refuses_to_send_an_fd);
+    tcase_add_test(stream, test_wire_stream_refuses_the_extra_fds_fault);
+    tcase_add_test(stream, test_wire_stream_carries_the_corrupt_fault);
+    tcase_add_test(stream, test_wire_stream_times_out_on_half_a_frame);
+    tcase_add_test(stream, test_wire_stream_keeps_two_frames_apart);
+    tcase_add_test(stream, test_wire_stream_reads_no_further_than_its_frame);
+    tcase_add_test(stream, test_wire_stream_send_waits_for_room);
     suite_add_tcase(s, codec);
     suite_add_tcase(s, bad);
     suite_add_tcase(s, fds);
     suite_add_tcase(s, peer);
+    suite_add_tcase(s, stream);
     return s;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* wire.c: one end of a connection: messages sent and received under deadlines,
- * FDs passed as SCM_RIGHTS, the test-only lies and fault frames, and why a
- * connection became unusable. */
+ * as datagrams with FDs passed as SCM_RIGHTS or as length-prefixed frames on a
+ * stream, the test-only lies and fault frames, and why a connection became
+ * unusable. */
 #include "wire/wire.h"
 
 #include <errno.h>
@@ -25,8 +26,12 @@
 #include "core/watch.h"
 #include "wire/frame.h"
 
+/* On a stream, each frame is preceded by its length: 4 bytes, little-endian. */
+#define STREAM_PREFIX_LEN 4
+
 struct gpuipc_wire {
     int fd;
+    int stream;        /* a SOCK_STREAM socket (TCP): frames carry their length */
     uint32_t sent;     /* sequence number of the last message sent */
     uint32_t received; /* sequence number of the last message received */
     char peer[16];
@@ -41,10 +46,15 @@ struct gpuipc_wire {
 int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err)
 {
     gpuipc_wire *w = calloc(1, sizeof(*w));
+    socklen_t tlen = sizeof(int);
+    int type = 0;
 
     if (w == NULL)
         return gpuipc_err_set(err, -ENOMEM, "wire: out of memory");
     w->fd = fd;
+    /* A stream keeps no message boundaries, so the wire frames on it; what is
+     * not a socket (a test's pipe or file) is taken as today's datagrams. */
+    w->stream = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_STREAM;
     snprintf(w->peer, sizeof(w->peer), "%s", peer);
     *out = w;
     return 0;
@@ -68,6 +78,11 @@ void gpuipc_wire_seal(gpuipc_wire *w, const uint8_t key[GPUIPC_WIRE_KEY_LEN], in
 int gpuipc_wire_sealed(const gpuipc_wire *w)
 {
     return w->sealed;
+}
+
+int gpuipc_wire_stream(const gpuipc_wire *w)
+{
+    return w->stream;
 }
 
 /* The seal of the len bytes at frame and the nfds FDs that go with it, as
@@ -209,11 +224,43 @@ static int stopped(gpuipc_wire *w, unsigned step, gpuipc_err *err)
     return wire_fail(w, -EINTR, err);
 }
 
-/* Sends one encoded frame of len bytes with nfds FDs, waiting for buffer
- * space until deadline_ns. what names it in messages. */
-static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int *fds,
-                      unsigned nfds, uint64_t deadline_ns, unsigned step, const char *what,
-                      gpuipc_err *err)
+/* After a send of what (by call) failed with errno e: waits for buffer
+ * space where there was none. Returns 1 to send again, or the failure,
+ * recorded on w. */
+static int send_again(gpuipc_wire *w, int e, const char *call, uint64_t deadline_ns,
+                      unsigned step, const char *what, gpuipc_err *err)
+{
+    short revents;
+    int rc;
+
+    if (e == EINTR)
+        return 1;
+    if (e == EPIPE || e == ECONNRESET || e == ENOTCONN)
+        return peer_gone(w, step, e == EPIPE ? "closed the connection (EPIPE)"
+                                             : "reset the connection (ECONNRESET)",
+                         err);
+    if (e != EAGAIN && e != EWOULDBLOCK) {
+        gpuipc_err_set(err, -e, "%s %s during %s: %s", call, what, gpuipc_step_name(step),
+                       strerror(e));
+        return wire_fail(w, -e, err);
+    }
+    rc = wait_for(w->fd, POLLOUT, deadline_ns, &revents);
+    if (rc == -2)
+        return stopped(w, step, err);
+    if (rc < 0 && errno != EINTR) {
+        e = errno;
+        gpuipc_err_set(err, -e, "poll during %s: %s", gpuipc_step_name(step), strerror(e));
+        return wire_fail(w, -e, err);
+    }
+    if (rc == 0)
+        return timed_out(w, step, "no room to send to", err);
+    return 1;
+}
+
+/* Sends one encoded frame of len bytes with nfds FDs as one datagram. */
+static int send_datagram(gpuipc_wire *w, const uint8_t *buf, size_t len, const int *fds,
+                         unsigned nfds, uint64_t deadline_ns, unsigned step, const char *what,
+                         gpuipc_err *err)
 {
     union {
         struct cmsghdr align;
@@ -221,8 +268,8 @@ static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int 
     } ctrl;
     struct iovec iov;
     struct msghdr mh;
-    struct pollfd pfd;
     ssize_t n;
+    int rc;
 
     memset(&mh, 0, sizeof(mh));
     iov.iov_base = (void *)buf;
@@ -248,38 +295,70 @@ static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int 
         n = sendmsg(w->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n >= 0)
             break;
-        if (errno == EINTR)
-            continue;
-        if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
-            return peer_gone(w, step, errno == EPIPE ? "closed the connection (EPIPE)"
-                                                     : "reset the connection (ECONNRESET)",
-                             err);
-        if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            int e = errno;
-
-            gpuipc_err_set(err, -e, "sendmsg %s during %s: %s", what, gpuipc_step_name(step),
-                           strerror(e));
-            return wire_fail(w, -e, err);
-        }
-        n = wait_for(w->fd, POLLOUT, deadline_ns, &pfd.revents);
-        if (n == -2)
-            return stopped(w, step, err);
-        if (n < 0 && errno != EINTR) {
-            int e = errno;
-
-            gpuipc_err_set(err, -e, "poll during %s: %s", gpuipc_step_name(step), strerror(e));
-            return wire_fail(w, -e, err);
-        }
-        if (n == 0)
-            return timed_out(w, step, "no room to send to", err);
+        rc = send_again(w, errno, "sendmsg", deadline_ns, step, what, err);
+        if (rc < 0)
+            return rc;
     }
     if ((size_t)n != len) {
         gpuipc_err_set(err, -EIO, "sendmsg %s during %s: sent %zd of %zu bytes", what,
                        gpuipc_step_name(step), n, len);
         return wire_fail(w, -EIO, err);
     }
-    w->sent++;
     return 0;
+}
+
+/* Sends one encoded frame of len bytes on a stream, after its length, as
+ * much at a time as the socket takes. A deadline part-way leaves half a
+ * frame on the stream, so it breaks the wire like any timeout. */
+static int send_stream(gpuipc_wire *w, const uint8_t *frame, size_t len, uint64_t deadline_ns,
+                       unsigned step, const char *what, gpuipc_err *err)
+{
+    uint8_t buf[STREAM_PREFIX_LEN + GPUIPC_WIRE_MAX_MSG];
+    size_t total = STREAM_PREFIX_LEN + len, done = 0;
+    ssize_t n;
+    int rc;
+
+    buf[0] = (uint8_t)len;
+    buf[1] = (uint8_t)(len >> 8);
+    buf[2] = (uint8_t)(len >> 16);
+    buf[3] = (uint8_t)(len >> 24);
+    memcpy(buf + STREAM_PREFIX_LEN, frame, len);
+    while (done < total) {
+        if (gpuipc_stop_signal())
+            return stopped(w, step, err);
+        n = send(w->fd, buf + done, total - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0) {
+            done += (size_t)n;
+            continue;
+        }
+        rc = send_again(w, errno, "send", deadline_ns, step, what, err);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Sends one encoded frame of len bytes (at most GPUIPC_WIRE_MAX_MSG) with
+ * nfds FDs, waiting for buffer space until deadline_ns. what names it in
+ * messages. */
+static int send_frame(gpuipc_wire *w, const uint8_t *buf, size_t len, const int *fds,
+                      unsigned nfds, uint64_t deadline_ns, unsigned step, const char *what,
+                      gpuipc_err *err)
+{
+    int rc;
+
+    /* The caller's mistake, found before a byte is sent: the wire stays
+     * usable. */
+    if (w->stream && nfds > 0)
+        return gpuipc_err_set(err, -EINVAL, "send %s: a TCP connection carries no FDs (%u given)",
+                              what, nfds);
+    if (w->stream)
+        rc = send_stream(w, buf, len, deadline_ns, step, what, err);
+    else
+        rc = send_datagram(w, buf, len, fds, nfds, deadline_ns, step, what, err);
+    if (rc == 0)
+        w->sent++;
+    return rc;
 }
 
 int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
@@ -425,6 +504,119 @@ static int describe_ctrunc(unsigned step, unsigned arrived, unsigned announced,
                               (announced > free_slots ? announced - free_slots : 1));
 }
 
+/* Waits until deadline_ns for something to read, a message of the types in
+ * want. Returns 1 when there is, 0 to wait again (EINTR), or the failure,
+ * recorded on w. revents gets what poll() said. */
+static int recv_wait(gpuipc_wire *w, const char *want, uint64_t deadline_ns, unsigned step,
+                     short *revents, gpuipc_err *err)
+{
+    int rc = wait_for(w->fd, POLLIN, deadline_ns, revents);
+
+    if (rc == -2)
+        return stopped(w, step, err);
+    if (rc < 0) {
+        int e = errno;
+
+        if (e == EINTR)
+            return 0;
+        gpuipc_err_set(err, -e, "poll during %s: %s", gpuipc_step_name(step), strerror(e));
+        return wire_fail(w, -e, err);
+    }
+    if (rc == 0) {
+        char what[96];
+
+        snprintf(what, sizeof(what), "no %s from", want);
+        return timed_out(w, step, what, err);
+    }
+    if (*revents & POLLNVAL) {
+        gpuipc_err_set(err, -EBADF, "poll during %s: socket %d is not open",
+                       gpuipc_step_name(step), w->fd);
+        return wire_fail(w, -EBADF, err);
+    }
+    return 1;
+}
+
+/* After a read (by call) failed with errno e: returns 0 to wait and read
+ * again, or the failure, recorded on w. */
+static int recv_again(gpuipc_wire *w, int e, const char *call, unsigned step, gpuipc_err *err)
+{
+    if (e == EINTR || e == EAGAIN || e == EWOULDBLOCK)
+        return 0;
+    if (e == ECONNRESET)
+        return peer_gone(w, step, "reset the connection (ECONNRESET)", err);
+    gpuipc_err_set(err, -e, "%s during %s: %s", call, gpuipc_step_name(step), strerror(e));
+    return wire_fail(w, -e, err);
+}
+
+/* Reads exactly len bytes from the stream into buf, each read after a wait
+ * under the one deadline, and never a byte more: the next frame stays in
+ * the socket. whole says whether an EOF before the first byte is a clean
+ * close (between frames) or half a frame. Returns 0 or the failure,
+ * recorded on w. */
+static int stream_read(gpuipc_wire *w, uint8_t *buf, size_t len, int whole, const char *want,
+                       uint64_t deadline_ns, unsigned step, gpuipc_err *err)
+{
+    size_t got = 0;
+    short revents;
+    ssize_t n;
+    int rc;
+
+    while (got < len) {
+        rc = recv_wait(w, want, deadline_ns, step, &revents, err);
+        if (rc <= 0) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        n = recv(w->fd, buf + got, len - got, MSG_DONTWAIT);
+        if (n > 0) {
+            got += (size_t)n;
+        } else if (n == 0) {
+            char how[128];
+
+            if (whole && got == 0)
+                return peer_gone(w, step, "closed the connection (EOF)", err);
+            snprintf(how, sizeof(how), "closed the connection in the middle of a frame (EOF "
+                     "after %zu of %zu bytes)", got, len);
+            return peer_gone(w, step, how, err);
+        } else {
+            rc = recv_again(w, errno, "recv", step, err);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* gpuipc_wire_recv on a stream: the length, then exactly the frame it
+ * announces, handed to gpuipc_wire_take as a datagram without control data
+ * would be. */
+static int recv_stream(gpuipc_wire *w, const char *want, unsigned accept, gpuipc_msg *msg,
+                       int *fds, uint64_t deadline_ns, unsigned step, gpuipc_err *err)
+{
+    uint8_t prefix[STREAM_PREFIX_LEN], buf[GPUIPC_WIRE_MAX_MSG];
+    struct msghdr mh;
+    uint32_t len;
+    int rc;
+
+    rc = stream_read(w, prefix, sizeof(prefix), 1, want, deadline_ns, step, err);
+    if (rc < 0)
+        return rc;
+    len = (uint32_t)prefix[0] | (uint32_t)prefix[1] << 8 | (uint32_t)prefix[2] << 16 |
+          (uint32_t)prefix[3] << 24;
+    if (len < GPUIPC_WIRE_HEADER_LEN || len > GPUIPC_WIRE_MAX_MSG) {
+        gpuipc_err_set(err, -EPROTO, "bad message from the %s during %s: a frame of %u bytes "
+                       "announced on the stream (from %d to %d allowed)", w->peer,
+                       gpuipc_step_name(step), len, GPUIPC_WIRE_HEADER_LEN, GPUIPC_WIRE_MAX_MSG);
+        return wire_fail(w, -EPROTO, err);
+    }
+    rc = stream_read(w, buf, len, 0, want, deadline_ns, step, err);
+    if (rc < 0)
+        return rc;
+    memset(&mh, 0, sizeof(mh));
+    return gpuipc_wire_take(w, buf, len, &mh, 0, accept, msg, fds, step, err);
+}
+
 int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
                      uint64_t deadline_ns, unsigned step, gpuipc_err *err)
 {
@@ -436,7 +628,7 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
     char want[64];
     struct iovec iov;
     struct msghdr mh;
-    struct pollfd pfd;
+    short revents;
     ssize_t n;
     int rc;
 
@@ -444,30 +636,14 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
     if (w->broken[0])
         return unusable(w, err);
     gpuipc_wire_describe_accept(accept, want, sizeof(want));
+    if (w->stream)
+        return recv_stream(w, want, accept, msg, fds, deadline_ns, step, err);
     for (;;) {
-        rc = wait_for(w->fd, POLLIN, deadline_ns, &pfd.revents);
-        if (rc == -2)
-            return stopped(w, step, err);
-        if (rc < 0) {
-            int e = errno;
-
-            if (e == EINTR)
-                continue;
-            gpuipc_err_set(err, -e, "poll during %s: %s", gpuipc_step_name(step), strerror(e));
-            return wire_fail(w, -e, err);
-        }
-        if (rc == 0) {
-            char what[96];
-
-            snprintf(what, sizeof(what), "no %s from", want);
-            return timed_out(w, step, what, err);
-        }
-        if (pfd.revents & POLLNVAL) {
-            gpuipc_err_set(err, -EBADF, "poll during %s: socket %d is not open",
-                           gpuipc_step_name(step), w->fd);
-            return wire_fail(w, -EBADF, err);
-        }
-
+        rc = recv_wait(w, want, deadline_ns, step, &revents, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            continue;
         memset(&mh, 0, sizeof(mh));
         iov.iov_base = buf;
         iov.iov_len = sizeof(buf);
@@ -476,21 +652,14 @@ int gpuipc_wire_recv(gpuipc_wire *w, unsigned accept, gpuipc_msg *msg, int *fds,
         mh.msg_control = ctrl.buf;
         mh.msg_controllen = sizeof(ctrl.buf);
         n = recvmsg(w->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-                continue;
-            int e = errno;
-
-            if (e == ECONNRESET)
-                return peer_gone(w, step, "reset the connection (ECONNRESET)", err);
-            gpuipc_err_set(err, -e, "recvmsg during %s: %s", gpuipc_step_name(step), strerror(e));
-            return wire_fail(w, -e, err);
-        }
-        break;
+        if (n >= 0)
+            break;
+        rc = recv_again(w, errno, "recvmsg", step, err);
+        if (rc < 0)
+            return rc;
     }
 
-    return gpuipc_wire_take(w, buf, (size_t)n, &mh, pfd.revents, accept, msg, fds, step,
-                            err);
+    return gpuipc_wire_take(w, buf, (size_t)n, &mh, revents, accept, msg, fds, step, err);
 }
 
 int gpuipc_wire_take(gpuipc_wire *w, const uint8_t *buf, size_t n, struct msghdr *mh,

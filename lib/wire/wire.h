@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* wire.h: one end of a connection between producer and consumer: the
- * messages of msg.h sent and received over a SOCK_SEQPACKET socket, with FDs
- * as SCM_RIGHTS, under deadlines. */
+ * messages of msg.h sent and received under deadlines, over a SOCK_SEQPACKET
+ * socket (one frame a datagram, with FDs as SCM_RIGHTS) or over a stream
+ * such as TCP between nodes (each frame after its 4-byte little-endian
+ * length, and no FDs). */
 #ifndef GPUIPC_WIRE_H
 #define GPUIPC_WIRE_H
 
@@ -16,7 +18,10 @@
 typedef struct gpuipc_wire gpuipc_wire;
 
 /* Wraps the connected socket fd, whose peer is called peer ("consumer",
- * "producer") in messages. On success the wire owns fd. Returns 0 or -ENOMEM. */
+ * "producer") in messages. A SOCK_STREAM socket (SO_TYPE) makes a stream
+ * wire, which frames each message with its length; any other fd is taken
+ * as a SOCK_SEQPACKET socket. On success the wire owns fd. Returns 0 or
+ * -ENOMEM. */
 int gpuipc_wire_open(gpuipc_wire **out, int fd, const char *peer, gpuipc_err *err);
 
 /* Test-only: what a lying peer does to each message it sends (a copy: the
@@ -46,6 +51,9 @@ void gpuipc_wire_seal(gpuipc_wire *w, const uint8_t key[GPUIPC_WIRE_KEY_LEN], in
 /* Whether w is sealed. */
 int gpuipc_wire_sealed(const gpuipc_wire *w);
 
+/* Whether w frames on a stream (its socket is SOCK_STREAM): 1 or 0. */
+int gpuipc_wire_stream(const gpuipc_wire *w);
+
 /* Closes the socket and frees w. NULL is allowed. */
 void gpuipc_wire_close(gpuipc_wire *w);
 
@@ -58,7 +66,10 @@ int gpuipc_wire_fd(const gpuipc_wire *w);
 const char *gpuipc_wire_broken(const gpuipc_wire *w);
 
 /* Sends msg with the msg->nfds FDs in fds, waiting for buffer space until
- * deadline_ns. Writes use MSG_NOSIGNAL. The FDs stay the caller's. Returns 0;
+ * deadline_ns. Writes use MSG_NOSIGNAL. The FDs stay the caller's. On a
+ * stream the frame goes after its length, in as many writes as it takes (a
+ * deadline part-way breaks the wire), and a message with FDs is refused
+ * before anything is sent (-EINVAL; the wire stays usable). Returns 0;
  * -EPIPE if the peer is gone ("peer gone during <step>"), -ETIMEDOUT, or
  * another negative errno. */
 int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t deadline_ns,
@@ -66,7 +77,11 @@ int gpuipc_wire_send(gpuipc_wire *w, gpuipc_msg *msg, const int *fds, uint64_t d
 
 /* Receives one message of a type in accept, waiting until deadline_ns. On
  * success the msg->nfds FDs in fds (room for GPUIPC_WIRE_MAX_FDS) belong to
- * the caller; on failure every FD that arrived has been closed. Returns 0;
+ * the caller; on failure every FD that arrived has been closed. On a stream
+ * it reads the length, then exactly the frame it announces (never into the
+ * next), under the one deadline; a length outside GPUIPC_WIRE_HEADER_LEN to
+ * GPUIPC_WIRE_MAX_MSG is -EPROTO, an EOF inside a frame -EPIPE, and the frame
+ * is checked as gpuipc_wire_take checks one without control data. Returns 0;
  * -EPIPE (peer gone), -ETIMEDOUT, -EPROTO (malformed, rejected with the
  * reason) or another negative errno.
  *
@@ -97,7 +112,8 @@ enum gpuipc_wire_fault {
 };
 
 /* Sends the fault frame kind as the next message, so that the peer must
- * reject it. Returns 0 or a negative errno, like gpuipc_wire_send. */
+ * reject it. On a stream EXTRA_FDS is refused as gpuipc_wire_send refuses
+ * FDs (-EINVAL). Returns 0 or a negative errno, like gpuipc_wire_send. */
 int gpuipc_wire_send_fault(gpuipc_wire *w, int kind, uint64_t deadline_ns, unsigned step,
                            gpuipc_err *err);
 
