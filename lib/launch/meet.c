@@ -242,17 +242,16 @@ static int make_answer(const uint8_t key[GPUIPC_MEET_KEY_LEN], const uint8_t *ch
 
 /* Whether rank, of another node, has ended, as its TCP listener says: it
  * refuses a connection (nothing listens at its port any more). One that
- * answers is asked with a probe (an answer for the listener's own rank,
- * which it drops uncounted); one that does not answer within
+ * takes it is sent the probe's mark (the listener's rank twice, which it
+ * drops uncounted) and closed; one that does not answer within
  * GPUIPC_MEET_PROBE_MS is not taken for ended. At most one probe each
  * GPUIPC_MEET_PROBE_EVERY_MS. */
 static int probe_ended(gpuipc_meet *m, uint32_t rank)
 {
-    uint8_t challenge[GPUIPC_MEET_CHALLENGE_LEN], ans[GPUIPC_MEET_ANSWER_LEN];
+    uint8_t ans[GPUIPC_MEET_ANSWER_LEN];
     uint64_t now = gpuipc_clock_ns(), until;
     gpuipc_err err;
-    size_t got;
-    int fd;
+    int fd, i;
 
     pthread_mutex_lock(&m->mu);
     if (m->raddr[rank].len == 0 || now - m->probed[rank] < GPUIPC_MEET_PROBE_EVERY_MS * 1000000ull) {
@@ -267,9 +266,12 @@ static int probe_ended(gpuipc_meet *m, uint32_t rank)
         return 1;
     if (fd < 0)
         return 0;
-    if (gpuipc_tcp_read_exact(fd, challenge, sizeof(challenge), until, &got) == 0 &&
-        make_answer(m->key, challenge, rank, rank, ans) == 0)
-        (void)!send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
+    /* The probe's mark, sent at once (the listener reads it whenever it
+     * looks): the listener's rank twice, no MAC. */
+    memset(ans, 0, sizeof(ans));
+    for (i = 0; i < 4; i++)
+        ans[i] = ans[4 + i] = (uint8_t)(rank >> (8 * i));
+    (void)!send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
     close(fd);
     return 0;
 }
@@ -449,14 +451,17 @@ static void pend_step(gpuipc_meet *m, struct pend *q)
     }
     p = u32_at(q->answer);
     c = u32_at(q->answer + 4);
+    if (c == m->self && p == m->self) {
+        /* A rank elsewhere asking whether this one runs: it gets nothing
+         * but the connection, so it need prove nothing, and is not
+         * counted. */
+        pend_drop(m, q, NULL);
+        return;
+    }
     answer_mac(m->key, q->nonce, p, c, want);
     if (!gpuipc_ct_equal(want, q->answer + 8, sizeof(want))) {
         pend_drop(m, q, "its answer to the challenge does not hold under the job's token "
                   "(not of this job, or a replay)");
-        return;
-    }
-    if (c == m->self && p == m->self) {
-        pend_drop(m, q, NULL); /* a rank elsewhere asking whether this one runs */
         return;
     }
     if (c != m->self || p >= m->size || p == m->self || !m->remote[p]) {

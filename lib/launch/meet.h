@@ -41,8 +41,9 @@
  * or none within GPUIPC_MEET_ANSWER_MS is refused and counted as any
  * stranger; one that holds is its rank's, held or served as above. No
  * pidfd watches a rank elsewhere: its listener refusing a connection says
- * it has ended (gpuipc_meet_ended probes it so, an answer for the
- * listener's own rank, which it drops uncounted), and otherwise the
+ * it has ended (gpuipc_meet_ended probes it so: the probe's answer names
+ * the listener's rank twice, and the listener drops it uncounted, since it
+ * gets nothing but the connection), and otherwise the
  * meeting's deadline bounds the wait. A
  * TCP connection carries no FD: the session then runs what crosses nodes.
  *
