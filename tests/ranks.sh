@@ -24,7 +24,8 @@
 #      once, the run passes; two "nodes" of two ranks (GPUIPC_TEST_BOOT_ID)
 #      meet over TCP on loopback: the pairs across them are met and their
 #      FD mechanisms left out; a frame not sealed refused over TCP; a rank
-#      of the other node killed, named;
+#      of the other node killed, named; the same two nodes in two network
+#      namespaces joined by veth (NOT RUN without root, iproute2 or python3);
 #   5. ranks with other options than rank 0's: every rank exits 2;
 #   6. a rank that hangs (GPUIPC_FAULT): its pairs fail, each naming where
 #      it is stuck, rank 0's verdict comes by the deadline;
@@ -54,7 +55,7 @@ fi
 [ -x "$prog" ] || { echo "FAIL: tests/ranks.sh: no $prog"; exit 1; }
 
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"; [ -z "${ns:-}" ] || ip netns del "$ns" 2>/dev/null' EXIT INT TERM
 fails=0
 fail() {
     echo "FAIL: ranks: $*"
@@ -361,6 +362,123 @@ grep -q '^result: FAIL: 4 ranks, 12 ordered pairs: 3 proven, 3 failed, 6 skipped
 grep -q '^FAIL [0-3] -> 3\|^FAIL 3 -> ' "$tmp/out" &&
     fail "another boot and a leak: a pair with the rank in another boot failed"
 [ $fails = $before ] && echo "PASS: ranks: a leaking rank's drifts fail the 3 pairs it met in those phases; its pairs with a rank in another boot stay skipped"
+
+# 4f. The same two nodes in two network namespaces joined by veth (root,
+# iproute2, nsenter and python3 needed; else NOT RUN, never a pass): ranks
+# 2 and 3 run in a network namespace of their own (nsenter: their mount and
+# PID namespaces stay this node's, so the two of them are one node), and
+# the two nodes meet over the veth link (198.18.99.0/24, a range kept for
+# tests). mpirun's PMIx server
+# listens on 127.0.0.1 of this namespace only, so two small relays carry
+# the PMIx connection of ranks 2 and 3 over the link to it.
+netns_case() {
+    ns=gpuipc$$ va=gpv$$a vb=gpv$$b why=
+    [ "$(id -u)" = 0 ] || why="not root (a network namespace and a veth link need it)"
+    [ -z "$why" ] && ! command -v ip >/dev/null 2>&1 && why="no ip (Debian: iproute2)"
+    [ -z "$why" ] && ! command -v python3 >/dev/null 2>&1 && why="no python3 for the PMIx relays"
+    [ -z "$why" ] && ! command -v nsenter >/dev/null 2>&1 && why="no nsenter (Debian: util-linux)"
+    if [ -z "$why" ] && ! ip netns add "$ns" 2>"$tmp/ns.err"; then
+        why="ip netns add: $(head -1 "$tmp/ns.err")"
+    fi
+    if [ -z "$why" ] && ! { ip link add "$va" type veth peer name "$vb" &&
+        ip link set "$vb" netns "$ns" && ip addr add 198.18.99.1/24 dev "$va" &&
+        ip link set "$va" up && ip netns exec "$ns" ip addr add 198.18.99.2/24 dev "$vb" &&
+        ip netns exec "$ns" ip link set "$vb" up &&
+        ip netns exec "$ns" ip link set lo up; } 2>"$tmp/ns.err"; then
+        why="a veth link: $(head -1 "$tmp/ns.err")"
+    fi
+    if [ -n "$why" ]; then
+        ip netns del "$ns" 2>/dev/null
+        echo "ranks: NOT RUN: two nodes in two network namespaces joined by veth: $why"
+        return
+    fi
+    cat >"$tmp/relay.py" <<'EOP'
+import socket, sys, threading, time
+# relay.py LISTEN_HOST PORT TO_HOST READY_FILE: carries each connection to
+# LISTEN_HOST:PORT on to TO_HOST:PORT, for 60 s at most.
+host, port, to, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind((host, port))
+l.listen(16)
+open(ready, "w").close()
+def pump(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def serve():
+    while True:
+        c, _ = l.accept()
+        o = socket.create_connection((to, port))
+        for a, b in ((c, o), (o, c)):
+            threading.Thread(target=pump, args=(a, b), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+time.sleep(60)
+EOP
+    cat >"$tmp/nsrank" <<EOS
+#!/bin/sh
+# Ranks 2 and 3: in the namespace $ns, of another boot, their PMIx
+# connection carried by the relays (started once, by whichever comes first).
+if [ "\$PMIX_RANK" -ge 2 ]; then
+    port=\$(printf '%s' "\${PMIX_SERVER_URI4:-\${PMIX_SERVER_URI3:-\$PMIX_SERVER_URI2}}" |
+        sed -n 's/^[^;]*;tcp4:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p')
+    (
+        flock 9
+        if [ ! -e "$tmp/relay.\$port" ]; then
+            python3 "$tmp/relay.py" 198.18.99.1 "\$port" 127.0.0.1 "$tmp/relay.\$port.out" \
+                </dev/null >/dev/null 2>&1 9>&- &
+            echo \$! >>"$tmp/relay.pids"
+            ip netns exec $ns python3 "$tmp/relay.py" 127.0.0.1 "\$port" 198.18.99.1 \
+                "$tmp/relay.\$port.in" </dev/null >/dev/null 2>&1 9>&- &
+            echo \$! >>"$tmp/relay.pids"
+            for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+                [ -e "$tmp/relay.\$port.out" ] && [ -e "$tmp/relay.\$port.in" ] && break
+                sleep 0.1
+            done
+            touch "$tmp/relay.\$port"
+        fi
+    ) 9>"$tmp/relay.lock"
+    export GPUIPC_TEST_BOOT_ID=$boot
+    exec nsenter --net=/run/netns/$ns "$tmp/rank" "\$@"
+fi
+exec "$tmp/rank" "\$@"
+EOS
+    chmod +x "$tmp/nsrank"
+    before=$fails
+    run -np 4 "$tmp/nsrank" "$prog" --ranks $only --ranks-net=198.18.99.0/24 -v \
+        --json "$tmp/ns.json"
+    [ "$(exits)" = "0 0 0 0 " ] || fail "namespaces: exit statuses '$(exits)', not 0 for each"
+    [ "$(grep -c '^rank [01]: listens for ranks of other nodes on 198.18.99.1:[1-9][0-9]*: 198.18.99.1 of ' "$tmp/out")" = 2 ] &&
+        [ "$(grep -c '^rank [23]: listens for ranks of other nodes on 198.18.99.2:[1-9][0-9]*: 198.18.99.2 of ' "$tmp/out")" = 2 ] ||
+        fail "namespaces: the ranks do not listen on their ends of the veth link"
+    grep -q '^result: PASS: 4 ranks, 12 ordered pairs: 4 proven, 0 failed, 8 skipped (their scenarios: 8 passed, 0 failed, 16 skipped)' "$tmp/out" ||
+        fail "namespaces: not 4 proven and 8 met and skipped"
+    python3 - "$tmp/ns.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "namespaces: --json: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["pairs"]:
+    apart = (p["producer"] < 2) != (p["consumer"] < 2)
+    assert p["transport"] == ("tcp" if apart else "unix"), p
+    if apart:
+        assert [s["status"] for s in p["scenarios"]] == ["SKIP", "SKIP"], p
+EOP
+    [ $fails = $before ] && echo "PASS: ranks: two nodes in two network namespaces joined by veth: the 8 pairs across met over the link, the 4 within proven"
+    [ -e "$tmp/relay.pids" ] && kill $(cat "$tmp/relay.pids") 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+    ip link del "$va" 2>/dev/null
+    ns=
+}
+netns_case
 
 # 5. A rank whose options differ: every rank says so and exits 2, before
 # any pair (a pair of another selection would prove less than rank 0 says).
