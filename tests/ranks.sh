@@ -524,6 +524,30 @@ assert [x["rank"] for x in c] == [1], c  # the hung rank alone, by its own recor
 EOP
 [ $fails = $before ] && echo "PASS: ranks: a hung rank's pairs fail, each naming where it is stuck (its own record, published at the verdict's time), and rank 0's verdict (FAIL, also in --json) comes in $took s, before the deadline"
 
+# 6c. The same across nodes: rank 2, of the second node, never answers
+# HELLO as the consumer of 1 -> 2 (phase 1, over TCP). Rank 0's verdict
+# comes by the deadline, naming where rank 2 is stuck (its own record,
+# published over PMIx at the verdict's time), with rank 2 alone the culprit.
+before=$fails
+run -np 2 "$tmp/rank" "$prog" --ranks $only --ranks-net=lo --timeout 2 --deadline 20 \
+        --json "$tmp/doc.json" : \
+    -np 1 env GPUIPC_TEST_BOOT_ID=$boot GPUIPC_FAULT=consumer:hello:hang "$tmp/rank" "$prog" \
+        --ranks $only --ranks-net=lo --timeout 2 --deadline 20 : \
+    -np 1 env GPUIPC_TEST_BOOT_ID=$boot "$tmp/rank" "$prog" --ranks $only --ranks-net=lo \
+        --timeout 2 --deadline 20
+took=$(sed -n 's/^result: .*, in \([0-9]*\)\.[0-9]* s (exit [0-9]*)$/\1/p' "$tmp/out")
+[ "$(exits)" = "1 1 1 1 " ] || fail "hung rank elsewhere: exit statuses '$(exits)', not 1 for each"
+grep -q '^FAIL [0-3] -> [0-3]: .*rank 2 ([^)]*) was in pair 1 -> 2 as its consumer, at hello in GPUIPC_FAULT hang for [0-9.]* s' "$tmp/out" ||
+    fail "hung rank elsewhere: rank 0 does not name where rank 2 is stuck"
+[ -n "$took" ] && [ "$took" -lt 20 ] ||
+    fail "hung rank elsewhere: rank 0's verdict came after ${took:-no} s: not by the deadline (20 s)"
+python3 - "$tmp/doc.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "hung rank elsewhere: --json's culprits: $(cat "$tmp/doc.txt")"
+import json, sys
+c = json.load(open(sys.argv[1]))["culprits"]
+assert [x["rank"] for x in c] == [2], c
+EOP
+[ $fails = $before ] && echo "PASS: ranks: a rank of another node hung at HELLO over TCP: rank 0 names where it is stuck and gives the verdict in $took s, before the deadline; culprit rank 2 alone"
+
 # 6b. A wedged rank (GPUIPC_FAULT wedge: every signal blocked, a sleep
 # nothing ends) in a memfd step: rank 2 as a consumer, at import. Every
 # pair's state is said by the deadline, the pair under way with rank 2's
