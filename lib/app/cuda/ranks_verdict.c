@@ -292,7 +292,7 @@ static void linger(ranks_run *rr)
 /* The lowest living rank: every rank's records, each pair's verdict, the
  * words and the files. Returns the run's status. */
 /* Each rank's node and GPU in words, for the judgement's lines: its host
- * name (with its boot id's first digits where two boots share one: a test's
+ * name (with its boot id's last digits where two boots share one: a test's
  * faked nodes) and its GPU's ordinal there. Returns the block that holds
  * them (the caller frees it), or NULL where there is no room. */
 static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
@@ -319,7 +319,7 @@ static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
                      memcmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) != 0;
         }
         if (shared)
-            snprintf(n, LEN, "%.64s/boot:%02x%02x", a->host, a->boot_id[0], a->boot_id[1]);
+            snprintf(n, LEN, "%.64s/boot:..%02x%02x", a->host, a->boot_id[14], a->boot_id[15]);
         else
             snprintf(n, LEN, "%.64s", a->host);
         if (rr->gpus[r].ordinal >= 0)
