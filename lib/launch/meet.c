@@ -51,6 +51,12 @@ struct gpuipc_meet {
     unsigned char *remote;
     gpuipc_tcp_addr *raddr;
     uint64_t *probed; /* when each rank elsewhere was last probed (ns) */
+    unsigned char *reached; /* its listener answered with a challenge once: a refusal
+                             * since says it has ended, not that the address is wrong */
+    unsigned char *clash;   /* its listener's address is one of this machine's too */
+    unsigned probes;        /* probes' marks taken (not strangers) */
+    uint64_t tcp_stall;     /* no accept on the TCP listener until then (EMFILE) */
+    int ready;              /* every array's entries set (pidfd, held -1) */
     uint8_t key[GPUIPC_MEET_KEY_LEN];
     int have_key;
     struct pend {
@@ -99,13 +105,16 @@ int gpuipc_meet_open(gpuipc_meet **out, uint32_t size, uint32_t self, gpuipc_err
     m->remote = calloc(size, 1);
     m->raddr = calloc(size, sizeof(*m->raddr));
     m->probed = calloc(size, sizeof(*m->probed));
-    if (m->probed == NULL ||m->pid == NULL || m->pidfd == NULL || m->ended == NULL || m->held == NULL ||
+    m->reached = calloc(size, 1);
+    m->clash = calloc(size, 1);
+    if (m->probed == NULL || m->reached == NULL || m->clash == NULL || m->pid == NULL || m->pidfd == NULL || m->ended == NULL || m->held == NULL ||
         m->remote == NULL || m->raddr == NULL) {
         gpuipc_err_set(err, -ENOMEM, "its listener: out of memory for %u ranks", size);
         goto fail;
     }
     for (r = 0; r < size; r++)
         m->pidfd[r] = m->held[r] = -1;
+    m->ready = 1;
     /* A name in use can only be another process's that drew the same 128
      * bits, or one that guessed them: a new draw, then give up. */
     for (tries = 0; tries < 3; tries++) {
@@ -174,7 +183,15 @@ int gpuipc_meet_know_remote(gpuipc_meet *m, uint32_t rank, const char *tcp_name,
     if (tcp_name[0] != '\0' && gpuipc_tcp_parse(tcp_name, &m->raddr[rank]) < 0)
         return gpuipc_err_set(err, -EINVAL, "rank %u: its TCP listener %s is no address",
                               rank, tcp_name);
+    /* Another node that publishes an address this machine has too (a NAT
+     * or bridge address every node has) would be dialled here. */
+    m->clash[rank] = tcp_name[0] != '\0' && gpuipc_tcp_is_mine(&m->raddr[rank]);
     return 0;
+}
+
+int gpuipc_meet_remote_clash(const gpuipc_meet *m, uint32_t rank)
+{
+    return rank < m->size && m->clash[rank];
 }
 
 int gpuipc_meet_remote(const gpuipc_meet *m, uint32_t rank)
@@ -240,6 +257,25 @@ static int ended_locked(gpuipc_meet *m, uint32_t rank)
 static int make_answer(const uint8_t key[GPUIPC_MEET_KEY_LEN], const uint8_t *challenge,
                        uint32_t p, uint32_t c, uint8_t answer[GPUIPC_MEET_ANSWER_LEN]);
 
+/* The mark of a probe of rank c's listener: c twice, and HMAC-SHA256 keyed
+ * by the job's token over GPUIPC_MEET_PROBE_LABEL and c. It answers no
+ * challenge, so one seen on the way could be sent again: it gets nothing
+ * but the connection, dropped, and proves only that the job's token made
+ * it once. */
+static void probe_mark(const uint8_t key[GPUIPC_MEET_KEY_LEN], uint32_t c,
+                       uint8_t mark[GPUIPC_MEET_ANSWER_LEN])
+{
+    gpuipc_hmac h;
+    int i;
+
+    for (i = 0; i < 4; i++)
+        mark[i] = mark[4 + i] = (uint8_t)(c >> (8 * i));
+    gpuipc_hmac_init(&h, key, GPUIPC_MEET_KEY_LEN);
+    gpuipc_hmac_update(&h, GPUIPC_MEET_PROBE_LABEL, strlen(GPUIPC_MEET_PROBE_LABEL));
+    gpuipc_hmac_update(&h, mark, 4);
+    gpuipc_hmac_final(&h, mark + 8);
+}
+
 /* Whether rank, of another node, has ended, as its TCP listener says: it
  * refuses a connection (nothing listens at its port any more). One that
  * takes it is sent the probe's mark (the listener's rank twice, which it
@@ -251,10 +287,11 @@ static int probe_ended(gpuipc_meet *m, uint32_t rank)
     uint8_t ans[GPUIPC_MEET_ANSWER_LEN];
     uint64_t now = gpuipc_clock_ns(), until;
     gpuipc_err err;
-    int fd, i;
+    int fd;
 
     pthread_mutex_lock(&m->mu);
-    if (m->raddr[rank].len == 0 || now - m->probed[rank] < GPUIPC_MEET_PROBE_EVERY_MS * 1000000ull) {
+    if (m->raddr[rank].len == 0 || !m->reached[rank] || m->clash[rank] ||
+        now - m->probed[rank] < GPUIPC_MEET_PROBE_EVERY_MS * 1000000ull) {
         pthread_mutex_unlock(&m->mu);
         return 0;
     }
@@ -267,10 +304,8 @@ static int probe_ended(gpuipc_meet *m, uint32_t rank)
     if (fd < 0)
         return 0;
     /* The probe's mark, sent at once (the listener reads it whenever it
-     * looks): the listener's rank twice, no MAC. */
-    memset(ans, 0, sizeof(ans));
-    for (i = 0; i < 4; i++)
-        ans[i] = ans[4 + i] = (uint8_t)(rank >> (8 * i));
+     * looks, without a challenge of its own). */
+    probe_mark(m->key, rank, ans);
     (void)!send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
     close(fd);
     return 0;
@@ -282,7 +317,10 @@ int gpuipc_meet_ended(gpuipc_meet *m, uint32_t rank)
 
     if (rank >= m->size || rank == m->self)
         return 0;
-    if (m->remote[rank] && !m->ended[rank] && probe_ended(m, rank)) {
+    pthread_mutex_lock(&m->mu);
+    ended = m->ended[rank];
+    pthread_mutex_unlock(&m->mu);
+    if (m->remote[rank] && !ended && probe_ended(m, rank)) {
         pthread_mutex_lock(&m->mu);
         m->ended[rank] = 1;
         pthread_mutex_unlock(&m->mu);
@@ -355,6 +393,19 @@ static int make_answer(const uint8_t key[GPUIPC_MEET_KEY_LEN], const uint8_t *ch
     return 0;
 }
 
+int gpuipc_meet_probe_mark(const char *token_hex, uint32_t c,
+                           uint8_t mark[GPUIPC_MEET_ANSWER_LEN])
+{
+    uint8_t key[GPUIPC_MEET_KEY_LEN];
+
+    if (strlen(token_hex) != 2 * GPUIPC_MEET_KEY_LEN ||
+        gpuipc_random_unhex(key, token_hex, sizeof(key)) < 0)
+        return -EINVAL;
+    probe_mark(key, c, mark);
+    explicit_bzero(key, sizeof(key));
+    return 0;
+}
+
 int gpuipc_meet_answer(const char *token_hex, const uint8_t *challenge, uint32_t p, uint32_t c,
                        uint8_t answer[GPUIPC_MEET_ANSWER_LEN])
 {
@@ -391,9 +442,12 @@ static void pend_drop(gpuipc_meet *m, struct pend *q, const char *why)
 
 /* A connection just accepted at the TCP listener: its challenge sent, and
  * kept until it answers (or GPUIPC_MEET_ANSWER_MS pass). */
+static void pend_step(gpuipc_meet *m, struct pend *q);
+
 static void pend_add(gpuipc_meet *m, int fd, const char *from)
 {
     uint8_t challenge[GPUIPC_MEET_CHALLENGE_LEN];
+    char line[256];
     struct pend *q = NULL;
     ssize_t n;
     int i;
@@ -401,11 +455,23 @@ static void pend_add(gpuipc_meet *m, int fd, const char *from)
     for (i = 0; i < GPUIPC_MEET_PENDING && q == NULL; i++)
         if (m->pend[i].fd < 0)
             q = &m->pend[i];
-    if (q == NULL || !m->have_key) {
+    if (q == NULL) {
+        /* Every slot taken: the one that has waited longest makes room (a
+         * rank answers within milliseconds; strangers that say nothing
+         * cannot keep one out). */
+        for (i = 0, q = &m->pend[0]; i < GPUIPC_MEET_PENDING; i++)
+            if (m->pend[i].until < q->until)
+                q = &m->pend[i];
+        pend_step(m, q);
+        if (q->fd >= 0)
+            pend_drop(m, q, "it had not answered its challenge when a newer connection needed "
+                      "its place (no rank of this job)");
+    }
+    if (!m->have_key) {
         close(fd);
-        note_refused(m, q == NULL ? "refused a TCP connection: too many have not answered "
-                     "their challenge yet" : "refused a TCP connection before the job's token "
-                     "was known");
+        snprintf(line, sizeof(line), "refused a TCP connection from %s before the job's "
+                 "token was known", from);
+        note_refused(m, line);
         return;
     }
     q->fd = fd;
@@ -423,6 +489,8 @@ static void pend_add(gpuipc_meet *m, int fd, const char *from)
     while (n < 0 && errno == EINTR);
     if (n != (ssize_t)sizeof(challenge))
         pend_drop(m, q, "it closed before its challenge was sent");
+    else
+        pend_step(m, q); /* a probe's mark may be there already */
 }
 
 static int sort_rank(gpuipc_meet *m, int peer, int r, int fd);
@@ -432,7 +500,7 @@ static int sort_rank(gpuipc_meet *m, int peer, int r, int fd);
  * not, an end or the time passing refuses it. */
 static void pend_step(gpuipc_meet *m, struct pend *q)
 {
-    uint8_t want[GPUIPC_SHA256_LEN];
+    uint8_t want[GPUIPC_MEET_ANSWER_LEN];
     char why[160];
     uint32_t p, c;
     ssize_t n;
@@ -452,14 +520,22 @@ static void pend_step(gpuipc_meet *m, struct pend *q)
     p = u32_at(q->answer);
     c = u32_at(q->answer + 4);
     if (c == m->self && p == m->self) {
-        /* A rank elsewhere asking whether this one runs: it gets nothing
-         * but the connection, so it need prove nothing, and is not
-         * counted. */
+        /* A rank elsewhere asking whether this one runs (probe_mark): not
+         * a stranger where its mark holds. */
+        probe_mark(m->key, m->self, want);
+        if (!gpuipc_ct_equal(want, q->answer, sizeof(want))) {
+            pend_drop(m, q, "its probe's mark does not hold under the job's token (not of "
+                      "this job)");
+            return;
+        }
+        pthread_mutex_lock(&m->mu);
+        m->probes++;
+        pthread_mutex_unlock(&m->mu);
         pend_drop(m, q, NULL);
         return;
     }
     answer_mac(m->key, q->nonce, p, c, want);
-    if (!gpuipc_ct_equal(want, q->answer + 8, sizeof(want))) {
+    if (!gpuipc_ct_equal(want, q->answer + 8, GPUIPC_SHA256_LEN)) {
         pend_drop(m, q, "its answer to the challenge does not hold under the job's token "
                   "(not of this job, or a replay)");
         return;
@@ -482,12 +558,20 @@ static void tcp_sweep(gpuipc_meet *m)
 
     if (m->tcp_fd < 0)
         return;
-    while ((fd = gpuipc_tcp_accept(m->tcp_fd, from, sizeof(from))) >= 0 || fd == -ECONNABORTED)
-        if (fd >= 0)
-            pend_add(m, fd, from);
+    /* What came on the connections taken first: each answered one frees
+     * its slot for those waiting in the backlog. */
     for (i = 0; i < GPUIPC_MEET_PENDING; i++)
         if (m->pend[i].fd >= 0)
             pend_step(m, &m->pend[i]);
+    if (gpuipc_clock_ns() < m->tcp_stall)
+        return;
+    while ((fd = gpuipc_tcp_accept(m->tcp_fd, from, sizeof(from))) >= 0 || fd == -ECONNABORTED)
+        if (fd >= 0)
+            pend_add(m, fd, from);
+    /* Out of FDs: the connection stays in the backlog, and the listener
+     * readable; it is looked at again a slice later, not at once. */
+    if (fd == -EMFILE || fd == -ENFILE)
+        m->tcp_stall = gpuipc_clock_deadline((uint64_t)GPUIPC_MEET_SLICE_MS * 1000000ull);
 }
 
 /* endpoint's refusal of another uid: counted as any stranger. */
@@ -602,7 +686,7 @@ static int wait_listeners(gpuipc_meet *m, uint64_t deadline_ns)
 
     p[n++] = (struct pollfd){.fd = gpuipc_stop_fd(), .events = POLLIN};
     p[n++] = (struct pollfd){.fd = m->ep.fd, .events = POLLIN};
-    if (m->tcp_fd >= 0)
+    if (m->tcp_fd >= 0 && gpuipc_clock_ns() >= m->tcp_stall)
         p[n++] = (struct pollfd){.fd = m->tcp_fd, .events = POLLIN};
     for (i = 0; i < GPUIPC_MEET_PENDING; i++)
         if (m->pend[i].fd >= 0)
@@ -718,6 +802,9 @@ static int answer(gpuipc_meet *m, uint32_t peer, int fd, const char *who, const 
         return gpuipc_err_set(err, -EPROTO, "hello: refused %s's TCP listener %s: its "
                               "challenge is not gpuipc_test's (another program listens at "
                               "that port)", who, name);
+    pthread_mutex_lock(&m->mu);
+    m->reached[peer] = 1;
+    pthread_mutex_unlock(&m->mu);
     do
         n = send(fd, ans, sizeof(ans), MSG_NOSIGNAL | MSG_DONTWAIT);
     while (n < 0 && errno == EINTR);
@@ -737,18 +824,29 @@ static int connect_tcp(gpuipc_meet *m, uint32_t peer, const char *who, uint64_t 
         return gpuipc_err_set(err, -ENOTCONN, "hello: %s, on another node, publishes no TCP "
                               "listener (its own output says why: choose its network with "
                               "--ranks-net)", who);
+    if (m->clash[peer])
+        return gpuipc_err_set(err, -EADDRINUSE, "hello: %s, on another node, publishes %s, "
+                              "an address of this machine too (a NAT or bridge address every "
+                              "node has): it cannot be dialled there; choose the network the "
+                              "nodes share with --ranks-net or GPUIPC_RANKS_NET", who, name);
     cred->pid = 0;
     cred->uid = 0;
     for (;;) {
         fd = gpuipc_tcp_connect(&m->raddr[peer], slice_end(deadline_ns), err);
-        if (fd == -ECONNREFUSED) {
+        if (fd == -ECONNREFUSED && m->reached[peer]) {
             pthread_mutex_lock(&m->mu);
             m->ended[peer] = 1;
             pthread_mutex_unlock(&m->mu);
             return gpuipc_err_set(err, GPUIPC_MEET_GONE, "hello: %s is gone: its TCP listener "
-                                  "%s refuses connections (its process has ended, or a "
-                                  "firewall rejects the port)", who, name);
+                                  "%s, reached before, refuses connections now (its process "
+                                  "has ended)", who, name);
         }
+        if (fd == -ECONNREFUSED)
+            return gpuipc_err_set(err, -ECONNREFUSED, "hello: %s's TCP listener %s refuses "
+                                  "connections, and was never reached: nothing listens at that "
+                                  "address and port (its process ended early, or the address "
+                                  "is another machine's: choose the network with "
+                                  "--ranks-net), or a firewall rejects the port", who, name);
         if (fd == -ETIMEDOUT) {
             if ((fd = slice_over(m, peer, who, "connecting to", deadline_ns, err)) < 0)
                 return fd;
@@ -861,7 +959,7 @@ void gpuipc_meet_close(gpuipc_meet *m)
         if (m->pend[r].fd >= 0)
             close(m->pend[r].fd);
     explicit_bzero(m->key, sizeof(m->key));
-    for (r = 0; r < m->size && m->pidfd != NULL && m->held != NULL; r++) {
+    for (r = 0; r < m->size && m->ready; r++) {
         if (m->pidfd[r] >= 0)
             close(m->pidfd[r]);
         if (m->held[r] >= 0)
@@ -874,6 +972,8 @@ void gpuipc_meet_close(gpuipc_meet *m)
     free(m->remote);
     free(m->raddr);
     free(m->probed);
+    free(m->reached);
+    free(m->clash);
     pthread_mutex_destroy(&m->mu);
     free(m);
 }

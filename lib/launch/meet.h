@@ -40,11 +40,17 @@
  * stranger, a replay of another connection's answer, a rank of this node)
  * or none within GPUIPC_MEET_ANSWER_MS is refused and counted as any
  * stranger; one that holds is its rank's, held or served as above. No
- * pidfd watches a rank elsewhere: its listener refusing a connection says
- * it has ended (gpuipc_meet_ended probes it so: the probe's answer names
- * the listener's rank twice, and the listener drops it uncounted, since it
- * gets nothing but the connection), and otherwise the
- * meeting's deadline bounds the wait. A
+ * pidfd watches a rank elsewhere: its listener, reached once (its
+ * challenge came), refusing a connection since says it has ended
+ * (gpuipc_meet_ended probes it so: the probe's mark names the listener's
+ * rank twice with HMAC-SHA256 under the job's token over
+ * GPUIPC_MEET_PROBE_LABEL and that rank, and the listener drops it, not
+ * counted as a stranger); a listener never reached that refuses is no
+ * proof of death (the address may be another machine's), and otherwise the
+ * meeting's deadline bounds the wait. A rank elsewhere whose address is one
+ * of this machine's too (a NAT or bridge address every node has) is not
+ * dialled (gpuipc_meet_remote_clash). When every slot for unanswered
+ * connections is taken, the one that waited longest makes room. A
  * TCP connection carries no FD: the session then runs what crosses nodes.
  *
  * In a phase a rank meets its two peers at once, each on a thread of its
@@ -71,6 +77,7 @@
 #define GPUIPC_MEET_ANSWER_LEN (8 + 32) /* both ranks (little-endian), the MAC */
 #define GPUIPC_MEET_KEY_LEN 16          /* the job's token's bytes */
 #define GPUIPC_MEET_LABEL "gpuipc meet"
+#define GPUIPC_MEET_PROBE_LABEL "gpuipc probe"
 #define GPUIPC_MEET_ANSWER_MS 5000
 #define GPUIPC_MEET_PENDING 16 /* connections that may wait for their answer at once */
 #define GPUIPC_MEET_PROBE_MS 200        /* a probe of a rank elsewhere (gpuipc_meet_ended) */
@@ -113,12 +120,21 @@ int gpuipc_meet_know_remote(gpuipc_meet *m, uint32_t rank, const char *tcp_name,
 /* Whether rank was made known as on another node. */
 int gpuipc_meet_remote(const gpuipc_meet *m, uint32_t rank);
 
+/* Whether rank, of another node, publishes an address this machine has
+ * too (not loopback), which cannot be dialled here. */
+int gpuipc_meet_remote_clash(const gpuipc_meet *m, uint32_t rank);
+
 /* Rank p's answer (GPUIPC_MEET_ANSWER_LEN bytes) to the challenge (of
  * GPUIPC_MEET_CHALLENGE_LEN bytes) of rank c's listener under the token
  * token_hex, for the tests and tools. Returns 0, -EINVAL (no token) or
  * -EPROTO (no challenge). */
 int gpuipc_meet_answer(const char *token_hex, const uint8_t *challenge, uint32_t p, uint32_t c,
                        uint8_t answer[GPUIPC_MEET_ANSWER_LEN]);
+
+/* The mark (GPUIPC_MEET_ANSWER_LEN bytes) a probe of rank c's listener
+ * sends under the token token_hex, for the tests. Returns 0, or -EINVAL. */
+int gpuipc_meet_probe_mark(const char *token_hex, uint32_t c,
+                           uint8_t mark[GPUIPC_MEET_ANSWER_LEN]);
 
 /* Rank (another one, on this node, in this PID namespace) is the process
  * pid that started at start (clock ticks after boot, core/proc.h; 0:
@@ -156,7 +172,8 @@ int gpuipc_meet_connect(gpuipc_meet *m, uint32_t peer, const char *name, const c
  * each stranger refused and counted, each rank's held for its pair. */
 void gpuipc_meet_sweep(gpuipc_meet *m);
 
-/* The connections m holds for later pairs, at most max of them into fds.
+/* The connections m holds for later pairs, and the TCP connections that
+ * have not answered their challenge yet, at most max of them into fds.
  * Returns how many there are. */
 size_t gpuipc_meet_held(const gpuipc_meet *m, int *fds, size_t max);
 

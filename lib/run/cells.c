@@ -439,12 +439,18 @@ typedef struct judged {
     const char *mech, *text;
     const gpuipc_cell_scenario *s; /* its cause, where a scenario's */
     char *key;                     /* what it is grouped by (malloc'd) */
+    uint64_t hash;                 /* of its status, mechanism and key */
     size_t group;                  /* the index of its group's first line */
+    size_t count;                  /* a group's first line: the lines of its group */
+    size_t next, last;             /* the group's next line + 1 (0: none); a group's
+                                    * first line: its last line */
+    int figures;                   /* a group's first line: their figures differ */
 } judged;
 
-/* text without the names of its pair's ranks and without digits: lines that
- * differ only by which pair, which node or which figure are alike. */
-static char *key_of(const char *text, const char *a, const char *b)
+/* text without the names of its pair's ranks, and without digits where
+ * digits is 0: lines that differ only by which pair, or by their figures
+ * (a count, a time, another rank's number), are alike. */
+static char *key_of(const char *text, const char *a, const char *b, int digits)
 {
     size_t la = a != NULL ? strlen(a) : 0, lb = b != NULL ? strlen(b) : 0, k = 0;
     char *key = malloc(strlen(text) + 1);
@@ -456,7 +462,7 @@ static char *key_of(const char *text, const char *a, const char *b)
             text += la;
         else if (lb > 0 && strncmp(text, b, lb) == 0)
             text += lb;
-        else if (*text >= '0' && *text <= '9')
+        else if (!digits && *text >= '0' && *text <= '9')
             text++;
         else
             key[k++] = *text++;
@@ -465,12 +471,36 @@ static char *key_of(const char *text, const char *a, const char *b)
     return key;
 }
 
-static int judged_add(judged *rows, size_t *n, uint32_t p, uint32_t c, int status,
-                      const char *mech, const char *text, const gpuipc_cell_scenario *s,
-                      const char *const *who)
+/* FNV-1a over n bytes, on from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-    judged *r = &rows[*n];
-    size_t i;
+    const unsigned char *b = p;
+
+    while (n-- > 0)
+        h = (h ^ *b++) * 1099511628211ull;
+    return h;
+}
+
+/* The lines so far, grouped by a table of nb buckets (a power of two, more
+ * than the lines): each bucket holds a group's first line + 1, 0 empty. */
+typedef struct judged_set {
+    judged *rows;
+    size_t n;
+    size_t *buckets, nb;
+} judged_set;
+
+static int same_kind(const judged *a, const judged *b)
+{
+    return a->hash == b->hash && a->status == b->status &&
+           (a->mech == NULL) == (b->mech == NULL) &&
+           (a->mech == NULL || strcmp(a->mech, b->mech) == 0) && strcmp(a->key, b->key) == 0;
+}
+
+static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const char *mech,
+                      const char *text, const gpuipc_cell_scenario *s, const char *const *who)
+{
+    judged *r = &js->rows[js->n];
+    size_t b;
 
     r->p = p;
     r->c = c;
@@ -478,68 +508,102 @@ static int judged_add(judged *rows, size_t *n, uint32_t p, uint32_t c, int statu
     r->mech = mech;
     r->text = text;
     r->s = s;
-    if ((r->key = key_of(text, who[p], who[c])) == NULL)
+    if ((r->key = key_of(text, who[p], who[c], 0)) == NULL)
         return -ENOMEM;
-    r->group = *n;
-    for (i = 0; i < *n; i++)
-        if (rows[i].group == i && rows[i].status == status &&
-            (rows[i].mech == NULL) == (mech == NULL) &&
-            (mech == NULL || strcmp(rows[i].mech, mech) == 0) &&
-            strcmp(rows[i].key, r->key) == 0) {
-            r->group = i;
+    r->hash = fnv(fnv(fnv(14695981039346656037ull, &status, sizeof(status)), mech ? mech : "",
+                      mech ? strlen(mech) + 1 : 0), r->key, strlen(r->key));
+    for (b = r->hash & (js->nb - 1); js->buckets[b] != 0; b = (b + 1) & (js->nb - 1))
+        if (same_kind(&js->rows[js->buckets[b] - 1], r))
             break;
+    if (js->buckets[b] == 0) {
+        js->buckets[b] = js->n + 1;
+        r->group = js->n;
+        r->count = 1;
+        r->last = js->n;
+    } else {
+        judged *first = &js->rows[js->buckets[b] - 1];
+        char *a = key_of(first->text, who[first->p], who[first->c], 1);
+        char *k = key_of(text, who[p], who[c], 1);
+
+        if (a == NULL || k == NULL) {
+            free(a);
+            free(k);
+            free(r->key);
+            return -ENOMEM;
         }
-    (*n)++;
+        r->group = js->buckets[b] - 1;
+        first->count++;
+        js->rows[first->last].next = js->n + 1;
+        first->last = js->n;
+        first->figures |= strcmp(a, k) != 0;
+        free(a);
+        free(k);
+    }
+    js->n++;
     return 0;
 }
 
-/* Adds label to the list in buf (used bytes so far in *used) unless it is
- * there already. */
+/* Adds label to the list in buf (len bytes, used of them so far in *used)
+ * unless it is there already; where it does not fit whole, the list ends
+ * with ", ..." instead. */
 static void covers_add(char *buf, size_t len, size_t *used, const char *label)
 {
     const char *at = buf;
     size_t l = strlen(label);
-    int n;
 
+    /* A label in the list: at its start or after ", ", and before "," or
+     * its end (not "0" inside "10"). */
     while ((at = strstr(at, label)) != NULL) {
-        if ((at == buf || at[-2] == ',') && (at[l] == ',' || at[l] == '\0'))
+        if ((at == buf || (at - buf >= 2 && at[-2] == ',' && at[-1] == ' ')) &&
+            (at[l] == ',' || at[l] == '\0'))
             return;
         at += l;
     }
-    if (*used >= len)
+    if (*used >= 5 && strcmp(buf + *used - 5, ", ...") == 0)
         return;
-    n = snprintf(buf + *used, len - *used, "%s%s", *used ? ", " : "", label);
-    *used += n > 0 ? (size_t)n : 0;
+    if (*used + 2 + l + 5 + 1 > len) {
+        if (*used + 5 + 1 <= len) {
+            memcpy(buf + *used, ", ...", 6);
+            *used += 5;
+        }
+        return;
+    }
+    if (*used > 0) {
+        memcpy(buf + *used, ", ", 2);
+        *used += 2;
+    }
+    memcpy(buf + *used, label, l + 1);
+    *used += l;
 }
 
 /* The second line of a group of more than one: the other pairs alike (8 at
  * most named), and the ranks, nodes and GPUs the whole group covers. */
-static void say_covers(FILE *out, const judged *rows, size_t n, size_t g, size_t count,
-                       const gpuipc_cells_where *where)
+static void say_covers(FILE *out, const judged *rows, size_t g, const gpuipc_cells_where *where)
 {
     char ranks[512] = "", nodes[512] = "", gpus[512] = "", label[32];
     size_t i, shown = 0, ur = 0, un = 0, ug = 0;
 
-    fprintf(out, "  and %zu more alike:", count - 1);
-    for (i = g; i < n; i++) {
-        if (rows[i].group != g)
-            continue;
-        if (i != g && shown < 8)
-            fprintf(out, "%s %u -> %u", shown++ ? "," : "", rows[i].p, rows[i].c);
-        snprintf(label, sizeof(label), "%u", rows[i].p);
+    fprintf(out, "  and %zu more alike%s:", rows[g].count - 1,
+            rows[g].figures ? " but for their figures" : "");
+    for (i = g + 1; i != 0; i = rows[i - 1].next) {
+        const judged *r = &rows[i - 1];
+
+        if (i - 1 != g && shown < 8)
+            fprintf(out, "%s %u -> %u", shown++ ? "," : "", r->p, r->c);
+        snprintf(label, sizeof(label), "%u", r->p);
         covers_add(ranks, sizeof(ranks), &ur, label);
-        snprintf(label, sizeof(label), "%u", rows[i].c);
+        snprintf(label, sizeof(label), "%u", r->c);
         covers_add(ranks, sizeof(ranks), &ur, label);
         if (where != NULL && where->node != NULL) {
-            covers_add(nodes, sizeof(nodes), &un, where->node[rows[i].p]);
-            covers_add(nodes, sizeof(nodes), &un, where->node[rows[i].c]);
+            covers_add(nodes, sizeof(nodes), &un, where->node[r->p]);
+            covers_add(nodes, sizeof(nodes), &un, where->node[r->c]);
         }
         if (where != NULL && where->gpu != NULL) {
-            covers_add(gpus, sizeof(gpus), &ug, where->gpu[rows[i].p]);
-            covers_add(gpus, sizeof(gpus), &ug, where->gpu[rows[i].c]);
+            covers_add(gpus, sizeof(gpus), &ug, where->gpu[r->p]);
+            covers_add(gpus, sizeof(gpus), &ug, where->gpu[r->c]);
         }
     }
-    fprintf(out, "%s; ranks %s%s%s%s%s\n", count - 1 > shown ? ", ..." : "", ranks,
+    fprintf(out, "%s; ranks %s%s%s%s%s\n", rows[g].count - 1 > shown ? ", ..." : "", ranks,
             nodes[0] ? "; nodes " : "", nodes, gpus[0] ? "; GPUs " : "", gpus);
 }
 
@@ -549,7 +613,8 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
 {
     const gpuipc_cell_scenario **causes;
     char line[2 * GPUIPC_CELL_TEXT_LEN + 32], (*whys)[GPUIPC_CELL_TEXT_LEN];
-    size_t ncauses = 0, nrows = 0, nscenarios = 0, i, k, count;
+    size_t ncauses = 0, nscenarios = 0, i, k, most;
+    judged_set js = {0};
     judged *rows;
     uint32_t p, c;
     int rc = 0;
@@ -559,10 +624,14 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
      * a line for each of them and each pair. */
     for (i = 0; i < (size_t)size * size; i++)
         nscenarios += cells[i].prod.n;
+    most = nscenarios + (size_t)size * size + 1;
     causes = calloc(nscenarios + 1, sizeof(*causes));
-    rows = calloc(nscenarios + (size_t)size * size + 1, sizeof(*rows));
+    rows = js.rows = calloc(most, sizeof(*rows));
     whys = calloc((size_t)size * size + 1, sizeof(*whys));
-    if (causes == NULL || rows == NULL || whys == NULL) {
+    for (js.nb = 16; js.nb < 2 * most; js.nb *= 2)
+        ;
+    js.buckets = calloc(js.nb, sizeof(*js.buckets));
+    if (causes == NULL || rows == NULL || whys == NULL || js.buckets == NULL) {
         rc = -ENOMEM;
         goto out;
     }
@@ -582,8 +651,8 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
             t->failed += v == GPUIPC_FAIL;
             t->skipped += v == GPUIPC_SKIP;
             if (why[0] != '\0') {
-                rc = judged_add(rows, &nrows, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP,
-                                NULL, why, NULL, who);
+                rc = judged_add(&js, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP, NULL,
+                                why, NULL, who);
                 if (v == GPUIPC_FAIL && t->first[0] == '\0')
                     snprintf(t->first, sizeof(t->first), "%u -> %u: %.*s", p, c,
                              GPUIPC_CELL_TEXT_LEN, why);
@@ -594,7 +663,7 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
 
                 if (s->status == GPUIPC_PASS)
                     continue;
-                rc = judged_add(rows, &nrows, p, c, s->status, s->mech, s->reason, s, who);
+                rc = judged_add(&js, p, c, s->status, s->mech, s->reason, s, who);
                 if (s->status != GPUIPC_SKIP && t->first[0] == '\0') {
                     snprintf(t->first, sizeof(t->first), "%u -> %u %s: %s", p, c, s->mech,
                              s->reason);
@@ -610,29 +679,28 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
         }
     /* Each kind of line once, with the pairs, ranks, nodes and GPUs it
      * covers: a rack's 5112 pairs failing alike are two lines. */
-    for (i = 0; i < nrows && rc == 0; i++) {
+    for (i = 0; i < js.n && rc == 0; i++) {
         const judged *r = &rows[i];
 
         if (r->group != i)
             continue;
-        for (k = i, count = 0; k < nrows; k++)
-            count += rows[k].group == i;
         if (r->mech == NULL)
             fprintf(out, "%s %u -> %u: %s\n", gpuipc_status_word(r->status), r->p, r->c,
                     r->text);
         else
             fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(r->status), r->p, r->c,
                     r->mech, r->text, r->s->what[0] ? " [cause below]" : "");
-        if (count > 1)
-            say_covers(out, rows, nrows, i, count, where);
+        if (r->count > 1)
+            say_covers(out, rows, i, where);
     }
     for (i = 0; i < ncauses && rc == 0; i++)
         fprintf(out, "  %s\n", gpuipc_cause_line_of(causes[i]->what, causes[i]->fix, line,
                                                     sizeof(line)));
 out:
-    for (i = 0; rows != NULL && i < nrows; i++)
+    for (i = 0; rows != NULL && i < js.n; i++)
         free(rows[i].key);
     free(rows);
+    free(js.buckets);
     free(whys);
     free(causes);
     return rc;

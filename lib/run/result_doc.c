@@ -801,7 +801,9 @@ static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpu
             gpuipc_json_int(&j, "consumer", c);
             gpuipc_json_string(&j, "verdict", gpuipc_exit_word(v));
             gpuipc_json_string(&j, "reason", why[0] ? why : NULL);
-            gpuipc_json_string(&j, "transport", transport_of(&d->ranks[p], &d->ranks[c]));
+            gpuipc_json_string(&j, "transport", cell->prod.met || cell->cons.met
+                                                    ? transport_of(&d->ranks[p], &d->ranks[c])
+                                                    : NULL);
             gpuipc_json_array(&j, "scenarios");
             for (i = 0; cell->prod.have && i < cell->prod.n; i++) {
                 const gpuipc_cell_scenario *s = &cell->prod.s[i];

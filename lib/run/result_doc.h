@@ -101,7 +101,8 @@ typedef struct gpuipc_ranks_doc_rank {
     /* Its node (the lowest rank in its boot; -1: its boot id unknown) and
      * its group (the lowest rank on its node in its namespaces): a pair
      * within a group meets over a Unix socket, one between nodes over TCP,
-     * and any other not at all (its "transport" null). */
+     * and any other not at all (a pair's "transport" is null where it did
+     * not meet, or could not). */
     int node, group;
 } gpuipc_ranks_doc_rank;
 

@@ -118,6 +118,16 @@ static void addr_only(const struct sockaddr *sa, char *buf, size_t len)
         snprintf(buf, len, "?");
 }
 
+/* Whether c lies within loopback (127.0.0.0/8 or ::1/128): only such a CIDR
+ * chooses a loopback address (0.0.0.0/0 does not). */
+static int cidr_loopback(const cidr *c)
+{
+    static const uint8_t v6_loop[16] = {[15] = 1};
+
+    return c->family == AF_INET ? c->bits >= 8 && c->bytes[0] == 127
+                                : c->bits == 128 && memcmp(c->bytes, v6_loop, 16) == 0;
+}
+
 /* What an interface's address must be to be chosen. */
 enum { BY_NAME, BY_CIDR, BY_ANY };
 
@@ -137,7 +147,7 @@ static const struct ifaddrs *first_match(const struct ifaddrs *ifs, int by, cons
                 !(i->ifa_flags & IFF_UP) || is_link_local(sa))
                 continue;
             if ((by == BY_NAME && strcmp(i->ifa_name, name) == 0) ||
-                (by == BY_CIDR && in_cidr(sa, c)) ||
+                (by == BY_CIDR && in_cidr(sa, c) && (!is_loopback(sa) || cidr_loopback(c))) ||
                 (by == BY_ANY && !is_loopback(sa) && !(i->ifa_flags & IFF_LOOPBACK)))
                 return i;
         }
@@ -155,6 +165,18 @@ static int is_mine(const struct ifaddrs *ifs, const struct sockaddr *sa)
             (i->ifa_flags & IFF_UP) && memcmp(bytes_of(i->ifa_addr), bytes_of(sa), n) == 0)
             return 1;
     return 0;
+}
+
+int gpuipc_tcp_is_mine(const gpuipc_tcp_addr *a)
+{
+    struct ifaddrs *ifs = NULL;
+    int mine;
+
+    if (is_loopback((const struct sockaddr *)&a->ss) || getifaddrs(&ifs) < 0)
+        return 0;
+    mine = is_mine(ifs, (const struct sockaddr *)&a->ss);
+    freeifaddrs(ifs);
+    return mine;
 }
 
 /* The first address host resolves to that is this machine's, up, and
@@ -349,17 +371,20 @@ static void no_delay(int fd)
 int gpuipc_tcp_listen(gpuipc_tcp_addr *a, gpuipc_err *err)
 {
     char text[GPUIPC_TCP_TEXT_LEN];
+    const char *call;
     int fd, e;
 
     gpuipc_tcp_text(a, text, sizeof(text));
     fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return gpuipc_err_sys(err, "socket", errno, "socket(TCP): %s", strerror(errno));
-    if (bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 || listen(fd, 128) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a->ss, &a->len) < 0) {
+    call = bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ? "bind"
+           : listen(fd, 128) < 0 ? "listen"
+           : getsockname(fd, (struct sockaddr *)&a->ss, &a->len) < 0 ? "getsockname" : NULL;
+    if (call != NULL) {
         e = errno;
         close(fd);
-        return gpuipc_err_sys(err, "bind", e, "listening on %s: %s", text, strerror(e));
+        return gpuipc_err_sys(err, call, e, "listening on %s: %s: %s", text, call, strerror(e));
     }
     return fd;
 }
@@ -443,8 +468,10 @@ int gpuipc_tcp_connect(const gpuipc_tcp_addr *a, uint64_t deadline_ns, gpuipc_er
             break;
         }
     }
-    if ((e = -settle(fd)) != 0)
-        goto fail;
+    if ((e = -settle(fd)) != 0) {
+        close(fd);
+        return gpuipc_err_sys(err, "fcntl", e, "connect to %s: fcntl: %s", text, strerror(e));
+    }
     return fd;
 fail:
     close(fd);

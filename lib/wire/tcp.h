@@ -5,12 +5,14 @@
  *
  * The address: where net names an interface ("ib0", "eth0") or a CIDR
  * ("10.1.0.0/16", "fd00::/8"), the first address that is up and matches
- * (IPv4 before IPv6, a link-local IPv6 address never, since another node
- * would need its scope); else the first address the host name resolves to
- * that is not loopback; else, where it resolves to loopback alone (Debian
- * maps it to 127.0.1.1), the first address of an interface that is up and
- * is neither loopback nor link-local. A loopback address is taken only
- * where net names it: another node that dialled it would reach itself. */
+ * (IPv4 before IPv6; a link-local one never, fe80::/10 or 169.254.0.0/16,
+ * since another node would need its scope or could not route it); else the
+ * first address the host name resolves to that is this machine's and not
+ * loopback; else, where it resolves to loopback alone (Debian maps it to
+ * 127.0.1.1), the first address of an interface that is up and is neither
+ * loopback nor link-local. A loopback address is taken only where net names
+ * it (the interface "lo", or a CIDR within loopback): another node that
+ * dialled it would reach itself. */
 #ifndef GPUIPC_WIRE_TCP_H
 #define GPUIPC_WIRE_TCP_H
 
@@ -34,6 +36,10 @@ typedef struct gpuipc_tcp_addr {
  * interface's name nor a CIDR) or -ENOENT (nothing matches), with err. */
 int gpuipc_tcp_choose(const char *net, gpuipc_tcp_addr *a, char *how, size_t hlen,
                       gpuipc_err *err);
+
+/* Whether a is an address of an interface of this machine that is up
+ * (loopback never counts). Returns 1 or 0. */
+int gpuipc_tcp_is_mine(const gpuipc_tcp_addr *a);
 
 /* Whether net is an interface's name or a CIDR, as gpuipc_tcp_choose takes
  * it (without looking for it). Returns 0, or -EINVAL with err. */

@@ -150,14 +150,20 @@ void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r)
     unlock_marks(rr);
 }
 
-/* Whether rank r is known to be gone: seen so in a pair, or, on this node,
- * its process ended now (its pidfd). */
+/* Whether rank r is known to be gone: seen so in a pair, or its process
+ * ended now (on this node its pidfd; elsewhere its TCP listener, which a
+ * probe may take up to GPUIPC_MEET_PROBE_MS to ask: not under the lock). */
 int gpuipc_ranks_is_gone(ranks_run *rr, uint32_t r)
 {
     int gone;
 
     lock_marks(rr);
-    if (!rr->gone[r] && gpuipc_meet_ended(rr->meet, r))
+    gone = rr->gone[r];
+    unlock_marks(rr);
+    if (!gone)
+        gone = gpuipc_meet_ended(rr->meet, r);
+    lock_marks(rr);
+    if (gone)
         rr->gone[r] = 1;
     if (rr->gone[r])
         gpuipc_launch_forget(rr->l, r);

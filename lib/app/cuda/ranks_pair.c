@@ -75,7 +75,13 @@ static int tcp_both(ranks_run *rr, uint32_t peer, gpuipc_cell_side *side)
         side->code = GPUIPC_SKIP;
         return 0;
     }
-    if (gpuipc_meet_tcp_name(rr->meet)[0] == '\0')
+    if (gpuipc_meet_remote_clash(rr->meet, peer))
+        snprintf(side->note, sizeof(side->note), "%.100s, on another node, publishes %.64s, "
+                 "an address of this machine too (a NAT or bridge address every node has): "
+                 "it cannot be dialled here; choose the network the nodes share with "
+                 "--ranks-net or GPUIPC_RANKS_NET", gpuipc_ranks_who(rr, peer),
+                 gpuipc_job_card_of(rr->job, peer)->tcp);
+    else if (gpuipc_meet_tcp_name(rr->meet)[0] == '\0')
         snprintf(side->note, sizeof(side->note), "%.100s, on another node, cannot be met: "
                  "this rank has no TCP listener (%.200s)", gpuipc_ranks_who(rr, peer),
                  rr->tcp_why[0] ? rr->tcp_why : "none was opened");

@@ -243,12 +243,14 @@ static int ask(ranks_run *rr, uint32_t r, const char *key, char *buf, size_t len
     for (;;) {
         uint64_t t = gpuipc_clock_ns(), left = until > t ? until - t : 0;
 
-        if (gpuipc_ranks_is_gone(rr, r))
-            return gpuipc_err_set(err, -ESRCH, "%s is gone (its process has ended)",
-                                  gpuipc_ranks_who(rr, r));
+        /* The time first: asking whether a rank elsewhere runs may take a
+         * probe's time, which is not spent past the gathering's end. */
         if (left == 0)
             return gpuipc_err_set(err, -ENOENT, "nothing came from %s before the verdict's "
                                   "time to gather ended", gpuipc_ranks_who(rr, r));
+        if (gpuipc_ranks_is_gone(rr, r))
+            return gpuipc_err_set(err, -ESRCH, "%s is gone (its process has ended)",
+                                  gpuipc_ranks_who(rr, r));
         rc = gpuipc_launch_get_within(rr->l, r, key, buf, len, left < ASK_NS ? left : ASK_NS,
                                       err);
         if (rc != -ENOENT || gpuipc_stop_signal() != 0 || gpuipc_clock_ns() >= until)
@@ -264,8 +266,9 @@ static int ask(ranks_run *rr, uint32_t r, const char *key, char *buf, size_t len
 }
 
 /* The lowest living rank, its verdict given: stays until every other rank
- * of this node has left (its process ended), at most --timeout, so that
- * none of them finds it gone and takes it for dead before its verdict. */
+ * has left (its process ended: on this node its pidfd says so, elsewhere
+ * its TCP listener refuses a probe), at most --timeout, so that none of
+ * them finds it gone and takes it for dead before its verdict. */
 static void linger(ranks_run *rr)
 {
     uint64_t deadline = gpuipc_clock_deadline(rr->o->timeout_ns);
@@ -279,7 +282,8 @@ static void linger(ranks_run *rr)
 
             gpuipc_ranks_marks(rr, r, &gone, &stuck);
             if (r != rr->rank && !gone &&
-                gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE &&
+                (gpuipc_job_where_is(rr->job, r, why, sizeof(why)) == GPUIPC_JOB_SAME_NODE ||
+                 gpuipc_meet_remote(rr->meet, r)) &&
                 !gpuipc_meet_ended(rr->meet, r))
                 break;
         }
@@ -289,8 +293,6 @@ static void linger(ranks_run *rr)
     }
 }
 
-/* The lowest living rank: every rank's records, each pair's verdict, the
- * words and the files. Returns the run's status. */
 /* Each rank's node and GPU in words, for the judgement's lines: its host
  * name (with its boot id's last digits where two boots share one: a test's
  * faked nodes) and its GPU's ordinal there. Returns the block that holds
@@ -334,6 +336,8 @@ static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
     return block;
 }
 
+/* The lowest living rank: every rank's records, each pair's verdict, the
+ * words and the files. Returns the run's status. */
 static int judge(ranks_run *rr, const char *own, const char *own_refused)
 {
     gpuipc_cell *cells = calloc((size_t)rr->size * rr->size, sizeof(*cells));
