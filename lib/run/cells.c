@@ -663,6 +663,10 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
 
                 if (s->status == GPUIPC_PASS)
                     continue;
+                /* Said once already, as the plan's (where->left_out). */
+                if (s->status == GPUIPC_SKIP && s->side == 0 && where != NULL &&
+                    where->left_out != NULL && where->left_out(p, c, where->arg))
+                    continue;
                 rc = judged_add(&js, p, c, s->status, s->mech, s->reason, s, who);
                 if (s->status != GPUIPC_SKIP && t->first[0] == '\0') {
                     snprintf(t->first, sizeof(t->first), "%u -> %u %s: %s", p, c, s->mech,

@@ -150,6 +150,39 @@ static int know_ranks(ranks_run *rr)
     return 0;
 }
 
+/* Rank 0's one line of what the plan leaves out across nodes: the
+ * mechanisms that do not cross nodes (they hand over an FD, or need the
+ * peer's pid) are not run between ranks of two nodes. Said here once; the
+ * judgement does not say each such pair again. */
+static void say_left_out(ranks_run *rr)
+{
+    uint64_t apart = 0;
+    uint32_t p, q;
+    size_t i, n = 0;
+    char count[32] = "";
+
+    /* Rank 0 sees a rank elsewhere wherever two ranks are apart. */
+    for (p = 0; p < rr->size && !gpuipc_meet_remote(rr->meet, p); p++)
+        ;
+    for (i = 0; i < rr->s->nsel; i++)
+        n += !rr->s->sel[i]->cross_node;
+    if (p == rr->size || n == 0)
+        return;
+    /* (The count is quadratic: not beyond 4096 ranks.) */
+    for (p = 0; p < rr->size && rr->size <= 4096; p++)
+        for (q = 0; q < rr->size; q++)
+            apart += p != q && gpuipc_ranks_apart(p, q, rr);
+    if (apart > 0)
+        snprintf(count, sizeof(count), "%llu ", (unsigned long long)apart);
+    printf("ranks: across nodes only what crosses nodes runs (fabric); left out of the %s"
+           "ordered pairs across nodes, as they share memory within one node (by an FD or a "
+           "pid):", count);
+    for (i = 0, n = 0; i < rr->s->nsel; i++)
+        if (!rr->s->sel[i]->cross_node)
+            printf("%s%s", n++ ? ", " : " ", rr->s->sel[i]->name);
+    printf("\n");
+}
+
 int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
                      const gpuipc_inject *inject, uint64_t t0)
 {
@@ -268,6 +301,7 @@ int gpuipc_app_ranks(const gpuipc_options *o, const gpuipc_app_selection *s_in,
         for (i = 0; i < s.nsel; i++)
             printf("%s%s", i ? ", " : " ", s.sel[i]->name);
         printf("\n");
+        say_left_out(&rr);
         fflush(stdout);
     }
     if (rr.size < 2) {

@@ -141,6 +141,15 @@ static void unlock_marks(ranks_run *rr)
         pthread_mutex_unlock(&rr->marks);
 }
 
+int gpuipc_ranks_apart(uint32_t p, uint32_t q, void *arg)
+{
+    const ranks_run *rr = arg;
+    char why[8];
+
+    return gpuipc_job_where(gpuipc_job_card_of(rr->job, p), gpuipc_job_card_of(rr->job, q), why,
+                            sizeof(why)) == GPUIPC_JOB_OTHER_NODE;
+}
+
 /* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */
 void gpuipc_ranks_mark_gone(ranks_run *rr, uint32_t r)
 {

@@ -128,6 +128,10 @@ void gpuipc_ranks_say_result(const ranks_run *rr, const char *fmt, ...)
 /* The name of rank r for messages ("rank 2 (node1, GPU 0)"), owned by rr. */
 const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r);
 
+/* Whether ranks p and q are on different nodes (another boot id, by their
+ * cards), arg the ranks_run: as gpuipc_cells_where's left_out. */
+int gpuipc_ranks_apart(uint32_t p, uint32_t q, void *arg);
+
 /* Publishes this rank's GPU and options digest (refused: rank 0 refused its
  * --json) and reads every rank's after a fence. Returns 0; GPUIPC_USAGE
  * where a rank's options differ from rank 0's or rank 0 refused its own

@@ -333,6 +333,8 @@ static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
     }
     where->node = node;
     where->gpu = gpu;
+    where->left_out = gpuipc_ranks_apart;
+    where->arg = (void *)rr;
     return block;
 }
 
