@@ -226,6 +226,38 @@ START_TEST(test_causes_acs_is_read_from_the_configuration_space)
 }
 END_TEST
 
+/* The IMEX channels a process may open, read under the hook: channel0 and
+ * channel5, and channel70 (beyond the mask: said as one of 64 or more);
+ * names that are not "channel<N>" passed over; no directory: ENOENT and
+ * none. */
+START_TEST(test_causes_the_imex_channels_a_process_may_open)
+{
+    char env[128], text[64];
+    gpuipc_facts f;
+
+    make_root();
+    snprintf(env, sizeof(env), "%s/fake", root);
+    setenv("GPUIPC_TEST_SYSROOT", env, 1);
+    gpuipc_facts_gather(&f);
+    ck_assert_uint_eq(f.imex_errno, ENOENT);
+    ck_assert_uint_eq(f.imex_channels, 0);
+    ck_assert_str_eq(gpuipc_facts_imex_text(&f, text, sizeof(text)), "none");
+    put_text("fake/dev/nvidia-caps-imex-channels/channel0", "");
+    put_text("fake/dev/nvidia-caps-imex-channels/channel5", "");
+    put_text("fake/dev/nvidia-caps-imex-channels/channel70", "");
+    put_text("fake/dev/nvidia-caps-imex-channels/channel05", "");
+    put_text("fake/dev/nvidia-caps-imex-channels/channelx", "");
+    put_text("fake/dev/nvidia-caps-imex-channels/other3", "");
+    gpuipc_facts_gather(&f);
+    ck_assert_uint_eq(f.imex_errno, 0);
+    ck_assert_uint_eq(f.imex_channels, (1ull << 0) | (1ull << 5));
+    ck_assert(f.flags & GPUIPC_FACT_IMEX_MORE);
+    ck_assert_str_eq(gpuipc_facts_imex_text(&f, text, sizeof(text)), "0, 5, one of 64 or more");
+    unsetenv("GPUIPC_TEST_SYSROOT");
+    remove_root();
+}
+END_TEST
+
 /* A GPU behind two bridges, the upper one with ACS redirect on, in an
  * IOMMU group that translates; then the same path with ACS off and the
  * IOMMU in passthrough. */
@@ -343,6 +375,7 @@ Suite *causes_suite(void)
     tcase_add_test(tc, test_causes_the_environment_is_recorded_and_named);
     tcase_add_test(tc, test_causes_acs_is_read_from_the_configuration_space);
     tcase_add_test(tc, test_causes_the_pcie_path_names_acs_and_the_iommu);
+    tcase_add_test(tc, test_causes_the_imex_channels_a_process_may_open);
     tcase_add_test(tc, test_causes_a_pair_names_only_the_bridges_between_them);
     suite_add_tcase(s, tc);
     return s;

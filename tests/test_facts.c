@@ -83,6 +83,7 @@ static void base_facts(gpuipc_facts *p, gpuipc_facts *k)
     p->shm_dev = 27;
     p->shm_size = p->shm_avail = 64ull << 30;
     memset(p->boot_id, 0x5a, sizeof(p->boot_id));
+    p->imex_channels = 1; /* channel 0 */
     *k = *p;
     k->pid = 101;
 }
@@ -92,7 +93,8 @@ enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 1
        MIG_ON = 1024, CC_ON = 2048, MIN_GBPS = 4096, SHM_SMALL = 1 << 13, SHM_RO = 1 << 14,
        SHM_ABSENT = 1 << 15, SHM_OTHER = 1 << 16, CTL_EPERM = 1 << 17, CTL_EACCES = 1 << 18,
        SELINUX = 1 << 19, SLURM = 1 << 20, K8S = 1 << 21, FABRIC_NVML = 1 << 22,
-       PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24, NVLINK_UNCLAIMED = 1 << 25 };
+       PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24, NVLINK_UNCLAIMED = 1 << 25,
+       OTHER_BOOT = 1 << 26, NO_IMEX = 1 << 27, OTHER_CHANNEL = 1 << 28 };
 
 /* What failed, as data: the side, the step, the call, its errno or
  * CUresult. The reason's text is never the rules' business: every case's is
@@ -139,6 +141,25 @@ static const struct {
      "cause: the consumer does not see the producer's GPU"},
     {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemCreate", 0, 800}, 0, 0,
      "cause: no IMEX channel that this process can open"},
+    /* FABRIC and the NVLink domain (issue 40): the channels of each side,
+     * across nodes (another boot id) or not. */
+    {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 800}, 0, NO_IMEX,
+     "cause: the producer may open no IMEX channel (/dev/nvidia-caps-imex-channels does not "
+     "exist)"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,
+     OTHER_BOOT, "cause: a FABRIC handle of another node was refused as an invalid handle"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,
+     0, NULL},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,
+     OTHER_BOOT | OTHER_CHANNEL, "cause: the producer may open IMEX channel 0 and the consumer "
+     "5: no channel in common"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemSetAccess", 0, 1}, 0, OTHER_BOOT,
+     "cause: mapping a FABRIC handle of another node was refused (CUDA_ERROR_INVALID_VALUE): "
+     "there is no multi-node NVLink between the two nodes"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemSetAccess", 0, 801}, 0, OTHER_BOOT,
+     "cause: mapping a FABRIC handle of another node is not supported (CUDA_ERROR_NOT_SUPPORTED): "
+     "two IMEX domains inside one NVLink clique"},
+    {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemSetAccess", 0, 1}, 0, OTHER_BOOT, NULL},
     {"vmm-offset", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemMap", 0, 801}, 0, 0,
      "cause: this driver maps only whole imported allocations"},
     {"vmm-compressible", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 801}, 0, 0,
@@ -265,6 +286,10 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         k.ns[GPUIPC_NS_USER]++;
     if (ch & NO_PTRACE_CAP)
         k.cap_eff &= ~(1ull << GPUIPC_CAP_SYS_PTRACE);
+    if (ch & OTHER_BOOT)
+        k.boot_id[0] ^= 1;
+    if (ch & OTHER_CHANNEL)
+        k.imex_channels = 1ull << 5;
     {
         gpuipc_facts *failed = diag_cases[_i].f.side == CONSUMER_SIDE ? &k : &p;
 
@@ -284,6 +309,10 @@ START_TEST(test_facts_diagnose_names_the_boundary)
             failed->uvm_errno = EPERM;
         if (ch & SELINUX)
             failed->flags |= GPUIPC_FACT_SELINUX;
+        if (ch & NO_IMEX) {
+            failed->imex_channels = 0;
+            failed->imex_errno = ENOENT;
+        }
     }
     if (ch & SHM_OTHER)
         k.shm_dev = 28;

@@ -369,7 +369,7 @@ START_TEST(test_program_version)
     spawn(args, NULL, 10);
     ck_assert(th_exited(&run, 0));
     OUT_HAS("gpuipc_test 0.2.0 (commit ");
-    OUT_HAS(", protocol 13, the CUDA driver API as of ");
+    OUT_HAS(", protocol 14, the CUDA driver API as of ");
 }
 END_TEST
 

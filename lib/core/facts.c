@@ -3,6 +3,7 @@
  * uname, getrlimit and the environment. */
 #include "core/facts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -175,6 +176,60 @@ static uint32_t open_errno(const char *dev)
     return 0;
 }
 
+/* The IMEX channels this process may open, into f (GPUIPC_FACTS_IMEX_DIR,
+ * each "channel<N>" with N in decimal). */
+static void gather_imex(gpuipc_facts *f)
+{
+    char buf[512], path[800];
+    const char *dir = gpuipc_facts_path(GPUIPC_FACTS_IMEX_DIR, buf, sizeof(buf));
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    if (d == NULL) {
+        f->imex_errno = (uint32_t)errno;
+        return;
+    }
+    while ((e = readdir(d)) != NULL) {
+        const char *p = e->d_name + 7;
+        unsigned long n = 0;
+        int fd;
+
+        if (strncmp(e->d_name, "channel", 7) != 0 || *p < '0' || *p > '9' ||
+            (*p == '0' && p[1] != '\0'))
+            continue;
+        for (; *p >= '0' && *p <= '9' && n < 1000000; p++)
+            n = n * 10 + (unsigned long)(*p - '0');
+        if (*p != '\0')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+            continue;
+        close(fd);
+        if (n < 64)
+            f->imex_channels |= 1ull << n;
+        else
+            f->flags |= GPUIPC_FACT_IMEX_MORE;
+    }
+    closedir(d);
+}
+
+char *gpuipc_facts_imex_text(const gpuipc_facts *f, char *buf, size_t len)
+{
+    size_t used = 0;
+    int n;
+
+    buf[0] = '\0';
+    for (n = 0; n < 64 && used < len; n++)
+        if (f->imex_channels & (1ull << n))
+            used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? ", " : "", n);
+    if ((f->flags & GPUIPC_FACT_IMEX_MORE) && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "%sone of 64 or more",
+                                 used ? ", " : "");
+    if (used == 0)
+        snprintf(buf, len, "none");
+    return buf;
+}
+
 static int exists(const char *path)
 {
     char buf[512];
@@ -236,6 +291,7 @@ void gpuipc_facts_gather(gpuipc_facts *f)
     gather_shm(f);
     f->ctl_errno = open_errno("/dev/nvidiactl");
     f->uvm_errno = open_errno("/dev/nvidia-uvm");
+    gather_imex(f);
     gather_platform(f);
     if (!read_line("/proc/sys/kernel/random/boot_id", line, sizeof(line)) ||
         parse_boot_id(line, f->boot_id) < 0)

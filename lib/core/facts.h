@@ -30,7 +30,10 @@
 #define GPUIPC_FACT_SLURM 0x10u        /* started by Slurm (SLURM_JOB_ID) */
 #define GPUIPC_FACT_KUBERNETES 0x20u   /* in a Kubernetes pod (KUBERNETES_SERVICE_HOST) */
 #define GPUIPC_FACT_CONTAINER 0x40u    /* in a container (/.dockerenv, /run/.containerenv) */
-#define GPUIPC_FACT_FLAGS_ALL 0x7fu
+#define GPUIPC_FACT_IMEX_MORE 0x80u    /* an IMEX channel numbered 64 or more opened (not in
+                                        * imex_channels) */
+#define GPUIPC_FACT_FLAGS_ALL 0xffu
+#define GPUIPC_FACTS_IMEX_DIR "/dev/nvidia-caps-imex-channels"
 
 /* The environment settings that change what NCCL, PyTorch and CUDA
  * applications do on this node (recorded, never acted on). */
@@ -68,7 +71,18 @@ typedef struct gpuipc_facts {
     uint32_t ctl_errno;
     uint32_t uvm_errno;
     uint8_t boot_id[GPUIPC_FACTS_BOOT_ID_LEN]; /* /proc/sys/kernel/random/boot_id; 0s unknown */
+    /* The IMEX channels (GPUIPC_FACTS_IMEX_DIR/channelN) this process may
+     * open (open(O_RDONLY), closed at once): bit N for channel N < 64; and
+     * the errno of opening their directory (0 where it was read, ENOENT
+     * where there is none). A FABRIC allocation needs one; Slurm's
+     * switch/nvidia_imex gives each job its own N. */
+    uint64_t imex_channels;
+    uint32_t imex_errno;
 } gpuipc_facts;
+
+/* The IMEX channels in f as text, "0", "0, 5" or "none", into buf. Returns
+ * buf. */
+char *gpuipc_facts_imex_text(const gpuipc_facts *f, char *buf, size_t len);
 
 /* Gathers this process's facts into f; what cannot be read is left unknown
  * (0 for a namespace, GPUIPC_FACTS_UNKNOWN for a 32-bit fact). */

@@ -118,6 +118,7 @@ static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
 {
     static const uint8_t zero[GPUIPC_FACTS_BOOT_ID_LEN];
     char boot[2 * GPUIPC_FACTS_BOOT_ID_LEN + 8];
+    int n;
 
     gpuipc_json_object(j, "shm");
     gpuipc_json_bool(j, "present", !(f->flags & GPUIPC_FACT_SHM_ABSENT));
@@ -129,6 +130,15 @@ static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
     gpuipc_json_object(j, "device_files");
     json_open(j, "nvidiactl", f->ctl_errno);
     json_open(j, "nvidia_uvm", f->uvm_errno);
+    gpuipc_json_end(j, '}');
+    gpuipc_json_object(j, "imex");
+    json_open(j, "directory", f->imex_errno);
+    gpuipc_json_array(j, "channels");
+    for (n = 0; n < 64; n++)
+        if (f->imex_channels & (1ull << n))
+            gpuipc_json_int(j, NULL, n);
+    gpuipc_json_end(j, ']');
+    gpuipc_json_bool(j, "more", (f->flags & GPUIPC_FACT_IMEX_MORE) != 0);
     gpuipc_json_end(j, '}');
     gpuipc_json_bool(j, "wsl", (f->flags & GPUIPC_FACT_WSL) != 0);
     gpuipc_json_bool(j, "selinux_enforcing", (f->flags & GPUIPC_FACT_SELINUX) != 0);

@@ -399,6 +399,80 @@ static int slow_link(const gpuipc_diag_case *c, gpuipc_cause *out)
     return 1;
 }
 
+/* Whether the two sides are in other boots (other nodes): 1; in one: 0;
+ * -1 where a side's facts or boot id are not known. */
+static int across_nodes(const gpuipc_diag_case *c)
+{
+    int same;
+
+    if (c->producer == NULL || c->consumer == NULL)
+        return -1;
+    same = gpuipc_facts_same_boot(c->producer, c->consumer);
+    return same < 0 ? -1 : !same;
+}
+
+/* FABRIC and the NVLink domain, as users of multi-node NVLink racks meet
+ * them (docs/troubleshooting.md): a side with no IMEX channel it may open;
+ * between two nodes, two sides without a channel in common, an import
+ * refused as an invalid handle (not one IMEX domain), a mapping refused
+ * (no multi-node NVLink between them, or two IMEX domains in one clique). */
+static int fabric_domain(const gpuipc_diag_case *c, gpuipc_cause *out)
+{
+    const gpuipc_facts *f, *p = c->producer, *k = c->consumer;
+    const char *who;
+    char a[64], b[64];
+
+    if (c->mech == NULL || strcmp(c->mech, "fabric") != 0 || c->failure == NULL)
+        return 0;
+    f = failed_side(c, &who);
+    if (call_is(c, "cuMemCreate") && cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED) && f != NULL &&
+        f->imex_channels == 0 && !(f->flags & GPUIPC_FACT_IMEX_MORE)) {
+        gpuipc_cause_what(out, "the %s may open no IMEX channel (%s %s), and a FABRIC "
+                          "allocation needs one", who, GPUIPC_FACTS_IMEX_DIR,
+                          f->imex_errno == ENOENT ? "does not exist"
+                          : f->imex_errno ? "cannot be read" : "holds none it may open");
+        gpuipc_cause_fix(out, "start nvidia-imex on every node of the NVLink domain and give "
+                         "each process the job's channel (Slurm's switch/nvidia_imex, the "
+                         "NVIDIA DRA driver's ComputeDomain, or NVreg_CreateImexChannel0=1 on "
+                         "one node); on one node without IMEX, use vmm");
+        return 1;
+    }
+    if (across_nodes(c) != 1)
+        return 0;
+    if (c->failure->step >= GPUIPC_STEP_IMPORT && p->imex_channels != 0 &&
+        k->imex_channels != 0 && (p->imex_channels & k->imex_channels) == 0) {
+        gpuipc_cause_what(out, "the producer may open IMEX channel %s and the consumer %s: "
+                          "no channel in common, so the handle one exports is not the other's "
+                          "to import", gpuipc_facts_imex_text(p, a, sizeof(a)),
+                          gpuipc_facts_imex_text(k, b, sizeof(b)));
+        gpuipc_cause_fix(out, "give every rank of the job the same channel (one job under "
+                         "Slurm's switch/nvidia_imex, one ComputeDomain)");
+        return 1;
+    }
+    if (call_is(c, "cuMemImportFromShareableHandle") && cu_is(c, GPUIPC_DIAG_CU_INVALID_HANDLE))
+        return gpuipc_cause_set(out, "a FABRIC handle of another node was refused as an "
+                                "invalid handle: the two nodes are not in one IMEX domain, or "
+                                "their IMEX daemons' lists of nodes differ",
+                                "list every node of the domain in /etc/nvidia-imex/"
+                                "nodes_config.cfg on each node, restart nvidia-imex on all of "
+                                "them, and check nvidia-imex-ctl -q (READY) and -N");
+    if (call_is(c, "cuMemSetAccess") && cu_is(c, GPUIPC_DIAG_CU_INVALID_VALUE))
+        return gpuipc_cause_set(out, "mapping a FABRIC handle of another node was refused "
+                                "(CUDA_ERROR_INVALID_VALUE): there is no multi-node NVLink "
+                                "between the two nodes (the kernel log then shows "
+                                "NV_ERR_OBJECT_NOT_FOUND from fabric_vaspace.c)",
+                                "share FABRIC memory across nodes only within one NVLink "
+                                "domain (the GPUs' fabric cluster UUID and clique: gpuipc_test "
+                                "--list); between others, use the network");
+    if (call_is(c, "cuMemSetAccess") && cu_is(c, GPUIPC_DIAG_CU_NOT_SUPPORTED))
+        return gpuipc_cause_set(out, "mapping a FABRIC handle of another node is not "
+                                "supported (CUDA_ERROR_NOT_SUPPORTED): two IMEX domains inside "
+                                "one NVLink clique",
+                                "make one IMEX domain of the clique: the same nodes_config.cfg "
+                                "on all its nodes, or one ComputeDomain");
+    return 0;
+}
+
 /* What this driver or machine does not offer, by design: skips. */
 static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
@@ -427,8 +501,8 @@ static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 int gpuipc_diagnose(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
     static int (*const rules[])(const gpuipc_diag_case *, gpuipc_cause *) = {
-        fetched_fd, legacy_same_pid, device_files, not_ready, nofile, shm, visibility,
-        slow_link, gpu_mode, peer_lied, not_offered};
+        fetched_fd, legacy_same_pid, device_files, not_ready, fabric_domain, nofile, shm,
+        visibility, slow_link, gpu_mode, peer_lied, not_offered};
     size_t i;
 
     gpuipc_cause_clear(out);

@@ -345,6 +345,8 @@ static int get_facts(cursor *c, gpuipc_facts *f, uint32_t pid, gpuipc_err *err)
     f->ctl_errno = get_u32(c);
     f->uvm_errno = get_u32(c);
     get_bytes(c, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
+    f->imex_channels = get_u64(c);
+    f->imex_errno = get_u32(c);
     if (f->flags & ~GPUIPC_FACT_FLAGS_ALL)
         return gpuipc_err_set(err, -EPROTO, "facts: unknown flags 0x%x", f->flags);
     if (f->shm_avail > f->shm_size)
@@ -352,7 +354,8 @@ static int get_facts(cursor *c, gpuipc_facts *f, uint32_t pid, gpuipc_err *err)
                               (unsigned long long)f->shm_avail,
                               (unsigned long long)f->shm_size);
     if ((rc = check_fact("nvidiactl errno", f->ctl_errno, 4095, err)) < 0 ||
-        (rc = check_fact("nvidia-uvm errno", f->uvm_errno, 4095, err)) < 0)
+        (rc = check_fact("nvidia-uvm errno", f->uvm_errno, 4095, err)) < 0 ||
+        (rc = check_fact("IMEX channels' errno", f->imex_errno, 4095, err)) < 0)
         return rc;
     if ((rc = check_fact("seccomp", f->seccomp, 2, err)) < 0 ||
         (rc = check_fact("ptrace_scope", f->yama, 3, err)) < 0 ||

@@ -93,6 +93,8 @@ static void put_facts(cursor *c, const gpuipc_facts *f)
     put_u32(c, f->ctl_errno);
     put_u32(c, f->uvm_errno);
     put_bytes(c, f->boot_id, GPUIPC_FACTS_BOOT_ID_LEN);
+    put_u64(c, f->imex_channels);
+    put_u32(c, f->imex_errno);
 }
 
 size_t gpuipc_wire_encode(const gpuipc_msg *msg, uint32_t seq, uint8_t *buf, size_t cap)
