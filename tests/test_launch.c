@@ -233,32 +233,44 @@ START_TEST(test_launch_card_decode_refuses_malformed)
 END_TEST
 
 /* A rank's GPU card: a round trip, and each malformed one refused whole. */
+#define GPUCARD "gpuipc-gpucard/2 rank=1 "
+#define NOFABRIC " fabric=-1 fstatus=0 cluster=none clique=0"
 START_TEST(test_launch_gpu_card_round_trip_and_refusals)
 {
     static const char *const bad[] = {
-        "gpuipc-gpucard/0 rank=1 ordinal=0 uuid=00112233445566778899aabbccddeeff "
-        "digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=0 uuid=none digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=00112233445566778899aabbccddeeff "
-        "digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=-2 uuid=none digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=65536 uuid=00112233445566778899aabbccddeeff "
-        "digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=0 uuid=00112233445566778899aabbccddeeFF "
-        "digest=0123456789abcdef refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcde refused=0",
-        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcdef refused=2",
-        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcdef refused=0 x=1",
-        "gpuipc-gpucard/1 rank=1 uuid=none ordinal=-1 digest=0123456789abcdef refused=0",
+        "gpuipc-gpucard/1 rank=1 ordinal=-1 uuid=none digest=0123456789abcdef refused=0",
+        GPUCARD "ordinal=0 uuid=none digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=-1 uuid=00112233445566778899aabbccddeeff "
+        "digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=-2 uuid=none digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=65536 uuid=00112233445566778899aabbccddeeff "
+        "digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=0 uuid=00112233445566778899aabbccddeeFF "
+        "digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcde refused=0" NOFABRIC,
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=2" NOFABRIC,
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0" NOFABRIC " x=1",
+        GPUCARD "uuid=none ordinal=-1 digest=0123456789abcdef refused=0" NOFABRIC,
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0",
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=4 fstatus=0 "
+        "cluster=00112233445566778899aabbccddeeff clique=0",
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=3 fstatus=0 "
+        "cluster=none clique=0",
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=-1 fstatus=0 "
+        "cluster=00112233445566778899aabbccddeeff clique=0",
+        GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=3 fstatus=0 "
+        "cluster=00112233445566778899aabbccddeeff clique=-1",
     };
     gpuipc_job_gpu g = {.rank = 7, .ordinal = 3, .digest = 0x0123456789abcdefull,
-                        .refused = 1}, back;
-    char text[256];
+                        .refused = 1, .fabric = 3, .fabric_status = 0, .clique = 9}, back;
+    char text[300];
     gpuipc_err e;
     size_t i;
 
-    for (i = 0; i < sizeof(g.uuid); i++)
+    for (i = 0; i < sizeof(g.uuid); i++) {
         g.uuid[i] = (uint8_t)(0x11 * i);
+        g.cluster[i] = (uint8_t)(0xf0 - i);
+    }
     ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
     ck_assert_msg(gpuipc_job_gpu_decode(&back, text, &e) == 0, "%s: %s", e.msg, text);
     ck_assert_uint_eq(back.rank, 7);
@@ -266,18 +278,64 @@ START_TEST(test_launch_gpu_card_round_trip_and_refusals)
     ck_assert_mem_eq(back.uuid, g.uuid, sizeof(g.uuid));
     ck_assert(back.digest == g.digest);
     ck_assert_int_eq(back.refused, 1);
+    ck_assert_int_eq(back.fabric, 3);
+    ck_assert_mem_eq(back.cluster, g.cluster, sizeof(g.cluster));
+    ck_assert_uint_eq(back.clique, 9);
     g.ordinal = -1;
     g.refused = 0;
+    g.fabric = -1;
     ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
-    ck_assert_str_eq(text, "gpuipc-gpucard/1 rank=7 ordinal=-1 uuid=none "
-                           "digest=0123456789abcdef refused=0");
+    ck_assert_str_eq(text, "gpuipc-gpucard/2 rank=7 ordinal=-1 uuid=none "
+                           "digest=0123456789abcdef refused=0" NOFABRIC);
     ck_assert_int_eq(gpuipc_job_gpu_decode(&back, text, &e), 0);
     ck_assert_int_eq(back.ordinal, -1);
+    ck_assert_int_eq(back.fabric, -1);
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ck_assert_msg(gpuipc_job_gpu_decode(&back, bad[i], &e) == -EPROTO, "accepted: %s",
                       bad[i]);
         ck_assert_uint_eq(back.rank, 0); /* nothing of it kept */
     }
+}
+END_TEST
+
+/* Two nodes' GPUs and their NVLink domain, from their fabric info: not
+ * reported, or a zero cluster (H100, H200), or the same cluster and clique:
+ * tried; another clique or cluster: apart, naming both; no fabric support:
+ * none; a fabric not completed, or not healthy: not ready. */
+START_TEST(test_launch_gpus_of_two_nodes_and_their_nvlink_domain)
+{
+    gpuipc_job_gpu a = {.rank = 0, .fabric = 3, .clique = 1}, b = {.rank = 5, .fabric = 3,
+                                                                    .clique = 1};
+    char why[300];
+
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    memset(a.cluster, 0xab, sizeof(a.cluster));
+    memset(b.cluster, 0xab, sizeof(b.cluster));
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    b.clique = 2;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_APART);
+    ck_assert_str_eq(why, "not one NVLink domain: rank 0's GPU is in fabric cluster "
+                          "abababab-abab-abab-abab-abababababab, clique 1, and rank 5's in "
+                          "cluster abababab-abab-abab-abab-abababababab, clique 2");
+    b.clique = 1;
+    b.cluster[15] = 0xac;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_APART);
+    memset(b.cluster, 0, sizeof(b.cluster));
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    b.fabric = -1;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    b.fabric = 0;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_NONE);
+    ck_assert_msg(strstr(why, "rank 5's GPU has no GPU fabric") != NULL, "%s", why);
+    b.fabric = 2;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "rank 5's GPU fabric is in progress") != NULL, "%s", why);
+    b.fabric = 3;
+    b.fabric_status = 5;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "is completed (NVML status 5)") != NULL, "%s", why);
 }
 END_TEST
 
@@ -451,6 +509,7 @@ Suite *launch_suite(void)
     tcase_add_loop_test(tc, test_launch_card_decode_refuses_malformed, 0,
                         (int)(sizeof(bad_cards) / sizeof(bad_cards[0])));
     tcase_add_test(tc, test_launch_gpu_card_round_trip_and_refusals);
+    tcase_add_test(tc, test_launch_gpus_of_two_nodes_and_their_nvlink_domain);
     tcase_add_test(tc, test_launch_same_node_needs_boot_mnt_and_net);
     tcase_add_test(tc, test_launch_another_boot_id_is_another_node);
     tcase_add_test(tc, test_launch_another_namespace_is_not_this_node);

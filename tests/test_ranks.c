@@ -1152,10 +1152,10 @@ END_TEST
 
 /* Pair 0 -> 2 of test_ranks_judge_groups_only_what_is_alike: its ranks
  * are on two nodes. */
-static int apart_02(uint32_t p, uint32_t c, void *arg)
+static int apart_02(uint32_t p, uint32_t c, const char *mech, void *arg)
 {
     (void)arg;
-    return p == 0 && c == 2;
+    return p == 0 && c == 2 && strcmp(mech, "memfd") == 0;
 }
 
 /* Lines alike are grouped by data and text, never across what differs in
@@ -1229,6 +1229,40 @@ START_TEST(test_ranks_judge_groups_only_what_is_alike)
     ck_assert_msg(strstr(text, "FAIL 2 -> 3") == NULL, "%s", text);
     free(text);
     free_cells(cells, 4);
+}
+END_TEST
+
+/* A scenario the plan failed without running it (on no side: a GPU's
+ * fabric not ready between two nodes, or --require fabric across two
+ * NVLink domains) is not in the consumer's BYE counts: the pair fails for
+ * that scenario, and the ranks do not "disagree". */
+START_TEST(test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure)
+{
+    gpuipc_cell cell = {0};
+    char why[GPUIPC_ERR_LEN];
+    unsigned p = 0, f = 0, s = 0;
+
+    empty_cell(&cell);
+    cell.c = 1;
+    producer_side(&cell.prod, 1, 1);
+    cell.prod.s[1].side = 0;
+    snprintf(cell.prod.s[1].reason, sizeof(cell.prod.s[1].reason), "not run: rank 1's GPU "
+             "fabric is in progress");
+    cell.prod.have = 1;
+    consumer_side(&cell.cons, 1, 0, 0);
+    cell.cons.have = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), &p, &f, &s),
+                     GPUIPC_FAIL);
+    ck_assert_msg(why[0] == '\0', "%s", why);
+    ck_assert_uint_eq(f, 1);
+    /* Told of it in BYE as well: they disagree (the consumer was told of a
+     * failure the session did not have). */
+    consumer_side(&cell.cons, 1, 1, 0);
+    cell.cons.have = 1;
+    ck_assert_int_eq(gpuipc_cell_verdict(&cell, who3, NULL, 0, why, sizeof(why), NULL, NULL,
+                                         NULL), GPUIPC_FAIL);
+    ck_assert_msg(strstr(why, "the ranks disagree") != NULL, "%s", why);
+    gpuipc_cells_free(&cell, 1);
 }
 END_TEST
 
@@ -1991,6 +2025,7 @@ Suite *ranks_suite(void)
     tc = tcase_create("records");
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_judge_groups_only_what_is_alike);
+    tcase_add_test(tc, test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure);
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);
     tcase_add_test(tc, test_ranks_judge_says_each_cause_once);

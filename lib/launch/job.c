@@ -12,9 +12,10 @@
 #include "core/facts.h"
 #include "core/procstat.h"
 #include "core/random.h"
+#include "core/units.h"
 
 #define CARD_MAGIC "gpuipc-card/3"
-#define GPU_MAGIC "gpuipc-gpucard/1"
+#define GPU_MAGIC "gpuipc-gpucard/2"
 
 struct gpuipc_job {
     gpuipc_job_token token;
@@ -154,7 +155,9 @@ static int parse_dec(const char *s, uint64_t max, uint64_t *v)
     if (s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
         return -1;
     for (; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9' || x > (max - (uint64_t)(*s - '0')) / 10)
+        /* (a digit above max itself: max - digit would wrap) */
+        if (*s < '0' || *s > '9' || (uint64_t)(*s - '0') > max ||
+            x > (max - (uint64_t)(*s - '0')) / 10)
             return -1;
         x = x * 10 + (uint64_t)(*s - '0');
     }
@@ -402,17 +405,64 @@ out_free:
 
 int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len)
 {
-    char uuid[2 * GPUIPC_JOB_GPU_UUID_LEN + 1];
+    char uuid[2 * GPUIPC_JOB_GPU_UUID_LEN + 1], cluster[2 * GPUIPC_JOB_GPU_UUID_LEN + 1];
     int n;
 
     if (g->ordinal >= 0)
         gpuipc_random_hex(uuid, g->uuid, GPUIPC_JOB_GPU_UUID_LEN);
     else
         snprintf(uuid, sizeof(uuid), "none");
+    if (g->fabric >= 0)
+        gpuipc_random_hex(cluster, g->cluster, GPUIPC_JOB_GPU_UUID_LEN);
+    else
+        snprintf(cluster, sizeof(cluster), "none");
     n = snprintf(buf, len, GPU_MAGIC " rank=%" PRIu32 " ordinal=%d uuid=%s digest=%016" PRIx64
-                           " refused=%d", g->rank, g->ordinal >= 0 ? g->ordinal : -1, uuid,
-                 g->digest, g->refused != 0);
+                           " refused=%d fabric=%d fstatus=%" PRIu32 " cluster=%s clique=%" PRIu32,
+                 g->rank, g->ordinal >= 0 ? g->ordinal : -1, uuid, g->digest, g->refused != 0,
+                 g->fabric >= 0 ? g->fabric : -1, g->fabric >= 0 ? g->fabric_status : 0, cluster,
+                 g->fabric >= 0 ? g->clique : 0);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int gpuipc_job_gpu_domain(const gpuipc_job_gpu *a, const gpuipc_job_gpu *b, char *why,
+                          size_t len)
+{
+    static const uint8_t zero[GPUIPC_JOB_GPU_UUID_LEN];
+    static const char *const states[] = {"not supported", "not started", "in progress",
+                                         "completed"};
+    const gpuipc_job_gpu *g[2] = {a, b};
+    char ca[48], cb[48];
+    int i;
+
+    why[0] = '\0';
+    for (i = 0; i < 2; i++)
+        if (g[i]->fabric == 0) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU has no GPU fabric (NVML: not "
+                     "supported): no multi-node NVLink, so FABRIC memory does not cross to "
+                     "another node", g[i]->rank);
+            return GPUIPC_JOB_DOMAIN_NONE;
+        }
+    for (i = 0; i < 2; i++)
+        if (g[i]->fabric > 0 && (g[i]->fabric != 3 || g[i]->fabric_status != 0)) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric is %s (NVML status %" PRIu32
+                     "): the NVLink fabric of its node is not ready or not healthy (see "
+                     "nvidia-fabricmanager and nvidia-imex on that node, and its GPU's Xid "
+                     "lines in the kernel log)", g[i]->rank,
+                     g[i]->fabric <= 3 ? states[g[i]->fabric] : "unknown", g[i]->fabric_status);
+            return GPUIPC_JOB_DOMAIN_NOT_READY;
+        }
+    /* Both completed: one domain where the clusters and cliques agree. A
+     * zero cluster (H100, H200: no multi-node NVLink) says nothing of it. */
+    if (a->fabric != 3 || b->fabric != 3 || memcmp(a->cluster, zero, sizeof(zero)) == 0 ||
+        memcmp(b->cluster, zero, sizeof(zero)) == 0 ||
+        (memcmp(a->cluster, b->cluster, sizeof(zero)) == 0 && a->clique == b->clique))
+        return GPUIPC_JOB_DOMAIN_ONE;
+    gpuipc_units_format_uuid(a->cluster, ca, sizeof(ca));
+    gpuipc_units_format_uuid(b->cluster, cb, sizeof(cb));
+    snprintf(why, len, "not one NVLink domain: rank %" PRIu32 "'s GPU is in fabric cluster %s, "
+             "clique %" PRIu32 ", and rank %" PRIu32 "'s in cluster %s, clique %" PRIu32,
+             a->rank, ca + 4, a->clique, b->rank, cb + 4, b->clique);
+    return GPUIPC_JOB_DOMAIN_APART;
 }
 
 int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
@@ -457,10 +507,38 @@ int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
     for (i = 0; rc == 0 && i < sizeof(digest); i++)
         g->digest = g->digest << 8 | digest[i];
     if (rc == 0)
-        rc = take_field(&p, "refused", 1, v, sizeof(v), err);
+        rc = take_field(&p, "refused", 0, v, sizeof(v), err);
     if (rc == 0 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
         rc = gpuipc_err_set(err, -EPROTO, "card: refused \"%.8s\": not 0 or 1", v);
     g->refused = rc == 0 && v[0] == '1';
+    if (rc == 0)
+        rc = take_field(&p, "fabric", 0, v, sizeof(v), err);
+    if (rc == 0 && strcmp(v, "-1") == 0)
+        g->fabric = -1;
+    else if (rc == 0 && parse_dec(v, 3, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: fabric \"%.8s\": not -1 to 3", v);
+    else if (rc == 0)
+        g->fabric = (int)x;
+    if (rc == 0)
+        rc = take_field(&p, "fstatus", 0, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: fstatus \"%.12s\": not a 32-bit number", v);
+    g->fabric_status = (uint32_t)x;
+    if (rc == 0)
+        rc = take_field(&p, "cluster", 0, v, sizeof(v), err);
+    if (rc == 0 && (strcmp(v, "none") == 0) != (g->fabric < 0))
+        rc = gpuipc_err_set(err, -EPROTO, "card: cluster \"%.36s\" with fabric %d: a GPU "
+                                          "whose fabric is reported has one, else none", v,
+                            g->fabric);
+    else if (rc == 0 && g->fabric >= 0 &&
+             (gpuipc_random_unhex(g->cluster, v, GPUIPC_JOB_GPU_UUID_LEN) < 0 ||
+              v[2 * GPUIPC_JOB_GPU_UUID_LEN] != '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: cluster \"%.36s\": not 32 hex digits", v);
+    if (rc == 0)
+        rc = take_field(&p, "clique", 1, v, sizeof(v), err);
+    if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: clique \"%.12s\": not a 32-bit number", v);
+    g->clique = (uint32_t)x;
     if (rc < 0)
         memset(g, 0, sizeof(*g));
     return rc;

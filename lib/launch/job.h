@@ -135,11 +135,21 @@ typedef struct gpuipc_job_gpu {
     uint8_t uuid[GPUIPC_JOB_GPU_UUID_LEN];  /* all zero with no GPU */
     uint64_t digest;                        /* of the options every rank must share */
     int refused;                            /* rank 0 refused its own options (its files) */
+    /* NVML's GPU fabric info of it (gpu/nvml.h): its state (0 not
+     * supported, 1 not started, 2 in progress, 3 completed; -1 not
+     * reported), its status (an NVML return code, 0 healthy), cluster UUID
+     * and clique: GPUs of one NVLink domain share both. */
+    int fabric;
+    uint32_t fabric_status;
+    uint8_t cluster[GPUIPC_JOB_GPU_UUID_LEN];
+    uint32_t clique;
 } gpuipc_job_gpu;
 
-/* The GPU card as one line, "gpuipc-gpucard/1 rank=3 ordinal=1 uuid=<32 hex>
- * digest=<16 hex> refused=0" ("uuid=none" and "ordinal=-1" for no GPU),
- * into buf (len bytes). Returns 0, or -ENOSPC. */
+/* The GPU card as one line, "gpuipc-gpucard/2 rank=3 ordinal=1 uuid=<32 hex>
+ * digest=<16 hex> refused=0 fabric=3 fstatus=0 cluster=<32 hex> clique=7"
+ * ("uuid=none" and "ordinal=-1" for no GPU; "fabric=-1 fstatus=0
+ * cluster=none clique=0" where NVML said nothing of it), into buf (len
+ * bytes). Returns 0, or -ENOSPC. */
 int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len);
 
 /* Parses a GPU card's text, strictly (every field once, in that order, an
@@ -147,6 +157,21 @@ int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len);
  * hex digits of digest, refused 0 or 1). Returns 0, or -EPROTO with err
  * naming the field. */
 int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err);
+
+/* Whether the GPUs of cards a and b, of two nodes, can share FABRIC memory
+ * as their fabric info says: GPUIPC_JOB_DOMAIN_ONE (one NVLink domain, or
+ * not known: tried), _APART (both completed, with clusters or cliques that
+ * differ: never one domain, not tried), _NONE (a GPU without fabric
+ * support: not tried) or _NOT_READY (a GPU's fabric not completed, or not
+ * healthy: fails); why (len bytes) names the values. */
+enum gpuipc_job_domain {
+    GPUIPC_JOB_DOMAIN_ONE,
+    GPUIPC_JOB_DOMAIN_APART,
+    GPUIPC_JOB_DOMAIN_NONE,
+    GPUIPC_JOB_DOMAIN_NOT_READY,
+};
+int gpuipc_job_gpu_domain(const gpuipc_job_gpu *a, const gpuipc_job_gpu *b, char *why,
+                          size_t len);
 
 /* Publishes mine (its rank is this one's) and reads every rank's GPU card
  * after a fence ("gpus") into out[0..size), each checked to be that

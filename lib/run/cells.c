@@ -362,7 +362,7 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
                         unsigned *skipped)
 {
     const gpuipc_cell_side *pr = &cell->prod, *co = &cell->cons;
-    unsigned np = 0, nf = 0, ns = 0, left_out = 0;
+    unsigned np = 0, nf = 0, ns = 0, left_out = 0, failed_out = 0;
     char what[96];
     int verdict;
     size_t i;
@@ -403,8 +403,10 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
         nf += pr->s[i].status == GPUIPC_FAIL || pr->s[i].status == GPUIPC_STOPPED ||
               pr->s[i].status < 0;
         ns += pr->s[i].status == GPUIPC_SKIP;
-        /* Left out of the session by the producer: not in BYE's counts. */
+        /* Left out of the session by the producer (on no side): not in
+         * BYE's counts, whether skipped or, by the plan, failed. */
         left_out += pr->s[i].status == GPUIPC_SKIP && pr->s[i].side == 0;
+        failed_out += pr->s[i].status == GPUIPC_FAIL && pr->s[i].side == 0;
     }
     if (pr->gone)
         snprintf(why, len, "%.390s", pr->note);
@@ -413,9 +415,10 @@ int gpuipc_cell_verdict(const gpuipc_cell *cell, const char *const *who, const c
     else if (!co->said_bye || co->own != GPUIPC_PASS)
         snprintf(why, len, "%s's side of the session failed: %.300s", who[cell->c],
                  co->note[0] ? co->note : "(it said no more)");
-    else if (co->passed != np || co->failed != nf || co->skipped != ns - left_out)
+    else if (co->passed != np || co->failed != nf - failed_out || co->skipped != ns - left_out)
         snprintf(why, len, "the ranks disagree: the producer counted %u passed, %u failed and "
-                 "%u skipped, the consumer was told %u, %u and %u", np, nf, ns - left_out,
+                 "%u skipped, the consumer was told %u, %u and %u", np, nf - failed_out,
+                 ns - left_out,
                  co->passed,
                  co->failed, co->skipped);
     else if (pr->code == GPUIPC_FAIL && nf == 0)
@@ -665,7 +668,7 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                     continue;
                 /* Said once already, as the plan's (where->left_out). */
                 if (s->status == GPUIPC_SKIP && s->side == 0 && where != NULL &&
-                    where->left_out != NULL && where->left_out(p, c, where->arg))
+                    where->left_out != NULL && where->left_out(p, c, s->mech, where->arg))
                     continue;
                 rc = judged_add(&js, p, c, s->status, s->mech, s->reason, s, who);
                 if (s->status != GPUIPC_SKIP && t->first[0] == '\0') {

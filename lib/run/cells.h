@@ -161,13 +161,14 @@ typedef struct gpuipc_cells_tally {
 
 /* Where each rank is, for the lines of gpuipc_cells_judge: its node's name
  * and its GPU's, by rank (either NULL: not said); and, where left_out is
- * set, which pairs' scenarios the plan left out (skipped, on no side: a
- * mechanism that does not cross nodes, between two nodes) were said once
- * already, so that their lines are not said again (they are counted). */
+ * set, which of the scenarios the plan left out (skipped, on no side) were
+ * said once already (pair p -> c, mechanism mech: a mechanism that does not
+ * cross nodes, between two nodes), so that their lines are not said again
+ * (they are counted). */
 typedef struct gpuipc_cells_where {
     const char *const *node;
     const char *const *gpu;
-    int (*left_out)(uint32_t p, uint32_t c, void *arg);
+    int (*left_out)(uint32_t p, uint32_t c, const char *mech, void *arg);
     void *arg;
 } gpuipc_cells_where;
 

@@ -14,6 +14,7 @@
 #include "core/sha256.h"
 #include "core/status.h"
 #include "gpu/gpu.h"
+#include "gpu/nvml.h"
 
 void gpuipc_ranks_say_result(const ranks_run *rr, const char *fmt, ...)
 {
@@ -86,6 +87,23 @@ _Static_assert(GPUIPC_JOB_GPU_UUID_LEN == GPUIPC_UUID_LEN, "a GPU card's UUID is
  * fence. Returns 0; GPUIPC_USAGE where a rank's options differ from rank
  * 0's or rank 0 refused its own (every rank finds that alike, and says
  * it); or a negative errno with err. */
+/* The fabric info of g's GPU, from NVML (gpu/nvml.h), into g; left not
+ * reported (-1) where NVML says nothing of it. */
+static void fabric_of(gpuipc_job_gpu *g, const ranks_run *rr)
+{
+    gpuipc_nvml_modes m;
+    gpuipc_err why;
+
+    if (gpuipc_nvml_gpu_modes(g->uuid, &m, &why) < 0 || m.fabric_state < 0)
+        return;
+    g->fabric = m.fabric_state;
+    g->fabric_status = m.fabric_status;
+    memcpy(g->cluster, m.cluster_uuid, sizeof(g->cluster));
+    g->clique = m.clique_id;
+    if (rr->o->level >= GPUIPC_LOG_VERBOSE)
+        printf("rank %u: its GPU's %s\n", rr->rank, m.text);
+}
+
 int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 {
     gpuipc_job_gpu mine;
@@ -96,6 +114,7 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     memset(&mine, 0, sizeof(mine));
     mine.rank = rr->rank;
     mine.ordinal = -1;
+    mine.fabric = -1;
     mine.digest = config_digest(rr);
     mine.refused = refused;
     gpuipc_err_clear(&why);
@@ -106,6 +125,8 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     if (rr->needs_cuda && mine.ordinal < 0)
         printf("rank %u: no GPU for this rank: %s (its GPU scenarios say so too)\n", rr->rank,
                why.msg[0] ? why.msg : "the driver shows none");
+    if (mine.ordinal >= 0)
+        fabric_of(&mine, rr);
     if ((rc = gpuipc_job_share_gpus(rr->job, rr->l, &mine, rr->gpus, err)) < 0)
         return rc;
     if (rr->gpus[0].refused) {
@@ -148,6 +169,17 @@ int gpuipc_ranks_apart(uint32_t p, uint32_t q, void *arg)
 
     return gpuipc_job_where(gpuipc_job_card_of(rr->job, p), gpuipc_job_card_of(rr->job, q), why,
                             sizeof(why)) == GPUIPC_JOB_OTHER_NODE;
+}
+
+int gpuipc_ranks_left_out(uint32_t p, uint32_t q, const char *mech, void *arg)
+{
+    const ranks_run *rr = arg;
+    size_t i;
+
+    for (i = 0; i < rr->s->nsel; i++)
+        if (strcmp(rr->s->sel[i]->name, mech) == 0)
+            return !rr->s->sel[i]->cross_node && gpuipc_ranks_apart(p, q, arg);
+    return 0;
 }
 
 /* Rank r is gone: its later pairs are not waited for, nor its PMIx keys. */

@@ -247,6 +247,17 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
     return sock;
 }
 
+/* Whether m is one the run requires (--require). */
+static int required(const gpuipc_app_selection *s, const gpuipc_mech *m)
+{
+    size_t i;
+
+    for (i = 0; i < s->nreq; i++)
+        if (s->req[i] == m)
+            return 1;
+    return 0;
+}
+
 /* This rank exports to consumer c over sock (met, the peer's pid
  * cred_pid), into side; at_once: in a phase, its consumer's session at
  * the same time on another thread. */
@@ -259,15 +270,21 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
     char desc[GPUIPC_ERR_LEN + 160];
     gpuipc_err err;
     size_t i, nsub, nout, nrun, nrec;
-    int code, other_gpu, other_node, rc;
+    int code, other_gpu, other_node, domain, rc;
+    char domain_why[300];
 
     /* On two GPUs, only what crosses GPUs (as the forked mode's ring); on
      * two nodes, only what crosses nodes (its handle in-band, no FD). */
     other_node = gpuipc_meet_remote(rr->meet, c);
     other_gpu = rr->gpus[c].ordinal >= 0 && rr->gpus[rr->rank].ordinal >= 0 &&
                 memcmp(rr->gpus[c].uuid, rr->gpus[rr->rank].uuid, GPUIPC_UUID_LEN) != 0;
+    /* Between two nodes, what crosses them only where their GPUs' fabric
+     * info allows (launch/job.h: one NVLink domain, or not known). */
+    domain = other_node ? gpuipc_job_gpu_domain(&rr->gpus[rr->rank], &rr->gpus[c], domain_why,
+                                                sizeof(domain_why))
+                        : GPUIPC_JOB_DOMAIN_ONE;
     for (i = nsub = nout = 0; i < s->nsel; i++) {
-        if ((other_node && !s->sel[i]->cross_node) ||
+        if ((other_node && (!s->sel[i]->cross_node || domain != GPUIPC_JOB_DOMAIN_ONE)) ||
             (other_gpu && s->sel[i]->needs_cuda && !s->sel[i]->cross_device))
             out[nout++] = s->sel[i];
         else
@@ -385,7 +402,19 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
 
         snprintf(cs->mech, sizeof(cs->mech), "%s", out[i]->name);
         cs->status = GPUIPC_SKIP;
-        if (other_node)
+        if (other_node && out[i]->cross_node) {
+            /* Not one NVLink domain, or a fabric not ready: the plan's
+             * verdict, which --require turns into a failure. */
+            cs->status = domain == GPUIPC_JOB_DOMAIN_NOT_READY || required(s, out[i])
+                             ? GPUIPC_FAIL : GPUIPC_SKIP;
+            cs->side = 0; /* on no side: the plan's */
+            snprintf(cs->reason, sizeof(cs->reason), "not run: %.300s%s", domain_why,
+                     cs->status == GPUIPC_FAIL && domain != GPUIPC_JOB_DOMAIN_NOT_READY
+                         ? " (--require " : "");
+            if (cs->status == GPUIPC_FAIL && domain != GPUIPC_JOB_DOMAIN_NOT_READY)
+                snprintf(cs->reason + strlen(cs->reason),
+                         sizeof(cs->reason) - strlen(cs->reason), "%.31s)", out[i]->name);
+        } else if (other_node)
             snprintf(cs->reason, sizeof(cs->reason), "not run: %.100s and %.100s are on "
                      "different nodes, and %.31s shares memory within one node (by an FD or a "
                      "pid; only fabric crosses nodes)", gpuipc_ranks_who(rr, rr->rank),

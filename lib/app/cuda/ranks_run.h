@@ -129,8 +129,13 @@ void gpuipc_ranks_say_result(const ranks_run *rr, const char *fmt, ...)
 const char *gpuipc_ranks_who(const ranks_run *rr, uint32_t r);
 
 /* Whether ranks p and q are on different nodes (another boot id, by their
- * cards), arg the ranks_run: as gpuipc_cells_where's left_out. */
+ * cards), arg the ranks_run. */
 int gpuipc_ranks_apart(uint32_t p, uint32_t q, void *arg);
+
+/* Whether mechanism mech, left out of pair p -> q, was left out as one
+ * that does not cross nodes between two (rank 0 says those once): as
+ * gpuipc_cells_where's left_out, arg the ranks_run. */
+int gpuipc_ranks_left_out(uint32_t p, uint32_t q, const char *mech, void *arg);
 
 /* Publishes this rank's GPU and options digest (refused: rank 0 refused its
  * --json) and reads every rank's after a fence. Returns 0; GPUIPC_USAGE

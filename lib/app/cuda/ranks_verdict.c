@@ -333,7 +333,7 @@ static char *places_make(const ranks_run *rr, gpuipc_cells_where *where)
     }
     where->node = node;
     where->gpu = gpu;
-    where->left_out = gpuipc_ranks_apart;
+    where->left_out = gpuipc_ranks_left_out;
     where->arg = (void *)rr;
     return block;
 }
