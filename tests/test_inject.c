@@ -55,12 +55,16 @@ static const struct {
     {NULL, "consumer", "expected <producer|consumer>:<what>, what being wrong-seed, "
                        "skip-write, leak, chunk-order, leak-fd, read-nothing, read-partial, "
                        "flip-one, flip-last, flip-past-4g, offer-memfd, offer-pipe, "
-                       "offer-size, not-dumpable, early-event or wrong-token"},
+                       "offer-size, not-dumpable, early-event, wrong-token, "
+                       "import-invalid-handle, access-invalid-value or access-not-supported"},
     {NULL, "consumer:flip", "expected wrong-seed, skip-write, leak, chunk-order, leak-fd, "
                             "read-nothing, read-partial, flip-one, flip-last, flip-past-4g, "
-                            "offer-memfd, offer-pipe, offer-size, not-dumpable, early-event or wrong-token "
-                            "after the role"},
+                            "offer-memfd, offer-pipe, offer-size, not-dumpable, early-event, "
+                            "wrong-token, import-invalid-handle, access-invalid-value or "
+                            "access-not-supported after the role"},
     {NULL, "consumer:offer-pipe", "offer-pipe is the producer's (only it makes offers)"},
+    {NULL, "producer:access-not-supported", "access-not-supported is the consumer's (only it "
+                                            "imports)"},
 };
 
 START_TEST(test_inject_rejects_bad_specifications)

@@ -17,11 +17,12 @@ static const char *const sabotages[GPUIPC_SABOTAGE_COUNT] = {
     "none",      "wrong-seed",   "skip-write",   "leak",       "chunk-order",
     "leak-fd",   "read-nothing", "read-partial", "flip-one",   "flip-last",
     "flip-past-4g", "offer-memfd", "offer-pipe", "offer-size", "not-dumpable", "early-event",
-    "wrong-token"};
+    "wrong-token", "import-invalid-handle", "access-invalid-value", "access-not-supported"};
 #define NSABOTAGES GPUIPC_SABOTAGE_COUNT
 #define SABOTAGE_NAMES "wrong-seed, skip-write, leak, chunk-order, leak-fd, read-nothing, " \
                        "read-partial, flip-one, flip-last, flip-past-4g, offer-memfd, "     \
-                       "offer-pipe, offer-size, not-dumpable, early-event or wrong-token"
+                       "offer-pipe, offer-size, not-dumpable, early-event, wrong-token, "   \
+                       "import-invalid-handle, access-invalid-value or access-not-supported"
 
 const char *gpuipc_inject_action_name(int action)
 {
@@ -88,6 +89,10 @@ static int parse_sabotage(const char *spec, gpuipc_inject *in, gpuipc_err *err)
     if (what < 0)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': expected " SABOTAGE_NAMES
                               " after the role", spec);
+    if (what >= GPUIPC_SABOTAGE_IMPORT_INVALID_HANDLE &&
+        in->sabotage_role != GPUIPC_ROLE_CONSUMER)
+        return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the consumer's (only "
+                              "it imports)", spec, sabotages[what]);
     if (what >= GPUIPC_SABOTAGE_OFFER_MEMFD && what <= GPUIPC_SABOTAGE_EARLY_EVENT &&
         in->sabotage_role != GPUIPC_ROLE_PRODUCER)
         return gpuipc_err_set(err, -EINVAL, "GPUIPC_SABOTAGE='%s': %s is the producer's (%s)",

@@ -69,6 +69,15 @@ enum gpuipc_sabotage {
     GPUIPC_SABOTAGE_WRONG_TOKEN, /* --ranks: the role's proof at HELLO is made with a
                                   * token one digit off its job's: what the other rank
                                   * must refuse */
+    /* consumer, the VMM mechanisms' import: the driver's answer replaced,
+     * without the call, by what multi-node NVLink racks answer (issue 40),
+     * so that the whole path to the cause is seen on one machine */
+    GPUIPC_SABOTAGE_IMPORT_INVALID_HANDLE, /* cuMemImportFromShareableHandle:
+                                            * CUDA_ERROR_INVALID_HANDLE */
+    GPUIPC_SABOTAGE_ACCESS_INVALID_VALUE,  /* the import's cuMemSetAccess:
+                                            * CUDA_ERROR_INVALID_VALUE */
+    GPUIPC_SABOTAGE_ACCESS_NOT_SUPPORTED,  /* the import's cuMemSetAccess:
+                                            * CUDA_ERROR_NOT_SUPPORTED */
     GPUIPC_SABOTAGE_COUNT
 };
 

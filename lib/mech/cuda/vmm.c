@@ -101,6 +101,28 @@ out:
  * this process's device read-write access, and for host memory its NUMA node
  * too (the CPU may touch host memory only with that grant). Stores the
  * address in *ptr. On failure nothing is left. */
+/* Test-only (GPUIPC_SABOTAGE, session/inject.h): the CUresult that sabotage
+ * a or b of this role stands for, in place of the driver's answer, without
+ * the call; CUDA_SUCCESS where neither is set. */
+static CUresult sabotaged(const gpuipc_scenario *sc, int a, int b)
+{
+    static const struct {
+        int what;
+        CUresult rc;
+    } as[] = {
+        {GPUIPC_SABOTAGE_IMPORT_INVALID_HANDLE, CUDA_ERROR_INVALID_HANDLE},
+        {GPUIPC_SABOTAGE_ACCESS_INVALID_VALUE, CUDA_ERROR_INVALID_VALUE},
+        {GPUIPC_SABOTAGE_ACCESS_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(as) / sizeof(as[0]); i++)
+        if ((as[i].what == a || as[i].what == b) &&
+            gpuipc_inject_sabotage(&sc->env->inject, sc->env->role, as[i].what))
+            return as[i].rc;
+    return CUDA_SUCCESS;
+}
+
 static CUresult map_handle(gpuipc_scenario *sc, unsigned step, gpuipc_vmm *v, uint64_t gran,
                            CUdeviceptr *ptr, gpuipc_err *err)
 {
@@ -129,6 +151,12 @@ static CUresult map_handle(gpuipc_scenario *sc, unsigned step, gpuipc_vmm *v, ui
         n = 2;
     }
     t = gpuipc_clock_ns();
+    if (step == GPUIPC_STEP_IMPORT && (rc = sabotaged(sc, GPUIPC_SABOTAGE_ACCESS_INVALID_VALUE,
+                                                      GPUIPC_SABOTAGE_ACCESS_NOT_SUPPORTED)) !=
+                                          CUDA_SUCCESS) {
+        gpuipc_cudrv_fail(err, "cuMemSetAccess", rc, __FILE__, __LINE__);
+        goto out_unmap;
+    }
     GPUIPC_CU_GOTO(rc, err, out_unmap, cuMemSetAccess, *ptr, v->size, access, n);
     gpuipc_laps_add(sc->laps, GPUIPC_LAP_ACCESS, t);
     trace(sc, step, t, n == 2 ? "cuMemSetAccess (GPU and host NUMA node)" : "cuMemSetAccess");
@@ -287,7 +315,9 @@ int gpuipc_vmm_import_at(gpuipc_scenario *sc, void *os_handle, CUmemAllocationHa
     v->offset = offset;
     v->size = offer->size - offset;
     t = gpuipc_clock_ns();
-    rc = GPUIPC_CU_CALL(cuMemImportFromShareableHandle, &v->handle, os_handle, type);
+    rc = sabotaged(sc, GPUIPC_SABOTAGE_IMPORT_INVALID_HANDLE, GPUIPC_SABOTAGE_NONE);
+    if (rc == CUDA_SUCCESS)
+        rc = GPUIPC_CU_CALL(cuMemImportFromShareableHandle, &v->handle, os_handle, type);
     if (rc != CUDA_SUCCESS) {
         gpuipc_cudrv_fail(err, "cuMemImportFromShareableHandle", rc, __FILE__, __LINE__);
         if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
