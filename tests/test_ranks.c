@@ -113,6 +113,9 @@ static gpuipc_wire_tamper_fn tamper_all;
  * gpuipc_producer_hello result; the consumer's exit status and the reason
  * its session ended go into *cexit and creason (the child writes it to a
  * pipe). */
+/* The consumer's facts as the producer of the last hello_between took them. */
+static gpuipc_facts hello_peer_facts;
+
 static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
                          int *cexit, char *creason, size_t len, char *preason, size_t plen)
 {
@@ -127,6 +130,7 @@ static int hello_between(const char *ptoken, const char *ctoken, const char *csa
     gpuipc_wire_set_tamper(w, tamper_all, NULL);
     rc = gpuipc_producer_hello(&env, w, 0, &peer, &e);
     snprintf(preason, plen, "%s", rc < 0 ? e.msg : "");
+    hello_peer_facts = env.peer_facts;
     if (rc == 0) {
         gpuipc_msg_bye bye = {.code = GPUIPC_SKIP};
         gpuipc_status ack;
@@ -171,9 +175,26 @@ START_TEST(test_ranks_hello_with_the_jobs_token_passes)
     char creason[GPUIPC_ERR_LEN], preason[GPUIPC_ERR_LEN];
     int cexit;
 
+    gpuipc_facts mine;
+    int i;
+
     ck_assert_msg(hello_between(TOKEN_A, TOKEN_A, NULL, &cexit, creason, sizeof(creason),
                                 preason, sizeof(preason)) == 0, "%s", preason);
     ck_assert_int_eq(cexit, GPUIPC_SKIP); /* the session's status: BYE said SKIP */
+    /* The consumer's facts, from its AUTH, as they are (it is a child of this
+     * process: the same namespaces, user, kernel, boot and IMEX channels).
+     * Before: the producer copied them within the message's union, and
+     * every fact past the first bytes was another's. */
+    gpuipc_facts_gather(&mine);
+    for (i = 0; i < GPUIPC_NS_COUNT; i++)
+        ck_assert_uint_eq(hello_peer_facts.ns[i], mine.ns[i]);
+    ck_assert_uint_eq(hello_peer_facts.uid, mine.uid);
+    ck_assert_str_eq(hello_peer_facts.kernel, mine.kernel);
+    ck_assert_uint_eq(hello_peer_facts.flags, mine.flags);
+    ck_assert_uint_eq(hello_peer_facts.ctl_errno, mine.ctl_errno);
+    ck_assert_mem_eq(hello_peer_facts.boot_id, mine.boot_id, sizeof(mine.boot_id));
+    ck_assert_uint_eq(hello_peer_facts.imex_channels, mine.imex_channels);
+    ck_assert_uint_eq(hello_peer_facts.imex_errno, mine.imex_errno);
 }
 END_TEST
 

@@ -72,6 +72,7 @@ static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, unsign
     const gpuipc_msg_hello *h = &msg->u.hello;
     uint32_t pid = h->pid;
     uint8_t nonce_c[GPUIPC_WIRE_NONCE_LEN], key[GPUIPC_WIRE_KEY_LEN];
+    gpuipc_facts facts;
     int rc;
 
     if (h->rank != env->peer_rank || h->peer_rank != env->rank)
@@ -105,7 +106,11 @@ static int prove(gpuipc_env *env, gpuipc_wire *w, const uint8_t *nonce_p, unsign
     if (msg->u.auth.pid != pid)
         return gpuipc_err_set(err, -EPROTO, "hello: the consumer's AUTH names pid %u, its "
                               "HELLO pid %u", msg->u.auth.pid, pid);
-    msg->u.hello.facts = msg->u.auth.facts; /* where the caller reads them */
+    /* Where the caller reads them. HELLO and AUTH share the message's
+     * union at other offsets: the facts go through a copy, never from one
+     * member straight into the other, which overlaps it. */
+    facts = msg->u.auth.facts;
+    msg->u.hello.facts = facts;
     msg->u.hello.pid = pid;
     msg->u.hello.role = GPUIPC_ROLE_CONSUMER;
     return 0;
