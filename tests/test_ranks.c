@@ -1287,6 +1287,55 @@ START_TEST(test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure)
 }
 END_TEST
 
+/* A pair failed as a whole (the consumer's side of the session failed)
+ * whose failed scenario has a cause: its line says "[cause below]" and the
+ * cause is said; two such pairs of one text but different causes (one
+ * across nodes, one not) are two lines, never one. */
+START_TEST(test_ranks_judge_says_a_whole_pairs_cause_and_parts_by_it)
+{
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    gpuipc_cells_tally t;
+    char *text = NULL;
+    size_t len = 0, i;
+    FILE *out = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(cells);
+    for (i = 0; i < 9; i++) {
+        if (i / 3 == i % 3)
+            continue;
+        producer_side(&cells[i].prod, 1, 0);
+        cells[i].prod.have = 1;
+        consumer_side(&cells[i].cons, 1, 0, 0);
+        cells[i].cons.have = 1;
+    }
+    /* 0 -> 2 and 1 -> 2: rank 2's side failed at import; 0 -> 2's scenario
+     * with cause A, 1 -> 2's with none. */
+    for (i = 0; i < 2; i++) {
+        gpuipc_cell *c = &cells[i * 3 + 2];
+
+        producer_side(&c->prod, 0, 1);
+        c->prod.have = 1;
+        if (i == 1)
+            c->prod.s[0].what[0] = c->prod.s[0].fix[0] = '\0';
+        consumer_side(&c->cons, 0, 1, 1);
+        c->cons.have = 1;
+        snprintf(c->cons.note, sizeof(c->cons.note), "fabric: import: cuMemSetAccess");
+    }
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, NULL, out, &t), 0);
+    fclose(out);
+    ck_assert_uint_eq(t.failed, 2);
+    ck_assert_msg(strstr(text, "FAIL 0 -> 2: rank 2 (n, GPU 0)'s side of the session failed: "
+                               "fabric: import: cuMemSetAccess [cause below]\n") != NULL &&
+                  strstr(text, "FAIL 1 -> 2: rank 2 (n, GPU 0)'s side of the session failed: "
+                               "fabric: import: cuMemSetAccess\n") != NULL &&
+                  strstr(text, "more alike") == NULL &&
+                  strstr(text, "  cause: x\ty; fix: do z\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(t.cause, "cause: x\ty") != NULL, "%s", t.cause);
+    free(text);
+    free_cells(cells, 3);
+}
+END_TEST
+
 START_TEST(test_ranks_a_pair_is_proven_only_where_both_sides_agree)
 {
     gpuipc_cell cell = {0};
@@ -2046,6 +2095,7 @@ Suite *ranks_suite(void)
     tc = tcase_create("records");
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_judge_groups_only_what_is_alike);
+    tcase_add_test(tc, test_ranks_judge_says_a_whole_pairs_cause_and_parts_by_it);
     tcase_add_test(tc, test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure);
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);

@@ -492,11 +492,18 @@ typedef struct judged_set {
     size_t *buckets, nb;
 } judged_set;
 
+/* The cause of line r, "" for none. */
+static const char *cause_of(const judged *r)
+{
+    return r->s != NULL ? r->s->what : "";
+}
+
 static int same_kind(const judged *a, const judged *b)
 {
     return a->hash == b->hash && a->status == b->status &&
            (a->mech == NULL) == (b->mech == NULL) &&
-           (a->mech == NULL || strcmp(a->mech, b->mech) == 0) && strcmp(a->key, b->key) == 0;
+           (a->mech == NULL || strcmp(a->mech, b->mech) == 0) && strcmp(a->key, b->key) == 0 &&
+           strcmp(cause_of(a), cause_of(b)) == 0;
 }
 
 static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const char *mech,
@@ -513,8 +520,9 @@ static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const 
     r->s = s;
     if ((r->key = key_of(text, who[p], who[c], 0)) == NULL)
         return -ENOMEM;
-    r->hash = fnv(fnv(fnv(14695981039346656037ull, &status, sizeof(status)), mech ? mech : "",
-                      mech ? strlen(mech) + 1 : 0), r->key, strlen(r->key));
+    r->hash = fnv(fnv(fnv(fnv(14695981039346656037ull, &status, sizeof(status)),
+                          mech ? mech : "", mech ? strlen(mech) + 1 : 0),
+                      r->key, strlen(r->key)), cause_of(r), strlen(cause_of(r)));
     for (b = r->hash & (js->nb - 1); js->buckets[b] != 0; b = (b + 1) & (js->nb - 1))
         if (same_kind(&js->rows[js->buckets[b] - 1], r))
             break;
@@ -654,11 +662,28 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
             t->failed += v == GPUIPC_FAIL;
             t->skipped += v == GPUIPC_SKIP;
             if (why[0] != '\0') {
+                /* The pair as a whole, with the cause of its first scenario
+                 * that failed, where one explains it. */
+                const gpuipc_cell_scenario *first = NULL;
+
+                for (i = 0; i < cell->prod.n && first == NULL; i++)
+                    if (cell->prod.s[i].status == GPUIPC_FAIL && cell->prod.s[i].what[0])
+                        first = &cell->prod.s[i];
                 rc = judged_add(&js, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP, NULL,
-                                why, NULL, who);
-                if (v == GPUIPC_FAIL && t->first[0] == '\0')
+                                why, first, who);
+                for (k = 0; first != NULL && k < ncauses &&
+                            (strcmp(causes[k]->what, first->what) != 0 ||
+                             strcmp(causes[k]->fix, first->fix) != 0); k++)
+                    ;
+                if (first != NULL && k == ncauses)
+                    causes[ncauses++] = first;
+                if (v == GPUIPC_FAIL && t->first[0] == '\0') {
                     snprintf(t->first, sizeof(t->first), "%u -> %u: %.*s", p, c,
                              GPUIPC_CELL_TEXT_LEN, why);
+                    if (first != NULL)
+                        gpuipc_cause_line_of(first->what, first->fix, t->cause,
+                                             sizeof(t->cause));
+                }
                 continue;
             }
             for (i = 0; i < cell->prod.n && rc == 0; i++) {
@@ -692,8 +717,8 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
         if (r->group != i)
             continue;
         if (r->mech == NULL)
-            fprintf(out, "%s %u -> %u: %s\n", gpuipc_status_word(r->status), r->p, r->c,
-                    r->text);
+            fprintf(out, "%s %u -> %u: %s%s\n", gpuipc_status_word(r->status), r->p, r->c,
+                    r->text, r->s != NULL ? " [cause below]" : "");
         else
             fprintf(out, "%s %u -> %u %s: %s%s\n", gpuipc_status_word(r->status), r->p, r->c,
                     r->mech, r->text, r->s->what[0] ? " [cause below]" : "");
