@@ -94,7 +94,8 @@ enum { OTHER_PIDNS = 1, SAME_PID = 2, NOT_DUMPABLE = 4, OTHER_UID = 8, YAMA1 = 1
        SHM_ABSENT = 1 << 15, SHM_OTHER = 1 << 16, CTL_EPERM = 1 << 17, CTL_EACCES = 1 << 18,
        SELINUX = 1 << 19, SLURM = 1 << 20, K8S = 1 << 21, FABRIC_NVML = 1 << 22,
        PEER_LINK = 1 << 23, UVM_EPERM = 1 << 24, NVLINK_UNCLAIMED = 1 << 25,
-       OTHER_BOOT = 1 << 26, NO_IMEX = 1 << 27, OTHER_CHANNEL = 1 << 28 };
+       OTHER_BOOT = 1 << 26, NO_IMEX = 1 << 27, OTHER_CHANNEL = 1 << 28,
+       HIGH_CHANNELS = 1 << 29, EMPTY_IMEX = 1 << 30 };
 
 /* What failed, as data: the side, the step, the call, its errno or
  * CUresult. The reason's text is never the rules' business: every case's is
@@ -160,6 +161,26 @@ static const struct {
      "cause: mapping a FABRIC handle of another node is not supported (CUDA_ERROR_NOT_SUPPORTED): "
      "two IMEX domains inside one NVLink clique"},
     {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemSetAccess", 0, 1}, 0, OTHER_BOOT, NULL},
+    /* Review: "no channel in common" explains an import refused, never what
+     * failed after the import held (bytes wrong at verify, a slow link at
+     * the check), nor two sides that may both open a channel of 64 or more
+     * (which the mask does not show: they may share it). */
+    /* Review: the GPU suite's fabric case without a channel (check_gpu.c,
+     * test_gpu_fabric_needs_a_channel_and_passes_with_one: an empty tmpfs
+     * at the directory) and the README's gpu-summary sample expect this
+     * cause; fabric_domain, now before not_offered, answers every such
+     * case first, so not_offered's text is left only where the facts
+     * contradict it (a channel the producer may open). */
+    {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemCreate", 0, 800}, 0, EMPTY_IMEX,
+     "cause: no IMEX channel that this process can open"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_VERIFY, "", 0, 0}, 0, OTHER_BOOT | OTHER_CHANNEL,
+     NULL},
+    {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_CHECK, GPUIPC_DIAG_MIN_GBPS, 0, 0}, 0,
+     MIN_GBPS | OTHER_BOOT | OTHER_CHANNEL,
+     "cause: the link between the two GPUs moves less than --min-gbps 100"},
+    {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,
+     OTHER_BOOT | OTHER_CHANNEL | HIGH_CHANNELS,
+     "cause: a FABRIC handle of another node was refused as an invalid handle"},
     {"vmm-offset", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemMap", 0, 801}, 0, 0,
      "cause: this driver maps only whole imported allocations"},
     {"vmm-compressible", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 801}, 0, 0,
@@ -290,6 +311,10 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         k.boot_id[0] ^= 1;
     if (ch & OTHER_CHANNEL)
         k.imex_channels = 1ull << 5;
+    if (ch & HIGH_CHANNELS) {
+        p.flags |= GPUIPC_FACT_IMEX_MORE;
+        k.flags |= GPUIPC_FACT_IMEX_MORE;
+    }
     {
         gpuipc_facts *failed = diag_cases[_i].f.side == CONSUMER_SIDE ? &k : &p;
 
@@ -312,6 +337,10 @@ START_TEST(test_facts_diagnose_names_the_boundary)
         if (ch & NO_IMEX) {
             failed->imex_channels = 0;
             failed->imex_errno = ENOENT;
+        }
+        if (ch & EMPTY_IMEX) {
+            failed->imex_channels = 0;
+            failed->imex_errno = 0;
         }
     }
     if (ch & SHM_OTHER)

@@ -298,6 +298,36 @@ START_TEST(test_launch_gpu_card_round_trip_and_refusals)
 }
 END_TEST
 
+/* Review: every card a rank encodes is one the others decode. NVML's
+ * fabric state is a byte (ranks_job.c's fabric_of copies it as it comes):
+ * a state this build does not know (4, from a newer driver) must not make
+ * every other rank refuse this rank's card and so stop the whole job;
+ * gpuipc_job_gpu_domain already says "unknown" for it. */
+START_TEST(test_launch_gpu_card_of_an_unknown_fabric_state_is_read)
+{
+    gpuipc_job_gpu g = {.rank = 2, .ordinal = 0, .fabric = 4}, back;
+    char text[300];
+    gpuipc_err e;
+
+    memset(g.cluster, 0xab, sizeof(g.cluster));
+    ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
+    ck_assert_msg(gpuipc_job_gpu_decode(&back, text, &e) == 0, "%s: %s", e.msg, text);
+}
+END_TEST
+
+/* Review: read strictly, as job.h says: where NVML said nothing of the
+ * fabric (fabric=-1), fstatus and clique are 0. */
+START_TEST(test_launch_gpu_card_without_fabric_has_no_status_or_clique)
+{
+    gpuipc_job_gpu back;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_job_gpu_decode(&back, "gpuipc-gpucard/2 rank=1 ordinal=-1 uuid=none "
+                                           "digest=0123456789abcdef refused=0 fabric=-1 "
+                                           "fstatus=7 cluster=none clique=9", &e), -EPROTO);
+}
+END_TEST
+
 /* Two nodes' GPUs and their NVLink domain, from their fabric info: not
  * reported, or a zero cluster (H100, H200), or the same cluster and clique:
  * tried; another clique or cluster: apart, naming both; no fabric support:
@@ -510,6 +540,8 @@ Suite *launch_suite(void)
                         (int)(sizeof(bad_cards) / sizeof(bad_cards[0])));
     tcase_add_test(tc, test_launch_gpu_card_round_trip_and_refusals);
     tcase_add_test(tc, test_launch_gpus_of_two_nodes_and_their_nvlink_domain);
+    tcase_add_test(tc, test_launch_gpu_card_of_an_unknown_fabric_state_is_read);
+    tcase_add_test(tc, test_launch_gpu_card_without_fabric_has_no_status_or_clique);
     tcase_add_test(tc, test_launch_same_node_needs_boot_mnt_and_net);
     tcase_add_test(tc, test_launch_another_boot_id_is_another_node);
     tcase_add_test(tc, test_launch_another_namespace_is_not_this_node);

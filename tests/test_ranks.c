@@ -1257,6 +1257,50 @@ END_TEST
  * fabric not ready between two nodes, or --require fabric across two
  * NVLink domains) is not in the consumer's BYE counts: the pair fails for
  * that scenario, and the ranks do not "disagree". */
+/* Review: a pair failed as a whole because the consumer's side failed
+ * (its verify, in memfd, with no cause) says no cause borrowed from another
+ * scenario that failed on the producer's side (fabric's allocation, with
+ * its own cause): "[cause below]" would then explain the wrong failure,
+ * and --brief's cause with it. */
+START_TEST(test_ranks_judge_gives_a_whole_pair_no_other_scenarios_cause)
+{
+    gpuipc_cell *cells = calloc(4, sizeof(*cells));
+    gpuipc_cell *c01;
+    gpuipc_cells_tally t;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(cells);
+    producer_side(&cells[2].prod, 1, 0); /* 1 -> 0: proven */
+    cells[2].prod.have = 1;
+    consumer_side(&cells[2].cons, 1, 0, 0);
+    cells[2].cons.have = 1;
+    c01 = &cells[1];
+    producer_side(&c01->prod, 0, 2);
+    c01->prod.have = 1;
+    /* Its first: fabric, failed on the producer's side, with a cause. */
+    snprintf(c01->prod.s[0].mech, sizeof(c01->prod.s[0].mech), "fabric");
+    c01->prod.s[0].side = GPUIPC_ROLE_PRODUCER;
+    snprintf(c01->prod.s[0].what, sizeof(c01->prod.s[0].what), "the producer may open no "
+             "IMEX channel");
+    snprintf(c01->prod.s[0].fix, sizeof(c01->prod.s[0].fix), "give it one");
+    /* Its second: memfd, failed at the consumer's verify, no cause. */
+    c01->prod.s[1].side = GPUIPC_ROLE_CONSUMER;
+    c01->prod.s[1].what[0] = c01->prod.s[1].fix[0] = '\0';
+    consumer_side(&c01->cons, 0, 2, 1); /* its note: "verify: 3 mismatches ..." */
+    c01->cons.have = 1;
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 2, who3, NULL, 0, NULL, out, &t), 0);
+    fclose(out);
+    ck_assert_uint_eq(t.failed, 1);
+    ck_assert_msg(strstr(text, "verify: 3 mismatches") != NULL &&
+                  strstr(text, "[cause below]") == NULL && strstr(t.cause, "IMEX") == NULL,
+                  "the consumer's verify given fabric's cause: %s(--brief: %s)", text, t.cause);
+    free(text);
+    free_cells(cells, 2);
+}
+END_TEST
+
 START_TEST(test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure)
 {
     gpuipc_cell cell = {0};
@@ -2097,6 +2141,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_judge_groups_only_what_is_alike);
     tcase_add_test(tc, test_ranks_judge_says_a_whole_pairs_cause_and_parts_by_it);
     tcase_add_test(tc, test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure);
+    tcase_add_test(tc, test_ranks_judge_gives_a_whole_pair_no_other_scenarios_cause);
     tcase_add_test(tc, test_ranks_records_that_lie_are_refused);
     tcase_add_test(tc, test_ranks_a_pair_is_proven_only_where_both_sides_agree);
     tcase_add_test(tc, test_ranks_judge_says_each_cause_once);
