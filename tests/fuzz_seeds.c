@@ -64,6 +64,8 @@ int main(int argc, char **argv)
     m.u.hello.facts.nofile_hard = 524288;
     m.u.hello.facts.cap_eff = 0xa80425fbull;
     snprintf(m.u.hello.facts.kernel, sizeof(m.u.hello.facts.kernel), "6.1.0-27-amd64");
+    m.u.hello.facts.imex_channels = (1ull << 0) | (1ull << 5);
+    m.u.hello.facts.flags |= GPUIPC_FACT_IMEX_MORE;
     rc |= write_seed(argv[1], "hello", &m, 0);
     /* A rank's HELLO (--ranks): a nonce, the pair, the consumer's proof. */
     memset(m.u.hello.nonce, 0x5e, sizeof(m.u.hello.nonce));

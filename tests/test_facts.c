@@ -141,12 +141,13 @@ static const struct {
     {"vmm", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 101}, 0, 0,
      "cause: the consumer does not see the producer's GPU"},
     {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_PROBE, "cuMemCreate", 0, 800}, 0, 0,
-     "cause: no IMEX channel that this process can open"},
+     "cause: the driver refused a FABRIC allocation (CUDA_ERROR_NOT_PERMITTED) although the "
+     "producer may open IMEX channel 0"},
     /* FABRIC and the NVLink domain (issue 40): the channels of each side,
      * across nodes (another boot id) or not. */
     {"fabric", {PRODUCER_SIDE, GPUIPC_STEP_ALLOC, "cuMemCreate", 0, 800}, 0, NO_IMEX,
-     "cause: the producer may open no IMEX channel (/dev/nvidia-caps-imex-channels does not "
-     "exist)"},
+     "cause: no IMEX channel that this process can open: the producer may open none "
+     "(/dev/nvidia-caps-imex-channels does not exist)"},
     {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,
      OTHER_BOOT, "cause: a FABRIC handle of another node was refused as an invalid handle"},
     {"fabric", {CONSUMER_SIDE, GPUIPC_STEP_IMPORT, "cuMemImportFromShareableHandle", 0, 400}, 0,

@@ -108,14 +108,14 @@ static int consumer_end(pid_t pid, int p[2], char *reason, size_t len)
  * they send. */
 static gpuipc_wire_tamper_fn tamper_all;
 
+/* The consumer's facts as the producer of the last hello_between took them. */
+static gpuipc_facts hello_peer_facts;
+
 /* A session's HELLO between this process (the producer, with ptoken) and a
  * forked consumer (ctoken, and its sabotage). Returns the producer's
  * gpuipc_producer_hello result; the consumer's exit status and the reason
  * its session ended go into *cexit and creason (the child writes it to a
  * pipe). */
-/* The consumer's facts as the producer of the last hello_between took them. */
-static gpuipc_facts hello_peer_facts;
-
 static int hello_between(const char *ptoken, const char *ctoken, const char *csabotage,
                          int *cexit, char *creason, size_t len, char *preason, size_t plen)
 {
@@ -1253,10 +1253,6 @@ START_TEST(test_ranks_judge_groups_only_what_is_alike)
 }
 END_TEST
 
-/* A scenario the plan failed without running it (on no side: a GPU's
- * fabric not ready between two nodes, or --require fabric across two
- * NVLink domains) is not in the consumer's BYE counts: the pair fails for
- * that scenario, and the ranks do not "disagree". */
 /* Review: a pair failed as a whole because the consumer's side failed
  * (its verify, in memfd, with no cause) says no cause borrowed from another
  * scenario that failed on the producer's side (fabric's allocation, with
@@ -1301,6 +1297,10 @@ START_TEST(test_ranks_judge_gives_a_whole_pair_no_other_scenarios_cause)
 }
 END_TEST
 
+/* A scenario the plan failed without running it (on no side: a GPU's
+ * fabric not ready between two nodes, or --require fabric across two
+ * NVLink domains) is not in the consumer's BYE counts: the pair fails for
+ * that scenario, and the ranks do not "disagree". */
 START_TEST(test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure)
 {
     gpuipc_cell cell = {0};

@@ -406,21 +406,24 @@ out_free:
 int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len)
 {
     char uuid[2 * GPUIPC_JOB_GPU_UUID_LEN + 1], cluster[2 * GPUIPC_JOB_GPU_UUID_LEN + 1];
-    int n;
+    int n, known;
 
     if (g->ordinal >= 0)
         gpuipc_random_hex(uuid, g->uuid, GPUIPC_JOB_GPU_UUID_LEN);
     else
         snprintf(uuid, sizeof(uuid), "none");
-    if (g->fabric >= 0)
+    /* A state this program does not know (a newer driver's), or a GPU
+     * that is none, is said as not reported. */
+    known = g->ordinal >= 0 && g->fabric >= 0 && g->fabric <= 3;
+    if (known)
         gpuipc_random_hex(cluster, g->cluster, GPUIPC_JOB_GPU_UUID_LEN);
     else
         snprintf(cluster, sizeof(cluster), "none");
     n = snprintf(buf, len, GPU_MAGIC " rank=%" PRIu32 " ordinal=%d uuid=%s digest=%016" PRIx64
                            " refused=%d fabric=%d fstatus=%" PRIu32 " cluster=%s clique=%" PRIu32,
                  g->rank, g->ordinal >= 0 ? g->ordinal : -1, uuid, g->digest, g->refused != 0,
-                 g->fabric >= 0 ? g->fabric : -1, g->fabric >= 0 ? g->fabric_status : 0, cluster,
-                 g->fabric >= 0 ? g->clique : 0);
+                 known ? g->fabric : -1, known ? g->fabric_status : 0, cluster,
+                 known ? g->clique : 0);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -539,6 +542,13 @@ int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
     if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
         rc = gpuipc_err_set(err, -EPROTO, "card: clique \"%.12s\": not a 32-bit number", v);
     g->clique = (uint32_t)x;
+    if (rc == 0 && g->fabric < 0 && (g->fabric_status != 0 || g->clique != 0))
+        rc = gpuipc_err_set(err, -EPROTO, "card: fstatus %" PRIu32 " and clique %" PRIu32
+                                          " with fabric -1: a fabric not reported has neither",
+                            g->fabric_status, g->clique);
+    if (rc == 0 && g->ordinal < 0 && g->fabric >= 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: fabric %d with ordinal -1: no GPU has no "
+                                          "fabric", g->fabric);
     if (rc < 0)
         memset(g, 0, sizeof(*g));
     return rc;

@@ -148,14 +148,17 @@ typedef struct gpuipc_job_gpu {
 /* The GPU card as one line, "gpuipc-gpucard/2 rank=3 ordinal=1 uuid=<32 hex>
  * digest=<16 hex> refused=0 fabric=3 fstatus=0 cluster=<32 hex> clique=7"
  * ("uuid=none" and "ordinal=-1" for no GPU; "fabric=-1 fstatus=0
- * cluster=none clique=0" where NVML said nothing of it), into buf (len
- * bytes). Returns 0, or -ENOSPC. */
+ * cluster=none clique=0" where NVML said nothing of it, there is no GPU, or
+ * the state is one above 3, which this program does not know), into buf
+ * (len bytes). Returns 0, or -ENOSPC. */
 int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len);
 
 /* Parses a GPU card's text, strictly (every field once, in that order, an
  * ordinal of -1 to 65535 that is -1 exactly where the uuid is "none", 16
- * hex digits of digest, refused 0 or 1). Returns 0, or -EPROTO with err
- * naming the field. */
+ * hex digits of digest, refused 0 or 1, a fabric of -1 to 3 that is -1
+ * exactly where the cluster is "none" (and then with fstatus and clique 0),
+ * and -1 where the ordinal is). Returns 0, or -EPROTO with err naming the
+ * field. */
 int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err);
 
 /* Whether the GPUs of cards a and b, of two nodes, can share FABRIC memory

@@ -16,6 +16,7 @@
 #include "core/cause.h"
 #include "core/err.h"
 #include "core/status.h"
+#include "core/step.h"
 #include "run/cells.h"
 
 static int grow(char **buf, size_t *len, size_t *cap, size_t more)
@@ -662,13 +663,19 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
             t->failed += v == GPUIPC_FAIL;
             t->skipped += v == GPUIPC_SKIP;
             if (why[0] != '\0') {
-                /* The pair as a whole, with the cause of its first scenario
-                 * that failed, where one explains it. */
+                /* The pair as a whole; where the consumer's side failed,
+                 * with the cause of its first scenario that failed on the
+                 * consumer's side, where one explains it (never another
+                 * scenario's, which would explain the wrong failure). */
                 const gpuipc_cell_scenario *first = NULL;
 
-                for (i = 0; i < cell->prod.n && first == NULL; i++)
-                    if (cell->prod.s[i].status == GPUIPC_FAIL && cell->prod.s[i].what[0])
+                for (i = 0; cell->cons.have && cell->cons.own != GPUIPC_PASS &&
+                            i < cell->prod.n && first == NULL; i++)
+                    if (cell->prod.s[i].status == GPUIPC_FAIL &&
+                        cell->prod.s[i].side == GPUIPC_ROLE_CONSUMER)
                         first = &cell->prod.s[i];
+                if (first != NULL && first->what[0] == '\0')
+                    first = NULL;
                 rc = judged_add(&js, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP, NULL,
                                 why, first, who);
                 for (k = 0; first != NULL && k < ncauses &&

@@ -755,7 +755,6 @@ static void ranks_culprits(gpuipc_json *j, const gpuipc_ranks_doc *d)
     gpuipc_json_end(j, ']');
 }
 
-/* The document of the run's verdict, into f. */
 /* How a pair of these ranks meets: "unix" within a group, "tcp" between
  * nodes, NULL otherwise. */
 static const char *transport_of(const gpuipc_ranks_doc_rank *a, const gpuipc_ranks_doc_rank *b)
@@ -767,6 +766,7 @@ static const char *transport_of(const gpuipc_ranks_doc_rank *a, const gpuipc_ran
     return NULL;
 }
 
+/* The document of the run's verdict, into f. */
 static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpuipc_sink *f)
 {
     gpuipc_json j;

@@ -427,8 +427,9 @@ static int fabric_domain(const gpuipc_diag_case *c, gpuipc_cause *out)
     f = failed_side(c, &who);
     if (call_is(c, "cuMemCreate") && cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED) && f != NULL &&
         f->imex_channels == 0 && !(f->flags & GPUIPC_FACT_IMEX_MORE)) {
-        gpuipc_cause_what(out, "the %s may open no IMEX channel (%s %s), and a FABRIC "
-                          "allocation needs one", who, GPUIPC_FACTS_IMEX_DIR,
+        gpuipc_cause_what(out, "no IMEX channel that this process can open: the %s may open "
+                          "none (%s %s), and FABRIC handles need one (they serve NVLink "
+                          "systems of many nodes)", who, GPUIPC_FACTS_IMEX_DIR,
                           f->imex_errno == ENOENT ? "does not exist"
                           : f->imex_errno ? "cannot be read" : "holds none it may open");
         gpuipc_cause_fix(out, "start nvidia-imex on every node of the NVLink domain and give "
@@ -439,8 +440,13 @@ static int fabric_domain(const gpuipc_diag_case *c, gpuipc_cause *out)
     }
     if (across_nodes(c) != 1)
         return 0;
-    if (c->failure->step >= GPUIPC_STEP_IMPORT && p->imex_channels != 0 &&
-        k->imex_channels != 0 && (p->imex_channels & k->imex_channels) == 0) {
+    /* An import refused, by sides whose channels (those the mask shows:
+     * two of 64 or more may be one) have none in common. */
+    if (c->failure->step == GPUIPC_STEP_IMPORT &&
+        (call_is(c, "cuMemImportFromShareableHandle") || call_is(c, "cuMemSetAccess")) &&
+        p->imex_channels != 0 && k->imex_channels != 0 &&
+        (p->imex_channels & k->imex_channels) == 0 &&
+        !((p->flags & k->flags) & GPUIPC_FACT_IMEX_MORE)) {
         gpuipc_cause_what(out, "the producer may open IMEX channel %s and the consumer %s: "
                           "no channel in common, so the handle one exports is not the other's "
                           "to import", gpuipc_facts_imex_text(p, a, sizeof(a)),
@@ -476,6 +482,22 @@ static int fabric_domain(const gpuipc_diag_case *c, gpuipc_cause *out)
 /* What this driver or machine does not offer, by design: skips. */
 static int not_offered(const gpuipc_diag_case *c, gpuipc_cause *out)
 {
+    const gpuipc_facts *f;
+    const char *who;
+    char ch[64];
+
+    if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
+        cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED) && (f = failed_side(c, &who)) != NULL &&
+        (f->imex_channels != 0 || (f->flags & GPUIPC_FACT_IMEX_MORE))) {
+        /* (fabric_domain names a side that may open none.) */
+        gpuipc_cause_what(out, "the driver refused a FABRIC allocation (CUDA_ERROR_NOT_"
+                          "PERMITTED) although the %s may open IMEX channel %s: the channel "
+                          "is not of a running IMEX domain", who,
+                          gpuipc_facts_imex_text(f, ch, sizeof(ch)));
+        gpuipc_cause_fix(out, "start nvidia-imex (nvidia-imex-ctl -q says READY) and give the "
+                         "process the channel of its domain");
+        return 1;
+    }
     if (c->mech != NULL && strcmp(c->mech, "fabric") == 0 && call_is(c, "cuMemCreate") &&
         cu_is(c, GPUIPC_DIAG_CU_NOT_PERMITTED))
         return gpuipc_cause_set(out,

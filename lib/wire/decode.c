@@ -126,8 +126,6 @@ static void get_usage(cursor *c, gpuipc_usage_figures *u)
     u->gpu = get_u64(c);
 }
 
-/* BYE: an exit status the producer can decide (0, 1, 2, 77) and counts that
- * no session can exceed. */
 /* PHASE: a beginning or an end; a beginning carries as many FDs as it says
  * workers (none after the first), an end none. */
 static int decode_phase(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
@@ -153,6 +151,8 @@ static int decode_phase(cursor *c, gpuipc_msg *msg, gpuipc_err *err)
     return 0;
 }
 
+/* BYE: an exit status the producer can decide (0, 1, 2, 77) and counts that
+ * no session can exceed. */
 static int decode_bye(cursor *c, gpuipc_msg_bye *b, gpuipc_err *err)
 {
     b->code = (int32_t)get_u32(c);

@@ -15,8 +15,10 @@
 #define WRITTEN_LEN (3 * 8)
 #define USAGE_LEN (4 * 8)
 /* The facts (encode.c's put_facts): namespaces, 8 numbers, the kernel
- * release, 9 more numbers and the boot id. */
-#define FACTS_LEN (8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 + GPUIPC_FACTS_BOOT_ID_LEN + 12)
+ * release, 9 more numbers, the boot id, and the IMEX channels (8 bytes)
+ * with their directory's errno (4). */
+#define FACTS_LEN                                                                         \
+    (8 * GPUIPC_NS_COUNT + 32 + GPUIPC_FACTS_KERNEL_LEN + 36 + GPUIPC_FACTS_BOOT_ID_LEN + 12)
 
 /* Each type's payload length and the most FDs it may carry. Only OFFER and
  * FDS carry FDs; how many is the mechanism's business (a VMM allocation needs

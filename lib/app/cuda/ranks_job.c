@@ -80,13 +80,6 @@ static uint64_t config_digest(const ranks_run *rr)
 
 _Static_assert(GPUIPC_JOB_GPU_UUID_LEN == GPUIPC_UUID_LEN, "a GPU card's UUID is a GPU's");
 
-/* This rank's GPU: its index among the ranks of this node, modulo the GPUs
- * this process sees (several ranks share a GPU where there are fewer),
- * published with its options' digest and whether rank 0 refused its own
- * (refused) in its GPU card (launch/job.h); then every rank's, after a
- * fence. Returns 0; GPUIPC_USAGE where a rank's options differ from rank
- * 0's or rank 0 refused its own (every rank finds that alike, and says
- * it); or a negative errno with err. */
 /* The fabric info of g's GPU, from NVML (gpu/nvml.h), into g; left not
  * reported (-1) where NVML says nothing of it. */
 static void fabric_of(gpuipc_job_gpu *g, const ranks_run *rr)
@@ -94,7 +87,9 @@ static void fabric_of(gpuipc_job_gpu *g, const ranks_run *rr)
     gpuipc_nvml_modes m;
     gpuipc_err why;
 
-    if (gpuipc_nvml_gpu_modes(g->uuid, &m, &why) < 0 || m.fabric_state < 0)
+    /* (A state this program does not know, a newer driver's: not reported.) */
+    if (gpuipc_nvml_gpu_modes(g->uuid, &m, &why) < 0 || m.fabric_state < 0 ||
+        m.fabric_state > 3)
         return;
     g->fabric = m.fabric_state;
     g->fabric_status = m.fabric_status;
@@ -104,6 +99,13 @@ static void fabric_of(gpuipc_job_gpu *g, const ranks_run *rr)
         printf("rank %u: its GPU's %s\n", rr->rank, m.text);
 }
 
+/* This rank's GPU: its index among the ranks of this node, modulo the GPUs
+ * this process sees (several ranks share a GPU where there are fewer),
+ * published with its options' digest and whether rank 0 refused its own
+ * (refused) in its GPU card (launch/job.h); then every rank's, after a
+ * fence. Returns 0; GPUIPC_USAGE where a rank's options differ from rank
+ * 0's or rank 0 refused its own (every rank finds that alike, and says
+ * it); or a negative errno with err. */
 int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
 {
     gpuipc_job_gpu mine;

@@ -97,10 +97,6 @@ out:
     return gran;
 }
 
-/* Reserves an address range for the whole of v's handle, maps it, and gives
- * this process's device read-write access, and for host memory its NUMA node
- * too (the CPU may touch host memory only with that grant). Stores the
- * address in *ptr. On failure nothing is left. */
 /* Test-only (GPUIPC_SABOTAGE, session/inject.h): the CUresult that sabotage
  * a or b of this role stands for, in place of the driver's answer, without
  * the call; CUDA_SUCCESS where neither is set. */
@@ -123,6 +119,10 @@ static CUresult sabotaged(const gpuipc_scenario *sc, int a, int b)
     return CUDA_SUCCESS;
 }
 
+/* Reserves an address range for the whole of v's handle, maps it, and gives
+ * this process's device read-write access, and for host memory its NUMA node
+ * too (the CPU may touch host memory only with that grant). Stores the
+ * address in *ptr. On failure nothing is left. */
 static CUresult map_handle(gpuipc_scenario *sc, unsigned step, gpuipc_vmm *v, uint64_t gran,
                            CUdeviceptr *ptr, gpuipc_err *err)
 {
