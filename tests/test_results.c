@@ -771,6 +771,68 @@ START_TEST(test_results_no_pair_passing_fails_every_gpu)
 }
 END_TEST
 
+/* A machine's GPUs in the document with NVML's fabric info: a completed
+ * fabric as its fields (state, status, the cluster's UUID alone, clique,
+ * health mask), a GPU whose fabric is not reported as null; both held
+ * against the schema. */
+START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
+{
+    static gpuipc_doc_machine machine;
+    static gpuipc_facts own;
+    gpuipc_doc_gpu gpus[2];
+    char dir[] = "/tmp/gpuipc-fab-XXXXXX", path[64], why[512];
+    char *argv[] = {"gpuipc_test", "--json", path, NULL};
+    gpuipc_doc_program o = {.version = "9.9", .commit = "unknown", .mode = "one-shot",
+                            .argc = 3, .argv = argv, .json_path = path, .size = 1 << 20,
+                            .chunks = 1, .timeout_ns = 10000000000ull, .repeat = 1};
+    gpuipc_doc d = {.o = &o, .machine = &machine, .role = "producer", .exit_code = 77,
+                    .wall_ns = 1000000000ull, .rounds = 1, .own = &own, .result = "SKIP"};
+    const jnode *list, *f;
+    gpuipc_err err;
+    jnode *doc;
+
+    memset(gpus, 0, sizeof(gpus));
+    gpus[0].ordinal = 0;
+    gpus[0].have_uuid = 1;
+    snprintf(gpus[0].name, sizeof(gpus[0].name), "NVIDIA GB200");
+    snprintf(gpus[0].uuid, sizeof(gpus[0].uuid), "GPU-1d269889-0000-0000-0000-000000000001");
+    snprintf(gpus[0].modes, sizeof(gpus[0].modes), "GPU fabric completed");
+    gpus[0].fabric_state = 3;
+    gpus[0].clique = 7;
+    gpus[0].health_mask = 2;
+    snprintf(gpus[0].cluster, sizeof(gpus[0].cluster), "GPU-abababab-abab-abab-abab-abababababab");
+    gpus[1] = gpus[0];
+    gpus[1].ordinal = 1;
+    gpus[1].fabric_state = -1;
+    machine.have_driver = 1;
+    snprintf(machine.driver, sizeof(machine.driver), "580.159.04");
+    machine.ngpus = 2;
+    machine.gpus = gpus;
+    gpuipc_facts_gather(&own);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/doc.json", dir);
+    ck_assert_msg(gpuipc_doc_check_path(path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(gpuipc_doc_write(&d, &err) == 0, "%s", err.msg);
+    gpuipc_doc_drop_file();
+    doc = th_result_doc(path, why, sizeof(why));
+    th_remove_tree(dir);
+    ck_assert_msg(doc != NULL, "%s", why);
+    list = js_get(js_get(doc, "machine"), "gpus");
+    ck_assert_uint_eq(js_len(list), 2);
+    f = js_get(js_at(list, 0), "fabric");
+    ck_assert_str_eq(js_str(js_get(f, "state")), "completed");
+    ck_assert_str_eq(js_str(js_get(f, "cluster_uuid")), "abababab-abab-abab-abab-abababababab");
+    ck_assert(js_num(js_get(f, "clique")) == 7);
+    ck_assert(js_num(js_get(f, "health_mask")) == 2);
+    ck_assert(js_num(js_get(f, "status")) == 0);
+    ck_assert_ptr_nonnull(js_get(js_at(list, 1), "fabric")); /* present, and null */
+    ck_assert_ptr_null(js_str(js_get(js_at(list, 1), "fabric")));
+    js_free(doc);
+    machine.gpus = NULL;
+    machine.ngpus = 0;
+}
+END_TEST
+
 Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -781,6 +843,7 @@ Suite *results_suite(void)
     tcase_add_loop_test(tc, test_results_document_matches_the_schema_and_the_exit, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, test_results_repeat_counts_rounds);
+    tcase_add_test(tc, test_results_the_gpus_fabric_info_is_in_the_document);
     tcase_add_test(tc, test_results_sigint_still_writes_the_document);
     tcase_add_test(tc, test_results_both_sides_of_two_terminals);
     tcase_add_test(tc, test_results_schema_checker_can_fail);

@@ -113,6 +113,27 @@ static void put_uuid(char *out, const uint8_t p[16])
     }
 }
 
+/* A GPU's fabric info (NVML), null where not reported. */
+static void json_fabric(gpuipc_json *j, const gpuipc_doc_gpu *g)
+{
+    static const char *const states[] = {"not supported", "not started", "in progress",
+                                         "completed"};
+
+    if (!g->have_uuid || g->fabric_state < 0 || g->fabric_state > 3) {
+        gpuipc_json_string(j, "fabric", NULL);
+        return;
+    }
+    gpuipc_json_object(j, "fabric");
+    gpuipc_json_string(j, "state", states[g->fabric_state]);
+    gpuipc_json_int(j, "status", g->fabric_status);
+    /* "GPU-" and the UUID: the cluster's UUID alone. */
+    gpuipc_json_string(j, "cluster_uuid", strncmp(g->cluster, "GPU-", 4) == 0 ? g->cluster + 4
+                                                                             : g->cluster);
+    gpuipc_json_int(j, "clique", g->clique);
+    gpuipc_json_int(j, "health_mask", g->health_mask);
+    gpuipc_json_end(j, '}');
+}
+
 /* The facts of /dev/shm, the device files, the platform and the boot. */
 static void json_facts_more(gpuipc_json *j, const gpuipc_facts *f)
 {
@@ -253,6 +274,7 @@ static void json_machine(gpuipc_json *j, const gpuipc_doc_machine *m)
             gpuipc_json_string(j, "uuid", NULL);
             gpuipc_json_string(j, "modes", NULL);
         }
+        json_fabric(j, g);
         gpuipc_json_string(j, "name", g->name);
         gpuipc_json_string(j, "pci_bus_id", g->bus[0] ? g->bus : NULL);
         gpuipc_json_end(j, '}');
