@@ -497,6 +497,26 @@ static void scale_uuid(int g, char *out, size_t len)
     snprintf(out, len, "GPU-%08x-0000-0000-0000-000000000000", (unsigned)g);
 }
 
+/* d written by gpuipc_doc_write to path (plen bytes: its --json path) in
+ * a new directory dir ("...XXXXXX"), parsed back and held against the
+ * schema, the directory removed. Returns the tree (the caller frees it),
+ * or NULL with why. */
+static jnode *doc_round_trip(const gpuipc_doc *d, char *dir, char *path, size_t plen, char *why,
+                             size_t wlen)
+{
+    gpuipc_err err;
+    jnode *doc;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, plen, "%s/doc.json", dir);
+    ck_assert_msg(gpuipc_doc_check_path(path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(gpuipc_doc_write(d, &err) == 0, "%s", err.msg);
+    gpuipc_doc_drop_file();
+    doc = th_result_doc(path, why, wlen);
+    th_remove_tree(dir);
+    return doc;
+}
+
 /* The forked producer's document of s's rows, exit status code: written
  * by gpuipc_doc_write to a file in a directory of its own, parsed back and
  * held against the schema (the caller frees it). */
@@ -513,20 +533,13 @@ static jnode *scale_doc(const scale_run *s, int code)
                     .wall_ns = 1000000000ull, .results = s->cs.results,
                     .n = gpuipc_cellset_count(&s->cs), .rounds = 1,
                     .own = &own, .result = code == 0 ? "PASS" : "FAIL"};
-    gpuipc_err err;
     jnode *doc;
     int g;
 
     gpuipc_facts_gather(&own);
     for (g = 0; g < s->ngpus; g++)
         scale_uuid(g, machine.uuids[g], sizeof(machine.uuids[g]));
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/doc.json", dir);
-    ck_assert_msg(gpuipc_doc_check_path(path, &err) == 0, "%s", err.msg);
-    ck_assert_msg(gpuipc_doc_write(&d, &err) == 0, "%s", err.msg);
-    gpuipc_doc_drop_file();
-    doc = th_result_doc(path, why, sizeof(why));
-    th_remove_tree(dir);
+    doc = doc_round_trip(&d, dir, path, sizeof(path), why, sizeof(why));
     ck_assert_msg(doc != NULL, "%d GPUs: %s", s->ngpus, why);
     return doc;
 }
@@ -788,7 +801,6 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     gpuipc_doc d = {.o = &o, .machine = &machine, .role = "producer", .exit_code = 77,
                     .wall_ns = 1000000000ull, .rounds = 1, .own = &own, .result = "SKIP"};
     const jnode *list, *f;
-    gpuipc_err err;
     jnode *doc;
 
     memset(gpus, 0, sizeof(gpus));
@@ -809,13 +821,7 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     machine.ngpus = 2;
     machine.gpus = gpus;
     gpuipc_facts_gather(&own);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/doc.json", dir);
-    ck_assert_msg(gpuipc_doc_check_path(path, &err) == 0, "%s", err.msg);
-    ck_assert_msg(gpuipc_doc_write(&d, &err) == 0, "%s", err.msg);
-    gpuipc_doc_drop_file();
-    doc = th_result_doc(path, why, sizeof(why));
-    th_remove_tree(dir);
+    doc = doc_round_trip(&d, dir, path, sizeof(path), why, sizeof(why));
     ck_assert_msg(doc != NULL, "%s", why);
     list = js_get(js_get(doc, "machine"), "gpus");
     ck_assert_uint_eq(js_len(list), 2);
