@@ -1858,6 +1858,63 @@ START_TEST(test_ranks_a_tcp_peer_whose_listener_is_gone_is_named_at_once)
 }
 END_TEST
 
+/* A rank elsewhere that met this one only by connecting to it (it
+ * answered this listener's challenge, this one never dialled its listener)
+ * and then died is named gone by a probe: meeting either way makes its
+ * listener's refusal a death. (Before: only a listener this rank had
+ * dialled counted, and a rank elsewhere that died before anyone dialled it
+ * was waited for until the gathering's end: .ci/run, 55 s.) */
+START_TEST(test_ranks_a_tcp_peer_met_by_its_own_connect_is_named_gone)
+{
+    char name[GPUIPC_TCP_TEXT_LEN], how[256], mine[GPUIPC_TCP_TEXT_LEN];
+    gpuipc_meet *me;
+    gpuipc_peer cred;
+    gpuipc_err e;
+    pid_t child;
+    char c;
+    int s, status, names[2], fds = th_fd_count();
+
+    ck_assert_int_eq(gpuipc_meet_open(&me, 2, 0, &e), 0);
+    ck_assert_msg(gpuipc_meet_listen_tcp(me, "lo", how, sizeof(how), &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(gpuipc_meet_key(me, TCP_TOKEN), 0);
+    snprintf(mine, sizeof(mine), "%s", gpuipc_meet_tcp_name(me));
+    ck_assert_int_eq(pipe(names), 0);
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        gpuipc_meet *r1;
+        int fd;
+
+        close(names[0]);
+        if (gpuipc_meet_open(&r1, 2, 1, &e) < 0 ||
+            gpuipc_meet_listen_tcp(r1, "lo", how, sizeof(how), &e) < 0 ||
+            gpuipc_meet_key(r1, TCP_TOKEN) < 0 || gpuipc_meet_know_remote(r1, 0, mine, &e) < 0)
+            _exit(2);
+        (void)!write(names[1], gpuipc_meet_tcp_name(r1), strlen(gpuipc_meet_tcp_name(r1)) + 1);
+        fd = gpuipc_meet_connect(r1, 0, NULL, "rank 0", gpuipc_clock_deadline(TIMEOUT_NS), &cred,
+                                 &e);
+        if (fd < 0 || write(fd, "x", 1) != 1)
+            _exit(3);
+        usleep(100 * 1000);
+        _exit(0);
+    }
+    close(names[1]);
+    memset(name, 0, sizeof(name));
+    ck_assert_int_gt(read(names[0], name, sizeof(name) - 1), 0);
+    close(names[0]);
+    ck_assert_int_eq(gpuipc_meet_know_remote(me, 1, name, &e), 0);
+    s = gpuipc_meet_accept(me, 1, "rank 1", gpuipc_clock_deadline(TIMEOUT_NS), &cred, &e);
+    ck_assert_msg(s >= 0, "%s", e.msg);
+    ck_assert_int_eq(read(s, &c, 1), 1);
+    close(s);
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_int_eq(status, 0);
+    ck_assert_int_eq(gpuipc_meet_ended(me, 1), 1);
+    gpuipc_meet_close(me);
+    ck_assert_int_eq(th_fd_count(), fds);
+}
+END_TEST
+
 /* The address a rank listens on: by an interface's name, by a CIDR, never
  * a loopback one unless named; text and back; what is neither refused. */
 START_TEST(test_ranks_tcp_address_choice_and_text)
@@ -2123,6 +2180,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_the_producer_refuses_another_process_at_the_name);
     tcase_add_test(tc, test_ranks_a_tcp_stranger_or_replay_is_refused_and_a_rank_met);
     tcase_add_test(tc, test_ranks_a_tcp_peer_whose_listener_is_gone_is_named_at_once);
+    tcase_add_test(tc, test_ranks_a_tcp_peer_met_by_its_own_connect_is_named_gone);
     tcase_add_test(tc, test_ranks_tcp_address_choice_and_text);
     /* What tells these a rank has ended is its pidfd, and valgrind has no
      * pidfd_open: the fallback, kill(pid, 0), cannot tell either. */

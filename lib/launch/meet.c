@@ -51,8 +51,9 @@ struct gpuipc_meet {
     unsigned char *remote;
     gpuipc_tcp_addr *raddr;
     uint64_t *probed; /* when each rank elsewhere was last probed (ns) */
-    unsigned char *reached; /* its listener answered with a challenge once: a refusal
-                             * since says it has ended, not that the address is wrong */
+    unsigned char *reached; /* met once, either way (its listener sent a challenge, or
+                             * it answered this one's): a refusal since says it has
+                             * ended, not that the address is wrong */
     unsigned char *clash;   /* its listener's address is one of this machine's too */
     unsigned probes;        /* probes' marks taken (not strangers) */
     uint64_t tcp_stall;     /* no accept on the TCP listener until then (EMFILE) */
@@ -546,6 +547,10 @@ static void pend_step(gpuipc_meet *m, struct pend *q)
         pend_drop(m, q, why);
         return;
     }
+    /* Met: a refusal at its listener from now on says it has ended. */
+    pthread_mutex_lock(&m->mu);
+    m->reached[p] = 1;
+    pthread_mutex_unlock(&m->mu);
     (void)sort_rank(m, -1, (int)p, q->fd);
     q->fd = -1;
 }

@@ -40,13 +40,14 @@
  * stranger, a replay of another connection's answer, a rank of this node)
  * or none within GPUIPC_MEET_ANSWER_MS is refused and counted as any
  * stranger; one that holds is its rank's, held or served as above. No
- * pidfd watches a rank elsewhere: its listener, reached once (its
- * challenge came), refusing a connection since says it has ended
+ * pidfd watches a rank elsewhere: its listener, once the two have met
+ * (its challenge came, or it answered this one's), refusing a connection
+ * since says it has ended
  * (gpuipc_meet_ended probes it so: the probe's mark names the listener's
  * rank twice with HMAC-SHA256 under the job's token over
  * GPUIPC_MEET_PROBE_LABEL and that rank, and the listener drops it, not
- * counted as a stranger); a listener never reached that refuses is no
- * proof of death (the address may be another machine's), and otherwise the
+ * counted as a stranger); a listener of a rank never met that refuses is
+ * no proof of death (the address may be another machine's), and otherwise the
  * meeting's deadline bounds the wait. A rank elsewhere whose address is one
  * of this machine's too (a NAT or bridge address every node has) is not
  * dialled (gpuipc_meet_remote_clash). When every slot for unanswered
