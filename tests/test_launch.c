@@ -233,8 +233,9 @@ START_TEST(test_launch_card_decode_refuses_malformed)
 END_TEST
 
 /* A rank's GPU card: a round trip, and each malformed one refused whole. */
-#define GPUCARD "gpuipc-gpucard/2 rank=1 "
-#define NOFABRIC " fabric=-1 fstatus=0 cluster=none clique=0"
+#define GPUCARD "gpuipc-gpucard/3 rank=1 "
+#define NOFABRIC " fabric=-1 fstatus=0 cluster=none clique=0 health=00000000 summary=-1"
+#define HEALTHY " health=00000000 summary=1"
 START_TEST(test_launch_gpu_card_round_trip_and_refusals)
 {
     static const char *const bad[] = {
@@ -253,16 +254,17 @@ START_TEST(test_launch_gpu_card_round_trip_and_refusals)
         GPUCARD "uuid=none ordinal=-1 digest=0123456789abcdef refused=0" NOFABRIC,
         GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0",
         GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=4 fstatus=0 "
-        "cluster=00112233445566778899aabbccddeeff clique=0",
+        "cluster=00112233445566778899aabbccddeeff clique=0" HEALTHY,
         GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=3 fstatus=0 "
-        "cluster=none clique=0",
+        "cluster=none clique=0" HEALTHY,
         GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=-1 fstatus=0 "
         "cluster=00112233445566778899aabbccddeeff clique=0",
         GPUCARD "ordinal=-1 uuid=none digest=0123456789abcdef refused=0 fabric=3 fstatus=0 "
-        "cluster=00112233445566778899aabbccddeeff clique=-1",
+        "cluster=00112233445566778899aabbccddeeff clique=-1" HEALTHY,
     };
     gpuipc_job_gpu g = {.rank = 7, .ordinal = 3, .digest = 0x0123456789abcdefull,
-                        .refused = 1, .fabric = 3, .fabric_status = 0, .clique = 9}, back;
+                        .refused = 1, .fabric = 3, .fabric_status = 0, .clique = 9,
+                        .health = 0x1a2, .summary = 3}, back;
     char text[300];
     gpuipc_err e;
     size_t i;
@@ -281,11 +283,13 @@ START_TEST(test_launch_gpu_card_round_trip_and_refusals)
     ck_assert_int_eq(back.fabric, 3);
     ck_assert_mem_eq(back.cluster, g.cluster, sizeof(g.cluster));
     ck_assert_uint_eq(back.clique, 9);
+    ck_assert_uint_eq(back.health, 0x1a2);
+    ck_assert_int_eq(back.summary, 3);
     g.ordinal = -1;
     g.refused = 0;
     g.fabric = -1;
     ck_assert_int_eq(gpuipc_job_gpu_encode(&g, text, sizeof(text)), 0);
-    ck_assert_str_eq(text, "gpuipc-gpucard/2 rank=7 ordinal=-1 uuid=none "
+    ck_assert_str_eq(text, "gpuipc-gpucard/3 rank=7 ordinal=-1 uuid=none "
                            "digest=0123456789abcdef refused=0" NOFABRIC);
     ck_assert_int_eq(gpuipc_job_gpu_decode(&back, text, &e), 0);
     ck_assert_int_eq(back.ordinal, -1);
@@ -322,36 +326,43 @@ START_TEST(test_launch_gpu_card_without_fabric_has_no_status_or_clique)
     gpuipc_job_gpu back;
     gpuipc_err e;
 
-    ck_assert_int_eq(gpuipc_job_gpu_decode(&back, "gpuipc-gpucard/2 rank=1 ordinal=-1 uuid=none "
+    ck_assert_int_eq(gpuipc_job_gpu_decode(&back, "gpuipc-gpucard/3 rank=1 ordinal=-1 uuid=none "
                                            "digest=0123456789abcdef refused=0 fabric=-1 "
-                                           "fstatus=7 cluster=none clique=9", &e), -EPROTO);
+                                           "fstatus=7 cluster=none clique=9 health=00000000 "
+                                           "summary=-1", &e), -EPROTO);
 }
 END_TEST
 
 /* Two nodes' GPUs and their NVLink domain, from their fabric info: not
- * reported, or a zero cluster (H100, H200), or the same cluster and clique:
- * tried; another clique or cluster: apart, naming both; no fabric support:
- * none; a fabric not completed, or not healthy: not ready. */
+ * reported, or the same cluster and clique: tried; another clique or
+ * cluster: apart, naming both; no fabric support, or a zero cluster (H100,
+ * H200 boards): none; a fabric not completed, completed with an error, or
+ * with a fault in its health mask or summary: not ready. */
 START_TEST(test_launch_gpus_of_two_nodes_and_their_nvlink_domain)
 {
-    gpuipc_job_gpu a = {.rank = 0, .fabric = 3, .clique = 1}, b = {.rank = 5, .fabric = 3,
-                                                                    .clique = 1};
-    char why[300];
+    gpuipc_job_gpu a = {.rank = 0, .fabric = 3, .clique = 1, .summary = 1},
+                   b = {.rank = 5, .fabric = 3, .clique = 1, .summary = -1};
+    char why[400];
 
-    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
     memset(a.cluster, 0xab, sizeof(a.cluster));
     memset(b.cluster, 0xab, sizeof(b.cluster));
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    ck_assert_str_eq(why, "");
     b.clique = 2;
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_APART);
     ck_assert_str_eq(why, "not one NVLink domain: rank 0's GPU is in fabric cluster "
                           "abababab-abab-abab-abab-abababababab, clique 1, and rank 5's in "
-                          "cluster abababab-abab-abab-abab-abababababab, clique 2");
+                          "cluster abababab-abab-abab-abab-abababababab, clique 2 (one cluster, "
+                          "two cliques: two NVLink partitions)");
     b.clique = 1;
     b.cluster[15] = 0xac;
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_APART);
+    ck_assert_msg(strstr(why, "partitions") == NULL, "%s", why);
+    /* A zero cluster: an H100 or H200 of an 8-GPU board. */
     memset(b.cluster, 0, sizeof(b.cluster));
-    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_NONE);
+    ck_assert_msg(strstr(why, "rank 5's GPU fabric completed with a zero cluster UUID (clique "
+                              "1): not a multi-node NVLink system") == why, "%s", why);
     b.fabric = -1;
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
     b.fabric = 0;
@@ -360,12 +371,40 @@ START_TEST(test_launch_gpus_of_two_nodes_and_their_nvlink_domain)
     b.fabric = 2;
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
                      GPUIPC_JOB_DOMAIN_NOT_READY);
-    ck_assert_msg(strstr(why, "rank 5's GPU fabric is in progress") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "rank 5's GPU fabric is in progress (NVML status 0)") != NULL,
+                  "%s", why);
     b.fabric = 3;
     b.fabric_status = 5;
     ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
                      GPUIPC_JOB_DOMAIN_NOT_READY);
-    ck_assert_msg(strstr(why, "is completed (NVML status 5)") != NULL, "%s", why);
+    ck_assert_msg(strstr(why, "is completed with an error (NVML status 5)") != NULL, "%s", why);
+    /* Health: degraded bandwidth (bits 0-1 = 1) and too few NVLinks
+     * (bits 8-11 = 5) on rank 0's; healthy fields (2: false, and 1: no
+     * incorrect configuration) are no fault. */
+    b.fabric_status = 0;
+    memset(b.cluster, 0xab, sizeof(b.cluster));
+    a.health = 0x0501;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "rank 0's GPU fabric is not healthy: bandwidth degraded, incorrect "
+                              "configuration: too few NVLinks (NVML health mask 0x501, summary "
+                              "healthy)") == why, "%s", why);
+    a.health = 0x01aa; /* every pair false, configuration none */
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_ONE);
+    a.health = 0x0010; /* route unhealthy */
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "route unhealthy") != NULL, "%s", why);
+    a.health = 0;
+    b.summary = 2;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "rank 5's GPU fabric is not healthy: health summary unhealthy") ==
+                  why, "%s", why);
+    b.summary = 3;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)),
+                     GPUIPC_JOB_DOMAIN_NOT_READY);
+    ck_assert_msg(strstr(why, "limited capacity") != NULL, "%s", why);
 }
 END_TEST
 

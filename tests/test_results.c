@@ -811,7 +811,8 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     snprintf(gpus[0].modes, sizeof(gpus[0].modes), "GPU fabric completed");
     gpus[0].fabric_state = 3;
     gpus[0].clique = 7;
-    gpus[0].health_mask = 2;
+    gpus[0].health_mask = 0x0012; /* route unhealthy; degraded bandwidth false */
+    gpus[0].health_summary = 2;
     snprintf(gpus[0].cluster, sizeof(gpus[0].cluster), "GPU-abababab-abab-abab-abab-abababababab");
     gpus[1] = gpus[0];
     gpus[1].ordinal = 1;
@@ -829,7 +830,10 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     ck_assert_str_eq(js_str(js_get(f, "state")), "completed");
     ck_assert_str_eq(js_str(js_get(f, "cluster_uuid")), "abababab-abab-abab-abab-abababababab");
     ck_assert(js_num(js_get(f, "clique")) == 7);
-    ck_assert(js_num(js_get(f, "health_mask")) == 2);
+    ck_assert(js_num(js_get(f, "health_mask")) == 0x12);
+    ck_assert_str_eq(js_str(js_get(f, "health_summary")), "unhealthy");
+    ck_assert_str_eq(js_str(js_get(f, "health_faults")), "route unhealthy, health summary "
+                                                          "unhealthy");
     ck_assert(js_num(js_get(f, "status")) == 0);
     ck_assert_ptr_nonnull(js_get(js_at(list, 1), "fabric")); /* present, and null */
     ck_assert_ptr_null(js_str(js_get(js_at(list, 1), "fabric")));

@@ -11,7 +11,8 @@
  * (or _v2, the same layout) and nvmlErrorString; and, each optional (an
  * older driver lacks some, and the fact is then "not reported"):
  * nvmlDeviceGetHandleByUUID, nvmlDeviceGetMigMode,
- * nvmlSystemGetConfComputeState, nvmlDeviceGetGpuFabricInfoV (version 2),
+ * nvmlSystemGetConfComputeState, nvmlDeviceGetGpuFabricInfoV (version 3,
+ * with the health summary, else version 2),
  * nvmlDeviceGetNvLinkState, nvmlDeviceGetNvLinkVersion,
  * nvmlDeviceGetP2PStatus, nvmlDeviceGetTopologyCommonAncestor,
  * nvmlDeviceGetCurrPcieLinkGeneration and nvmlDeviceGetCurrPcieLinkWidth.
@@ -22,12 +23,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fabric.h"
 #include "core/proc.h"
 #include "core/units.h"
 
@@ -55,8 +58,9 @@ typedef struct nvml_cc_state {
     unsigned int dev_tools_mode;
 } nvml_cc_state;
 
-/* nvmlGpuFabricInfo_v2_t, asked for by its version nvmlGpuFabricInfo_v2:
- * its size, with the version number in the top byte. */
+/* nvmlGpuFabricInfo_v3_t, asked for by its version nvmlGpuFabricInfo_v3:
+ * its size, with the version number in the top byte; version 2 is the same
+ * less the last member (an older driver refuses version 3). */
 typedef struct nvml_fabric_info {
     unsigned int version;
     unsigned char cluster_uuid[16];
@@ -64,8 +68,11 @@ typedef struct nvml_fabric_info {
     unsigned int clique_id;
     unsigned char state; /* nvmlGpuFabricState_t */
     unsigned int health_mask;
+    unsigned char health_summary; /* version 3 only */
 } nvml_fabric_info;
-#define NVML_FABRIC_INFO_V2 ((unsigned int)sizeof(nvml_fabric_info) | (2u << 24))
+#define NVML_FABRIC_INFO_V3 ((unsigned int)sizeof(nvml_fabric_info) | (3u << 24))
+#define NVML_FABRIC_INFO_V2                                                                  \
+    ((unsigned int)(offsetof(nvml_fabric_info, health_mask) + sizeof(unsigned int)) | (2u << 24))
 
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_P2P_CAPS_INDEX_READ 0
@@ -335,12 +342,22 @@ static int handle_of(const uint8_t uuid[16], nvml_device *dev, gpuipc_err *why)
     return 0;
 }
 
-static const char *fabric_state_name(int state)
+/* Asks dev's fabric info into fi, as version 3, else version 2 (whose
+ * summary is then -1). Returns NVML's code. */
+static nvml_return fabric_info(nvml_device dev, nvml_fabric_info *fi, int *summary)
 {
-    static const char *const names[] = {"not supported", "not started", "in progress",
-                                        "completed"};
+    nvml_return rc;
 
-    return state >= 0 && state < 4 ? names[state] : "unknown";
+    memset(fi, 0, sizeof(*fi));
+    fi->version = NVML_FABRIC_INFO_V3;
+    if ((rc = nv.fabric(dev, fi)) == NVML_SUCCESS) {
+        *summary = fi->health_summary;
+        return rc;
+    }
+    memset(fi, 0, sizeof(*fi));
+    fi->version = NVML_FABRIC_INFO_V2;
+    *summary = -1;
+    return nv.fabric(dev, fi);
 }
 
 int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_err *why)
@@ -350,7 +367,7 @@ int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_e
     nvml_cc_state cc;
     nvml_fabric_info fi;
     size_t used;
-    int rc;
+    int rc, summary;
 
     memset(m, 0, sizeof(*m));
     m->mig = m->cc = m->fabric_state = -1;
@@ -365,10 +382,10 @@ int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_e
     memset(&cc, 0, sizeof(cc));
     if (nv.cc_state != NULL && nv.cc_state(&cc) == NVML_SUCCESS)
         m->cc = cc.cc_feature == 1;
-    memset(&fi, 0, sizeof(fi));
-    fi.version = NVML_FABRIC_INFO_V2;
-    if (nv.fabric != NULL && nv.fabric(dev, &fi) == NVML_SUCCESS) {
+    m->health_summary = -1;
+    if (nv.fabric != NULL && fabric_info(dev, &fi, &summary) == NVML_SUCCESS) {
         m->fabric_state = fi.state;
+        m->health_summary = summary;
         m->fabric_status = fi.status;
         m->clique_id = fi.clique_id;
         m->health_mask = fi.health_mask;
@@ -380,15 +397,18 @@ int gpuipc_nvml_gpu_modes(const uint8_t uuid[16], gpuipc_nvml_modes *m, gpuipc_e
                             "pending a GPU reset)" : "",
                             m->cc < 0 ? "not reported" : m->cc ? "on" : "off",
                             m->fabric_state < 0 ? "not reported"
-                                                : fabric_state_name(m->fabric_state));
+                                                : gpuipc_fabric_state_name(m->fabric_state));
     if (m->fabric_state == 3 && used < sizeof(m->text)) {
-        char cluster[48];
+        char cluster[48], faults[160];
 
+        gpuipc_fabric_health_faults(m->health_mask, m->health_summary, faults, sizeof(faults));
         snprintf(m->text + used, sizeof(m->text) - used, " (%s, cluster %s, clique %u, "
-                 "health mask 0x%x)", m->fabric_status == NVML_SUCCESS ? "healthy"
+                 "health mask 0x%x%s%s, summary %s)",
+                 m->fabric_status == NVML_SUCCESS ? "status success"
                  : nvml_error((nvml_return)m->fabric_status),
                  gpuipc_units_format_uuid(m->cluster_uuid, cluster, sizeof(cluster)) + 4,
-                 m->clique_id, m->health_mask);
+                 m->clique_id, m->health_mask, faults[0] ? ": " : "", faults,
+                 gpuipc_fabric_summary_name(m->health_summary));
     }
     return 0;
 }
@@ -408,15 +428,14 @@ int gpuipc_nvml_fabric_states(char *buf, size_t len, gpuipc_err *why)
     for (d = 0; d < nv.ndev && used < len; d++) {
         nvml_fabric_info fi;
         nvml_return r;
+        int summary;
 
-        memset(&fi, 0, sizeof(fi));
-        fi.version = NVML_FABRIC_INFO_V2;
-        r = nv.fabric(nv.dev[d], &fi);
+        r = fabric_info(nv.dev[d], &fi, &summary);
         used += (size_t)snprintf(buf + used, len - used, "%sGPU %u %s", d ? ", " : "", d,
                                  r != NVML_SUCCESS ? nvml_error(r)
                                  : fi.state == 3 && fi.status != NVML_SUCCESS
                                      ? "completed with an error"
-                                     : fabric_state_name((int)fi.state));
+                                     : gpuipc_fabric_state_name((int)fi.state));
     }
     return 0;
 }

@@ -56,9 +56,10 @@ typedef struct gpuipc_nvml_modes {
                        * 3 completed; -1 not reported */
     unsigned fabric_status; /* an NVML return code, 0 for healthy (with state 3) */
     unsigned clique_id;
-    unsigned health_mask;
+    unsigned health_mask;   /* NVML_GPU_FABRIC_HEALTH_MASK_* (core/fabric.h) */
+    int health_summary;     /* NVML_GPU_FABRIC_HEALTH_SUMMARY_*; -1 not reported */
     uint8_t cluster_uuid[16];
-    char text[256]; /* "MIG off, confidential computing off, GPU fabric not supported" */
+    char text[384]; /* "MIG off, confidential computing off, GPU fabric not supported" */
 } gpuipc_nvml_modes;
 
 /* Reads the modes of the GPU with this CUDA UUID into m (text always set).

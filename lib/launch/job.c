@@ -9,13 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fabric.h"
 #include "core/facts.h"
 #include "core/procstat.h"
 #include "core/random.h"
 #include "core/units.h"
 
 #define CARD_MAGIC "gpuipc-card/3"
-#define GPU_MAGIC "gpuipc-gpucard/2"
+#define GPU_MAGIC "gpuipc-gpucard/3"
 
 struct gpuipc_job {
     gpuipc_job_token token;
@@ -420,10 +421,12 @@ int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len)
     else
         snprintf(cluster, sizeof(cluster), "none");
     n = snprintf(buf, len, GPU_MAGIC " rank=%" PRIu32 " ordinal=%d uuid=%s digest=%016" PRIx64
-                           " refused=%d fabric=%d fstatus=%" PRIu32 " cluster=%s clique=%" PRIu32,
+                           " refused=%d fabric=%d fstatus=%" PRIu32 " cluster=%s clique=%" PRIu32
+                           " health=%08" PRIx32 " summary=%d",
                  g->rank, g->ordinal >= 0 ? g->ordinal : -1, uuid, g->digest, g->refused != 0,
                  known ? g->fabric : -1, known ? g->fabric_status : 0, cluster,
-                 known ? g->clique : 0);
+                 known ? g->clique : 0, known ? g->health : 0,
+                 known && g->summary >= 0 && g->summary <= 3 ? g->summary : -1);
     return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
@@ -431,46 +434,67 @@ int gpuipc_job_gpu_domain(const gpuipc_job_gpu *a, const gpuipc_job_gpu *b, char
                           size_t len)
 {
     static const uint8_t zero[GPUIPC_JOB_GPU_UUID_LEN];
-    static const char *const states[] = {"not supported", "not started", "in progress",
-                                         "completed"};
     const gpuipc_job_gpu *g[2] = {a, b};
-    char ca[48], cb[48];
+    char ca[48], cb[48], faults[200];
     int i;
 
     why[0] = '\0';
     for (i = 0; i < 2; i++)
-        if (g[i]->fabric == 0) {
+        if (g[i]->fabric == GPUIPC_FABRIC_NOT_SUPPORTED) {
             snprintf(why, len, "rank %" PRIu32 "'s GPU has no GPU fabric (NVML: not "
                      "supported): no multi-node NVLink, so FABRIC memory does not cross to "
                      "another node", g[i]->rank);
             return GPUIPC_JOB_DOMAIN_NONE;
         }
     for (i = 0; i < 2; i++)
-        if (g[i]->fabric > 0 && (g[i]->fabric != 3 || g[i]->fabric_status != 0)) {
-            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric is %s (NVML status %" PRIu32
-                     "): the NVLink fabric of its node is not ready or not healthy (see "
-                     "nvidia-fabricmanager and nvidia-imex on that node, and its GPU's Xid "
-                     "lines in the kernel log)", g[i]->rank,
-                     g[i]->fabric <= 3 ? states[g[i]->fabric] : "unknown", g[i]->fabric_status);
+        if (g[i]->fabric > 0 && (g[i]->fabric != GPUIPC_FABRIC_COMPLETED ||
+                                 g[i]->fabric_status != 0)) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric is %s%s (NVML status %" PRIu32
+                     "): the GPU has not joined its NVLink fabric (see nvidia-fabricmanager "
+                     "and nvidia-imex on that node, and its GPU's Xid lines in the kernel log)",
+                     g[i]->rank, gpuipc_fabric_state_name(g[i]->fabric),
+                     g[i]->fabric == GPUIPC_FABRIC_COMPLETED ? " with an error" : "",
+                     g[i]->fabric_status);
             return GPUIPC_JOB_DOMAIN_NOT_READY;
         }
-    /* Both completed: one domain where the clusters and cliques agree. A
-     * zero cluster (H100, H200: no multi-node NVLink) says nothing of it. */
-    if (a->fabric != 3 || b->fabric != 3 || memcmp(a->cluster, zero, sizeof(zero)) == 0 ||
-        memcmp(b->cluster, zero, sizeof(zero)) == 0 ||
-        (memcmp(a->cluster, b->cluster, sizeof(zero)) == 0 && a->clique == b->clique))
+    for (i = 0; i < 2; i++)
+        if (g[i]->fabric == GPUIPC_FABRIC_COMPLETED &&
+            gpuipc_fabric_health_faults(g[i]->health, g[i]->summary, faults, sizeof(faults))) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric is not healthy: %s (NVML health "
+                     "mask 0x%" PRIx32 ", summary %s): see nvidia-smi -q's Fabric section, "
+                     "the NVLink switches' fabric manager, and its GPU's Xid lines in the "
+                     "kernel log", g[i]->rank, faults, g[i]->health,
+                     gpuipc_fabric_summary_name(g[i]->summary));
+            return GPUIPC_JOB_DOMAIN_NOT_READY;
+        }
+    /* Both completed and healthy (or not reported: tried). A zero cluster
+     * is a GPU no NVLink switch fabric has taken in: an H100 or H200 of an
+     * 8-GPU board says so, and is no multi-node NVLink system. */
+    if (a->fabric != GPUIPC_FABRIC_COMPLETED || b->fabric != GPUIPC_FABRIC_COMPLETED)
+        return GPUIPC_JOB_DOMAIN_ONE;
+    for (i = 0; i < 2; i++)
+        if (memcmp(g[i]->cluster, zero, sizeof(zero)) == 0) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric completed with a zero cluster "
+                     "UUID (clique %" PRIu32 "): not a multi-node NVLink system (an H100 or "
+                     "H200 board's NVLink joins the GPUs of one node only), so FABRIC memory "
+                     "does not cross to another node", g[i]->rank, g[i]->clique);
+            return GPUIPC_JOB_DOMAIN_NONE;
+        }
+    if (memcmp(a->cluster, b->cluster, sizeof(zero)) == 0 && a->clique == b->clique)
         return GPUIPC_JOB_DOMAIN_ONE;
     gpuipc_units_format_uuid(a->cluster, ca, sizeof(ca));
     gpuipc_units_format_uuid(b->cluster, cb, sizeof(cb));
     snprintf(why, len, "not one NVLink domain: rank %" PRIu32 "'s GPU is in fabric cluster %s, "
-             "clique %" PRIu32 ", and rank %" PRIu32 "'s in cluster %s, clique %" PRIu32,
-             a->rank, ca + 4, a->clique, b->rank, cb + 4, b->clique);
+             "clique %" PRIu32 ", and rank %" PRIu32 "'s in cluster %s, clique %" PRIu32 "%s",
+             a->rank, ca + 4, a->clique, b->rank, cb + 4, b->clique,
+             memcmp(a->cluster, b->cluster, sizeof(zero)) == 0
+                 ? " (one cluster, two cliques: two NVLink partitions)" : "");
     return GPUIPC_JOB_DOMAIN_APART;
 }
 
 int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
 {
-    uint8_t digest[8];
+    uint8_t digest[8], health[4];
     const char *p = text;
     char v[2 * GPUIPC_JOB_GPU_UUID_LEN + 2];
     uint64_t x = 0;
@@ -538,14 +562,30 @@ int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err)
               v[2 * GPUIPC_JOB_GPU_UUID_LEN] != '\0'))
         rc = gpuipc_err_set(err, -EPROTO, "card: cluster \"%.36s\": not 32 hex digits", v);
     if (rc == 0)
-        rc = take_field(&p, "clique", 1, v, sizeof(v), err);
+        rc = take_field(&p, "clique", 0, v, sizeof(v), err);
     if (rc == 0 && parse_dec(v, UINT32_MAX, &x) < 0)
         rc = gpuipc_err_set(err, -EPROTO, "card: clique \"%.12s\": not a 32-bit number", v);
     g->clique = (uint32_t)x;
-    if (rc == 0 && g->fabric < 0 && (g->fabric_status != 0 || g->clique != 0))
-        rc = gpuipc_err_set(err, -EPROTO, "card: fstatus %" PRIu32 " and clique %" PRIu32
-                                          " with fabric -1: a fabric not reported has neither",
-                            g->fabric_status, g->clique);
+    if (rc == 0)
+        rc = take_field(&p, "health", 0, v, sizeof(v), err);
+    if (rc == 0 && (gpuipc_random_unhex(health, v, sizeof(health)) < 0 || v[8] != '\0'))
+        rc = gpuipc_err_set(err, -EPROTO, "card: health \"%.12s\": not 8 hex digits", v);
+    for (i = 0; rc == 0 && i < sizeof(health); i++)
+        g->health = g->health << 8 | health[i];
+    if (rc == 0)
+        rc = take_field(&p, "summary", 1, v, sizeof(v), err);
+    if (rc == 0 && strcmp(v, "-1") == 0)
+        g->summary = -1;
+    else if (rc == 0 && parse_dec(v, 3, &x) < 0)
+        rc = gpuipc_err_set(err, -EPROTO, "card: summary \"%.8s\": not -1 to 3", v);
+    else if (rc == 0)
+        g->summary = (int)x;
+    if (rc == 0 && g->fabric < 0 &&
+        (g->fabric_status != 0 || g->clique != 0 || g->health != 0 || g->summary != -1))
+        rc = gpuipc_err_set(err, -EPROTO, "card: fstatus %" PRIu32 ", clique %" PRIu32
+                                          ", health %08" PRIx32 " and summary %d with fabric "
+                                          "-1: a fabric not reported has none of them",
+                            g->fabric_status, g->clique, g->health, g->summary);
     if (rc == 0 && g->ordinal < 0 && g->fabric >= 0)
         rc = gpuipc_err_set(err, -EPROTO, "card: fabric %d with ordinal -1: no GPU has no "
                                           "fabric", g->fabric);

@@ -143,21 +143,27 @@ typedef struct gpuipc_job_gpu {
     uint32_t fabric_status;
     uint8_t cluster[GPUIPC_JOB_GPU_UUID_LEN];
     uint32_t clique;
+    /* Its fabric's health (core/fabric.h): NVML's mask, and its summary
+     * (-1 not reported, an older driver's). */
+    uint32_t health;
+    int summary;
 } gpuipc_job_gpu;
 
-/* The GPU card as one line, "gpuipc-gpucard/2 rank=3 ordinal=1 uuid=<32 hex>
- * digest=<16 hex> refused=0 fabric=3 fstatus=0 cluster=<32 hex> clique=7"
- * ("uuid=none" and "ordinal=-1" for no GPU; "fabric=-1 fstatus=0
- * cluster=none clique=0" where NVML said nothing of it, there is no GPU, or
- * the state is one above 3, which this program does not know), into buf
- * (len bytes). Returns 0, or -ENOSPC. */
+/* The GPU card as one line, "gpuipc-gpucard/3 rank=3 ordinal=1 uuid=<32 hex>
+ * digest=<16 hex> refused=0 fabric=3 fstatus=0 cluster=<32 hex> clique=7
+ * health=<8 hex> summary=1" ("uuid=none" and "ordinal=-1" for no GPU;
+ * "fabric=-1 fstatus=0 cluster=none clique=0 health=00000000 summary=-1"
+ * where NVML said nothing of it, there is no GPU, or the state is one above
+ * 3, which this program does not know; a summary above 3 is said as -1),
+ * into buf (len bytes). Returns 0, or -ENOSPC. */
 int gpuipc_job_gpu_encode(const gpuipc_job_gpu *g, char *buf, size_t len);
 
 /* Parses a GPU card's text, strictly (every field once, in that order, an
  * ordinal of -1 to 65535 that is -1 exactly where the uuid is "none", 16
  * hex digits of digest, refused 0 or 1, a fabric of -1 to 3 that is -1
- * exactly where the cluster is "none" (and then with fstatus and clique 0),
- * and -1 where the ordinal is). Returns 0, or -EPROTO with err naming the
+ * exactly where the cluster is "none" (and then with fstatus and clique 0,
+ * health 0 and summary -1), and -1 where the ordinal is; 8 hex digits of
+ * health, a summary of -1 to 3). Returns 0, or -EPROTO with err naming the
  * field. */
 int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err);
 
@@ -165,8 +171,11 @@ int gpuipc_job_gpu_decode(gpuipc_job_gpu *g, const char *text, gpuipc_err *err);
  * as their fabric info says: GPUIPC_JOB_DOMAIN_ONE (one NVLink domain, or
  * not known: tried), _APART (both completed, with clusters or cliques that
  * differ: never one domain, not tried), _NONE (a GPU without fabric
- * support: not tried) or _NOT_READY (a GPU's fabric not completed, or not
- * healthy: fails); why (len bytes) names the values. */
+ * support, or one that completed with a zero cluster UUID, as an H100 or
+ * H200 not in a multi-node NVLink system does: not tried) or _NOT_READY (a
+ * GPU's fabric not started or in progress, completed with an error status,
+ * or with a fault in its health mask or summary: fails); why (len bytes)
+ * names the values. */
 enum gpuipc_job_domain {
     GPUIPC_JOB_DOMAIN_ONE,
     GPUIPC_JOB_DOMAIN_APART,

@@ -58,13 +58,14 @@ typedef struct gpuipc_doc_gpu {
     int ordinal;
     char name[128], bus[32];   /* bus "": unknown */
     int have_uuid;             /* uuid and modes known */
-    char uuid[48], modes[256];
+    char uuid[48], modes[384];
     /* NVML's GPU fabric info (gpu/nvml.h): state 0 not supported, 1 not
      * started, 2 in progress, 3 completed, -1 not reported (the rest then
      * unset); status an NVML return code (0 healthy); the cluster's UUID,
      * the clique and the health mask. */
     int fabric_state;
     unsigned fabric_status, clique, health_mask;
+    int health_summary; /* -1 not reported (core/fabric.h) */
     char cluster[48];
 } gpuipc_doc_gpu;
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/cause.h"
+#include "core/fabric.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/names.h"
@@ -116,21 +117,25 @@ static void put_uuid(char *out, const uint8_t p[16])
 /* A GPU's fabric info (NVML), null where not reported. */
 static void json_fabric(gpuipc_json *j, const gpuipc_doc_gpu *g)
 {
-    static const char *const states[] = {"not supported", "not started", "in progress",
-                                         "completed"};
+    char faults[200];
 
     if (!g->have_uuid || g->fabric_state < 0 || g->fabric_state > 3) {
         gpuipc_json_string(j, "fabric", NULL);
         return;
     }
     gpuipc_json_object(j, "fabric");
-    gpuipc_json_string(j, "state", states[g->fabric_state]);
+    gpuipc_json_string(j, "state", gpuipc_fabric_state_name(g->fabric_state));
     gpuipc_json_int(j, "status", g->fabric_status);
     /* "GPU-" and the UUID: the cluster's UUID alone. */
     gpuipc_json_string(j, "cluster_uuid", strncmp(g->cluster, "GPU-", 4) == 0 ? g->cluster + 4
                                                                              : g->cluster);
     gpuipc_json_int(j, "clique", g->clique);
     gpuipc_json_int(j, "health_mask", g->health_mask);
+    gpuipc_json_string(j, "health_summary", g->health_summary >= 0 && g->health_summary <= 3
+                                                ? gpuipc_fabric_summary_name(g->health_summary)
+                                                : NULL);
+    gpuipc_fabric_health_faults(g->health_mask, g->health_summary, faults, sizeof(faults));
+    gpuipc_json_string(j, "health_faults", faults);
     gpuipc_json_end(j, '}');
 }
 

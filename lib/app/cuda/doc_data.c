@@ -89,6 +89,7 @@ static void take_machine(gpuipc_doc_machine *m, int gpus)
                 g->fabric_status = modes.fabric_status;
                 g->clique = modes.clique_id;
                 g->health_mask = modes.health_mask;
+                g->health_summary = modes.health_summary;
                 gpuipc_units_format_uuid(modes.cluster_uuid, g->cluster, sizeof(g->cluster));
             }
             snprintf(g->modes, sizeof(g->modes), "%s", modes.text);

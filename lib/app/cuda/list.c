@@ -131,6 +131,7 @@ static void list_modes(gpuipc_json *j, const char uuid_bytes[16])
         gpuipc_json_int(j, "fabric_status", m.fabric_status);
         gpuipc_json_int(j, "fabric_clique", m.clique_id);
         gpuipc_json_int(j, "fabric_health_mask", m.health_mask);
+        gpuipc_json_int(j, "fabric_health_summary", m.health_summary);
     }
     gpuipc_json_string(j, "text", m.text);
     gpuipc_json_end(j, '}');

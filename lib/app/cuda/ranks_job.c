@@ -95,6 +95,8 @@ static void fabric_of(gpuipc_job_gpu *g, const ranks_run *rr)
     g->fabric_status = m.fabric_status;
     memcpy(g->cluster, m.cluster_uuid, sizeof(g->cluster));
     g->clique = m.clique_id;
+    g->health = m.health_mask;
+    g->summary = m.health_summary;
     if (rr->o->level >= GPUIPC_LOG_VERBOSE)
         printf("rank %u: its GPU's %s\n", rr->rank, m.text);
 }
@@ -117,6 +119,7 @@ int gpuipc_ranks_share_gpus(ranks_run *rr, int refused, gpuipc_err *err)
     mine.rank = rr->rank;
     mine.ordinal = -1;
     mine.fabric = -1;
+    mine.summary = -1;
     mine.digest = config_digest(rr);
     mine.refused = refused;
     gpuipc_err_clear(&why);
