@@ -117,10 +117,13 @@ PROMCHECK := $(BUILD)/tests/promcheck
 PMIX_PROBE := $(BUILD)/tests/pmix_probe
 # The golden corpus's normaliser of result documents (tests/golden.sh, make check).
 GOLDEN_NORM := $(BUILD)/tests/golden_norm
+# Stand-ins for the driver's libraries (tests/standin/), found through
+# LD_LIBRARY_PATH by tests/ranks.sh's plan by NVLink domain.
+STANDIN := $(BUILD)/tests/standin/libnvidia-ml.so.1 $(BUILD)/tests/standin/libcuda.so.1
 
 .PHONY: layers all check check-gpu cuda-check pmix-check deps clean install uninstall deb rpm help asan valgrind fuzz fuzz-run fuzz-seeds bench release
 all: $(PROG) $(TEST_NOGPU) $(TEST_GPU) $(GPU_CHURN) $(BUILD)/tests/doc_check $(PROMCHECK) \
-	$(PMIX_PROBE) $(GOLDEN_NORM)
+	$(PMIX_PROBE) $(GOLDEN_NORM) $(STANDIN)
 
 help:
 	@echo "make deps       install Check, pkg-config and xmllint if missing (as root: apt-get or"
@@ -204,6 +207,15 @@ $(WRAP): $(BUILD)/tests/wrap.o
 $(PROMCHECK): $(BUILD)/tests/promcheck.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
+# Shared objects of their own, with no sanitizer (an instrumented program
+# loads them as it would the driver's).
+$(BUILD)/tests/standin/libnvidia-ml.so.1: tests/standin/nvml.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -fPIC -shared -o $@ $<
+$(BUILD)/tests/standin/libcuda.so.1: tests/standin/cuda.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -fPIC -shared -o $@ $<
+
 # Only core, wire and launch: the launcher layer needs nothing else.
 $(PMIX_PROBE): $(BUILD)/tests/pmix_probe.o $(filter $(BUILD)/lib/core/% $(BUILD)/lib/wire/% $(BUILD)/lib/launch/%,$(HOST_OBJS))
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -265,8 +277,8 @@ endif
 # itself, whose exit 77 (no GPU here) is counted as skipped, not as a pass.
 # Every step runs; the last line counts the whole run: "make check: N
 # passed, N failed, N skipped".
-check: gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE) $(GOLDEN_NORM)
-	@MAKE='$(MAKE)' sh tests/check.sh $(BUILD) ./gpuipc_test
+check: gpuipc_test $(TEST_NOGPU) $(PROMCHECK) $(PMIX_PROBE) $(GOLDEN_NORM) $(STANDIN)
+	@MAKE='$(MAKE)' GPUIPC_STANDIN_DIR=$(BUILD)/tests/standin sh tests/check.sh $(BUILD) ./gpuipc_test
 
 # Every include in lib/ goes to its own layer or one below (tests/layers.sh).
 layers:
@@ -396,10 +408,11 @@ asan:
 	$(MAKE) BUILD=build-asan PROG=build-asan/gpuipc_test CFLAGS="-O1 -g" \
 		SAN_CFLAGS="$(ASAN_FLAGS)" \
 		SAN_LDFLAGS="-fsanitize=address,undefined -static-libasan -static-libubsan" \
-		build-asan/gpuipc_test build-asan/tests/check_nogpu build-asan/tests/pmix_probe
+		build-asan/gpuipc_test build-asan/tests/check_nogpu build-asan/tests/pmix_probe \
+		build-asan/tests/standin/libnvidia-ml.so.1 build-asan/tests/standin/libcuda.so.1
 	$(ASAN_ENV) GPUIPC_TEST_BIN=build-asan/gpuipc_test build-asan/tests/check_nogpu
 	$(ASAN_ENV) sh tests/launch.sh build-asan/tests/pmix_probe
-	$(ASAN_ENV) sh tests/ranks.sh build-asan/gpuipc_test
+	$(ASAN_ENV) GPUIPC_STANDIN_DIR=build-asan/tests/standin sh tests/ranks.sh build-asan/gpuipc_test
 
 # memcheck follows the suites' forked test processes; a definite or indirect
 # leak or a memory error in one fails that test (exit 99). The programs the

@@ -739,14 +739,42 @@ static void warm_up(ranks_run *rr)
     gpuipc_watch_step(GPUIPC_STEP_NONE, "");
 }
 
+/* Whether any pair of this rank runs a GPU mechanism, either way: one of
+ * its node does where one is selected; one of another node only where a
+ * mechanism that crosses nodes is and their GPUs are of one NVLink domain
+ * (as play_producer plans). A rank whose every pair the plan leaves out
+ * opens no context (nor needs a driver that can). */
+static int uses_its_gpu(ranks_run *rr)
+{
+    const gpuipc_app_selection *s = rr->s;
+    char why[300];
+    uint32_t c;
+    size_t i;
+    int any = 0, across = 0;
+
+    for (i = 0; i < s->nsel; i++) {
+        any |= s->sel[i]->needs_cuda;
+        across |= s->sel[i]->needs_cuda && s->sel[i]->cross_node;
+    }
+    for (c = 0; any && c < rr->size; c++) {
+        if (c == rr->rank)
+            continue;
+        if (!gpuipc_meet_remote(rr->meet, c))
+            return 1;
+        if (across && gpuipc_job_gpu_domain(&rr->gpus[rr->rank], &rr->gpus[c], why,
+                                            sizeof(why)) == GPUIPC_JOB_DOMAIN_ONE)
+            return 1;
+    }
+    return 0;
+}
+
 static int play_phases(ranks_run *rr)
 {
     ranks_phases ph;
     gpuipc_phase_loop l;
     char who[WHO_LEN + 16];
     gpuipc_err err;
-    int ordinal = rr->gpus[rr->rank].ordinal;
-
+    int ordinal = rr->gpus[rr->rank].ordinal, gpu;
     unsigned nphases = 0;
     size_t i;
 
@@ -764,17 +792,17 @@ static int play_phases(ranks_run *rr)
      * the first phase's count, which must not take it for a leak, and not
      * ended by each session. */
     gpuipc_gpu_hold(1);
-    if (rr->needs_cuda && ordinal >= 0 && (gpuipc_gpu_init(&err) < 0 ||
-                                           gpuipc_gpu_open_all(&ordinal, 1, &err) < 0))
+    gpu = rr->needs_cuda && ordinal >= 0 && uses_its_gpu(rr);
+    if (gpu && (gpuipc_gpu_init(&err) < 0 || gpuipc_gpu_open_all(&ordinal, 1, &err) < 0))
         say_failed(rr, "opening its GPU before the phases: ", err.msg);
-    else
+    else if (gpu)
         warm_up(rr);
     snprintf(who, sizeof(who), "%s", gpuipc_ranks_who(rr, rr->rank));
     memset(&l, 0, sizeof(l));
     l.arg = &ph;
     l.nphases = (size_t)nphases + 1; /* phase 0, each rank alone, has no cells here */
     l.who = who;
-    l.gpu_bytes = rr->needs_cuda && ordinal >= 0 ? gpuipc_gpu_process_bytes : NULL;
+    l.gpu_bytes = gpu ? gpuipc_gpu_process_bytes : NULL;
     l.settle_ns = GPUIPC_ENV_SETTLE_NS;
     l.cells = phase_cells;
     l.begin = phase_begin;
