@@ -52,6 +52,7 @@ int main(void)
     srunner_add_suite(sr, sha256_suite());
     srunner_add_suite(sr, doc_scan_suite());
     srunner_add_suite(sr, link_suite());
+    srunner_add_suite(sr, kmsg_suite());
     /* Each test runs in its own process: tests change per-process state (an
      * RLIMIT_NOFILE, a subreaper) and count FDs, which must not leak from one
      * test into the next, so CK_FORK=no is not honoured. */

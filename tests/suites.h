@@ -41,5 +41,6 @@ Suite *rank_results_suite(void);
 Suite *sha256_suite(void);
 Suite *doc_scan_suite(void);
 Suite *link_suite(void);
+Suite *kmsg_suite(void);
 
 #endif
