@@ -18,8 +18,8 @@
 #define GPUIPC_KMSG_MAX_LINES 8
 /* The bounds of one call: it reads no more records than this, nor more
  * bytes, whatever the path gives. */
-#define GPUIPC_KMSG_MAX_RECORDS 4096
-#define GPUIPC_KMSG_MAX_BYTES (4u << 20)
+#define GPUIPC_KMSG_MAX_RECORDS 65536
+#define GPUIPC_KMSG_MAX_BYTES (16u << 20)
 
 typedef struct gpuipc_kmsg_found {
     int readable;      /* 1 the log could be read, 0 not (error says why) */

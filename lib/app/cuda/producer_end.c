@@ -6,6 +6,7 @@
  * session's, the sacrificial one's reaped). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -13,6 +14,7 @@
 #include "app/cuda/producer_end.h"
 #include "app/cuda/producer_run.h"
 #include "core/clock.h"
+#include "core/kmsg.h"
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/step.h"
@@ -366,12 +368,75 @@ static void diagnose_results(gpuipc_producer_run *run)
     }
 }
 
+/* Appends text to the cause's what, after "; " where it holds some. */
+static void cause_add(gpuipc_cause *c, const char *text)
+{
+    size_t used = strlen(c->what);
+
+    snprintf(c->what + used, sizeof(c->what) - used, "%s%s", used ? "; " : "", text);
+}
+
+/* Beside each failure on a GPU: the NVIDIA driver's lines in the kernel
+ * log (core/kmsg: Xid lines of this process's GPUs, fabric errors) since
+ * the run began, where the log is readable and holds any. Read once, only
+ * after a failure. */
+static void kernel_lines(gpuipc_producer_run *run)
+{
+    char bus[64][32], text[GPUIPC_ERR_LEN];
+    const char *ids[64];
+    gpuipc_kmsg_found *f;
+    gpuipc_err why;
+    size_t i, n = 0;
+    int count = 0, any = 0;
+    CUdevice dev;
+
+    for (i = 0; i < run->cells.n; i++)
+        any |= run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->needs_cuda;
+    if (!any || gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&count, &why) < 0 ||
+        (f = calloc(1, sizeof(*f))) == NULL)
+        return;
+    for (i = 0; i < (size_t)count && n < 64; i++)
+        if (GPUIPC_CU_CALL(cuDeviceGet, &dev, (int)i) == CUDA_SUCCESS &&
+            GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus[n], (int)sizeof(bus[n]), dev) ==
+                CUDA_SUCCESS) {
+            ids[n] = bus[n];
+            n++;
+        }
+    if (n == 0 ||
+        gpuipc_kmsg_gpu_lines(NULL, run->env.log.t0_ns / 1000, ids, n, f, &why) < 0 ||
+        !f->readable || f->nmatched == 0) {
+        free(f);
+        return;
+    }
+    if (run->o->level >= GPUIPC_LOG_VERBOSE)
+        for (i = 0; i < f->nlines; i++)
+            printf("%s: kernel log: %s\n", run->where[0] ? run->where : "producer", f->line[i]);
+    snprintf(text, sizeof(text), "the kernel log holds %u line%s of the NVIDIA driver about "
+             "this node's GPUs since the run began, the first: %.300s%s", f->nmatched,
+             f->nmatched == 1 ? "" : "s", f->line[0],
+             f->nmatched > 1 ? " (dmesg shows them all; -v prints the first 8)" : "");
+    for (i = 0; i < run->cells.n; i++) {
+        gpuipc_result *r = &run->cells.results[i];
+
+        if (r->status != GPUIPC_FAIL || !run->cells.sel[i]->needs_cuda)
+            continue;
+        cause_add(&r->cause, text);
+        if (r->cause.fix[0] == '\0')
+            gpuipc_cause_fix(&r->cause, "look its Xid code up in NVIDIA's Xid catalog "
+                             "(docs.nvidia.com/deploy/xid-errors), and see the GPU's health "
+                             "(nvidia-smi -q)");
+    }
+    free(f);
+}
+
 int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len)
 {
     if (!run->started && code == GPUIPC_PASS)
         code = GPUIPC_FAIL;
-    if (run->started)
+    if (run->started) {
         diagnose_results(run);
+        kernel_lines(run);
+    }
     code = end_session(run, code, consumer, len);
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
