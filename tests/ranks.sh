@@ -26,6 +26,9 @@
 #      FD mechanisms left out; a frame not sealed refused over TCP; a rank
 #      of the other node killed, named; the same two nodes in two network
 #      namespaces joined by veth (NOT RUN without root, iproute2 or python3);
+#      the plan by NVLink domain from the stand-in CUDA and NVML libraries
+#      (two cliques skipped, failed under --require fabric; a health fault
+#      and a fabric not started failed; a zero cluster skipped);
 #   5. ranks with other options than rank 0's: every rank exits 2;
 #   6. a rank that hangs (GPUIPC_FAULT): its pairs fail, each naming where
 #      it is stuck, rank 0's verdict comes by the deadline;
@@ -404,6 +407,63 @@ EOC
     [ $fails = $before ] && echo "PASS: ranks: rank 0 stays until a slow rank of another node has taken its verdict"
 else
     echo "ranks: NOT RUN: a slow rank of another node: no cc to build the shim that delays its connects ($(head -1 "$tmp/cc.err" 2>/dev/null))"
+fi
+
+# 4h. The plan by NVLink domain, end to end without the hardware: the
+# stand-in CUDA driver shows each rank a GPU and the stand-in NVML
+# (tests/standin/, GPUIPC_STANDIN_DIR) answers each rank's fabric info from
+# a file; two ranks as two nodes, fabric alone. Two cliques of one cluster:
+# both pairs SKIP naming both cliques, never tried (no GPU opened), exit 77;
+# --require fabric: FAIL, exit 1. A health fault on rank 1 (degraded
+# bandwidth), or a fabric not started (an older driver's version 2 info):
+# FAIL, exit 1, naming it. A zero cluster (an H100 or H200 board): SKIP,
+# not a multi-node NVLink system.
+standin=${GPUIPC_STANDIN_DIR:-build/tests/standin}
+if [ ! -f "$standin/libcuda.so.1" ] || [ ! -f "$standin/libnvidia-ml.so.1" ]; then
+    echo "NOT RUN: ranks: the plan by NVLink domain: no stand-in libraries in $standin (make builds them)"
+else
+    standin=$(cd "$standin" && pwd)
+    domain() { # $1: the fabric file's two lines, the rest: options
+        printf '%s\n' "$1" >"$tmp/fabric.conf"
+        shift
+        run -np 1 env LD_LIBRARY_PATH="$standin" GPUIPC_STANDIN_NVML="$tmp/fabric.conf" \
+            "$tmp/rank" "$prog" --ranks --only fabric --ranks-net=lo "$@" : \
+            -np 1 env LD_LIBRARY_PATH="$standin" GPUIPC_STANDIN_NVML="$tmp/fabric.conf" \
+            GPUIPC_TEST_BOOT_ID=$boot "$tmp/rank" "$prog" --ranks --only fabric --ranks-net=lo "$@"
+    }
+    cl=abababababababababababababababab
+    before=$fails
+    domain "0 3 0 $cl 1 0 1
+1 3 0 $cl 2 0 1"
+    [ "$(exits)" = "77 77 " ] || fail "two cliques: exit statuses '$(exits)', not 77 for each"
+    grep -q "^SKIP 0 -> 1 fabric: not run: not one NVLink domain: rank 0's GPU is in fabric cluster abababab-abab-abab-abab-abababababab, clique 1, and rank 1's in cluster abababab-abab-abab-abab-abababababab, clique 2 (one cluster, two cliques: two NVLink partitions)$" "$tmp/out" ||
+        fail "two cliques: 0 -> 1 not skipped naming both cliques"
+    [ "$(alike 'fabric: not run: not one NVLink domain')" = 2 ] || fail "two cliques: not both pairs skipped"
+    grep -q 'opening its GPU\|CUDA_ERROR_NOT_SUPPORTED' "$tmp/out" && fail "two cliques: a GPU was opened or a call tried"
+    grep -q '^result: SKIP: 2 ranks, 2 ordered pairs: 0 proven, 0 failed, 2 skipped' "$tmp/out" ||
+        fail "two cliques: no SKIP verdict"
+    domain "0 3 0 $cl 1 0 1
+1 3 0 $cl 2 0 1" --require fabric
+    [ "$(exits)" = "1 1 " ] || fail "two cliques, --require fabric: exit statuses '$(exits)', not 1 for each"
+    grep -q "^FAIL 0 -> 1 fabric: not run: not one NVLink domain: .*clique 2 (one cluster, two cliques: two NVLink partitions) (--require fabric)$" "$tmp/out" ||
+        fail "two cliques, --require fabric: 0 -> 1 not failed as required"
+    grep -q '^result: FAIL: 2 ranks, 2 ordered pairs: 0 proven, 2 failed, 0 skipped' "$tmp/out" ||
+        fail "two cliques, --require fabric: no FAIL verdict"
+    domain "0 3 0 $cl 1 0 1
+1 3 0 $cl 1 1 1"
+    [ "$(exits)" = "1 1 " ] || fail "degraded bandwidth: exit statuses '$(exits)', not 1 for each"
+    grep -q "^FAIL 0 -> 1 fabric: not run: rank 1's GPU fabric is not healthy: bandwidth degraded (NVML health mask 0x1, summary healthy)" "$tmp/out" ||
+        fail "degraded bandwidth: rank 1's health fault not named"
+    domain "0 3 0 $cl 1 0 1
+1 1 0 0 0 0 -1"
+    [ "$(exits)" = "1 1 " ] || fail "fabric not started: exit statuses '$(exits)', not 1 for each"
+    grep -q "^FAIL 0 -> 1 fabric: not run: rank 1's GPU fabric is not started (NVML status 0)" "$tmp/out" ||
+        fail "fabric not started: not named"
+    domain "* 3 0 0 0 0 1"
+    [ "$(exits)" = "77 77 " ] || fail "zero cluster: exit statuses '$(exits)', not 77 for each"
+    grep -q "^SKIP 0 -> 1 fabric: not run: rank 0's GPU fabric completed with a zero cluster UUID (clique 0): not a multi-node NVLink system" "$tmp/out" ||
+        fail "zero cluster: not named as no multi-node NVLink system"
+    [ $fails = $before ] && echo "PASS: ranks: the plan by NVLink domain from stand-in NVML: two cliques skipped naming both (failed under --require fabric), a health fault and a fabric not started failed, a zero cluster skipped, no GPU opened"
 fi
 
 # 4f. The same two nodes in two network namespaces joined by veth (root,
