@@ -434,8 +434,18 @@ else
     cl=abababababababababababababababab
     before=$fails
     domain "0 3 0 $cl 1 0 1
-1 3 0 $cl 2 0 1"
+1 3 0 $cl 2 0 1" --json "$tmp/domain.json"
     [ "$(exits)" = "77 77 " ] || fail "two cliques: exit statuses '$(exits)', not 77 for each"
+    python3 - "$tmp/domain.json" >"$tmp/doc.txt" 2>&1 <<'EOP' || fail "two cliques: --json: $(cat "$tmp/doc.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [r["fabric"] for r in d["ranks"]]
+assert [x["clique"] for x in f] == [1, 2], f
+assert all(x["state"] == "completed" and x["health_summary"] == "healthy" and
+           x["health_faults"] == "" and x["cluster_uuid"] == "abababab-abab-abab-abab-abababababab"
+           for x in f), f
+assert [p["scenarios"][0]["status"] for p in d["pairs"]] == ["SKIP", "SKIP"], d["pairs"]
+EOP
     grep -q "^SKIP 0 -> 1 fabric: not run: not one NVLink domain: rank 0's GPU is in fabric cluster abababab-abab-abab-abab-abababababab, clique 1, and rank 1's in cluster abababab-abab-abab-abab-abababababab, clique 2 (one cluster, two cliques: two NVLink partitions)$" "$tmp/out" ||
         fail "two cliques: 0 -> 1 not skipped naming both cliques"
     [ "$(alike 'fabric: not run: not one NVLink domain')" = 2 ] || fail "two cliques: not both pairs skipped"

@@ -809,14 +809,14 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     snprintf(gpus[0].name, sizeof(gpus[0].name), "NVIDIA GB200");
     snprintf(gpus[0].uuid, sizeof(gpus[0].uuid), "GPU-1d269889-0000-0000-0000-000000000001");
     snprintf(gpus[0].modes, sizeof(gpus[0].modes), "GPU fabric completed");
-    gpus[0].fabric_state = 3;
-    gpus[0].clique = 7;
-    gpus[0].health_mask = 0x0012; /* route unhealthy; degraded bandwidth false */
-    gpus[0].health_summary = 2;
-    snprintf(gpus[0].cluster, sizeof(gpus[0].cluster), "GPU-abababab-abab-abab-abab-abababababab");
+    gpus[0].fabric.state = 3;
+    gpus[0].fabric.clique = 7;
+    gpus[0].fabric.health_mask = 0x0012; /* route unhealthy; degraded bandwidth false */
+    gpus[0].fabric.health_summary = 2;
+    snprintf(gpus[0].fabric.cluster, sizeof(gpus[0].fabric.cluster), "GPU-abababab-abab-abab-abab-abababababab");
     gpus[1] = gpus[0];
     gpus[1].ordinal = 1;
-    gpus[1].fabric_state = -1;
+    gpus[1].fabric.state = -1;
     machine.have_driver = 1;
     snprintf(machine.driver, sizeof(machine.driver), "580.159.04");
     machine.ngpus = 2;

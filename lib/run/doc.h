@@ -54,19 +54,24 @@ typedef struct gpuipc_doc_program {
 #define GPUIPC_DOC_GPUS_MAX 1024
 
 /* One GPU of the machine, as the driver and NVML describe it. */
+/* NVML's GPU fabric info (gpu/nvml.h, core/fabric.h): state 0 not
+ * supported, 1 not started, 2 in progress, 3 completed, -1 not reported
+ * (the rest then unset); status an NVML return code (0 success); the
+ * cluster's UUID ("GPU-" and 36 characters, as a GPU's is written), the
+ * clique, the health mask and summary (-1 not reported). */
+typedef struct gpuipc_doc_fabric {
+    int state;
+    unsigned status, clique, health_mask;
+    int health_summary;
+    char cluster[48];
+} gpuipc_doc_fabric;
+
 typedef struct gpuipc_doc_gpu {
     int ordinal;
     char name[128], bus[32];   /* bus "": unknown */
     int have_uuid;             /* uuid and modes known */
     char uuid[48], modes[384];
-    /* NVML's GPU fabric info (gpu/nvml.h): state 0 not supported, 1 not
-     * started, 2 in progress, 3 completed, -1 not reported (the rest then
-     * unset); status an NVML return code (0 healthy); the cluster's UUID,
-     * the clique and the health mask. */
-    int fabric_state;
-    unsigned fabric_status, clique, health_mask;
-    int health_summary; /* -1 not reported (core/fabric.h) */
-    char cluster[48];
+    gpuipc_doc_fabric fabric;
 } gpuipc_doc_gpu;
 
 /* The driver and the GPUs this process sees, gathered by the program where

@@ -114,27 +114,27 @@ static void put_uuid(char *out, const uint8_t p[16])
     }
 }
 
-/* A GPU's fabric info (NVML), null where not reported. */
-static void json_fabric(gpuipc_json *j, const gpuipc_doc_gpu *g)
+/* A GPU's fabric info (NVML), null where not reported (known 0). */
+static void json_fabric(gpuipc_json *j, int known, const gpuipc_doc_fabric *f)
 {
     char faults[200];
 
-    if (!g->have_uuid || g->fabric_state < 0 || g->fabric_state > 3) {
+    if (!known || f->state < 0 || f->state > 3) {
         gpuipc_json_string(j, "fabric", NULL);
         return;
     }
     gpuipc_json_object(j, "fabric");
-    gpuipc_json_string(j, "state", gpuipc_fabric_state_name(g->fabric_state));
-    gpuipc_json_int(j, "status", g->fabric_status);
+    gpuipc_json_string(j, "state", gpuipc_fabric_state_name(f->state));
+    gpuipc_json_int(j, "status", f->status);
     /* "GPU-" and the UUID: the cluster's UUID alone. */
-    gpuipc_json_string(j, "cluster_uuid", strncmp(g->cluster, "GPU-", 4) == 0 ? g->cluster + 4
-                                                                             : g->cluster);
-    gpuipc_json_int(j, "clique", g->clique);
-    gpuipc_json_int(j, "health_mask", g->health_mask);
-    gpuipc_json_string(j, "health_summary", g->health_summary >= 0 && g->health_summary <= 3
-                                                ? gpuipc_fabric_summary_name(g->health_summary)
+    gpuipc_json_string(j, "cluster_uuid", strncmp(f->cluster, "GPU-", 4) == 0 ? f->cluster + 4
+                                                                             : f->cluster);
+    gpuipc_json_int(j, "clique", f->clique);
+    gpuipc_json_int(j, "health_mask", f->health_mask);
+    gpuipc_json_string(j, "health_summary", f->health_summary >= 0 && f->health_summary <= 3
+                                                ? gpuipc_fabric_summary_name(f->health_summary)
                                                 : NULL);
-    gpuipc_fabric_health_faults(g->health_mask, g->health_summary, faults, sizeof(faults));
+    gpuipc_fabric_health_faults(f->health_mask, f->health_summary, faults, sizeof(faults));
     gpuipc_json_string(j, "health_faults", faults);
     gpuipc_json_end(j, '}');
 }
@@ -279,7 +279,7 @@ static void json_machine(gpuipc_json *j, const gpuipc_doc_machine *m)
             gpuipc_json_string(j, "uuid", NULL);
             gpuipc_json_string(j, "modes", NULL);
         }
-        json_fabric(j, g);
+        json_fabric(j, g->have_uuid, &g->fabric);
         gpuipc_json_string(j, "name", g->name);
         gpuipc_json_string(j, "pci_bus_id", g->bus[0] ? g->bus : NULL);
         gpuipc_json_end(j, '}');
@@ -817,6 +817,7 @@ static void ranks_write_json(const gpuipc_ranks_doc *d, const char *version, gpu
         gpuipc_json_int(&j, "pid", k->pid);
         gpuipc_json_int(&j, "gpu", k->gpu);
         gpuipc_json_string(&j, "gpu_uuid", k->gpu >= 0 ? k->gpu_uuid : NULL);
+        json_fabric(&j, k->gpu >= 0, &k->fabric);
         gpuipc_json_bool(&j, "on_this_node", k->on_this_node);
         gpuipc_json_string(&j, "where", k->where);
         gpuipc_json_end(&j, '}');

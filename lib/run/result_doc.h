@@ -96,6 +96,7 @@ typedef struct gpuipc_ranks_doc_rank {
     uint32_t pid;        /* its card's pid, 0 without one */
     int gpu;             /* its GPU's ordinal, -1: none */
     char gpu_uuid[48];   /* its GPU's UUID (with gpu >= 0) */
+    gpuipc_doc_fabric fabric; /* its GPU's fabric info (its card's; run/doc.h) */
     int on_this_node;    /* on rank 0's node (launch/job.h) */
     char where[512];     /* where it is, in words */
     /* Its node (the lowest rank in its boot; -1: its boot id unknown) and

@@ -83,14 +83,15 @@ static void take_machine(gpuipc_doc_machine *m, int gpus)
         g->ordinal = i;
         if (gpuipc_gpu_uuid_of(i, raw, &e) == 0) {
             gpuipc_units_format_uuid(raw, g->uuid, sizeof(g->uuid));
-            g->fabric_state = -1;
+            g->fabric.state = -1;
             if (gpuipc_nvml_gpu_modes(raw, &modes, &e) == 0 && modes.fabric_state >= 0) {
-                g->fabric_state = modes.fabric_state;
-                g->fabric_status = modes.fabric_status;
-                g->clique = modes.clique_id;
-                g->health_mask = modes.health_mask;
-                g->health_summary = modes.health_summary;
-                gpuipc_units_format_uuid(modes.cluster_uuid, g->cluster, sizeof(g->cluster));
+                g->fabric.state = modes.fabric_state;
+                g->fabric.status = modes.fabric_status;
+                g->fabric.clique = modes.clique_id;
+                g->fabric.health_mask = modes.health_mask;
+                g->fabric.health_summary = modes.health_summary;
+                gpuipc_units_format_uuid(modes.cluster_uuid, g->fabric.cluster,
+                                         sizeof(g->fabric.cluster));
             }
             snprintf(g->modes, sizeof(g->modes), "%s", modes.text);
             g->have_uuid = 1;

@@ -84,6 +84,13 @@ int gpuipc_ranks_json_write(ranks_run *rr, const gpuipc_cell *cells, int code, u
         if (rr->gpus[r].ordinal >= 0)
             gpuipc_units_format_uuid(rr->gpus[r].uuid, ranks[r].gpu_uuid,
                                      sizeof(ranks[r].gpu_uuid));
+        ranks[r].fabric.state = rr->gpus[r].fabric;
+        ranks[r].fabric.status = rr->gpus[r].fabric_status;
+        ranks[r].fabric.clique = rr->gpus[r].clique;
+        ranks[r].fabric.health_mask = rr->gpus[r].health;
+        ranks[r].fabric.health_summary = rr->gpus[r].summary;
+        gpuipc_units_format_uuid(rr->gpus[r].cluster, ranks[r].fabric.cluster,
+                                 sizeof(ranks[r].fabric.cluster));
         ranks[r].on_this_node = gpuipc_job_where_is(rr->job, r, ranks[r].where,
                                                     sizeof(ranks[r].where)) ==
                                 GPUIPC_JOB_SAME_NODE;
