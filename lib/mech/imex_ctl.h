@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* imex_ctl.h: what the IMEX daemon's own control tool, nvidia-imex-ctl,
+ * says of this node's daemon (-q) and of the whole IMEX domain (-N -j),
+ * asked read-only, by absolute path, under a deadline. */
+#ifndef GPUIPC_IMEX_CTL_H
+#define GPUIPC_IMEX_CTL_H
+
+#include "core/err.h"
+
+#define GPUIPC_IMEX_CTL "/usr/bin/nvidia-imex-ctl"
+#define GPUIPC_IMEX_MAX_NODES 128 /* an NVL72 rack has 18 trays; room for more */
+
+/* The most either command may print on its standard output; more is an
+ * error (the answer is then not known), never a bigger buffer. */
+#define GPUIPC_IMEX_CTL_OUTPUT_MAX (256u * 1024u)
+
+typedef struct gpuipc_imex_daemon {
+    int tool;       /* 1 the tool exists and is executable, 0 not installed */
+    int ready;      /* 1 -q said READY, 0 it said something else, -1 not known */
+    char state[32]; /* -q's answer, its first line, printable ASCII only ("" if none) */
+    int nnodes;     /* nodes -N -j listed, -1 not known */
+    struct {
+        char addr[64];   /* the node's "host": the address nodes_config.cfg lists */
+        char host[64];   /* its "hostName" where the tool gave one, else "" */
+        char status[32]; /* its "status": READY, UNAVAILABLE, ... */
+    } node[GPUIPC_IMEX_MAX_NODES];
+    char error[200]; /* why an answer is missing: timeout, exit status, bad output */
+} gpuipc_imex_daemon;
+
+/* The tool to ask: GPUIPC_IMEX_CTL, or the path the test hook
+ * GPUIPC_TEST_IMEX_CTL names (docs/testing.md). The string is static or the
+ * environment's; the caller does not free it. */
+const char *gpuipc_imex_ctl_path(void);
+
+/* Runs `tool -q` and `tool -N -j` (tool an absolute path; NULL means
+ * gpuipc_imex_ctl_path(), that is GPUIPC_IMEX_CTL unless a test names
+ * another), each within timeout_ms, in a process group of its own that is
+ * killed whole at the deadline, and fills d. A tool that is not there gives
+ * tool 0 and no error; one that is not a regular executable file gives
+ * tool 0 and the reason in d->error. Returns 0 (d says what is known), or a
+ * negative errno with why only for this process's own failures (out of FDs,
+ * memory, a pipe or the spawn itself) or a tool path that is not absolute
+ * (-EINVAL). */
+int gpuipc_imex_daemon_ask(const char *tool, unsigned timeout_ms, gpuipc_imex_daemon *d,
+                           gpuipc_err *why);
+
+/* Whether d's node list names this address (compared exactly) or host name
+ * (compared without case, with either the node's host name or its
+ * address); addr and host may be NULL or "". Returns 1 if it is listed (its
+ * status in *status, which points into d, if status is not NULL), 0 if d
+ * lists nodes but not this one, -1 if d holds no list. */
+int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, const char *host,
+                             const char **status);
+
+#endif
