@@ -423,7 +423,7 @@ if [ ! -f "$standin/libcuda.so.1" ] || [ ! -f "$standin/libnvidia-ml.so.1" ]; th
     echo "NOT RUN: ranks: the plan by NVLink domain: no stand-in libraries in $standin (make builds them)"
 else
     standin=$(cd "$standin" && pwd)
-    domain() { # $1: the fabric file's two lines, the rest: options
+    domain() { # $1: the fabric file's lines, the rest: options
         printf '%s\n' "$1" >"$tmp/fabric.conf"
         shift
         run -np 1 env LD_LIBRARY_PATH="$standin" GPUIPC_STANDIN_NVML="$tmp/fabric.conf" \
@@ -474,6 +474,27 @@ EOP
     grep -q "^SKIP 0 -> 1 fabric: not run: rank 0's GPU fabric completed with a zero cluster UUID (clique 0): not a multi-node NVLink system" "$tmp/out" ||
         fail "zero cluster: not named as no multi-node NVLink system"
     [ $fails = $before ] && echo "PASS: ranks: the plan by NVLink domain from stand-in NVML: two cliques skipped naming both (failed under --require fabric), a health fault and a fabric not started failed, a zero cluster skipped, no GPU opened"
+
+    # 4i. One domain: the pairs are tried, and fail where the stand-in
+    # driver can do no more (it opens no GPU); beside each failure, what
+    # this node's IMEX daemon says (a stand-in nvidia-imex-ctl, through
+    # GPUIPC_TEST_IMEX_CTL, whose domain lists three other nodes) and the
+    # driver's Xid line of this GPU from a recorded kernel log
+    # (GPUIPC_TEST_KMSG; the stand-in's GPU 0 is 0000:10:00.0; a line of
+    # another GPU is left out).
+    before=$fails
+    mkdir -p "$tmp/imex"
+    cp tests/standin/nvidia-imex-ctl tests/standin/domain-3-nodes.json "$tmp/imex/"
+    printf 'GPUIPC_STANDIN_IMEX_N=%s\n' "$tmp/imex/domain-3-nodes.json" >"$tmp/imex/standin.conf"
+    printf '%s\n' '3,901,99999999990000,-;NVRM: Xid (PCI:0000:11:00): 13, pid=1, name=other, Graphics Exception' \
+        '3,902,99999999990001,-;NVRM: Xid (PCI:0000:10:00): 79, pid=2, name=gpuipc_test, GPU has fallen off the bus.' >"$tmp/kmsg"
+    GPUIPC_TEST_IMEX_CTL="$tmp/imex/nvidia-imex-ctl" GPUIPC_TEST_KMSG="$tmp/kmsg" \
+        domain "* 3 0 $cl 1 0 1" -v
+    [ "$(exits)" = "1 1 " ] || fail "one domain, stand-in driver: exit statuses '$(exits)', not 1 for each"
+    grep -q "cause: .*this node's IMEX daemon (READY) lists 3 nodes, not rank 1's (address 127.0.0.1, host [^)]*): not one IMEX domain (nvidia-imex-ctl -N); kernel log since the run began: \[+[0-9.]* s\] NVRM: Xid (PCI:0000:10:00): 79, pid=2, name=gpuipc_test, GPU has fallen off the bus\.; fix: " "$tmp/out" ||
+        fail "one domain, stand-in driver: the IMEX daemon's view and the Xid line not beside the failure"
+    grep -q "kernel log: .*Xid (PCI:0000:11:00)" "$tmp/out" && fail "one domain, stand-in driver: another GPU's Xid line kept"
+    [ $fails = $before ] && echo "PASS: ranks: beside a cross-node failure, this node's IMEX daemon (a stand-in: READY, the peer's node not listed) and the GPU's Xid line from a recorded kernel log"
 fi
 
 # 4f. The same two nodes in two network namespaces joined by veth (root,

@@ -231,6 +231,30 @@ START_TEST(test_imex_ctl_lists_answers)
 }
 END_TEST
 
+/* The daemon in words, as --list and the causes say it; a short host name
+ * matches its fully qualified one, and only that. */
+START_TEST(test_imex_ctl_said_in_words)
+{
+    gpuipc_imex_daemon d;
+    char text[600];
+
+    standin("GPUIPC_STANDIN_IMEX_Q=WAITING_FOR_PEERS");
+    ask(ctl_tool, 5000, &d);
+    gpuipc_imex_daemon_text(&d, text, sizeof(text));
+    ck_assert_str_eq(text, "not READY (-q says \"WAITING_FOR_PEERS\"); its domain lists 3 "
+                           "nodes: 10.114.0.11 (gb200-tray01) READY, 10.114.0.12 "
+                           "(gb200-tray02) READY, 10.114.0.13 (gb200-tray03) UNAVAILABLE");
+    ck_assert_int_eq(gpuipc_imex_daemon_lists(&d, NULL, "gb200-tray02.cluster.example", NULL),
+                     1);
+    ck_assert_int_eq(gpuipc_imex_daemon_lists(&d, NULL, "gb200-tray0", NULL), 0);
+    ck_assert_int_eq(gpuipc_imex_daemon_lists(&d, NULL, "gb200-tray02x", NULL), 0);
+    memset(&d, 0, sizeof(d));
+    d.nnodes = -1;
+    gpuipc_imex_daemon_text(&d, text, sizeof(text));
+    ck_assert_msg(strncmp(text, "not installed (/", 16) == 0, "%s", text);
+}
+END_TEST
+
 START_TEST(test_imex_ctl_malformed_json)
 {
     gpuipc_imex_daemon d;
@@ -498,6 +522,7 @@ Suite *imex_suite(void)
     tcase_add_test(tc, test_imex_ctl_state_made_printable);
     tcase_add_test(tc, test_imex_ctl_domain_nodes);
     tcase_add_test(tc, test_imex_ctl_lists_answers);
+    tcase_add_test(tc, test_imex_ctl_said_in_words);
     tcase_add_test(tc, test_imex_ctl_malformed_json);
     tcase_add_test(tc, test_imex_ctl_json_without_nodes);
     tcase_add_test(tc, test_imex_ctl_json_two_node_lists);

@@ -804,6 +804,20 @@ int gpuipc_imex_daemon_ask(const char *tool, unsigned timeout_ms, gpuipc_imex_da
     return 0;
 }
 
+/* Whether host names a and b name one host: the same, whatever their case,
+ * or the same up to the first dot of the shorter (a short name and its
+ * fully qualified one). */
+static int same_host(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "."), lb = strcspn(b, ".");
+
+    if (a[0] == '\0' || b[0] == '\0')
+        return 0;
+    if (strcasecmp(a, b) == 0)
+        return 1;
+    return la == lb && strncasecmp(a, b, la) == 0 && (a[la] == '\0' || b[lb] == '\0');
+}
+
 int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, const char *host,
                              const char **status)
 {
@@ -814,8 +828,7 @@ int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, cons
     for (i = 0; i < d->nnodes && i < GPUIPC_IMEX_MAX_NODES; i++) {
         const char *a = d->node[i].addr, *h = d->node[i].host;
         int hit = (addr != NULL && addr[0] != '\0' && strcmp(a, addr) == 0) ||
-                  (host != NULL && host[0] != '\0' &&
-                   ((h[0] != '\0' && strcasecmp(h, host) == 0) || strcasecmp(a, host) == 0));
+                  (host != NULL && (same_host(h, host) || strcasecmp(a, host) == 0));
 
         if (hit) {
             if (status != NULL)
@@ -824,4 +837,39 @@ int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, cons
         }
     }
     return 0;
+}
+
+void gpuipc_imex_daemon_text(const gpuipc_imex_daemon *d, char *buf, size_t len)
+{
+    size_t used;
+    int i, n;
+
+    if (!d->tool) {
+        snprintf(buf, len, "%s%s%s", d->error[0] ? "not usable: " : "not installed (",
+                 d->error[0] ? d->error : gpuipc_imex_ctl_path(), d->error[0] ? "" : ")");
+        return;
+    }
+    if (d->ready == 1)
+        n = snprintf(buf, len, "READY");
+    else if (d->ready == 0)
+        n = snprintf(buf, len, "not READY (-q says \"%s\")", d->state);
+    else
+        n = snprintf(buf, len, "state not known (-q: %s)", d->error[0] ? d->error : "no answer");
+    used = n < 0 ? len : (size_t)n;
+    /* The error is -q's where -q said nothing, else -N -j's. */
+    if (used < len && d->nnodes < 0 && d->ready != -1 && d->error[0])
+        n = snprintf(buf + used, len - used, "; its domain's nodes not known (-N -j: %s)",
+                     d->error);
+    else if (used < len && d->nnodes < 0)
+        n = snprintf(buf + used, len - used, "; its domain's nodes not known");
+    else if (used < len)
+        n = snprintf(buf + used, len - used, "; its domain lists %d node%s", d->nnodes,
+                     d->nnodes == 1 ? "" : "s");
+    used = n < 0 ? len : used + (size_t)n;
+    for (i = 0; i < d->nnodes && i < GPUIPC_IMEX_MAX_NODES && used < len; i++) {
+        n = snprintf(buf + used, len - used, "%s%s%s%s%s %s", i ? ", " : ": ", d->node[i].addr,
+                     d->node[i].host[0] ? " (" : "", d->node[i].host,
+                     d->node[i].host[0] ? ")" : "", d->node[i].status);
+        used = n < 0 ? len : used + (size_t)n;
+    }
 }

@@ -5,6 +5,8 @@
 #ifndef GPUIPC_IMEX_CTL_H
 #define GPUIPC_IMEX_CTL_H
 
+#include <stddef.h>
+
 #include "core/err.h"
 
 #define GPUIPC_IMEX_CTL "/usr/bin/nvidia-imex-ctl"
@@ -51,5 +53,11 @@ int gpuipc_imex_daemon_ask(const char *tool, unsigned timeout_ms, gpuipc_imex_da
  * lists nodes but not this one, -1 if d holds no list. */
 int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, const char *host,
                              const char **status);
+
+/* What d says, in words, into buf (len bytes, cut to fit): "not installed
+ * (/usr/bin/nvidia-imex-ctl)", or "READY; its domain lists 2 nodes:
+ * 10.0.0.1 (node1) READY, 10.0.0.2 UNAVAILABLE", or "not READY (-q says
+ * \"WAITING_FOR_PEERS\"); ...", or what kept an answer away. */
+void gpuipc_imex_daemon_text(const gpuipc_imex_daemon *d, char *buf, size_t len);
 
 #endif

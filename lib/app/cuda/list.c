@@ -24,6 +24,7 @@
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
 #include "mech/imex.h"
+#include "mech/imex_ctl.h"
 #include "mech/pidfd.h"
 #include "run/result_doc.h"
 #include "session/role.h"
@@ -266,7 +267,45 @@ typedef struct list_ctx {
     gpuipc_env *env;
     int pidfd, imex;
     gpuipc_err pidfd_why, imex_why;
+    gpuipc_imex_daemon daemon; /* what nvidia-imex-ctl says, where installed */
 } list_ctx;
+
+/* The IMEX daemon as nvidia-imex-ctl sees it (mech/imex_ctl.h): a line, or
+ * the host's "imex_daemon" object. */
+static void list_daemon(gpuipc_json *j, const gpuipc_imex_daemon *d)
+{
+    char text[2048];
+    int i;
+
+    if (j == NULL) {
+        gpuipc_imex_daemon_text(d, text, sizeof(text));
+        printf("host: IMEX daemon (nvidia-imex-ctl -q, -N -j): %s\n", text);
+        return;
+    }
+    gpuipc_json_object(j, "imex_daemon");
+    gpuipc_json_string(j, "tool", gpuipc_imex_ctl_path());
+    gpuipc_json_bool(j, "installed", d->tool);
+    if (d->ready < 0)
+        gpuipc_json_string(j, "ready", NULL);
+    else
+        gpuipc_json_bool(j, "ready", d->ready);
+    gpuipc_json_string(j, "state", d->tool && d->state[0] ? d->state : NULL);
+    if (d->nnodes < 0) {
+        gpuipc_json_string(j, "nodes", NULL);
+    } else {
+        gpuipc_json_array(j, "nodes");
+        for (i = 0; i < d->nnodes && i < GPUIPC_IMEX_MAX_NODES; i++) {
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_string(j, "address", d->node[i].addr);
+            gpuipc_json_string(j, "host", d->node[i].host[0] ? d->node[i].host : NULL);
+            gpuipc_json_string(j, "status", d->node[i].status);
+            gpuipc_json_end(j, '}');
+        }
+        gpuipc_json_end(j, ']');
+    }
+    gpuipc_json_string(j, "error", d->error[0] ? d->error : NULL);
+    gpuipc_json_end(j, '}');
+}
 
 /* The listing, as text on stdout (j NULL) or as members of the object open
  * in j. */
@@ -317,6 +356,7 @@ static void list_walk(list_ctx *lc, gpuipc_json *j)
     list_verdict(j, "pidfd_getfd", "pidfd_getfd from a child to its parent", pidfd == 0,
                  pidfd_why.msg);
     list_verdict(j, "imex_channel", "IMEX channel for FABRIC handles", imex == 0, imex_why.msg);
+    list_daemon(j, &lc->daemon);
     if (j != NULL) {
         gpuipc_json_end(j, '}');
         gpuipc_json_array(j, "mechanisms");
@@ -388,6 +428,7 @@ static void list_payload(gpuipc_json *j, const char *key, const void *arg)
 int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64_t t0)
 {
     list_run *lr = calloc(1, sizeof(*lr));
+    gpuipc_err why;
 
     if (lr == NULL) {
         gpuipc_log_say("--list: out of memory");
@@ -400,6 +441,12 @@ int gpuipc_app_list(const gpuipc_options *o, const gpuipc_inject *inject, uint64
     lr->lc.env = &lr->env;
     lr->lc.pidfd = list_pidfd(&lr->lc.pidfd_why); /* forks: before any CUDA call */
     lr->lc.imex = gpuipc_imex_check(GPUIPC_IMEX_DEVICES, GPUIPC_IMEX_CHANNELS, &lr->lc.imex_why);
+    /* Where the tool is installed: its own questions, each within 1 s. */
+    if (gpuipc_imex_daemon_ask(NULL, 1000, &lr->lc.daemon, &why) < 0) {
+        lr->lc.daemon.tool = 0;
+        lr->lc.daemon.nnodes = -1;
+        snprintf(lr->lc.daemon.error, sizeof(lr->lc.daemon.error), "%.190s", why.msg);
+    }
     if (o->json) {
         /* main writes the document, and the listing into it, at the end
          * (the writer holds lr until then); the driver is started first

@@ -22,6 +22,7 @@
 #include "core/units.h"
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
+#include "mech/imex_ctl.h"
 #include "run/brief.h"
 #include "session/diagnose.h"
 #include "session/report.h"
@@ -410,11 +411,13 @@ static void kernel_lines(gpuipc_producer_run *run)
     }
     if (run->o->level >= GPUIPC_LOG_VERBOSE)
         for (i = 0; i < f->nlines; i++)
-            printf("%s: kernel log: %s\n", run->where[0] ? run->where : "producer", f->line[i]);
-    snprintf(text, sizeof(text), "the kernel log holds %u line%s of the NVIDIA driver about "
-             "this node's GPUs since the run began, the first: %.300s%s", f->nmatched,
-             f->nmatched == 1 ? "" : "s", f->line[0],
-             f->nmatched > 1 ? " (dmesg shows them all; -v prints the first 8)" : "");
+            printf("kernel log: %s\n", f->line[i]);
+    /* Short: a cause goes to rank 0 in 400 characters (run/cells.h). */
+    if (f->nmatched > 1)
+        snprintf(text, sizeof(text), "kernel log since the run began: %.200s (and %u more: "
+                 "dmesg, or -v)", f->line[0], f->nmatched - 1);
+    else
+        snprintf(text, sizeof(text), "kernel log since the run began: %.200s", f->line[0]);
     for (i = 0; i < run->cells.n; i++) {
         gpuipc_result *r = &run->cells.results[i];
 
@@ -429,12 +432,64 @@ static void kernel_lines(gpuipc_producer_run *run)
     free(f);
 }
 
+/* Beside each failure of a mechanism that crosses nodes, to a consumer of
+ * another node (--ranks): what this node's IMEX daemon says of itself and
+ * of the consumer's node (mech/imex_ctl.h), where nvidia-imex-ctl is
+ * installed. Asked once, after a failure only, within 1 s a question. */
+static void daemon_lines(gpuipc_producer_run *run)
+{
+    gpuipc_imex_daemon *d;
+    const char *status = NULL;
+    char text[GPUIPC_ERR_LEN];
+    gpuipc_err why;
+    size_t i;
+    int any = 0, listed;
+
+    for (i = 0; i < run->cells.n; i++)
+        any |= run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node;
+    if (!any || run->peer_host == NULL || (d = calloc(1, sizeof(*d))) == NULL)
+        return;
+    if (gpuipc_imex_daemon_ask(NULL, 1000, d, &why) < 0 || !d->tool) {
+        free(d);
+        return;
+    }
+    listed = gpuipc_imex_daemon_lists(d, run->peer_addr, run->peer_host, &status);
+    /* Short: a cause goes to rank 0 in 400 characters (run/cells.h). */
+    if (d->ready == 0)
+        snprintf(text, sizeof(text), "this node's IMEX daemon is not READY (nvidia-imex-ctl "
+                 "-q: %s)", d->state);
+    else if (d->ready < 0)
+        snprintf(text, sizeof(text), "this node's IMEX daemon did not say its state "
+                 "(nvidia-imex-ctl -q: %.120s)", d->error);
+    else if (listed == 0)
+        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists %d node%s, not "
+                 "rank %u's (address %.64s, host %.64s): not one IMEX domain "
+                 "(nvidia-imex-ctl -N)",
+                 d->nnodes, d->nnodes == 1 ? "" : "s", run->peer_rank,
+                 run->peer_addr[0] ? run->peer_addr : "not known", run->peer_host);
+    else if (listed == 1 && strcmp(status, "READY") != 0)
+        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists rank %u's node as "
+                 "%.31s: the daemon there is down or out of reach (nvidia-imex-ctl -N)",
+                 run->peer_rank, status);
+    else if (listed == 1)
+        snprintf(text, sizeof(text), "this node's IMEX daemon is READY and lists rank %u's "
+                 "node as READY", run->peer_rank);
+    else
+        snprintf(text, sizeof(text), "this node's IMEX daemon is READY; its domain's nodes "
+                 "not known (nvidia-imex-ctl -N -j: %.120s)", d->error);
+    for (i = 0; i < run->cells.n; i++)
+        if (run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node)
+            cause_add(&run->cells.results[i].cause, text);
+    free(d);
+}
+
 int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len)
 {
     if (!run->started && code == GPUIPC_PASS)
         code = GPUIPC_FAIL;
     if (run->started) {
         diagnose_results(run);
+        daemon_lines(run);
         kernel_lines(run);
     }
     code = end_session(run, code, consumer, len);

@@ -104,6 +104,12 @@ typedef struct gpuipc_producer_run {
      * one GPU), and how its end is described ("rank 3 (host, GPU 1)"). */
     uint8_t peer_uuid[GPUIPC_UUID_LEN];
     const char *peer_label;
+    /* --ranks, a consumer of another node: its rank, its card's host name
+     * and its listener's address without the port (peer_host NULL on one
+     * node), whom this node's IMEX daemon should list. */
+    uint32_t peer_rank;
+    const char *peer_host;
+    char peer_addr[64];
     /* The mode's process (the FDs at the start, rounds.c's exit hook); NULL
      * where the mode set none. */
     gpuipc_app_proc *proc;

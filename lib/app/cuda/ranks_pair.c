@@ -247,6 +247,30 @@ static int meet(ranks_run *rr, uint32_t peer, int producer, gpuipc_cell_side *si
     return sock;
 }
 
+/* Who consumer c of another node is, for this node's IMEX daemon to list
+ * (producer_end.c): its rank, host name and listener's address less the
+ * port ("192.0.2.2:41234", "[2001:db8::2]:41234"). */
+static void peer_node(ranks_run *rr, uint32_t c, gpuipc_producer_run *run)
+{
+    const gpuipc_job_card *card = gpuipc_job_card_of(rr->job, c);
+    const char *tcp, *colon;
+    size_t n;
+
+    run->peer_rank = c;
+    if (card == NULL)
+        return;
+    run->peer_host = card->host;
+    tcp = card->tcp;
+    if (strcmp(tcp, "none") == 0 || (colon = strrchr(tcp, ':')) == NULL)
+        return;
+    n = (size_t)(colon - tcp);
+    if (tcp[0] == '[' && n >= 2 && tcp[n - 1] == ']') {
+        tcp++;
+        n -= 2;
+    }
+    snprintf(run->peer_addr, sizeof(run->peer_addr), "%.*s", (int)n, tcp);
+}
+
 /* Whether m is one the run requires (--require). */
 static int required(const gpuipc_app_selection *s, const gpuipc_mech *m)
 {
@@ -308,6 +332,8 @@ static void play_producer(ranks_run *rr, uint32_t c, int sock, int cred_pid,
     if (rr->gpus[c].ordinal >= 0)
         memcpy(run.peer_uuid, rr->gpus[c].uuid, GPUIPC_UUID_LEN);
     snprintf(run.where, sizeof(run.where), "rank %u", rr->rank);
+    if (other_node)
+        peer_node(rr, c, &run);
     if (gpuipc_wire_open(&run.w, sock, "consumer", &err) < 0) {
         close(sock);
         snprintf(run.lost, sizeof(run.lost), "%s", err.msg);
