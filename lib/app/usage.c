@@ -198,8 +198,10 @@ void gpuipc_app_usage(FILE *out, const gpuipc_mech *const *mechs, size_t n)
     wrap(out, "  --fault-matrix ", text, OPTION_INDENT);
     fprintf(out,
             "  --list          report what this machine can do: driver, each GPU's\n"
-            "                  attributes and granularity, RLIMIT_NOFILE, pidfd, IMEX,\n"
-            "                  and whether each mechanism can run here (and why not)\n"
+            "                  attributes, granularity and NVML modes (MIG, GPU fabric and\n"
+            "                  its health), RLIMIT_NOFILE, pidfd, IMEX channels and the\n"
+            "                  IMEX daemon (nvidia-imex-ctl, where installed), and whether\n"
+            "                  each mechanism can run here (and why not)\n"
             "  --json FILE     the run's result as a JSON document in FILE (- for stdout,\n"
             "                  the usual output then going to stderr), written however the\n"
             "                  run ends, in every mode (docs/result.schema.json); --list\n"
