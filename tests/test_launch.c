@@ -408,6 +408,31 @@ START_TEST(test_launch_gpus_of_two_nodes_and_their_nvlink_domain)
 }
 END_TEST
 
+/* Review: a GPU whose fabric completed with a zero cluster UUID (an H100
+ * or H200 of an 8-GPU board) is in no multi-node NVLink system, so FABRIC
+ * memory cannot cross from it to another node whatever else is known: a
+ * fault in its own board's NVSwitch health must not turn that skip into a
+ * failure, and a peer whose fabric is not reported must not make the pair
+ * one to try. */
+START_TEST(test_launch_zero_cluster_is_no_domain_whatever_its_health_or_peer)
+{
+    gpuipc_job_gpu a = {.rank = 0, .fabric = 3, .health = 0x0401, .summary = 2},
+                   b = {.rank = 5, .fabric = 3, .clique = 1, .summary = 1};
+    char why[400];
+
+    memset(b.cluster, 0xab, sizeof(b.cluster));
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_NONE);
+    ck_assert_msg(strstr(why, "rank 0's GPU fabric completed with a zero cluster UUID") == why,
+                  "%s", why);
+    a.health = 0;
+    a.summary = 1;
+    b.fabric = -1;
+    b.summary = -1;
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&a, &b, why, sizeof(why)), GPUIPC_JOB_DOMAIN_NONE);
+    ck_assert_int_eq(gpuipc_job_gpu_domain(&b, &a, why, sizeof(why)), GPUIPC_JOB_DOMAIN_NONE);
+}
+END_TEST
+
 START_TEST(test_launch_same_node_needs_boot_mnt_and_net)
 {
     gpuipc_job_card me = card(0, 0x11, 10, 20), peer;
@@ -579,6 +604,7 @@ Suite *launch_suite(void)
                         (int)(sizeof(bad_cards) / sizeof(bad_cards[0])));
     tcase_add_test(tc, test_launch_gpu_card_round_trip_and_refusals);
     tcase_add_test(tc, test_launch_gpus_of_two_nodes_and_their_nvlink_domain);
+    tcase_add_test(tc, test_launch_zero_cluster_is_no_domain_whatever_its_health_or_peer);
     tcase_add_test(tc, test_launch_gpu_card_of_an_unknown_fabric_state_is_read);
     tcase_add_test(tc, test_launch_gpu_card_without_fabric_has_no_status_or_clique);
     tcase_add_test(tc, test_launch_same_node_needs_boot_mnt_and_net);

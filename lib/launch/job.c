@@ -457,6 +457,20 @@ int gpuipc_job_gpu_domain(const gpuipc_job_gpu *a, const gpuipc_job_gpu *b, char
                      g[i]->fabric_status);
             return GPUIPC_JOB_DOMAIN_NOT_READY;
         }
+    /* A zero cluster is a GPU no NVLink switch fabric has taken in: an H100
+     * or H200 of an 8-GPU board says so, and is no multi-node NVLink system.
+     * Said before its health (a fault of its own board's NVSwitches does not
+     * make a pair that cannot cross nodes a failure) and before a peer not
+     * reported (the pair cannot be one domain either way). */
+    for (i = 0; i < 2; i++)
+        if (g[i]->fabric == GPUIPC_FABRIC_COMPLETED &&
+            memcmp(g[i]->cluster, zero, sizeof(zero)) == 0) {
+            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric completed with a zero cluster "
+                     "UUID (clique %" PRIu32 "): not a multi-node NVLink system (an H100 or "
+                     "H200 board's NVLink joins the GPUs of one node only), so FABRIC memory "
+                     "does not cross to another node", g[i]->rank, g[i]->clique);
+            return GPUIPC_JOB_DOMAIN_NONE;
+        }
     for (i = 0; i < 2; i++)
         if (g[i]->fabric == GPUIPC_FABRIC_COMPLETED &&
             gpuipc_fabric_health_faults(g[i]->health, g[i]->summary, faults, sizeof(faults))) {
@@ -467,19 +481,9 @@ int gpuipc_job_gpu_domain(const gpuipc_job_gpu *a, const gpuipc_job_gpu *b, char
                      gpuipc_fabric_summary_name(g[i]->summary));
             return GPUIPC_JOB_DOMAIN_NOT_READY;
         }
-    /* Both completed and healthy (or not reported: tried). A zero cluster
-     * is a GPU no NVLink switch fabric has taken in: an H100 or H200 of an
-     * 8-GPU board says so, and is no multi-node NVLink system. */
+    /* Both completed and healthy (or not reported: tried). */
     if (a->fabric != GPUIPC_FABRIC_COMPLETED || b->fabric != GPUIPC_FABRIC_COMPLETED)
         return GPUIPC_JOB_DOMAIN_ONE;
-    for (i = 0; i < 2; i++)
-        if (memcmp(g[i]->cluster, zero, sizeof(zero)) == 0) {
-            snprintf(why, len, "rank %" PRIu32 "'s GPU fabric completed with a zero cluster "
-                     "UUID (clique %" PRIu32 "): not a multi-node NVLink system (an H100 or "
-                     "H200 board's NVLink joins the GPUs of one node only), so FABRIC memory "
-                     "does not cross to another node", g[i]->rank, g[i]->clique);
-            return GPUIPC_JOB_DOMAIN_NONE;
-        }
     if (memcmp(a->cluster, b->cluster, sizeof(zero)) == 0 && a->clique == b->clique)
         return GPUIPC_JOB_DOMAIN_ONE;
     gpuipc_units_format_uuid(a->cluster, ca, sizeof(ca));
