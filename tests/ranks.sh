@@ -495,6 +495,16 @@ EOP
         fail "one domain, stand-in driver: the IMEX daemon's view and the Xid line not beside the failure"
     grep -q "kernel log: .*Xid (PCI:0000:11:00)" "$tmp/out" && fail "one domain, stand-in driver: another GPU's Xid line kept"
     [ $fails = $before ] && echo "PASS: ranks: beside a cross-node failure, this node's IMEX daemon (a stand-in: READY, the peer's node not listed) and the GPU's Xid line from a recorded kernel log"
+    # Review: on a node of two GPUs (the stand-in's GPU 1 is 0000:11:00.0),
+    # the Xid line of the GPU the rank does not use is no cause of its
+    # failure.
+    before=$fails
+    GPUIPC_STANDIN_CUDA_GPUS=2 GPUIPC_TEST_IMEX_CTL="$tmp/imex/nvidia-imex-ctl" GPUIPC_TEST_KMSG="$tmp/kmsg" \
+        domain "* 3 0 $cl 1 0 1" -v
+    [ "$(exits)" = "1 1 " ] || fail "two GPUs a node, stand-in driver: exit statuses '$(exits)', not 1 for each"
+    grep -q "kernel log: .*Xid (PCI:0000:10:00)" "$tmp/out" || fail "two GPUs a node: its own GPU's Xid line not kept"
+    grep -q "kernel log: .*Xid (PCI:0000:11:00)" "$tmp/out" && fail "two GPUs a node: the Xid line of a GPU the rank does not use kept"
+    [ $fails = $before ] && echo "PASS: ranks: on a node of two GPUs, only the Xid line of the rank's own GPU beside its failure"
 fi
 
 # 4f. The same two nodes in two network namespaces joined by veth (root,

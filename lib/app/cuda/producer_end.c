@@ -377,8 +377,31 @@ static void cause_add(gpuipc_cause *c, const char *text)
     snprintf(c->what + used, sizeof(c->what) - used, "%s%s", used ? "; " : "", text);
 }
 
+/* Whether GPU ordinal is one of this session's: its own GPU, the
+ * consumer's (one node), or one of the run's GPUs; every GPU of the node
+ * where the session's own is not known yet. An Xid line of a GPU the
+ * session never touched (another rank's, on a node of eight) is no cause of
+ * its failure. */
+static int session_gpu(const gpuipc_producer_run *run, int ordinal)
+{
+    static const uint8_t zero[GPUIPC_UUID_LEN];
+    uint8_t uuid[GPUIPC_UUID_LEN];
+    gpuipc_err e;
+    size_t i;
+
+    if (memcmp(run->uuid, zero, sizeof(zero)) == 0)
+        return 1;
+    for (i = 0; i < run->ngpus; i++)
+        if (run->gpus[i] == ordinal)
+            return 1;
+    if (gpuipc_gpu_uuid_of(ordinal, uuid, &e) < 0)
+        return 1;
+    return memcmp(uuid, run->uuid, sizeof(uuid)) == 0 ||
+           memcmp(uuid, run->peer_uuid, sizeof(uuid)) == 0;
+}
+
 /* Beside each failure on a GPU: the NVIDIA driver's lines in the kernel
- * log (core/kmsg: Xid lines of this process's GPUs, fabric errors) since
+ * log (core/kmsg: Xid lines of this session's GPUs, fabric errors) since
  * the run began, where the log is readable and holds any. Read once, only
  * after a failure. */
 static void kernel_lines(gpuipc_producer_run *run)
@@ -397,7 +420,8 @@ static void kernel_lines(gpuipc_producer_run *run)
         (f = calloc(1, sizeof(*f))) == NULL)
         return;
     for (i = 0; i < (size_t)count && n < 64; i++)
-        if (GPUIPC_CU_CALL(cuDeviceGet, &dev, (int)i) == CUDA_SUCCESS &&
+        if (session_gpu(run, (int)i) &&
+            GPUIPC_CU_CALL(cuDeviceGet, &dev, (int)i) == CUDA_SUCCESS &&
             GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus[n], (int)sizeof(bus[n]), dev) ==
                 CUDA_SUCCESS) {
             ids[n] = bus[n];
