@@ -261,6 +261,21 @@ START_TEST(test_kmsg_refuses_a_fifo)
 }
 END_TEST
 
+/* Review: the path may come from the environment (GPUIPC_TEST_KMSG) of a
+ * run as root, and opening a device can act (a watchdog starts, a tape
+ * rewinds): a character device other than /dev/kmsg (1:11) is refused
+ * before it is opened. /dev/null (1:3) stands for one here. */
+START_TEST(test_kmsg_refuses_a_device_other_than_dev_kmsg)
+{
+    gpuipc_kmsg_found f;
+    gpuipc_err e;
+
+    ck_assert_int_eq(gpuipc_kmsg_gpu_lines("/dev/null", 0, NULL, 0, &f, &e), 0);
+    ck_assert_int_eq(f.readable, 0);
+    ck_assert_msg(strstr(f.error, "not the kernel log") != NULL, "%s", f.error);
+}
+END_TEST
+
 START_TEST(test_kmsg_names_the_errno_of_a_missing_file)
 {
     gpuipc_kmsg_found f;
@@ -362,6 +377,7 @@ Suite *kmsg_suite(void)
     tcase_add_test(tc, test_kmsg_leaves_out_user_space_lines);
     tcase_add_test(tc, test_kmsg_stops_at_the_record_bound);
     tcase_add_test(tc, test_kmsg_refuses_a_fifo);
+    tcase_add_test(tc, test_kmsg_refuses_a_device_other_than_dev_kmsg);
     tcase_add_test(tc, test_kmsg_names_the_errno_of_a_missing_file);
     tcase_add_test(tc, test_kmsg_rejects_a_bus_id_that_is_no_address);
     tcase_add_test(tc, test_kmsg_test_hook_names_the_log);

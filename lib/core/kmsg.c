@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -318,6 +319,18 @@ static void say_error(gpuipc_kmsg_found *f, const char *what, const char *path, 
              name != NULL ? name : "?", hint);
 }
 
+/* f->error for a path that is neither /dev/kmsg (character device 1:11)
+ * nor a regular file (a recorded log); returns 0. */
+static int not_the_log(gpuipc_kmsg_found *f, const char *path)
+{
+    char p[80];
+
+    gpuipc_err_copy_printable(p, sizeof(p), path);
+    snprintf(f->error, sizeof(f->error), "%s is not the kernel log: not /dev/kmsg (1:11) "
+             "nor a regular file", p);
+    return 0;
+}
+
 int gpuipc_kmsg_gpu_lines(const char *path, uint64_t since_us, const char *const *bus_ids,
                           size_t n, gpuipc_kmsg_found *f, gpuipc_err *why)
 {
@@ -338,6 +351,11 @@ int gpuipc_kmsg_gpu_lines(const char *path, uint64_t since_us, const char *const
         path = GPUIPC_KMSG;
 
     memset(&r, 0, sizeof(r));
+    /* Opening a device can act (a watchdog starts, a tape rewinds), and the
+     * path may be the environment's: a character device other than
+     * /dev/kmsg (1:11) is refused before it is opened, and again after. */
+    if (stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev != makedev(1, 11))
+        return not_the_log(f, path);
     if ((r.buf = malloc(KMSG_BUF + 1)) == NULL)
         return gpuipc_err_sys(why, "malloc", ENOMEM, "kmsg: malloc of %d bytes failed",
                               KMSG_BUF + 1);
@@ -353,12 +371,8 @@ int gpuipc_kmsg_gpu_lines(const char *path, uint64_t since_us, const char *const
         say_error(f, "fstat", path, errno, "");
         goto out_close;
     }
-    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
-        char p[80];
-
-        gpuipc_err_copy_printable(p, sizeof(p), path);
-        snprintf(f->error, sizeof(f->error),
-                 "%s is not the kernel log: not a character device nor a regular file", p);
+    if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 11))) {
+        not_the_log(f, path);
         goto out_close;
     }
     r.is_file = S_ISREG(st.st_mode);
