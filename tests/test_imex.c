@@ -475,6 +475,31 @@ START_TEST(test_imex_ctl_fds_unchanged)
 }
 END_TEST
 
+/* Review: an FD this process holds without close-on-exec (a launcher's, or
+ * the driver's for a handle just exported) is not inherited by the tool,
+ * run as root. */
+START_TEST(test_imex_ctl_inherits_no_fd)
+{
+    gpuipc_imex_daemon d;
+    char path[200], *said;
+    size_t n;
+    int fd;
+
+    standin("GPUIPC_STANDIN_IMEX_CHECK_FD=77");
+    fd = open("/dev/null", O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(dup2(fd, 77), 77); /* dup2: no close-on-exec */
+    close(fd);
+    ask(ctl_tool, 5000, &d);
+    close(77);
+    snprintf(path, sizeof(path), "%s/fd.77", ctl_dir);
+    said = th_read_file(path, &n);
+    ck_assert_msg(said != NULL, "%s: %s", path, strerror(errno));
+    ck_assert_str_eq(said, "closed\n");
+    free(said);
+}
+END_TEST
+
 START_TEST(test_imex_ctl_fds_unchanged_after_kill)
 {
     gpuipc_imex_daemon d;
@@ -534,6 +559,7 @@ Suite *imex_suite(void)
     tcase_add_test(tc, test_imex_ctl_absent_is_not_installed);
     tcase_add_test(tc, test_imex_ctl_output_over_cap);
     tcase_add_test(tc, test_imex_ctl_fds_unchanged);
+    tcase_add_test(tc, test_imex_ctl_inherits_no_fd);
     tcase_add_test(tc, test_imex_ctl_fds_unchanged_after_kill);
     tcase_add_test(tc, test_imex_ctl_path_hook);
     suite_add_tcase(s, tc);

@@ -40,14 +40,26 @@ typedef struct reader {
     uint64_t bytes;    /* read so far */
     unsigned records;  /* returned so far */
     int bounded;       /* a bound ended the read */
+    unsigned overrun;  /* EPIPEs met: records overwritten while read */
 } reader;
 
 uint64_t gpuipc_kmsg_now_us(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    /* The raw clock, which NTP does not slew: the kernel stamps its
+     * records with its own clock (local_clock), which counts from boot at
+     * the hardware's rate too; CLOCK_MONOTONIC may be minutes away from it
+     * after weeks of NTP's corrections. */
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t gpuipc_kmsg_since_us(uint64_t ago_ns)
+{
+    uint64_t now = gpuipc_kmsg_now_us(), ago = ago_ns / 1000u;
+
+    return now > ago ? now - ago : 0;
 }
 
 static int hex_digit(char c)
@@ -234,7 +246,10 @@ static int next_record(reader *r, const char **rec, size_t *len)
         } else {
             want = KMSG_BUF;
         }
-        if (r->bytes >= GPUIPC_KMSG_MAX_BYTES) {
+        /* A record of the device needs a whole buffer: a shorter read is
+         * refused (EINVAL), so the bound stops a buffer short of it. */
+        if (r->bytes >= GPUIPC_KMSG_MAX_BYTES ||
+            (!r->is_file && GPUIPC_KMSG_MAX_BYTES - r->bytes < KMSG_BUF)) {
             r->bounded = 1;
             if (!r->is_file)
                 return 0;
@@ -249,8 +264,12 @@ static int next_record(reader *r, const char **rec, size_t *len)
                 continue;
             /* EPIPE: records were overwritten since the last read; the
              * next read gives the oldest one still there. */
-            if (errno == EPIPE)
+            if (errno == EPIPE && ++r->overrun <= 64)
                 continue;
+            if (errno == EPIPE) {
+                r->bounded = 1; /* overwritten faster than read: what is kept stands */
+                return 0;
+            }
             if (errno == EAGAIN)
                 return 0;
             return -errno;

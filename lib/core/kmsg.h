@@ -34,7 +34,7 @@ typedef struct gpuipc_kmsg_found {
 
 /* Reads path (NULL: the file GPUIPC_TEST_KMSG names, a test-only hook, else
  * GPUIPC_KMSG) and keeps the kernel's records logged at or after since_us
- * (CLOCK_MONOTONIC microseconds) that are NVRM Xid lines of one of the GPUs
+ * (microseconds on the kernel's clock, gpuipc_kmsg_now_us) that are NVRM Xid lines of one of the GPUs
  * named by bus_ids (PCI addresses as "0000:1b:00.0" or CUDA's
  * "00000000:1B:00.0", matched on domain, bus and device, whatever their case
  * and width; n == 0 means any GPU), or NVRM lines naming
@@ -47,7 +47,14 @@ typedef struct gpuipc_kmsg_found {
 int gpuipc_kmsg_gpu_lines(const char *path, uint64_t since_us, const char *const *bus_ids,
                           size_t n, gpuipc_kmsg_found *f, gpuipc_err *why);
 
-/* CLOCK_MONOTONIC now, in microseconds: the since_us of a run that starts now. */
+/* Now on the clock the kernel log's records are stamped with, as near as a
+ * process can read it (CLOCK_MONOTONIC_RAW: not slewed by NTP), in
+ * microseconds: the since_us of a run that starts now. */
 uint64_t gpuipc_kmsg_now_us(void);
+
+/* The since_us of a moment ago_ns before now (a run's start, measured on
+ * any clock: the elapsed time is carried over, not the clock), 0 at the
+ * earliest. */
+uint64_t gpuipc_kmsg_since_us(uint64_t ago_ns);
 
 #endif

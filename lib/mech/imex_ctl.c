@@ -30,6 +30,8 @@
  * connection as a node. Members it does not know are skipped. */
 #include "mech/imex_ctl.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -204,6 +206,35 @@ static void end_group(pid_t pid, struct run *r)
     }
 }
 
+/* Closes, in the child, every FD above 2 that this process holds: a
+ * descriptor without close-on-exec (the launcher's, or the CUDA driver's
+ * for a handle another thread has just exported) must not live on in the
+ * tool, as root, for as long as it runs. glibc 2.34 and later close them
+ * all at once (looked up at run time: the release build runs on older
+ * ones); before, each FD open now is named (a later one was opened
+ * close-on-exec by this program, and a closed one is no error). */
+static int close_the_rest(posix_spawn_file_actions_t *fa)
+{
+    int (*closefrom)(posix_spawn_file_actions_t *, int);
+    struct dirent *e;
+    DIR *dir;
+    int rc = 0;
+
+    *(void **)&closefrom = dlsym(RTLD_DEFAULT, "posix_spawn_file_actions_addclosefrom_np");
+    if (closefrom != NULL)
+        return closefrom(fa, 3);
+    if ((dir = opendir("/proc/self/fd")) == NULL)
+        return 0; /* no /proc: what is close-on-exec is all that closes */
+    while (rc == 0 && (e = readdir(dir)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+
+        if (*end == '\0' && end != e->d_name && fd > 2 && fd != dirfd(dir))
+            rc = posix_spawn_file_actions_addclose(fa, (int)fd);
+    }
+    closedir(dir);
+    return rc;
+}
 /* Runs tool with argv under timeout_ms and fills r. Returns 0 when r says
  * what happened (the spawn failing for a reason of the tool's included), or
  * a negative errno with why for this process's own failures. */
@@ -256,6 +287,8 @@ static int run_tool(const char *tool, char *const argv[], unsigned timeout_ms, s
         rc = posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     if (rc == 0)
         rc = posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    if (rc == 0)
+        rc = close_the_rest(&fa);
     if (rc == 0)
         rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                                  POSIX_SPAWN_SETSIGDEF);

@@ -5,6 +5,7 @@
  * BYE_ACK, and the consumers' exits (the main one's status held to the
  * session's, the sacrificial one's reaped). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "gpu/gpu.h"
 #include "mech/imex_ctl.h"
 #include "run/brief.h"
+#include "run/cells.h"
 #include "session/diagnose.h"
 #include "session/report.h"
 
@@ -372,9 +374,19 @@ static void diagnose_results(gpuipc_producer_run *run)
 /* Appends text to the cause's what, after "; " where it holds some. */
 static void cause_add(gpuipc_cause *c, const char *text)
 {
-    size_t used = strlen(c->what);
+    /* What a cause may hold where it goes to rank 0 (run/cells.h): the
+     * rule's words stay whole, the evidence added is cut to fit, said so
+     * by "...", or left out where too little room is left. */
+    size_t used = strlen(c->what), room = GPUIPC_CELL_TEXT_LEN - 1, sep = used ? 2 : 0;
+    size_t n = strlen(text);
 
-    snprintf(c->what + used, sizeof(c->what) - used, "%s%s", used ? "; " : "", text);
+    if (used + sep + 40 > room)
+        return;
+    if (used + sep + n <= room)
+        snprintf(c->what + used, sizeof(c->what) - used, "%s%s", sep ? "; " : "", text);
+    else
+        snprintf(c->what + used, sizeof(c->what) - used, "%s%.*s...", sep ? "; " : "",
+                 (int)(room - used - sep - 3), text);
 }
 
 /* Whether GPU ordinal is one of this session's: its own GPU, the
@@ -428,7 +440,8 @@ static void kernel_lines(gpuipc_producer_run *run)
             n++;
         }
     if (n == 0 ||
-        gpuipc_kmsg_gpu_lines(NULL, run->env.log.t0_ns / 1000, ids, n, f, &why) < 0 ||
+        gpuipc_kmsg_gpu_lines(NULL, gpuipc_kmsg_since_us(gpuipc_clock_ns() - run->env.log.t0_ns),
+                              ids, n, f, &why) < 0 ||
         !f->readable || f->nmatched == 0) {
         free(f);
         return;
@@ -448,35 +461,59 @@ static void kernel_lines(gpuipc_producer_run *run)
         if (r->status != GPUIPC_FAIL || !run->cells.sel[i]->needs_cuda)
             continue;
         cause_add(&r->cause, text);
-        if (r->cause.fix[0] == '\0')
+        if (r->cause.fix[0] == '\0' && strstr(f->line[0], "Xid") != NULL)
             gpuipc_cause_fix(&r->cause, "look its Xid code up in NVIDIA's Xid catalog "
                              "(docs.nvidia.com/deploy/xid-errors), and see the GPU's health "
                              "(nvidia-smi -q)");
+        else if (r->cause.fix[0] == '\0')
+            gpuipc_cause_fix(&r->cause, "read the NVIDIA driver's lines in the kernel log "
+                             "(dmesg) around the run");
     }
     free(f);
+}
+
+/* This node's IMEX daemon as nvidia-imex-ctl says it, asked once per
+ * process (its two questions take up to 1 s each, and the phases' two
+ * threads may both want it): NULL where the tool is not installed or could
+ * not be asked. */
+static const gpuipc_imex_daemon *this_nodes_daemon(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static gpuipc_imex_daemon *d;
+    static int asked;
+    const gpuipc_imex_daemon *out;
+    gpuipc_err why;
+
+    pthread_mutex_lock(&lock);
+    if (!asked) {
+        asked = 1;
+        if ((d = calloc(1, sizeof(*d))) != NULL &&
+            (gpuipc_imex_daemon_ask(NULL, 1000, d, &why) < 0 || !d->tool)) {
+            free(d);
+            d = NULL;
+        }
+    }
+    out = d;
+    pthread_mutex_unlock(&lock);
+    return out;
 }
 
 /* Beside each failure of a mechanism that crosses nodes, to a consumer of
  * another node (--ranks): what this node's IMEX daemon says of itself and
  * of the consumer's node (mech/imex_ctl.h), where nvidia-imex-ctl is
- * installed. Asked once, after a failure only, within 1 s a question. */
+ * installed. */
 static void daemon_lines(gpuipc_producer_run *run)
 {
-    gpuipc_imex_daemon *d;
+    const gpuipc_imex_daemon *d;
     const char *status = NULL;
     char text[GPUIPC_ERR_LEN];
-    gpuipc_err why;
     size_t i;
     int any = 0, listed;
 
     for (i = 0; i < run->cells.n; i++)
         any |= run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node;
-    if (!any || run->peer_host == NULL || (d = calloc(1, sizeof(*d))) == NULL)
+    if (!any || run->peer_host == NULL || (d = this_nodes_daemon()) == NULL)
         return;
-    if (gpuipc_imex_daemon_ask(NULL, 1000, d, &why) < 0 || !d->tool) {
-        free(d);
-        return;
-    }
     listed = gpuipc_imex_daemon_lists(d, run->peer_addr, run->peer_host, &status);
     /* Short: a cause goes to rank 0 in 400 characters (run/cells.h). */
     if (d->ready == 0)
@@ -486,11 +523,10 @@ static void daemon_lines(gpuipc_producer_run *run)
         snprintf(text, sizeof(text), "this node's IMEX daemon did not say its state "
                  "(nvidia-imex-ctl -q: %.120s)", d->error);
     else if (listed == 0)
-        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists %d node%s, not "
-                 "rank %u's (address %.64s, host %.64s): not one IMEX domain "
-                 "(nvidia-imex-ctl -N)",
+        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists %d node%s, none "
+                 "of them rank %u's address %.64s or host %.64s (nvidia-imex-ctl -N)",
                  d->nnodes, d->nnodes == 1 ? "" : "s", run->peer_rank,
-                 run->peer_addr[0] ? run->peer_addr : "not known", run->peer_host);
+                 run->peer_addr[0] ? run->peer_addr : "(not known)", run->peer_host);
     else if (listed == 1 && strcmp(status, "READY") != 0)
         snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists rank %u's node as "
                  "%.31s: the daemon there is down or out of reach (nvidia-imex-ctl -N)",
@@ -504,19 +540,22 @@ static void daemon_lines(gpuipc_producer_run *run)
     for (i = 0; i < run->cells.n; i++)
         if (run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node)
             cause_add(&run->cells.results[i].cause, text);
-    free(d);
 }
 
 int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len)
 {
     if (!run->started && code == GPUIPC_PASS)
         code = GPUIPC_FAIL;
-    if (run->started) {
+    if (run->started)
         diagnose_results(run);
-        daemon_lines(run);
-        kernel_lines(run);
-    }
     code = end_session(run, code, consumer, len);
+    /* What this node's kernel log and IMEX daemon say, beside the causes,
+     * once the consumer has its BYE: asking them takes time it must not
+     * wait out. */
+    if (run->started) {
+        kernel_lines(run);
+        daemon_lines(run);
+    }
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
     run->w = NULL;
