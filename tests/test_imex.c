@@ -255,6 +255,44 @@ START_TEST(test_imex_ctl_said_in_words)
 }
 END_TEST
 
+/* The daemon's view of a peer's node, each case, as a cause says it. */
+START_TEST(test_imex_ctl_of_a_peer)
+{
+    gpuipc_imex_daemon d;
+    char text[400];
+
+    standin("");
+    ask(ctl_tool, 5000, &d);
+    gpuipc_imex_daemon_of_peer(&d, "10.114.0.12", "x", 4, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon is READY and lists rank 4's node as READY");
+    gpuipc_imex_daemon_of_peer(&d, "10.0.0.9", "gb200-tray03.example", 5, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon (READY) lists rank 5's node as UNAVAILABLE: "
+                           "the daemon there is down or out of reach (nvidia-imex-ctl -N)");
+    gpuipc_imex_daemon_of_peer(&d, "10.0.0.9", "tray09", 6, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon (READY) lists 3 nodes, none of them rank "
+                           "6's address 10.0.0.9 or host tray09 (nvidia-imex-ctl -N)");
+    gpuipc_imex_daemon_of_peer(&d, "", NULL, 6, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon (READY) lists 3 nodes, none of them rank "
+                           "6's address (not known) or host (not known) (nvidia-imex-ctl -N)");
+    d.nnodes = -1;
+    snprintf(d.error, sizeof(d.error), "exit status 255");
+    gpuipc_imex_daemon_of_peer(&d, "10.0.0.9", "tray09", 6, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon is READY; its domain's nodes not known "
+                           "(nvidia-imex-ctl -N -j: exit status 255)");
+    ctl_cleanup();
+    standin("GPUIPC_STANDIN_IMEX_Q=WAITING_FOR_PEERS");
+    ask(ctl_tool, 5000, &d);
+    gpuipc_imex_daemon_of_peer(&d, "10.114.0.12", "x", 4, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon is not READY (nvidia-imex-ctl -q: "
+                           "WAITING_FOR_PEERS)");
+    d.ready = -1;
+    snprintf(d.error, sizeof(d.error), "no answer within 1000 ms (killed)");
+    gpuipc_imex_daemon_of_peer(&d, "10.114.0.12", "x", 4, text, sizeof(text));
+    ck_assert_str_eq(text, "this node's IMEX daemon did not say its state (nvidia-imex-ctl -q: "
+                           "no answer within 1000 ms (killed))");
+}
+END_TEST
+
 START_TEST(test_imex_ctl_malformed_json)
 {
     gpuipc_imex_daemon d;
@@ -548,6 +586,7 @@ Suite *imex_suite(void)
     tcase_add_test(tc, test_imex_ctl_domain_nodes);
     tcase_add_test(tc, test_imex_ctl_lists_answers);
     tcase_add_test(tc, test_imex_ctl_said_in_words);
+    tcase_add_test(tc, test_imex_ctl_of_a_peer);
     tcase_add_test(tc, test_imex_ctl_malformed_json);
     tcase_add_test(tc, test_imex_ctl_json_without_nodes);
     tcase_add_test(tc, test_imex_ctl_json_two_node_lists);

@@ -906,3 +906,31 @@ void gpuipc_imex_daemon_text(const gpuipc_imex_daemon *d, char *buf, size_t len)
         used = n < 0 ? len : used + (size_t)n;
     }
 }
+
+void gpuipc_imex_daemon_of_peer(const gpuipc_imex_daemon *d, const char *addr, const char *host,
+                                unsigned rank, char *buf, size_t len)
+{
+    const char *status = NULL;
+    int listed = gpuipc_imex_daemon_lists(d, addr, host, &status);
+
+    if (d->ready == 0)
+        snprintf(buf, len, "this node's IMEX daemon is not READY (nvidia-imex-ctl -q: %s)",
+                 d->state);
+    else if (d->ready < 0)
+        snprintf(buf, len, "this node's IMEX daemon did not say its state (nvidia-imex-ctl "
+                 "-q: %.120s)", d->error);
+    else if (listed == 0)
+        snprintf(buf, len, "this node's IMEX daemon (READY) lists %d node%s, none of them rank "
+                 "%u's address %.64s or host %.64s (nvidia-imex-ctl -N)", d->nnodes,
+                 d->nnodes == 1 ? "" : "s", rank, addr != NULL && addr[0] ? addr : "(not known)",
+                 host != NULL && host[0] ? host : "(not known)");
+    else if (listed == 1 && strcmp(status, "READY") != 0)
+        snprintf(buf, len, "this node's IMEX daemon (READY) lists rank %u's node as %.31s: the "
+                 "daemon there is down or out of reach (nvidia-imex-ctl -N)", rank, status);
+    else if (listed == 1)
+        snprintf(buf, len, "this node's IMEX daemon is READY and lists rank %u's node as READY",
+                 rank);
+    else
+        snprintf(buf, len, "this node's IMEX daemon is READY; its domain's nodes not known "
+                 "(nvidia-imex-ctl -N -j: %.120s)", d->error);
+}

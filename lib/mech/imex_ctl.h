@@ -60,4 +60,12 @@ int gpuipc_imex_daemon_lists(const gpuipc_imex_daemon *d, const char *addr, cons
  * \"WAITING_FOR_PEERS\"); ...", or what kept an answer away. */
 void gpuipc_imex_daemon_text(const gpuipc_imex_daemon *d, char *buf, size_t len);
 
+/* What d says of itself and of the node of rank (its address addr, its host
+ * name host), as one clause of a failure's cause, into buf (len bytes): not
+ * READY, no state said, the node not listed (naming what was looked for),
+ * listed but not READY there, or all READY; short, for a cause's 400
+ * characters. */
+void gpuipc_imex_daemon_of_peer(const gpuipc_imex_daemon *d, const char *addr, const char *host,
+                                unsigned rank, char *buf, size_t len);
+
 #endif

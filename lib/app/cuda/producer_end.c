@@ -505,38 +505,17 @@ static const gpuipc_imex_daemon *this_nodes_daemon(void)
 static void daemon_lines(gpuipc_producer_run *run)
 {
     const gpuipc_imex_daemon *d;
-    const char *status = NULL;
     char text[GPUIPC_ERR_LEN];
     size_t i;
-    int any = 0, listed;
+    int any = 0;
 
     for (i = 0; i < run->cells.n; i++)
         any |= run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node;
     if (!any || run->peer_host == NULL || (d = this_nodes_daemon()) == NULL)
         return;
-    listed = gpuipc_imex_daemon_lists(d, run->peer_addr, run->peer_host, &status);
     /* Short: a cause goes to rank 0 in 400 characters (run/cells.h). */
-    if (d->ready == 0)
-        snprintf(text, sizeof(text), "this node's IMEX daemon is not READY (nvidia-imex-ctl "
-                 "-q: %s)", d->state);
-    else if (d->ready < 0)
-        snprintf(text, sizeof(text), "this node's IMEX daemon did not say its state "
-                 "(nvidia-imex-ctl -q: %.120s)", d->error);
-    else if (listed == 0)
-        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists %d node%s, none "
-                 "of them rank %u's address %.64s or host %.64s (nvidia-imex-ctl -N)",
-                 d->nnodes, d->nnodes == 1 ? "" : "s", run->peer_rank,
-                 run->peer_addr[0] ? run->peer_addr : "(not known)", run->peer_host);
-    else if (listed == 1 && strcmp(status, "READY") != 0)
-        snprintf(text, sizeof(text), "this node's IMEX daemon (READY) lists rank %u's node as "
-                 "%.31s: the daemon there is down or out of reach (nvidia-imex-ctl -N)",
-                 run->peer_rank, status);
-    else if (listed == 1)
-        snprintf(text, sizeof(text), "this node's IMEX daemon is READY and lists rank %u's "
-                 "node as READY", run->peer_rank);
-    else
-        snprintf(text, sizeof(text), "this node's IMEX daemon is READY; its domain's nodes "
-                 "not known (nvidia-imex-ctl -N -j: %.120s)", d->error);
+    gpuipc_imex_daemon_of_peer(d, run->peer_addr, run->peer_host, run->peer_rank, text,
+                               sizeof(text));
     for (i = 0; i < run->cells.n; i++)
         if (run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node)
             cause_add(&run->cells.results[i].cause, text);
