@@ -532,8 +532,8 @@ int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, 
      * once the consumer has its BYE: asking them takes time it must not
      * wait out. */
     if (run->started) {
-        kernel_lines(run);
         daemon_lines(run);
+        kernel_lines(run);
     }
     gpuipc_session_usage_free(&run->env.session);
     gpuipc_wire_close(run->w);
