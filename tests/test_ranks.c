@@ -1171,6 +1171,58 @@ START_TEST(test_ranks_judge_says_each_cause_once)
 }
 END_TEST
 
+/* Two pairs whose causes differ only by their figures (the kernel log's
+ * time of an Xid line, as each producer read it): said once, "alike but
+ * for their figures", and one cause line; a cause with other words is
+ * another line. */
+START_TEST(test_ranks_judge_groups_causes_alike_but_for_figures)
+{
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    gpuipc_cells_tally t;
+    char *text = NULL;
+    size_t len = 0, i;
+    FILE *out = open_memstream(&text, &len);
+    const char *at;
+    int n = 0;
+
+    ck_assert_ptr_nonnull(cells);
+    for (i = 0; i < 9; i++) {
+        if (i / 3 == i % 3)
+            continue;
+        producer_side(&cells[i].prod, 1, 0);
+        cells[i].prod.have = 1;
+        consumer_side(&cells[i].cons, 1, 0, 0);
+        cells[i].cons.have = 1;
+    }
+    for (i = 0; i < 3; i++) {
+        size_t k = (size_t[]){0 * 3 + 1, 1 * 3 + 2, 2 * 3 + 0}[i];
+
+        producer_side(&cells[k].prod, 1, 1);
+        cells[k].prod.have = 1;
+        consumer_side(&cells[k].cons, 1, 1, 0);
+        cells[k].cons.have = 1;
+    }
+    snprintf(cells[0 * 3 + 1].prod.s[1].what, GPUIPC_CELL_TEXT_LEN,
+             "rule; kernel log since the run began: [+0.412 s] Xid 79");
+    snprintf(cells[2 * 3 + 0].prod.s[1].what, GPUIPC_CELL_TEXT_LEN,
+             "rule; kernel log since the run began: [+1.907 s] Xid 79");
+    snprintf(cells[1 * 3 + 2].prod.s[1].what, GPUIPC_CELL_TEXT_LEN, "another rule");
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, NULL, out, &t), 0);
+    fclose(out);
+    ck_assert_uint_eq(t.failed, 3);
+    ck_assert_msg(strstr(text, "FAIL 0 -> 1 memfd: reason\twith a tab 1 [cause below]\n"
+                               "  and 1 more alike but for their figures: 2 -> 0; ranks 0, 1, "
+                               "2\n") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "FAIL 1 -> 2 memfd: ") != NULL, "%s", text);
+    for (at = text; (at = strstr(at, "  cause: rule;")) != NULL; at++)
+        n++;
+    ck_assert_msg(n == 1, "the cause said %d times:\n%s", n, text);
+    ck_assert_msg(strstr(text, "  cause: another rule; fix: ") != NULL, "%s", text);
+    free(text);
+    free_cells(cells, 3);
+}
+END_TEST
+
 /* Pair 0 -> 2 of test_ranks_judge_groups_only_what_is_alike: its ranks
  * are on two nodes. */
 static int apart_02(uint32_t p, uint32_t c, const char *mech, void *arg)
@@ -2197,6 +2249,7 @@ Suite *ranks_suite(void)
     tc = tcase_create("records");
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_judge_groups_only_what_is_alike);
+    tcase_add_test(tc, test_ranks_judge_groups_causes_alike_but_for_figures);
     tcase_add_test(tc, test_ranks_judge_says_a_whole_pairs_cause_and_parts_by_it);
     tcase_add_test(tc, test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure);
     tcase_add_test(tc, test_ranks_judge_gives_a_whole_pair_no_other_scenarios_cause);

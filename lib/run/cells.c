@@ -499,12 +499,45 @@ static const char *cause_of(const judged *r)
     return r->s != NULL ? r->s->what : "";
 }
 
+/* Whether texts a and b are alike but for their digits (the figures a
+ * cause may hold: a time in the kernel log, a count of nodes). */
+static int alike_but_digits(const char *a, const char *b)
+{
+    for (;;) {
+        while (*a >= '0' && *a <= '9')
+            a++;
+        while (*b >= '0' && *b <= '9')
+            b++;
+        if (*a != *b)
+            return 0;
+        if (*a == '\0')
+            return 1;
+        a++;
+        b++;
+    }
+}
+
+/* FNV-1a over text less its digits, on from h. */
+static uint64_t fnv_but_digits(uint64_t h, const char *text)
+{
+    for (; *text != '\0'; text++)
+        if (*text < '0' || *text > '9')
+            h = (h ^ (unsigned char)*text) * 1099511628211ull;
+    return h;
+}
+
+/* Whether two scenarios' causes are one cause, said with other figures. */
+static int same_cause(const gpuipc_cell_scenario *a, const gpuipc_cell_scenario *b)
+{
+    return alike_but_digits(a->what, b->what) && alike_but_digits(a->fix, b->fix);
+}
+
 static int same_kind(const judged *a, const judged *b)
 {
     return a->hash == b->hash && a->status == b->status &&
            (a->mech == NULL) == (b->mech == NULL) &&
            (a->mech == NULL || strcmp(a->mech, b->mech) == 0) && strcmp(a->key, b->key) == 0 &&
-           strcmp(cause_of(a), cause_of(b)) == 0;
+           alike_but_digits(cause_of(a), cause_of(b));
 }
 
 static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const char *mech,
@@ -521,9 +554,9 @@ static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const 
     r->s = s;
     if ((r->key = key_of(text, who[p], who[c], 0)) == NULL)
         return -ENOMEM;
-    r->hash = fnv(fnv(fnv(fnv(14695981039346656037ull, &status, sizeof(status)),
-                          mech ? mech : "", mech ? strlen(mech) + 1 : 0),
-                      r->key, strlen(r->key)), cause_of(r), strlen(cause_of(r)));
+    r->hash = fnv_but_digits(fnv(fnv(fnv(14695981039346656037ull, &status, sizeof(status)),
+                                     mech ? mech : "", mech ? strlen(mech) + 1 : 0),
+                                 r->key, strlen(r->key)), cause_of(r));
     for (b = r->hash & (js->nb - 1); js->buckets[b] != 0; b = (b + 1) & (js->nb - 1))
         if (same_kind(&js->rows[js->buckets[b] - 1], r))
             break;
@@ -547,7 +580,7 @@ static int judged_add(judged_set *js, uint32_t p, uint32_t c, int status, const 
         first->count++;
         js->rows[first->last].next = js->n + 1;
         first->last = js->n;
-        first->figures |= strcmp(a, k) != 0;
+        first->figures |= strcmp(a, k) != 0 || strcmp(cause_of(first), cause_of(r)) != 0;
         free(a);
         free(k);
     }
@@ -678,9 +711,7 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                     first = NULL;
                 rc = judged_add(&js, p, c, v == GPUIPC_FAIL ? GPUIPC_FAIL : GPUIPC_SKIP, NULL,
                                 why, first, who);
-                for (k = 0; first != NULL && k < ncauses &&
-                            (strcmp(causes[k]->what, first->what) != 0 ||
-                             strcmp(causes[k]->fix, first->fix) != 0); k++)
+                for (k = 0; first != NULL && k < ncauses && !same_cause(causes[k], first); k++)
                     ;
                 if (first != NULL && k == ncauses)
                     causes[ncauses++] = first;
@@ -709,8 +740,7 @@ int gpuipc_cells_judge(gpuipc_cell *cells, uint32_t size, const char *const *who
                     if (s->what[0] != '\0')
                         gpuipc_cause_line_of(s->what, s->fix, t->cause, sizeof(t->cause));
                 }
-                for (k = 0; k < ncauses && (strcmp(causes[k]->what, s->what) != 0 ||
-                                            strcmp(causes[k]->fix, s->fix) != 0); k++)
+                for (k = 0; k < ncauses && !same_cause(causes[k], s); k++)
                     ;
                 if (s->what[0] != '\0' && k == ncauses)
                     causes[ncauses++] = s;
