@@ -1223,6 +1223,47 @@ START_TEST(test_ranks_judge_groups_causes_alike_but_for_figures)
 }
 END_TEST
 
+/* Review: the figures that make causes alike are a time or a count, not
+ * an Xid line's own: two pairs whose kernel log says Xid 43 (an
+ * application's channel stopped) and Xid 79 (the GPU fell off the bus),
+ * their lines cut to fit a cause (producer_end's cause_add) where only the
+ * code and the pid are left, have two causes, each said, not the first
+ * said for both. */
+START_TEST(test_ranks_judge_keeps_apart_causes_of_other_xid_codes)
+{
+    gpuipc_cell *cells = calloc(9, sizeof(*cells));
+    gpuipc_cells_tally t;
+    char *text = NULL;
+    size_t len = 0, i;
+    FILE *out = open_memstream(&text, &len);
+
+    ck_assert_ptr_nonnull(cells);
+    for (i = 0; i < 9; i++) {
+        if (i / 3 == i % 3)
+            continue;
+        producer_side(&cells[i].prod, 1, i == 0 * 3 + 1 || i == 2 * 3 + 0);
+        cells[i].prod.have = 1;
+        consumer_side(&cells[i].cons, 1, i == 0 * 3 + 1 || i == 2 * 3 + 0, 0);
+        cells[i].cons.have = 1;
+    }
+    snprintf(cells[0 * 3 + 1].prod.s[1].what, GPUIPC_CELL_TEXT_LEN,
+             "rule; kernel log since the run began: [+0.412 s] NVRM: Xid (PCI:0000:10:00): 43, "
+             "pid=2, name=gpuipc_test, ...");
+    snprintf(cells[2 * 3 + 0].prod.s[1].what, GPUIPC_CELL_TEXT_LEN,
+             "rule; kernel log since the run began: [+1.907 s] NVRM: Xid (PCI:0000:10:00): 79, "
+             "pid=5, name=gpuipc_test, ...");
+    ck_assert_int_eq(gpuipc_cells_judge(cells, 3, who3, NULL, 0, NULL, out, &t), 0);
+    fclose(out);
+    ck_assert_uint_eq(t.failed, 2);
+    ck_assert_msg(strstr(text, "): 43, pid=2") != NULL, "%s", text);
+    ck_assert_msg(strstr(text, "): 79, pid=5") != NULL, "Xid 79 hidden behind Xid 43:\n%s",
+                  text);
+    ck_assert_msg(strstr(text, "alike but for their figures") == NULL, "%s", text);
+    free(text);
+    free_cells(cells, 3);
+}
+END_TEST
+
 /* Pair 0 -> 2 of test_ranks_judge_groups_only_what_is_alike: its ranks
  * are on two nodes. */
 static int apart_02(uint32_t p, uint32_t c, const char *mech, void *arg)
@@ -2250,6 +2291,7 @@ Suite *ranks_suite(void)
     tcase_add_test(tc, test_ranks_records_round_trip);
     tcase_add_test(tc, test_ranks_judge_groups_only_what_is_alike);
     tcase_add_test(tc, test_ranks_judge_groups_causes_alike_but_for_figures);
+    tcase_add_test(tc, test_ranks_judge_keeps_apart_causes_of_other_xid_codes);
     tcase_add_test(tc, test_ranks_judge_says_a_whole_pairs_cause_and_parts_by_it);
     tcase_add_test(tc, test_ranks_a_scenario_the_plan_failed_is_the_pairs_failure);
     tcase_add_test(tc, test_ranks_judge_gives_a_whole_pair_no_other_scenarios_cause);
