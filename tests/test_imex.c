@@ -538,6 +538,15 @@ START_TEST(test_imex_ctl_inherits_no_fd)
 }
 END_TEST
 
+/* The same where glibc has no posix_spawn_file_actions_addclosefrom_np
+ * (before 2.34: Debian 11), each FD open named instead. */
+START_TEST(test_imex_ctl_inherits_no_fd_before_glibc_2_34)
+{
+    setenv("GPUIPC_TEST_NO_CLOSEFROM", "1", 1);
+    test_imex_ctl_inherits_no_fd_fn(0);
+}
+END_TEST
+
 START_TEST(test_imex_ctl_fds_unchanged_after_kill)
 {
     gpuipc_imex_daemon d;
@@ -599,6 +608,7 @@ Suite *imex_suite(void)
     tcase_add_test(tc, test_imex_ctl_output_over_cap);
     tcase_add_test(tc, test_imex_ctl_fds_unchanged);
     tcase_add_test(tc, test_imex_ctl_inherits_no_fd);
+    tcase_add_test(tc, test_imex_ctl_inherits_no_fd_before_glibc_2_34);
     tcase_add_test(tc, test_imex_ctl_fds_unchanged_after_kill);
     tcase_add_test(tc, test_imex_ctl_path_hook);
     suite_add_tcase(s, tc);

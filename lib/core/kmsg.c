@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/names.h"
+#include "core/random.h"
 
 /* /dev/kmsg gives a record a read and fails with EINVAL where the buffer
  * cannot hold it; records are at most about 1 KiB of text plus their
@@ -62,24 +63,13 @@ uint64_t gpuipc_kmsg_since_us(uint64_t ago_ns)
     return now > ago ? now - ago : 0;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads at most max hex digits (at least one) from [*p, end). */
 static int parse_hex(const char **p, const char *end, int max, unsigned long *v)
 {
     int n = 0, d;
 
     *v = 0;
-    while (*p < end && n < max && (d = hex_digit(**p)) >= 0) {
+    while (*p < end && n < max && (d = gpuipc_random_hex_value(**p)) >= 0) {
         *v = *v * 16 + (unsigned long)d;
         (*p)++;
         n++;

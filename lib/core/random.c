@@ -41,6 +41,11 @@ static int hex_digit(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+int gpuipc_random_hex_value(char c)
+{
+    return c >= 'A' && c <= 'F' ? c - 'A' + 10 : hex_digit(c);
+}
+
 int gpuipc_random_unhex(void *out, const char *in, size_t n)
 {
     unsigned char *p = out;

@@ -25,4 +25,8 @@ char *gpuipc_random_hex(char *out, const void *in, size_t n);
  * caller's to check. */
 int gpuipc_random_unhex(void *out, const char *in, size_t n);
 
+/* The value of one hex digit of either case, or -1 for a character that is
+ * none (what others write: a PCI address, a JSON escape). */
+int gpuipc_random_hex_value(char c);
+
 #endif

@@ -372,13 +372,14 @@ static void diagnose_results(gpuipc_producer_run *run)
 }
 
 /* Appends text to the cause's what, after "; " where it holds some. */
-static void cause_add(gpuipc_cause *c, const char *text)
+static void cause_add(const gpuipc_producer_run *run, gpuipc_cause *c, const char *text)
 {
-    /* What a cause may hold where it goes to rank 0 (run/cells.h): the
-     * rule's words stay whole, the evidence added is cut to fit, said so
-     * by "...", or left out where too little room is left. */
-    size_t used = strlen(c->what), room = GPUIPC_CELL_TEXT_LEN - 1, sep = used ? 2 : 0;
-    size_t n = strlen(text);
+    /* What a cause may hold: under --ranks, what goes to rank 0
+     * (run/cells.h), else all of it. The rule's words stay whole, the
+     * evidence added is cut to fit, said so by "...", or left out where too
+     * little room is left. */
+    size_t room = run->peer_label != NULL ? GPUIPC_CELL_TEXT_LEN - 1 : sizeof(c->what) - 1;
+    size_t used = strlen(c->what), sep = used ? 2 : 0, n = strlen(text);
 
     if (used + sep + 40 > room)
         return;
@@ -460,7 +461,7 @@ static void kernel_lines(gpuipc_producer_run *run)
 
         if (r->status != GPUIPC_FAIL || !run->cells.sel[i]->needs_cuda)
             continue;
-        cause_add(&r->cause, text);
+        cause_add(run, &r->cause, text);
         if (r->cause.fix[0] == '\0' && strstr(f->line[0], "Xid") != NULL)
             gpuipc_cause_fix(&r->cause, "look its Xid code up in NVIDIA's Xid catalog "
                              "(docs.nvidia.com/deploy/xid-errors), and see the GPU's health "
@@ -518,7 +519,7 @@ static void daemon_lines(gpuipc_producer_run *run)
                                sizeof(text));
     for (i = 0; i < run->cells.n; i++)
         if (run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->cross_node)
-            cause_add(&run->cells.results[i].cause, text);
+            cause_add(run, &run->cells.results[i].cause, text);
 }
 
 int gpuipc_app_producer_end(gpuipc_producer_run *run, int code, char *consumer, size_t len)
