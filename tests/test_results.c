@@ -786,12 +786,16 @@ END_TEST
 
 /* A machine's GPUs in the document with NVML's fabric info: a completed
  * fabric as its fields (state, status, the cluster's UUID alone, clique,
- * health mask), a GPU whose fabric is not reported as null; both held
- * against the schema. */
+ * health mask), a GPU whose fabric is not reported as null; and this
+ * node's IMEX daemon, not READY, with a node of its domain known by its
+ * address alone; all held against the schema. */
 START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
 {
     static gpuipc_doc_machine machine;
     static gpuipc_facts own;
+    static gpuipc_imex_daemon imex = {.tool = 1, .ready = 0, .state = "WAITING_FOR_PEERS",
+                                      .nnodes = 2};
+    const jnode *dmn;
     gpuipc_doc_gpu gpus[2];
     char dir[] = "/tmp/gpuipc-fab-XXXXXX", path[64], why[512];
     char *argv[] = {"gpuipc_test", "--json", path, NULL};
@@ -819,6 +823,13 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     gpus[1].fabric.state = -1;
     machine.have_driver = 1;
     snprintf(machine.driver, sizeof(machine.driver), "580.159.04");
+    snprintf(imex.node[0].addr, sizeof(imex.node[0].addr), "10.0.0.1");
+    snprintf(imex.node[0].host, sizeof(imex.node[0].host), "tray01");
+    snprintf(imex.node[0].status, sizeof(imex.node[0].status), "READY");
+    snprintf(imex.node[1].addr, sizeof(imex.node[1].addr), "10.0.0.2");
+    snprintf(imex.node[1].status, sizeof(imex.node[1].status), "UNAVAILABLE");
+    machine.imex = &imex;
+    machine.imex_tool = "/usr/bin/nvidia-imex-ctl";
     machine.ngpus = 2;
     machine.gpus = gpus;
     gpuipc_facts_gather(&own);
@@ -837,9 +848,15 @@ START_TEST(test_results_the_gpus_fabric_info_is_in_the_document)
     ck_assert(js_num(js_get(f, "status")) == 0);
     ck_assert_ptr_nonnull(js_get(js_at(list, 1), "fabric")); /* present, and null */
     ck_assert_ptr_null(js_str(js_get(js_at(list, 1), "fabric")));
+    dmn = js_get(js_get(doc, "machine"), "imex_daemon");
+    ck_assert_str_eq(js_str(js_get(dmn, "state")), "WAITING_FOR_PEERS");
+    ck_assert_uint_eq(js_len(js_get(dmn, "nodes")), 2);
+    ck_assert_str_eq(js_str(js_get(js_at(js_get(dmn, "nodes"), 1), "status")), "UNAVAILABLE");
+    ck_assert_ptr_null(js_str(js_get(js_at(js_get(dmn, "nodes"), 1), "host")));
     js_free(doc);
     machine.gpus = NULL;
     machine.ngpus = 0;
+    machine.imex = NULL;
 }
 END_TEST
 

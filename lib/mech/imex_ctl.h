@@ -8,26 +8,13 @@
 #include <stddef.h>
 
 #include "core/err.h"
+#include "core/imex_facts.h"
 
 #define GPUIPC_IMEX_CTL "/usr/bin/nvidia-imex-ctl"
-#define GPUIPC_IMEX_MAX_NODES 128 /* an NVL72 rack has 18 trays; room for more */
-
 /* The most either command may print on its standard output; more is an
  * error (the answer is then not known), never a bigger buffer. */
 #define GPUIPC_IMEX_CTL_OUTPUT_MAX (256u * 1024u)
 
-typedef struct gpuipc_imex_daemon {
-    int tool;       /* 1 the tool exists and is executable, 0 not installed */
-    int ready;      /* 1 -q said READY, 0 it said something else, -1 not known */
-    char state[32]; /* -q's answer, its first line, printable ASCII only ("" if none) */
-    int nnodes;     /* nodes -N -j listed, -1 not known */
-    struct {
-        char addr[64];   /* the node's "host": the address nodes_config.cfg lists */
-        char host[64];   /* its "hostName" where the tool gave one, else "" */
-        char status[32]; /* its "status": READY, UNAVAILABLE, ... */
-    } node[GPUIPC_IMEX_MAX_NODES];
-    char error[200]; /* why an answer is missing: timeout, exit status, bad output */
-} gpuipc_imex_daemon;
 
 /* The tool to ask: GPUIPC_IMEX_CTL, or the path the test hook
  * GPUIPC_TEST_IMEX_CTL names (docs/testing.md). The string is static or the

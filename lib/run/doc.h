@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/imex_facts.h"
 #include "core/account.h"
 #include "core/facts.h"
 #include "run/outcome.h"
@@ -84,6 +85,11 @@ typedef struct gpuipc_doc_machine {
     gpuipc_doc_gpu *gpus;
     /* The UUID of each GPU the results name, by ordinal ("": unknown). */
     char uuids[GPUIPC_DOC_GPUS_MAX][GPUIPC_OUTCOME_UUID_LEN];
+    /* This node's IMEX daemon as nvidia-imex-ctl (imex_tool) said it, at
+     * the run's end (core/imex_facts.h); NULL: not asked (the deadline's
+     * document). */
+    const gpuipc_imex_daemon *imex;
+    const char *imex_tool;
 } gpuipc_doc_machine;
 
 typedef struct gpuipc_doc {

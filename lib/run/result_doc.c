@@ -240,6 +240,40 @@ static void json_facts(gpuipc_json *j, const char *key, const gpuipc_facts *f)
 }
 
 /* The driver and every GPU this process sees, as the program gathered them. */
+void gpuipc_doc_imex_daemon(gpuipc_json *j, const char *key, const char *tool,
+                            const gpuipc_imex_daemon *d)
+{
+    int i;
+
+    if (d == NULL) {
+        gpuipc_json_string(j, key, NULL);
+        return;
+    }
+    gpuipc_json_object(j, key);
+    gpuipc_json_string(j, "tool", tool);
+    gpuipc_json_bool(j, "installed", d->tool);
+    if (d->ready < 0)
+        gpuipc_json_string(j, "ready", NULL);
+    else
+        gpuipc_json_bool(j, "ready", d->ready);
+    gpuipc_json_string(j, "state", d->tool && d->state[0] ? d->state : NULL);
+    if (d->nnodes < 0) {
+        gpuipc_json_string(j, "nodes", NULL);
+    } else {
+        gpuipc_json_array(j, "nodes");
+        for (i = 0; i < d->nnodes && i < GPUIPC_IMEX_MAX_NODES; i++) {
+            gpuipc_json_object(j, NULL);
+            gpuipc_json_string(j, "address", d->node[i].addr);
+            gpuipc_json_string(j, "host", d->node[i].host[0] ? d->node[i].host : NULL);
+            gpuipc_json_string(j, "status", d->node[i].status);
+            gpuipc_json_end(j, '}');
+        }
+        gpuipc_json_end(j, ']');
+    }
+    gpuipc_json_string(j, "error", d->error[0] ? d->error : NULL);
+    gpuipc_json_end(j, '}');
+}
+
 static void json_machine(gpuipc_json *j, const gpuipc_doc_machine *m)
 {
     struct utsname u;
@@ -252,6 +286,8 @@ static void json_machine(gpuipc_json *j, const gpuipc_doc_machine *m)
     gpuipc_json_string(j, "hostname", who->hostname[0] ? who->hostname : NULL);
     gpuipc_json_string(j, "boot_id", who->boot_id[0] ? who->boot_id : NULL);
     gpuipc_json_string(j, "kernel", uname(&u) == 0 ? u.release : NULL);
+    gpuipc_doc_imex_daemon(j, "imex_daemon", m != NULL ? m->imex_tool : NULL,
+                           m != NULL ? m->imex : NULL);
     if (m == NULL || !m->have_driver) {
         gpuipc_json_string(j, "driver", NULL);
         gpuipc_json_string(j, "cuda_driver_version", NULL);

@@ -88,6 +88,14 @@ int gpuipc_doc_written(void);
  * the run prints there to standard error instead. Returns 0 or -1 (said). */
 int gpuipc_doc_take_stdout(void);
 
+/* This node's IMEX daemon (core/imex_facts.h) as the member key of the
+ * object open in j: "tool", "installed", "ready" (null: not known),
+ * "state", "nodes" (each "address", "host", "status"; null: not known) and
+ * "error"; null where d is NULL (not asked). The one writer of it: the
+ * document's machine and --list's host. */
+void gpuipc_doc_imex_daemon(gpuipc_json *j, const char *key, const char *tool,
+                            const gpuipc_imex_daemon *d);
+
 /* ---- --ranks: rank 0's gpuipc-ranks/1 document ---------------------------------------- */
 
 /* One rank, as the document says it. */

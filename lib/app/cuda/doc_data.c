@@ -10,6 +10,7 @@
 #include "gpu/cudrv.h"
 #include "gpu/gpu.h"
 #include "gpu/nvml.h"
+#include "mech/imex_ctl.h"
 #include "run/outputs.h"
 
 _Static_assert(GPUIPC_DOC_GPUS_MAX == GPUIPC_GPU_OPEN_MAX,
@@ -133,11 +134,26 @@ const char *gpuipc_doc_driver(char *buf, size_t len)
 int gpuipc_doc_finish(gpuipc_doc *d, int exit_code)
 {
     gpuipc_doc_machine *m = gpuipc_doc_machine_gather(d->o, d->results, d->n);
+    gpuipc_imex_daemon *imex = NULL;
+    gpuipc_err why;
     int rc;
 
+    /* This node's IMEX daemon, for the document only, after every count of
+     * the run (its two questions open pipes and start processes): where
+     * the tool is not installed, nothing is started. */
+    if (m != NULL && d->o->json_path != NULL && (imex = calloc(1, sizeof(*imex))) != NULL) {
+        if (gpuipc_imex_daemon_ask(NULL, 1000, imex, &why) < 0) {
+            imex->tool = 0;
+            imex->ready = imex->nnodes = -1;
+            snprintf(imex->error, sizeof(imex->error), "%.190s", why.msg);
+        }
+        m->imex = imex;
+        m->imex_tool = gpuipc_imex_ctl_path();
+    }
     d->machine = m;
     rc = gpuipc_outputs_finish(d, exit_code);
     d->machine = NULL;
     gpuipc_doc_machine_free(m);
+    free(imex);
     return rc;
 }

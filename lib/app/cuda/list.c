@@ -271,40 +271,17 @@ typedef struct list_ctx {
 } list_ctx;
 
 /* The IMEX daemon as nvidia-imex-ctl sees it (mech/imex_ctl.h): a line, or
- * the host's "imex_daemon" object. */
+ * the host's "imex_daemon" object (run/result_doc.h). */
 static void list_daemon(gpuipc_json *j, const gpuipc_imex_daemon *d)
 {
     char text[2048];
-    int i;
 
     if (j == NULL) {
         gpuipc_imex_daemon_text(d, text, sizeof(text));
         printf("host: IMEX daemon (nvidia-imex-ctl -q, -N -j): %s\n", text);
         return;
     }
-    gpuipc_json_object(j, "imex_daemon");
-    gpuipc_json_string(j, "tool", gpuipc_imex_ctl_path());
-    gpuipc_json_bool(j, "installed", d->tool);
-    if (d->ready < 0)
-        gpuipc_json_string(j, "ready", NULL);
-    else
-        gpuipc_json_bool(j, "ready", d->ready);
-    gpuipc_json_string(j, "state", d->tool && d->state[0] ? d->state : NULL);
-    if (d->nnodes < 0) {
-        gpuipc_json_string(j, "nodes", NULL);
-    } else {
-        gpuipc_json_array(j, "nodes");
-        for (i = 0; i < d->nnodes && i < GPUIPC_IMEX_MAX_NODES; i++) {
-            gpuipc_json_object(j, NULL);
-            gpuipc_json_string(j, "address", d->node[i].addr);
-            gpuipc_json_string(j, "host", d->node[i].host[0] ? d->node[i].host : NULL);
-            gpuipc_json_string(j, "status", d->node[i].status);
-            gpuipc_json_end(j, '}');
-        }
-        gpuipc_json_end(j, ']');
-    }
-    gpuipc_json_string(j, "error", d->error[0] ? d->error : NULL);
-    gpuipc_json_end(j, '}');
+    gpuipc_doc_imex_daemon(j, "imex_daemon", gpuipc_imex_ctl_path(), d);
 }
 
 /* The listing, as text on stdout (j NULL) or as members of the object open
