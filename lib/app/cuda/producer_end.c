@@ -419,27 +419,27 @@ static int session_gpu(const gpuipc_producer_run *run, int ordinal)
  * after a failure. */
 static void kernel_lines(gpuipc_producer_run *run)
 {
-    char bus[64][32], text[GPUIPC_ERR_LEN];
+    char bus[64][32], name[128], text[GPUIPC_ERR_LEN];
     const char *ids[64];
     gpuipc_kmsg_found *f;
     gpuipc_err why;
     size_t i, n = 0;
     int count = 0, any = 0;
-    CUdevice dev;
 
     for (i = 0; i < run->cells.n; i++)
         any |= run->cells.results[i].status == GPUIPC_FAIL && run->cells.sel[i]->needs_cuda;
     if (!any || gpuipc_cu.driver_version == 0 || gpuipc_gpu_count(&count, &why) < 0 ||
         (f = calloc(1, sizeof(*f))) == NULL)
         return;
-    for (i = 0; i < (size_t)count && n < 64; i++)
-        if (session_gpu(run, (int)i) &&
-            GPUIPC_CU_CALL(cuDeviceGet, &dev, (int)i) == CUDA_SUCCESS &&
-            GPUIPC_CU_CALL(cuDeviceGetPCIBusId, bus[n], (int)sizeof(bus[n]), dev) ==
-                CUDA_SUCCESS) {
+    for (i = 0; i < (size_t)count && n < 64; i++) {
+        if (!session_gpu(run, (int)i))
+            continue;
+        gpuipc_gpu_describe_ordinal((int)i, name, sizeof(name), bus[n], sizeof(bus[n]));
+        if (bus[n][0] != '\0') {
             ids[n] = bus[n];
             n++;
         }
+    }
     if (n == 0 ||
         gpuipc_kmsg_gpu_lines(NULL, gpuipc_kmsg_since_us(gpuipc_clock_ns() - run->env.log.t0_ns),
                               ids, n, f, &why) < 0 ||
